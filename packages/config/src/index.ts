@@ -1,0 +1,111 @@
+import { Type, type Static } from 'typebox'
+import { Compile } from 'typebox/compile'
+import { Value } from 'typebox/value'
+
+const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+)
+
+const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
+
+/** Every variable the processes read, with the defaults that serve a local run. */
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.String({ default: 'development' }),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/letters' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '150' }),
+  RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
+  LOG_LEVEL: Type.String({ default: 'info' }),
+  QUEUE_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'letters' }),
+  SEED_DEMO: Type.Optional(Flag),
+})
+
+const checkEnv = Compile(EnvSchema)
+const checkLogLevel = Compile(LogLevel)
+
+export type LogLevel = Static<typeof LogLevel>
+
+export interface Config {
+  nodeEnv: string
+  databaseUrl: string
+  redisUrl: string
+  host: string
+  port: number
+  /** Absent: the admin API answers 404, as if it did not exist. */
+  adminToken: string | undefined
+  rateLimit: { max: number; windowMs: number }
+  logLevel: LogLevel
+  queuePrefix: string
+  seedDemo: boolean
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const rules: Record<keyof Static<typeof EnvSchema>, string> = {
+  NODE_ENV: 'must be a string',
+  DATABASE_URL: 'must be a postgres:// URL',
+  REDIS_URL: 'must be a redis:// or rediss:// URL',
+  HOST: 'must not be empty',
+  PORT: 'must be a port number (1-65535)',
+  ADMIN_TOKEN: 'must be at least 16 characters long',
+  RATE_LIMIT_MAX: 'must be a positive integer',
+  RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
+  LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
+  QUEUE_PREFIX: 'must contain only letters, digits, "_" and "-"',
+  SEED_DEMO: 'must be "true" or "false"',
+}
+
+function fail(name: keyof typeof rules, value: unknown): never {
+  throw new ConfigError(`${name}=${String(value)}: ${rules[name]}`)
+}
+
+/**
+ * Parses the environment once, at start. A bad value throws a ConfigError whose message is
+ * `NAME=value: why`; the entry points print it and exit.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(EnvSchema.properties)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  )
+  const parsed = Value.Default(EnvSchema, known) as Record<string, unknown>
+  if (!checkEnv.Check(parsed)) {
+    const [first] = checkEnv.Errors(parsed)
+    const name = (first?.instancePath.slice(1) || 'ENV') as keyof typeof rules
+    fail(name, parsed[name])
+  }
+  const vars = parsed as Static<typeof EnvSchema>
+  const port = Number(vars.PORT)
+  if (port < 1 || port > 65535) fail('PORT', vars.PORT)
+  if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
+
+  return {
+    nodeEnv: vars.NODE_ENV,
+    databaseUrl: vars.DATABASE_URL,
+    redisUrl: vars.REDIS_URL,
+    host: vars.HOST,
+    port,
+    adminToken: vars.ADMIN_TOKEN,
+    rateLimit: { max: Number(vars.RATE_LIMIT_MAX), windowMs: Number(vars.RATE_LIMIT_WINDOW_MS) },
+    logLevel: vars.LOG_LEVEL,
+    queuePrefix: vars.QUEUE_PREFIX,
+    seedDemo: vars.SEED_DEMO === undefined ? vars.NODE_ENV !== 'production' : vars.SEED_DEMO === 'true',
+  }
+}
+
+/** Entry points call this: a bad environment stops the process with `NAME=value: why`. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    process.stderr.write(`Invalid configuration: ${error.message}\n`)
+    process.exit(1)
+  }
+}

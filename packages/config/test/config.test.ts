@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../src/index.js'
+
+describe('loadConfig', () => {
+  it('serves a local run with the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      nodeEnv: 'development',
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/letters',
+      redisUrl: 'redis://127.0.0.1:6379',
+      host: '127.0.0.1',
+      port: 3000,
+      adminToken: undefined,
+      rateLimit: { max: 150, windowMs: 5000 },
+      logLevel: 'info',
+      queuePrefix: 'letters',
+      seedDemo: true,
+    })
+  })
+
+  it('turns the demo seed off in production unless asked for', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).seedDemo).toBe(false)
+    expect(loadConfig({ NODE_ENV: 'production', SEED_DEMO: 'true' }).seedDemo).toBe(true)
+    expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false)
+  })
+
+  it('reads numbers and the admin token', () => {
+    const config = loadConfig({ PORT: '8080', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000', ADMIN_TOKEN: 'a-very-long-admin-token' })
+    expect(config.port).toBe(8080)
+    expect(config.rateLimit).toEqual({ max: 10, windowMs: 1000 })
+    expect(config.adminToken).toBe('a-very-long-admin-token')
+  })
+
+  it.each([
+    ['PORT', 'abc', 'PORT=abc: must be a port number (1-65535)'],
+    ['PORT', '70000', 'PORT=70000: must be a port number (1-65535)'],
+    ['DATABASE_URL', 'mysql://x', 'DATABASE_URL=mysql://x: must be a postgres:// URL'],
+    ['REDIS_URL', 'localhost:6379', 'REDIS_URL=localhost:6379: must be a redis:// or rediss:// URL'],
+    ['RATE_LIMIT_MAX', '0', 'RATE_LIMIT_MAX=0: must be a positive integer'],
+    ['RATE_LIMIT_WINDOW_MS', '-5', 'RATE_LIMIT_WINDOW_MS=-5: must be a positive integer of milliseconds'],
+    ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-"'],
+    ['SEED_DEMO', 'yes', 'SEED_DEMO=yes: must be "true" or "false"'],
+    ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
+  ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message)
+  })
+})

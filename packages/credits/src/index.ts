@@ -1,0 +1,95 @@
+import { eq, sql } from 'drizzle-orm'
+import { accounts, type Executor, type LedgerKind } from '@letters/db'
+
+/** A charge or a negative adjustment that the balance cannot cover. The gateway answers 402 (or 409 for admins). */
+export class InsufficientCreditsError extends Error {
+  override name = 'InsufficientCreditsError'
+  constructor(
+    readonly accountId: string,
+    readonly requested: number,
+  ) {
+    super(`account ${accountId} cannot cover ${requested} credits`)
+  }
+}
+
+export class AccountNotFoundError extends Error {
+  override name = 'AccountNotFoundError'
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} does not exist`)
+  }
+}
+
+export interface LedgerResult {
+  entryId: number
+  balanceAfter: number
+}
+
+interface Movement {
+  kind: LedgerKind
+  /** Signed credits: negative takes from the balance. */
+  amount: number
+  letterId?: string | null
+  reason?: string | null
+}
+
+function assertWholeCredits(amount: number, what: string): void {
+  if (!Number.isSafeInteger(amount) || amount <= 0) {
+    throw new RangeError(`${what} must be a positive whole number of credits, got ${amount}`)
+  }
+}
+
+/**
+ * Moves the balance and appends the ledger entry in one statement. The UPDATE takes the
+ * account's row lock, so concurrent movements on one account queue up and each entry's
+ * `balance_after` is the balance that movement left. A movement that would go below zero
+ * updates nothing.
+ */
+async function move(tx: Executor, accountId: string, movement: Movement): Promise<LedgerResult> {
+  const rows = await tx.execute<{ id: string; balance_after: number }>(sql`
+    WITH moved AS (
+      UPDATE accounts SET balance = balance + ${movement.amount}
+      WHERE id = ${accountId} AND balance + ${movement.amount} >= 0
+      RETURNING id, balance
+    )
+    INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id, reason)
+    SELECT id, ${movement.kind}, ${movement.amount}, balance, ${movement.letterId ?? null}, ${movement.reason ?? null}
+    FROM moved
+    RETURNING id, balance_after`)
+  const [row] = rows
+  if (row) return { entryId: Number(row.id), balanceAfter: row.balance_after }
+  // Nothing moved: tell a missing account from a short balance.
+  await balance(tx, accountId)
+  throw new InsufficientCreditsError(accountId, -movement.amount)
+}
+
+/** Takes `amount` credits for a letter. Throws InsufficientCreditsError when the balance is short. */
+export async function charge(tx: Executor, accountId: string, amount: number, letterId: string | null, reason?: string): Promise<LedgerResult> {
+  assertWholeCredits(amount, 'a charge')
+  return move(tx, accountId, { kind: 'charge', amount: -amount, letterId, reason: reason ?? null })
+}
+
+/** Gives back what a letter cost. A letter can be refunded once: a second refund violates a unique index. */
+export async function refund(tx: Executor, accountId: string, amount: number, letterId: string, reason?: string): Promise<LedgerResult> {
+  assertWholeCredits(amount, 'a refund')
+  return move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
+}
+
+/** Credits bought or granted. */
+export async function topUp(tx: Executor, accountId: string, amount: number, reason?: string): Promise<LedgerResult> {
+  assertWholeCredits(amount, 'a top-up')
+  return move(tx, accountId, { kind: 'top_up', amount, reason: reason ?? null })
+}
+
+/** A correction by an operator, either way; a negative one must fit the balance. */
+export async function adjust(tx: Executor, accountId: string, amount: number, reason?: string): Promise<LedgerResult> {
+  if (!Number.isSafeInteger(amount) || amount === 0) {
+    throw new RangeError(`an adjustment must be a non-zero whole number of credits, got ${amount}`)
+  }
+  return move(tx, accountId, { kind: 'adjustment', amount, reason: reason ?? null })
+}
+
+export async function balance(tx: Executor, accountId: string): Promise<number> {
+  const [row] = await tx.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
+  if (!row) throw new AccountNotFoundError(accountId)
+  return row.balance
+}

@@ -1,0 +1,25 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+import * as schema from './schema.js'
+
+export type Db = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql }
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+/** Repositories and the ledger take either the pool or an open transaction. */
+export type Executor = Db | Tx
+
+export interface DbOptions {
+  /** Connections in the pool. */
+  max?: number
+}
+
+export function createDb(url: string, options: DbOptions = {}): Db {
+  const client = postgres(url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+  })
+  return drizzle(client, { schema })
+}
+
+export async function closeDb(db: Db): Promise<void> {
+  await db.$client.end({ timeout: 5 })
+}

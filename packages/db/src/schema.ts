@@ -1,0 +1,232 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+const id = () => uuid('id').primaryKey().defaultRandom()
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
+const accountRef = () =>
+  uuid('account_id')
+    .notNull()
+    .references(() => accounts.id)
+
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: id(),
+    name: text('name').notNull(),
+    balance: integer('balance').notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (table) => [check('accounts_balance_non_negative', sql`${table.balance} >= 0`)],
+)
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: id(),
+    accountId: accountRef(),
+    /** sha-256 of the key, hex; the key itself is shown once and never stored. */
+    keyHash: text('key_hash').notNull(),
+    /** The first characters of the key, so a person can tell keys apart. */
+    displayPrefix: text('display_prefix').notNull(),
+    createdAt: createdAt(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (table) => [uniqueIndex('api_keys_key_hash_unique').on(table.keyHash), index('api_keys_account_idx').on(table.accountId)],
+)
+
+/** Card designs, envelope designs, senders and signatures share one shape: an account's named entry. */
+const namedEntry = (name: string) =>
+  pgTable(
+    name,
+    { id: id(), accountId: accountRef(), name: text('name').notNull(), createdAt: createdAt() },
+    (table) => [index(`${name}_account_idx`).on(table.accountId, table.createdAt)],
+  )
+
+export const cardDesigns = namedEntry('card_designs')
+export const envelopeDesigns = namedEntry('envelope_designs')
+export const senders = namedEntry('senders')
+export const signatures = namedEntry('signatures')
+
+export const campaigns = pgTable(
+  'campaigns',
+  {
+    id: id(),
+    accountId: accountRef(),
+    name: text('name').notNull(),
+    active: boolean('active').notNull().default(true),
+    cardDesignId: uuid('card_design_id')
+      .notNull()
+      .references(() => cardDesigns.id),
+    envelopeDesignId: uuid('envelope_design_id')
+      .notNull()
+      .references(() => envelopeDesigns.id),
+    senderId: uuid('sender_id')
+      .notNull()
+      .references(() => senders.id),
+    fontName: text('font_name'),
+    /** A template with `{{variable}}` placeholders, each a declared variable. */
+    message: text('message').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('campaigns_account_idx').on(table.accountId, table.createdAt)],
+)
+
+export const campaignVariables = pgTable(
+  'campaign_variables',
+  {
+    campaignId: uuid('campaign_id')
+      .notNull()
+      .references(() => campaigns.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    name: text('name').notNull(),
+    maxSize: integer('max_size').notNull(),
+    defaultValue: text('default_value'),
+    example: text('example').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.campaignId, table.name] }),
+    check('campaign_variables_max_size_positive', sql`${table.maxSize} > 0`),
+  ],
+)
+
+export const letterStatuses = [
+  'received',
+  'ready_for_print',
+  'printing',
+  'printed',
+  'mailed',
+  'address_rejected',
+  'cancelled',
+  'failed',
+] as const
+export type LetterStatus = (typeof letterStatuses)[number]
+
+/** What the client sent as the recipient, kept as sent. */
+export interface Recipient {
+  name: string
+  surname: string
+  company: string | null
+  address: string
+  zip: string
+  city: string
+  province: string | null
+  country: string
+}
+
+export const letters = pgTable(
+  'letters',
+  {
+    id: id(),
+    accountId: accountRef(),
+    type: text('type', { enum: ['single', 'campaign'] }).notNull(),
+    campaignId: uuid('campaign_id').references(() => campaigns.id),
+    cardDesignId: uuid('card_design_id')
+      .notNull()
+      .references(() => cardDesigns.id),
+    envelopeDesignId: uuid('envelope_design_id')
+      .notNull()
+      .references(() => envelopeDesigns.id),
+    senderId: uuid('sender_id')
+      .notNull()
+      .references(() => senders.id),
+    fontName: text('font_name').notNull(),
+    message: text('message').notNull(),
+    recipient: jsonb('recipient').$type<Recipient>().notNull(),
+    /** The normalized address, null until the address worker has seen the letter. */
+    address: jsonb('address').$type<Record<string, unknown>>(),
+    status: text('status', { enum: letterStatuses }).notNull(),
+    cost: integer('cost').notNull(),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    index('letters_account_created_idx').on(table.accountId, table.createdAt.desc(), table.id.desc()),
+    index('letters_status_idx').on(table.status),
+    check('letters_cost_positive', sql`${table.cost} > 0`),
+  ],
+)
+
+export const letterEvents = pgTable(
+  'letter_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    letterId: uuid('letter_id')
+      .notNull()
+      .references(() => letters.id),
+    status: text('status', { enum: letterStatuses }).notNull(),
+    detail: text('detail'),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('letter_events_letter_idx').on(table.letterId, table.id)],
+)
+
+export const ledgerKinds = ['charge', 'refund', 'top_up', 'adjustment'] as const
+export type LedgerKind = (typeof ledgerKinds)[number]
+
+/** Append-only. An account's balance always equals the sum of its entries' amounts. */
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    accountId: accountRef(),
+    kind: text('kind', { enum: ledgerKinds }).notNull(),
+    /** Signed: a charge is negative, a refund or top-up positive. */
+    amount: integer('amount').notNull(),
+    balanceAfter: integer('balance_after').notNull(),
+    letterId: uuid('letter_id').references(() => letters.id),
+    reason: text('reason'),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index('ledger_entries_account_idx').on(table.accountId, table.id),
+    // A letter is paid for once and refunded at most once, whatever retries happen.
+    uniqueIndex('ledger_entries_one_charge_per_letter').on(table.letterId).where(sql`kind = 'charge'`),
+    uniqueIndex('ledger_entries_one_refund_per_letter').on(table.letterId).where(sql`kind = 'refund'`),
+    check('ledger_entries_amount_not_zero', sql`${table.amount} <> 0`),
+    check('ledger_entries_balance_after_non_negative', sql`${table.balanceAfter} >= 0`),
+  ],
+)
+
+/** Jobs to hand to BullMQ, written in the same transaction as the change that starts them. */
+export const outbox = pgTable(
+  'outbox',
+  {
+    /** Also the BullMQ jobId. */
+    id: id(),
+    queue: text('queue').notNull(),
+    jobName: text('job_name').notNull(),
+    payload: jsonb('payload').$type<Record<string, string>>().notNull(),
+    createdAt: createdAt(),
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (table) => [index('outbox_pending_idx').on(table.createdAt).where(sql`sent_at IS NULL`)],
+)
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: accountRef(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.accountId, table.key] }), index('idempotency_keys_expires_idx').on(table.expiresAt)],
+)

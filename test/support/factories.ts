@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto'
+import { topUp } from '@letters/credits'
+import {
+  accounts,
+  cardDesigns,
+  envelopeDesigns,
+  letters,
+  senders,
+  signatures,
+  type Db,
+  type Recipient,
+} from '@letters/db'
+
+export async function newAccount(db: Db, options: { credits?: number; name?: string } = {}) {
+  return db.transaction(async (tx) => {
+    const [account] = await tx
+      .insert(accounts)
+      .values({ name: options.name ?? `Cuenta ${randomUUID().slice(0, 8)}` })
+      .returning()
+    if (!account) throw new Error('account insert returned nothing')
+    if (options.credits) await topUp(tx, account.id, options.credits, 'test set-up')
+    return { ...account, balance: options.credits ?? 0 }
+  })
+}
+
+/** One of each named entry an account needs to send a letter. */
+export async function newCompanyData(db: Db, accountId: string) {
+  const insert = async (table: typeof cardDesigns, name: string) => {
+    const [row] = await db.insert(table).values({ accountId, name }).returning({ id: table.id })
+    if (!row) throw new Error(`insert into ${name} returned nothing`)
+    return row.id
+  }
+  return {
+    cardDesignId: await insert(cardDesigns, 'Tarjeta de prueba'),
+    envelopeDesignId: await insert(envelopeDesigns, 'Sobre de prueba'),
+    senderId: await insert(senders, 'Remitente de prueba'),
+    signatureId: await insert(signatures, 'Firma de prueba'),
+  }
+}
+
+export const sampleRecipient: Recipient = {
+  name: 'Lucía',
+  surname: 'García',
+  company: null,
+  address: 'Calle Mayor 1',
+  zip: '28013',
+  city: 'Madrid',
+  province: 'Madrid',
+  country: 'ES',
+}
+
+/** A letter row as the gateway stores it, without charging for it. */
+export async function newLetter(db: Db, accountId: string, company: Awaited<ReturnType<typeof newCompanyData>>) {
+  const [letter] = await db
+    .insert(letters)
+    .values({
+      accountId,
+      type: 'single',
+      cardDesignId: company.cardDesignId,
+      envelopeDesignId: company.envelopeDesignId,
+      senderId: company.senderId,
+      fontName: 'default',
+      message: 'Hola',
+      recipient: sampleRecipient,
+      status: 'received',
+      cost: 3,
+    })
+    .returning()
+  if (!letter) throw new Error('letter insert returned nothing')
+  return letter
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import postgres from 'postgres'
+import type { TestProject } from 'vitest/node'
+import { dropDatabase, prepareDatabase } from '@letters/db'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string
+    redisUrl: string
+    queuePrefix: string
+  }
+}
+
+const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const localRedis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+async function postgresReachable(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
+  try {
+    await sql`SELECT 1`
+    return true
+  } catch {
+    return false
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+async function redisReachable(url: string): Promise<boolean> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  try {
+    await redis.connect()
+    return (await redis.ping()) === 'PONG'
+  } catch {
+    return false
+  } finally {
+    redis.disconnect()
+  }
+}
+
+/** Where no local server answers, a Docker engine (if any) runs one for the duration of the run. */
+async function startContainers(needPostgres: boolean, needRedis: boolean) {
+  const stops: Array<() => Promise<unknown>> = []
+  let postgresUrl = localPostgres
+  let redisUrl = localRedis
+  if (needPostgres) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql')
+    const container = await new PostgreSqlContainer('postgres:16-alpine').withUsername('postgres').withPassword('postgres').start()
+    postgresUrl = container.getConnectionUri().replace(/\/[^/]*$/, '/postgres')
+    stops.push(() => container.stop())
+  }
+  if (needRedis) {
+    const { RedisContainer } = await import('@testcontainers/redis')
+    const container = await new RedisContainer('redis:7-alpine').withCommand(['redis-server', '--maxmemory-policy', 'noeviction']).start()
+    redisUrl = container.getConnectionUrl()
+    stops.push(() => container.stop())
+  }
+  return { postgresUrl, redisUrl, stop: () => Promise.all(stops.map((stop) => stop())) }
+}
+
+export default async function setup(project: TestProject) {
+  const needPostgres = !(await postgresReachable(localPostgres))
+  const needRedis = !(await redisReachable(localRedis))
+  const servers =
+    needPostgres || needRedis
+      ? await startContainers(needPostgres, needRedis)
+      : { postgresUrl: localPostgres, redisUrl: localRedis, stop: async () => {} }
+
+  const runId = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
+  const databaseUrl = servers.postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}`)
+  const queuePrefix = `letters-test-${runId}`
+  await prepareDatabase(databaseUrl)
+
+  project.provide('databaseUrl', databaseUrl)
+  project.provide('redisUrl', servers.redisUrl)
+  project.provide('queuePrefix', queuePrefix)
+
+  return async () => {
+    await dropDatabase(databaseUrl)
+    await deleteKeys(servers.redisUrl, `${queuePrefix}*`)
+    await servers.stop()
+  }
+}
+
+async function deleteKeys(url: string, pattern: string): Promise<void> {
+  const redis = new Redis(url)
+  try {
+    for await (const keys of redis.scanStream({ match: pattern, count: 500 })) {
+      if ((keys as string[]).length > 0) await redis.unlink(...(keys as string[]))
+    }
+  } finally {
+    redis.disconnect()
+  }
+}
