@@ -1,0 +1,90 @@
+import { Type, type Static } from 'typebox'
+import { Label, NamedEntry, Uuid } from './common.js'
+
+const strict = { additionalProperties: false } as const
+
+export const CreateAccountBody = Type.Object(
+  { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
+  strict,
+)
+export type CreateAccountBody = Static<typeof CreateAccountBody>
+
+export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), balance: Type.Integer() })
+export type Account = Static<typeof Account>
+
+export const CreatedAccount = Type.Object({ ...Account.properties, apiKey: Type.String() })
+
+export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String() })
+
+export const CreditsBody = Type.Object(
+  {
+    amount: Type.Integer({
+      minimum: -10_000_000,
+      maximum: 10_000_000,
+      not: Type.Literal(0),
+      errorMessage: "El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)",
+    }),
+    reason: Type.Optional(Label(500)),
+  },
+  strict,
+)
+export type CreditsBody = Static<typeof CreditsBody>
+
+export const Balance = Type.Object({ balance: Type.Integer() })
+
+export const NamedEntryBody = Type.Object({ name: Label() }, strict)
+export type NamedEntryBody = Static<typeof NamedEntryBody>
+export { NamedEntry }
+
+/** Variable names are what `{{name}}` placeholders refer to. */
+export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
+
+export const CampaignVariable = Type.Object(
+  {
+    name: Type.String({
+      pattern: VARIABLE_NAME_PATTERN,
+      errorMessage: 'El nombre de una variable debe empezar por una letra o "_" y contener solo letras, dígitos y "_" (máximo 64)',
+    }),
+    maxSize: Type.Integer({ minimum: 1, maximum: 1000 }),
+    defaultValue: Type.Union([Type.String(), Type.Null()]),
+    example: Type.String({ maxLength: 1000 }),
+  },
+  strict,
+)
+export type CampaignVariable = Static<typeof CampaignVariable>
+
+export const CreateCampaignBody = Type.Object(
+  {
+    name: Label(),
+    active: Type.Optional(Type.Boolean()),
+    cardDesignId: Uuid(),
+    envelopeDesignId: Uuid(),
+    senderId: Uuid(),
+    fontName: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+    message: Type.String({ minLength: 1, maxLength: 1000 }),
+    variables: Type.Array(CampaignVariable, { maxItems: 50 }),
+  },
+  strict,
+)
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>
+
+export const UpdateCampaignBody = Type.Object(
+  { active: Type.Optional(Type.Boolean()), name: Type.Optional(Label()) },
+  { ...strict, minProperties: 1, errorMessage: "Indica al menos uno de los campos 'active' o 'name'" },
+)
+export type UpdateCampaignBody = Static<typeof UpdateCampaignBody>
+
+export const Campaign = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  active: Type.Boolean(),
+  variables: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      maxSize: Type.Integer(),
+      defaultValue: Type.Union([Type.String(), Type.Null()]),
+      example: Type.String(),
+    }),
+  ),
+})
+export type Campaign = Static<typeof Campaign>

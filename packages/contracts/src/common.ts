@@ -1,0 +1,27 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * Every schema may carry `errorMessage`: the Spanish sentence a client gets when the value
+ * breaks that schema, in place of the generic one built from the rule.
+ */
+export const Uuid = (errorMessage?: string) => Type.String({ format: 'uuid', ...(errorMessage ? { errorMessage } : {}) })
+
+/** Free text a person typed: never empty, never a novel. */
+export const Label = (maxLength = 200) => Type.String({ minLength: 1, maxLength })
+
+export const ErrorResponse = Type.Object({
+  error: Type.String(),
+  message: Type.String(),
+  requestId: Type.Optional(Type.String()),
+})
+export type ErrorResponse = Static<typeof ErrorResponse>
+
+/** The response schemas of the error statuses a route can send, all `{ error, message }`. */
+export function errorResponses<const S extends readonly number[]>(...statuses: S): Record<S[number], typeof ErrorResponse> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorResponse])) as Record<S[number], typeof ErrorResponse>
+}
+
+export const IdParams = Type.Object({ id: Uuid() })
+
+export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
+export type NamedEntry = Static<typeof NamedEntry>

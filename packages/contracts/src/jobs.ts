@@ -1,0 +1,20 @@
+/**
+ * The job registry: every queue, every job on it and its payload. Payloads carry ids only; a
+ * worker reloads the rows it needs.
+ */
+export const queueNames = ['address', 'production'] as const
+export type QueueName = (typeof queueNames)[number]
+
+export interface JobPayloads {
+  'normalize-address': { letterId: string }
+  'produce-letter': { letterId: string }
+}
+export type JobName = keyof JobPayloads
+
+/** Which queue carries each job: a job without a queue does not compile. */
+export const queueOfJob: Record<JobName, QueueName> = {
+  'normalize-address': 'address',
+  'produce-letter': 'production',
+}
+
+export type JobOf<Name extends JobName> = { name: Name; data: JobPayloads[Name] }

@@ -1,0 +1,26 @@
+import closeWithGrace from 'close-with-grace'
+import { loadConfigOrExit } from '@letters/config'
+import { prepareDatabase } from '@letters/db'
+import { buildApp } from './app.js'
+import { seedDemoAccount } from './seed-demo.js'
+
+const config = loadConfigOrExit()
+await prepareDatabase(config.databaseUrl)
+const app = await buildApp({ config })
+
+if (config.seedDemo) {
+  const demo = await seedDemoAccount(app.db)
+  if (demo) {
+    app.log.info({ accountId: demo.accountId }, 'demo account created with 100 credits')
+    // The key is shown once, here, and never again: print it where a person will see it.
+    process.stdout.write(`\n  Demo API key (shown once): ${demo.apiKey}\n  Try: curl -H 'X-API-KEY: ${demo.apiKey}' http://${config.host}:${config.port}/campaigns\n\n`)
+  }
+}
+
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err) app.log.error({ err }, 'shutting down after an error')
+  else app.log.info({ signal }, 'shutting down')
+  await app.close()
+})
+
+await app.listen({ host: config.host, port: config.port })

@@ -1,0 +1,49 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { ApiError, reasonPhrase } from '../../errors.js'
+
+/** Spanish messages for the errors Fastify itself raises before a route runs. */
+const frameworkMessages: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'El tipo de contenido no está admitido: envía Content-Type: application/json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'El cuerpo de la petición es demasiado grande',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'El cuerpo de la petición está vacío: envía un objeto JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'El cuerpo de la petición no es un JSON válido',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'La cabecera Content-Length no coincide con el cuerpo',
+}
+
+const statusMessages: Record<number, string> = {
+  400: 'La petición no es válida',
+  401: 'La API key no es válida o no se ha enviado',
+  404: 'El recurso no existe',
+  405: 'El método no está permitido',
+  413: 'El cuerpo de la petición es demasiado grande',
+  415: 'El tipo de contenido no está admitido',
+  429: 'Se ha superado el límite de peticiones',
+  500: 'Se ha producido un error inesperado',
+  503: 'El servicio no está disponible en este momento; inténtalo de nuevo en unos segundos',
+}
+
+function clientMessage(error: FastifyError, status: number): string {
+  if (status >= 500) return statusMessages[status] ?? statusMessages[500]!
+  if (error instanceof ApiError) return error.message
+  if (error.code && frameworkMessages[error.code]) return frameworkMessages[error.code]!
+  return statusMessages[status] ?? 'La petición no es válida'
+}
+
+/** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
+async function errorHandler(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+    if (status >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ status, code: error.code, reason: error.message }, 'request rejected')
+    return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply
+      .status(404)
+      .send({ error: reasonPhrase(404), message: `La ruta ${request.method} ${request.url.split('?')[0]} no existe`, requestId: request.id })
+  })
+}
+
+export default fp(errorHandler, { name: 'error-handler' })

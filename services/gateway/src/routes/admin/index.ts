@@ -1,0 +1,15 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { requireAdmin } from '../../plugins/app/admin-auth.js'
+import accounts from './accounts.js'
+import campaigns from './campaigns.js'
+import companyData from './company-data.js'
+
+/** Everything under /admin: one bearer-token guard for all of it. */
+const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', requireAdmin(app))
+  await app.register(accounts)
+  await app.register(companyData)
+  await app.register(campaigns)
+}
+
+export default adminRoutes

@@ -1,0 +1,23 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { sql } from 'drizzle-orm'
+import { Type } from 'typebox'
+import { errorResponses } from '@letters/contracts'
+import { ApiError } from '../errors.js'
+
+const Status = Type.Object({ status: Type.String() })
+
+const health: FastifyPluginAsyncTypebox = async (app) => {
+  /** Liveness: the process answers. */
+  app.get('/healthz', { schema: { response: { 200: Status } } }, async () => ({ status: 'ok' }))
+
+  /** Readiness: Postgres and Redis answer too. */
+  app.get('/readyz', { schema: { response: { 200: Status, ...errorResponses(503) } } }, async () => {
+    const [postgres, redis] = await Promise.allSettled([app.db.execute(sql`SELECT 1`), app.redis.ping()])
+    if (postgres.status === 'rejected' || redis.status === 'rejected') {
+      throw new ApiError(503, `No disponible: ${[postgres.status === 'rejected' && 'Postgres', redis.status === 'rejected' && 'Redis'].filter(Boolean).join(' y ')} no responde`)
+    }
+    return { status: 'ready' }
+  })
+}
+
+export default health

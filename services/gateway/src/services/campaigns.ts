@@ -1,0 +1,79 @@
+import { asc, eq, inArray } from 'drizzle-orm'
+import type { admin } from '@letters/contracts'
+import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
+import { badRequest, notFound } from '../errors.js'
+import { findAccount, accountNotFound } from './accounts.js'
+import { assertOwnedDesigns } from './ownership.js'
+import { characterCount, placeholdersOf } from './templates.js'
+
+const campaignNotFound = () => notFound('La campaña no existe')
+
+/** The rules a campaign's variables and template must follow beyond their JSON shape. */
+function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
+  const declared = new Set<string>()
+  body.variables.forEach((variable, index) => {
+    if (declared.has(variable.name)) throw badRequest(`La variable '${variable.name}' está declarada dos veces`)
+    declared.add(variable.name)
+    if (variable.defaultValue !== null && characterCount(variable.defaultValue) > variable.maxSize) {
+      throw badRequest(`El campo 'variables[${index}].defaultValue' supera el máximo de ${variable.maxSize} caracteres de la variable`)
+    }
+    if (characterCount(variable.example) > variable.maxSize) {
+      throw badRequest(`El campo 'variables[${index}].example' supera el máximo de ${variable.maxSize} caracteres de la variable`)
+    }
+  })
+  for (const name of placeholdersOf(body.message)) {
+    if (!declared.has(name)) throw badRequest(`El mensaje usa la variable '{{${name}}}', que no está declarada en 'variables'`)
+  }
+}
+
+export async function createCampaign(db: Db, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
+  assertCoherentTemplate(body)
+  if (!(await findAccount(db, accountId))) throw accountNotFound()
+  await assertOwnedDesigns(db, accountId, body)
+  return db.transaction(async (tx) => {
+    const [campaign] = await tx
+      .insert(campaigns)
+      .values({
+        accountId,
+        name: body.name,
+        active: body.active ?? true,
+        cardDesignId: body.cardDesignId,
+        envelopeDesignId: body.envelopeDesignId,
+        senderId: body.senderId,
+        fontName: body.fontName ?? null,
+        message: body.message,
+      })
+      .returning({ id: campaigns.id, name: campaigns.name, active: campaigns.active })
+    if (!campaign) throw new Error('campaign insert returned nothing')
+    if (body.variables.length > 0) {
+      await tx.insert(campaignVariables).values(body.variables.map((variable, position) => ({ campaignId: campaign.id, position, ...variable })))
+    }
+    return { ...campaign, variables: body.variables }
+  })
+}
+
+export async function updateCampaign(db: Db, id: string, changes: admin.UpdateCampaignBody): Promise<admin.Campaign> {
+  const [updated] = await db
+    .update(campaigns)
+    .set({ ...changes, updatedAt: new Date() })
+    .where(eq(campaigns.id, id))
+    .returning({ id: campaigns.id, name: campaigns.name, active: campaigns.active })
+  if (!updated) throw campaignNotFound()
+  const variables = await variablesOf(db, [id])
+  return { ...updated, variables: variables.get(id) ?? [] }
+}
+
+/** The declared variables of each campaign, in declaration order. */
+export async function variablesOf(ex: Executor, campaignIds: string[]): Promise<Map<string, admin.Campaign['variables']>> {
+  if (campaignIds.length === 0) return new Map()
+  const rows = await ex
+    .select()
+    .from(campaignVariables)
+    .where(inArray(campaignVariables.campaignId, campaignIds))
+    .orderBy(asc(campaignVariables.campaignId), asc(campaignVariables.position))
+  const byCampaign = new Map<string, admin.Campaign['variables']>(campaignIds.map((id) => [id, []]))
+  for (const { campaignId, name, maxSize, defaultValue, example } of rows) {
+    byCampaign.get(campaignId)?.push({ name, maxSize, defaultValue, example })
+  }
+  return byCampaign
+}

@@ -1,0 +1,30 @@
+import { asc, eq } from 'drizzle-orm'
+import { cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
+import { accountNotFound } from './accounts.js'
+import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
+
+/** The four kinds of named entry an account owns, by the path segment that names them. */
+export const companyTables = {
+  'card-designs': cardDesigns,
+  'envelope-designs': envelopeDesigns,
+  senders,
+  signatures,
+} as const
+export type CompanyKind = keyof typeof companyTables
+
+export async function createEntry(db: Db, kind: CompanyKind, accountId: string, name: string) {
+  const table = companyTables[kind]
+  try {
+    const [entry] = await db.insert(table).values({ accountId, name }).returning({ id: table.id, name: table.name })
+    if (!entry) throw new Error(`${kind} insert returned nothing`)
+    return entry
+  } catch (error) {
+    if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw accountNotFound()
+    throw error
+  }
+}
+
+export function listEntries(ex: Executor, kind: CompanyKind, accountId: string) {
+  const table = companyTables[kind]
+  return ex.select({ id: table.id, name: table.name }).from(table).where(eq(table.accountId, accountId)).orderBy(asc(table.createdAt), asc(table.id))
+}

@@ -1,0 +1,22 @@
+const PLACEHOLDER = /\{\{\s*([^{}\s]*)\s*\}\}/g
+
+/** The variable names a message template refers to, in order of first use. */
+export function placeholdersOf(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? ''))]
+}
+
+/** Replaces every `{{name}}` with its value; every placeholder must have one. */
+export function fillTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(PLACEHOLDER, (_, name: string) => {
+    const value = values[name]
+    if (value === undefined) throw new Error(`no value for placeholder ${name}`)
+    return value
+  })
+}
+
+/** Length as a person counts it: in Unicode code points, so an emoji or an accent is one. */
+export function characterCount(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { apiKeys, ledgerEntries } from '@letters/db'
+import type { App } from '../src/app.js'
+import { hashApiKey } from '../src/services/api-keys.js'
+import { UNKNOWN_ID, adminClient, expectError, startGateway } from './helpers.js'
+
+let app: App
+let admin: ReturnType<typeof adminClient>
+beforeAll(async () => {
+  app = await startGateway()
+  admin = adminClient(app)
+})
+afterAll(() => app.close())
+
+async function newAccount(credits?: number) {
+  const response = await admin.post('/admin/accounts', { name: 'Papelería Luna', ...(credits === undefined ? {} : { credits }) })
+  expect(response.statusCode).toBe(201)
+  return response.json<{ id: string; name: string; balance: number; apiKey: string }>()
+}
+
+describe('POST /admin/accounts', () => {
+  it('creates an account with its opening credits and a first API key', async () => {
+    const account = await newAccount(250)
+    expect(account).toEqual({ id: expect.any(String), name: 'Papelería Luna', balance: 250, apiKey: expect.stringMatching(/^lk_live_[A-Za-z0-9_-]{43}$/) })
+    const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id))
+    expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter])).toEqual([['top_up', 250, 250]])
+  })
+
+  it('starts at zero credits without a ledger entry when none are given', async () => {
+    const account = await newAccount()
+    expect(account.balance).toBe(0)
+    expect(await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id))).toEqual([])
+  })
+
+  it('stores only a hash and a short display prefix of the key', async () => {
+    const account = await newAccount(1)
+    const [stored] = await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))
+    expect(stored?.keyHash).toBe(hashApiKey(account.apiKey))
+    expect(stored?.keyHash).not.toContain(account.apiKey.slice(8))
+    expect(account.apiKey.startsWith(stored!.displayPrefix)).toBe(true)
+    expect(stored!.displayPrefix.length).toBeLessThan(16)
+  })
+
+  it('gives every account a different key', async () => {
+    const keys = await Promise.all(Array.from({ length: 5 }, () => newAccount().then((account) => account.apiKey)))
+    expect(new Set(keys).size).toBe(5)
+  })
+
+  it.each([
+    [{}, "El campo 'name' es obligatorio"],
+    [{ name: '' }, "El campo 'name' no puede estar vacío"],
+    [{ name: 'A', credits: -5 }, "El campo 'credits' debe ser mayor o igual que 0"],
+    [{ name: 'A', credits: 2.5 }, "El campo 'credits' debe ser un número entero"],
+    [{ name: 'A', credits: '10' }, "El campo 'credits' debe ser un número entero"],
+    [{ name: 'A', plan: 'gold' }, "El campo 'plan' no está permitido"],
+    [[], 'El cuerpo de la petición debe ser un objeto JSON'],
+  ])('rejects %j with 400', async (body, message) => {
+    expectError(await admin.post('/admin/accounts', body), 400, 'Bad Request', message)
+  })
+
+  it('rejects a body that is not JSON with 400 and another media type with 415', async () => {
+    expectError(await admin.raw('POST', '/admin/accounts', '{"name":', { 'content-type': 'application/json' }), 400, 'Bad Request', 'El cuerpo de la petición no es un JSON válido')
+    expectError(await admin.raw('POST', '/admin/accounts', 'name=x', { 'content-type': 'text/plain' }), 415, 'Unsupported Media Type')
+  })
+
+  it('rejects a body over 64 KiB with 413', async () => {
+    expectError(await admin.post('/admin/accounts', { name: 'x'.repeat(70 * 1024) }), 413, 'Payload Too Large')
+  })
+})
+
+describe('GET /admin/accounts/{id}', () => {
+  it('returns the account and its balance', async () => {
+    const account = await newAccount(12)
+    const response = await admin.get(`/admin/accounts/${account.id}`)
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ id: account.id, name: 'Papelería Luna', balance: 12 })
+  })
+
+  it('answers 404 for an unknown account', async () => {
+    expectError(await admin.get(`/admin/accounts/${UNKNOWN_ID}`), 404, 'Not Found', 'La cuenta no existe')
+  })
+
+  it('answers 400 for an id that is not a UUID', async () => {
+    expectError(await admin.get('/admin/accounts/42'), 400, 'Bad Request', "El parámetro de ruta 'id' debe ser un UUID válido")
+  })
+})
+
+describe('API keys', () => {
+  it('issues another key for an account', async () => {
+    const account = await newAccount()
+    const response = await admin.post(`/admin/accounts/${account.id}/api-keys`)
+    expect(response.statusCode).toBe(201)
+    const issued = response.json<{ id: string; apiKey: string }>()
+    expect(issued).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_live_/) })
+    expect(issued.apiKey).not.toBe(account.apiKey)
+    expect(await app.apiKeyAuth.identify(issued.apiKey)).toEqual({ accountId: account.id, keyId: issued.id })
+  })
+
+  it('answers 404 when issuing a key for an unknown account', async () => {
+    expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/api-keys`), 404, 'Not Found')
+  })
+
+  it('revokes a key with 204, and revoking it again changes nothing', async () => {
+    const account = await newAccount()
+    const issued = (await admin.post(`/admin/accounts/${account.id}/api-keys`)).json<{ id: string; apiKey: string }>()
+    const response = await admin.delete(`/admin/api-keys/${issued.id}`)
+    expect(response.statusCode).toBe(204)
+    expect(response.body).toBe('')
+    expect(await app.apiKeyAuth.identify(issued.apiKey)).toBeNull()
+    expect(await app.apiKeyAuth.identify(account.apiKey)).not.toBeNull()
+    expect((await admin.delete(`/admin/api-keys/${issued.id}`)).statusCode).toBe(204)
+  })
+
+  it('answers 404 when revoking an unknown key', async () => {
+    expectError(await admin.delete(`/admin/api-keys/${UNKNOWN_ID}`), 404, 'Not Found', 'La API key no existe')
+  })
+})
+
+describe('POST /admin/accounts/{id}/credits', () => {
+  it('tops up with a positive amount and adjusts with a negative one', async () => {
+    const account = await newAccount(10)
+    const topUp = await admin.post(`/admin/accounts/${account.id}/credits`, { amount: 15, reason: 'pedido 881' })
+    expect(topUp.statusCode).toBe(200)
+    expect(topUp.json()).toEqual({ balance: 25 })
+    const adjustment = await admin.post(`/admin/accounts/${account.id}/credits`, { amount: -20, reason: 'corrección' })
+    expect(adjustment.json()).toEqual({ balance: 5 })
+    const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id)).orderBy(ledgerEntries.id)
+    expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter, entry.reason])).toEqual([
+      ['top_up', 10, 10, 'opening credits'],
+      ['top_up', 15, 25, 'pedido 881'],
+      ['adjustment', -20, 5, 'corrección'],
+    ])
+  })
+
+  it('answers 409 for a negative amount larger than the balance, and moves nothing', async () => {
+    const account = await newAccount(4)
+    expectError(await admin.post(`/admin/accounts/${account.id}/credits`, { amount: -5 }), 409, 'Conflict', 'No se pueden restar 5 créditos: el saldo de la cuenta es 4')
+    expect((await admin.get(`/admin/accounts/${account.id}`)).json()).toMatchObject({ balance: 4 })
+  })
+
+  it.each([
+    [{ amount: 0 }, "El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)"],
+    [{ amount: 1.5 }, "El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)"],
+    [{}, "El campo 'amount' es obligatorio"],
+    [{ amount: 5, note: 'x' }, "El campo 'note' no está permitido"],
+  ])('rejects %j with 400 and moves nothing', async (body, message) => {
+    const account = await newAccount(7)
+    expectError(await admin.post(`/admin/accounts/${account.id}/credits`, body), 400, 'Bad Request', message)
+    expect((await admin.get(`/admin/accounts/${account.id}`)).json()).toMatchObject({ balance: 7 })
+  })
+
+  it('answers 404 for an unknown account', async () => {
+    expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 5 }), 404, 'Not Found')
+  })
+})

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { campaigns } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, startGateway } from './helpers.js'
+
+let app: App
+let admin: ReturnType<typeof adminClient>
+let account: Awaited<ReturnType<typeof adminAccount>>
+let other: Awaited<ReturnType<typeof adminAccount>>
+beforeAll(async () => {
+  app = await startGateway()
+  admin = adminClient(app)
+  account = await adminAccount(app)
+  other = await adminAccount(app)
+})
+afterAll(() => app.close())
+
+const variables = [
+  { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },
+  { name: 'cupon', maxSize: 10, defaultValue: null, example: 'OTONO10' },
+]
+
+function campaignBody(overrides: Record<string, unknown> = {}) {
+  return {
+    name: 'Otoño',
+    cardDesignId: account.cardDesignId,
+    envelopeDesignId: account.envelopeDesignId,
+    senderId: account.senderId,
+    message: 'Hola {{nombre}}, tu cupón es {{ cupon }}.',
+    variables,
+    ...overrides,
+  }
+}
+
+describe('POST /admin/accounts/{id}/campaigns', () => {
+  it('creates an active campaign with its variables in order', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ fontName: 'caveat' }))
+    expect(response.statusCode).toBe(201)
+    expect(response.json()).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables })
+    const [stored] = await app.db.select().from(campaigns).where(eq(campaigns.id, response.json<{ id: string }>().id))
+    expect(stored).toMatchObject({ accountId: account.id, fontName: 'caveat', message: 'Hola {{nombre}}, tu cupón es {{ cupon }}.' })
+  })
+
+  it('creates an inactive campaign when asked, and one without variables', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ active: false, message: 'Gracias', variables: [] }))
+    expect(response.statusCode).toBe(201)
+    expect(response.json()).toMatchObject({ active: false, variables: [] })
+  })
+
+  it('rejects a placeholder that is not a declared variable', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'Hola {{nombre}} de {{ciudad}}' }))
+    expectError(response, 400, 'Bad Request', "El mensaje usa la variable '{{ciudad}}', que no está declarada en 'variables'")
+  })
+
+  it('rejects a variable declared twice', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [variables[0], variables[0]] }))
+    expectError(response, 400, 'Bad Request', "La variable 'nombre' está declarada dos veces")
+  })
+
+  it('rejects a default value longer than the variable allows', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [{ ...variables[0], maxSize: 3 }, variables[1]] }))
+    expectError(response, 400, 'Bad Request', "El campo 'variables[0].defaultValue' supera el máximo de 3 caracteres de la variable")
+  })
+
+  it('rejects a malformed variable, naming where it is', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [{ name: 'nombre', maxSize: 0, defaultValue: null, example: 'x' }] }))
+    expectError(response, 400, 'Bad Request', "El campo 'variables[0].maxSize' debe ser mayor o igual que 1")
+    const badName = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'x', variables: [{ name: 'mi nombre', maxSize: 5, defaultValue: null, example: 'x' }] }))
+    expectError(badName, 400, 'Bad Request', /El nombre de una variable/)
+  })
+
+  it("rejects a design or sender of another account as if it did not exist", async () => {
+    for (const [field, message] of [
+      ['cardDesignId', "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta"],
+      ['envelopeDesignId', "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta"],
+      ['senderId', "El campo 'senderId' no corresponde a ningún remitente de la cuenta"],
+    ] as const) {
+      const foreign = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ [field]: other[field] }))
+      expectError(foreign, 400, 'Bad Request', message)
+      const unknown = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ [field]: UNKNOWN_ID }))
+      expect(expectError(unknown, 400, 'Bad Request').message).toBe(message)
+    }
+  })
+
+  it('requires the message and the designs', async () => {
+    const { message: _, ...withoutMessage } = campaignBody()
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, withoutMessage), 400, 'Bad Request', "El campo 'message' es obligatorio")
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ senderId: 'abc' })), 400, 'Bad Request', "El campo 'senderId' debe ser un UUID válido")
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'x'.repeat(1001) })), 400, 'Bad Request', "El campo 'message' no puede tener más de 1000 caracteres")
+  })
+
+  it('answers 404 for an unknown account', async () => {
+    expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/campaigns`, campaignBody()), 404, 'Not Found')
+  })
+})
+
+describe('PATCH /admin/campaigns/{id}', () => {
+  it('renames and deactivates a campaign, returning it whole', async () => {
+    const created = (await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody())).json<{ id: string }>()
+    const response = await admin.patch(`/admin/campaigns/${created.id}`, { active: false, name: 'Otoño (cerrada)' })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ id: created.id, name: 'Otoño (cerrada)', active: false, variables })
+    expect((await admin.patch(`/admin/campaigns/${created.id}`, { active: true })).json()).toMatchObject({ active: true, name: 'Otoño (cerrada)' })
+  })
+
+  it('rejects an empty change and unknown fields', async () => {
+    const created = (await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody())).json<{ id: string }>()
+    expectError(await admin.patch(`/admin/campaigns/${created.id}`, {}), 400, 'Bad Request', "Indica al menos uno de los campos 'active' o 'name'")
+    expectError(await admin.patch(`/admin/campaigns/${created.id}`, { message: 'x' }), 400, 'Bad Request', "El campo 'message' no está permitido")
+    expectError(await admin.patch(`/admin/campaigns/${created.id}`, { active: 'yes' }), 400, 'Bad Request', "El campo 'active' debe ser true o false")
+  })
+
+  it('answers 404 for an unknown campaign', async () => {
+    expectError(await admin.patch(`/admin/campaigns/${UNKNOWN_ID}`, { active: false }), 404, 'Not Found', 'La campaña no existe')
+  })
+})

@@ -1,0 +1,30 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminClient, expectError, startGateway } from './helpers.js'
+
+let app: App
+let admin: ReturnType<typeof adminClient>
+let accountId: string
+beforeAll(async () => {
+  app = await startGateway()
+  admin = adminClient(app)
+  accountId = (await admin.post('/admin/accounts', { name: 'Floristería Sol' })).json<{ id: string }>().id
+})
+afterAll(() => app.close())
+
+describe.each(['card-designs', 'envelope-designs', 'senders', 'signatures'])('POST /admin/accounts/{id}/%s', (kind) => {
+  it('creates a named entry', async () => {
+    const response = await admin.post(`/admin/accounts/${accountId}/${kind}`, { name: 'Otoño 2026' })
+    expect(response.statusCode).toBe(201)
+    expect(response.json()).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Otoño 2026' })
+  })
+
+  it('requires a name', async () => {
+    expectError(await admin.post(`/admin/accounts/${accountId}/${kind}`, {}), 400, 'Bad Request', "El campo 'name' es obligatorio")
+    expectError(await admin.post(`/admin/accounts/${accountId}/${kind}`, { name: 7 }), 400, 'Bad Request', "El campo 'name' debe ser un texto")
+  })
+
+  it('answers 404 for an unknown account', async () => {
+    expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/${kind}`, { name: 'X' }), 404, 'Not Found', 'La cuenta no existe')
+  })
+})

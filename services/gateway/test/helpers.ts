@@ -1,0 +1,52 @@
+import { expect } from 'vitest'
+import type { InjectOptions } from 'fastify'
+import { ADMIN_TOKEN, testConfig } from '@letters/test/support/context'
+import { buildApp, type App } from '../src/app.js'
+
+/** A gateway on this run's database and Redis; `overrides` are environment variables. */
+export async function startGateway(overrides: Record<string, string> = {}): Promise<App> {
+  const app = await buildApp({ config: testConfig(overrides), logger: false })
+  await app.ready()
+  return app
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/** Calls the admin API with the run's admin token. */
+export function adminClient(app: App) {
+  const call = (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+    app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers }, ...(payload === undefined ? {} : { payload: payload as InjectOptions['payload'] }) })
+  return {
+    get: (url: string) => call('GET', url),
+    post: (url: string, payload?: unknown) => call('POST', url, payload ?? {}),
+    patch: (url: string, payload: unknown) => call('PATCH', url, payload),
+    delete: (url: string) => call('DELETE', url),
+    raw: call,
+  }
+}
+
+/** An account made through the admin API, with one of each named entry. */
+export async function adminAccount(app: App, credits = 100) {
+  const admin = adminClient(app)
+  const account = (await admin.post('/admin/accounts', { name: 'Cliente de prueba', credits })).json<{ id: string; apiKey: string; balance: number }>()
+  const entry = async (kind: string, name: string) => (await admin.post(`/admin/accounts/${account.id}/${kind}`, { name })).json<{ id: string }>().id
+  return {
+    ...account,
+    cardDesignId: await entry('card-designs', 'Tarjeta'),
+    envelopeDesignId: await entry('envelope-designs', 'Sobre'),
+    senderId: await entry('senders', 'Remitente'),
+    signatureId: await entry('signatures', 'Firma'),
+  }
+}
+
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
+
+/** The `{ error, message }` body every error has, with the reason phrase as `error`. */
+export function expectError(response: { statusCode: number; json: () => unknown }, status: number, error: string, message?: string | RegExp) {
+  const body = response.json() as { error: string; message: string }
+  expect({ status: response.statusCode, error: body.error }, JSON.stringify(body)).toEqual({ status, error })
+  expect(body.message).toEqual(expect.any(String))
+  expect(body.message.length).toBeGreaterThan(0)
+  if (message !== undefined) expect(body.message).toMatch(message)
+  return body
+}
