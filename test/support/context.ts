@@ -1,6 +1,14 @@
 import { inject } from 'vitest'
 import { loadConfig, type Config } from '@letters/config'
 
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string
+    redisUrl: string
+    queuePrefix: string
+  }
+}
+
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 
 /** The configuration every test process runs with: this run's database, Redis and queue prefix. */

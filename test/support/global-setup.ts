@@ -3,14 +3,7 @@ import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseUrl: string
-    redisUrl: string
-    queuePrefix: string
-  }
-}
+import './context.js'
 
 const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const localRedis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'

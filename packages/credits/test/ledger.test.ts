@@ -117,7 +117,7 @@ describe('credits ledger under concurrency', () => {
     const account = await newAccount(db, { credits: 150 })
     const company = await newCompanyData(db, account.id)
     // 20 letters already paid for, to be refunded while the charges run.
-    const paid = []
+    const paid: Array<{ id: string }> = []
     await topUp(db, account.id, 60)
     for (let i = 0; i < 20; i++) {
       const letter = await newLetter(db, account.id, company)
