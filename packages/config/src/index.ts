@@ -21,6 +21,7 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.String({ default: 'info' }),
   QUEUE_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'letters' }),
   SEED_DEMO: Type.Optional(Flag),
+  LETTER_COSTS: Type.String({ pattern: '^([A-Z]{2}|\\*)=[1-9][0-9]{0,5}(,([A-Z]{2}|\\*)=[1-9][0-9]{0,5})*$', default: 'ES=3,*=5' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -40,6 +41,8 @@ export interface Config {
   logLevel: LogLevel
   queuePrefix: string
   seedDemo: boolean
+  /** Credits a letter costs, by destination country; `otherwise` for every country not listed. */
+  letterCosts: { byCountry: Record<string, number>; otherwise: number }
 }
 
 export class ConfigError extends Error {
@@ -58,6 +61,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
   QUEUE_PREFIX: 'must contain only letters, digits, "_" and "-"',
   SEED_DEMO: 'must be "true" or "false"',
+  LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
 function fail(name: keyof typeof rules, value: unknown): never {
@@ -84,6 +88,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = Number(vars.PORT)
   if (port < 1 || port > 65535) fail('PORT', vars.PORT)
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
+  const costs = Object.fromEntries(vars.LETTER_COSTS.split(',').map((pair) => pair.split('=') as [string, string]).map(([country, credits]) => [country, Number(credits)]))
+  const { ['*']: otherwise, ...byCountry } = costs
+  if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
 
   return {
     nodeEnv: vars.NODE_ENV,
@@ -96,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: vars.LOG_LEVEL,
     queuePrefix: vars.QUEUE_PREFIX,
     seedDemo: vars.SEED_DEMO === undefined ? vars.NODE_ENV !== 'production' : vars.SEED_DEMO === 'true',
+    letterCosts: { byCountry, otherwise },
   }
 }
 

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       queuePrefix: 'letters',
       seedDemo: true,
+      letterCosts: { byCountry: { ES: 3 }, otherwise: 5 },
     })
   })
 
@@ -30,6 +31,10 @@ describe('loadConfig', () => {
     expect(config.adminToken).toBe('a-very-long-admin-token')
   })
 
+  it('reads a cost table', () => {
+    expect(loadConfig({ LETTER_COSTS: 'ES=3,PT=4,*=6' }).letterCosts).toEqual({ byCountry: { ES: 3, PT: 4 }, otherwise: 6 })
+  })
+
   it.each([
     ['PORT', 'abc', 'PORT=abc: must be a port number (1-65535)'],
     ['PORT', '70000', 'PORT=70000: must be a port number (1-65535)'],
@@ -40,6 +45,8 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
     ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-"'],
     ['SEED_DEMO', 'yes', 'SEED_DEMO=yes: must be "true" or "false"'],
+    ['LETTER_COSTS', 'ES=3', 'LETTER_COSTS=ES=3: must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)'],
+    ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)

@@ -1,3 +1,6 @@
 export * from './common.js'
 export * from './jobs.js'
+export * from './fonts.js'
+export * from './address-rules.js'
 export * as admin from './admin.js'
+export * as publicApi from './public.js'

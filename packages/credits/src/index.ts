@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq, sql, type SQL } from 'drizzle-orm'
 import { accounts, type Executor, type LedgerKind } from '@letters/db'
 
 /** A charge or a negative adjustment that the balance cannot cover. The gateway answers 402 (or 409 for admins). */
@@ -24,7 +24,7 @@ export interface LedgerResult {
   balanceAfter: number
 }
 
-interface Movement {
+export interface Movement {
   kind: LedgerKind
   /** Signed credits: negative takes from the balance. */
   amount: number
@@ -39,27 +39,41 @@ function assertWholeCredits(amount: number, what: string): void {
 }
 
 /**
- * Moves the balance and appends the ledger entry in one statement. The UPDATE takes the
- * account's row lock, so concurrent movements on one account queue up and each entry's
- * `balance_after` is the balance that movement left. A movement that would go below zero
- * updates nothing.
+ * The two common table expressions of a movement, to run alone or inside a larger statement:
+ * `moved` (the account row after the movement) and `ledger_entry` (the entry appended). The
+ * UPDATE takes the account's row lock, so concurrent movements on one account queue up and each
+ * entry's `balance_after` is the balance that movement left. A movement that would go below
+ * zero, or whose `condition` is false, moves nothing and appends nothing.
  */
-async function move(tx: Executor, accountId: string, movement: Movement): Promise<LedgerResult> {
-  const rows = await tx.execute<{ id: string; balance_after: number }>(sql`
-    WITH moved AS (
-      UPDATE accounts SET balance = balance + ${movement.amount}
-      WHERE id = ${accountId} AND balance + ${movement.amount} >= 0
+export function movementCtes(accountId: string, movement: Movement, condition: SQL = sql`TRUE`): SQL {
+  return sql`moved AS (
+      UPDATE accounts SET balance = balance + ${movement.amount}::integer
+      WHERE id = ${accountId}::uuid AND balance + ${movement.amount}::integer >= 0 AND (${condition})
       RETURNING id, balance
-    )
-    INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id, reason)
-    SELECT id, ${movement.kind}, ${movement.amount}, balance, ${movement.letterId ?? null}, ${movement.reason ?? null}
-    FROM moved
-    RETURNING id, balance_after`)
-  const [row] = rows
+    ),
+    ledger_entry AS (
+      INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id, reason)
+      SELECT id, ${movement.kind}::text, ${movement.amount}::integer, balance, ${movement.letterId ?? null}::uuid, ${movement.reason ?? null}::text
+      FROM moved
+      RETURNING id, balance_after
+    )`
+}
+
+async function move(tx: Executor, accountId: string, movement: Movement): Promise<LedgerResult> {
+  const [row] = await tx.execute<{ id: string; balance_after: number }>(sql`WITH ${movementCtes(accountId, movement)} SELECT id, balance_after FROM ledger_entry`)
   if (row) return { entryId: Number(row.id), balanceAfter: row.balance_after }
   // Nothing moved: tell a missing account from a short balance.
   await balance(tx, accountId)
   throw new InsufficientCreditsError(accountId, -movement.amount)
+}
+
+/**
+ * The CTEs of a charge for a letter, for a statement that also writes the letter: its other
+ * parts read `moved` and `ledger_entry` and run only when the charge went through.
+ */
+export function chargeCtes(accountId: string, amount: number, letterId: string, condition?: SQL): SQL {
+  assertWholeCredits(amount, 'a charge')
+  return movementCtes(accountId, { kind: 'charge', amount: -amount, letterId }, condition)
 }
 
 /** Takes `amount` credits for a letter. Throws InsufficientCreditsError when the balance is short. */

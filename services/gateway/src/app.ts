@@ -10,6 +10,7 @@ import postgres from './plugins/external/postgres.js'
 import redis from './plugins/external/redis.js'
 import adminRoutes from './routes/admin/index.js'
 import health from './routes/health.js'
+import publicRoutes from './routes/public/index.js'
 
 export interface AppOptions {
   config: Config
@@ -41,6 +42,7 @@ export async function buildApp(options: AppOptions) {
 
   await app.register(health)
   await app.register(adminRoutes, { prefix: '/admin' })
+  await app.register(publicRoutes)
   return app
 }
 

@@ -1,5 +1,5 @@
 import { asc, eq, inArray } from 'drizzle-orm'
-import type { admin } from '@letters/contracts'
+import { fontNames, isFontName, type admin } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
@@ -10,6 +10,9 @@ const campaignNotFound = () => notFound('La campaña no existe')
 
 /** The rules a campaign's variables and template must follow beyond their JSON shape. */
 function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
+  if (body.fontName && !isFontName(body.fontName)) {
+    throw badRequest(`La fuente '${body.fontName}' no existe; las disponibles son: ${fontNames.join(', ')}`)
+  }
   const declared = new Set<string>()
   body.variables.forEach((variable, index) => {
     if (declared.has(variable.name)) throw badRequest(`La variable '${variable.name}' está declarada dos veces`)

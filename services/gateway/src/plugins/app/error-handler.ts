@@ -23,6 +23,19 @@ const statusMessages: Record<number, string> = {
   503: 'El servicio no está disponible en este momento; inténtalo de nuevo en unos segundos',
 }
 
+/** Connection-level failures of Postgres (postgres.js codes) or Redis (ioredis with no offline queue). */
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03'])
+const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
+
+/** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
+function isDependencyUnavailable(error: unknown): boolean {
+  for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; current = current.cause as typeof current, depth++) {
+    if (typeof current.code === 'string' && unavailableCodes.has(current.code)) return true
+    if (typeof current.message === 'string' && redisUnavailable.test(current.message)) return true
+  }
+  return false
+}
+
 function clientMessage(error: FastifyError, status: number): string {
   if (status >= 500) return statusMessages[status] ?? statusMessages[500]!
   if (error instanceof ApiError) return error.message
@@ -33,7 +46,9 @@ function clientMessage(error: FastifyError, status: number): string {
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
 async function errorHandler(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+    const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+    const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
+    if (status === 503) reply.header('retry-after', '5')
     if (status >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ status, code: error.code, reason: error.message }, 'request rejected')
     return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })

@@ -1,0 +1,12 @@
+/**
+ * The handwriting fonts a letter can be written in. The renderer loads each from its font
+ * package; `fontName` in a request must be one of these names.
+ */
+export const fontNames = ['caveat', 'dancing-script', 'homemade-apple', 'indie-flower', 'kalam'] as const
+export type FontName = (typeof fontNames)[number]
+
+export const DEFAULT_FONT: FontName = 'caveat'
+
+export function isFontName(name: string): name is FontName {
+  return (fontNames as readonly string[]).includes(name)
+}

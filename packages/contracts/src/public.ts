@@ -1,0 +1,142 @@
+import { Type, type Static } from 'typebox'
+import { NamedEntry, Uuid } from './common.js'
+import { fontNames } from './fonts.js'
+
+const strict = { additionalProperties: false } as const
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength })
+const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
+
+export const MESSAGE_MAX_CHARACTERS = 1000
+
+const recipient = {
+  name: Text(100),
+  surname: Text(100),
+  address: Text(200),
+  zip: Type.String({ minLength: 1, maxLength: 16, errorMessage: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" }),
+  city: Text(100),
+  province: OptionalText(100),
+  country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
+}
+
+const fontName = Type.Optional(
+  Type.Union([Type.String(), Type.Null()], { errorMessage: `El campo 'fontName' debe ser uno de: ${fontNames.join(', ')}` }),
+)
+
+export const SingleLetterBody = Type.Object(
+  {
+    cardDesignId: Uuid(),
+    envelopeDesignId: Uuid(),
+    senderId: Uuid(),
+    fontName,
+    message: Type.Optional(Type.Union([Type.String({ maxLength: MESSAGE_MAX_CHARACTERS }), Type.Null()])),
+    company: OptionalText(100),
+    ...recipient,
+  },
+  strict,
+)
+export type SingleLetterBody = Static<typeof SingleLetterBody>
+
+export const CampaignLetterBody = Type.Object(
+  {
+    campaignId: Uuid(),
+    ...recipient,
+    company: OptionalText(100),
+    variables: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        errorMessage: "El campo 'variables' debe ser un objeto cuyos valores sean textos",
+      }),
+    ),
+  },
+  strict,
+)
+export type CampaignLetterBody = Static<typeof CampaignLetterBody>
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres" }),
+  ),
+})
+
+export const ApiKeyHeaders = Type.Object({ 'x-api-key': Type.Optional(Type.String()) })
+
+export const LetterCreated = Type.Object({ success: Type.Boolean(), cardId: Type.String({ format: 'uuid' }) })
+export type LetterCreated = Static<typeof LetterCreated>
+
+export const NamedList = Type.Object({ data: Type.Array(NamedEntry) })
+
+export const CompanyData = Type.Object({
+  data: Type.Object({
+    cardDesigns: Type.Array(NamedEntry),
+    envelopeDesigns: Type.Array(NamedEntry),
+    senders: Type.Array(NamedEntry),
+    signatures: Type.Array(NamedEntry),
+  }),
+})
+
+export const CampaignList = Type.Object({
+  campaigns: Type.Array(
+    Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      name: Type.String(),
+      variables: Type.Array(
+        Type.Object({ name: Type.String(), maxSize: Type.Integer(), defaultValue: Type.Union([Type.String(), Type.Null()]), example: Type.String() }),
+      ),
+    }),
+  ),
+})
+
+const letterStatus = Type.Union(
+  ['received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'].map((status) => Type.Literal(status)),
+)
+
+const Recipient = Type.Object({
+  name: Type.String(),
+  surname: Type.String(),
+  company: Type.Union([Type.String(), Type.Null()]),
+  address: Type.String(),
+  zip: Type.String(),
+  city: Type.String(),
+  province: Type.Union([Type.String(), Type.Null()]),
+  country: Type.String(),
+})
+
+const cardFields = {
+  id: Type.String({ format: 'uuid' }),
+  type: Type.Union([Type.Literal('single'), Type.Literal('campaign')]),
+  status: letterStatus,
+  campaignId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  cardDesignId: Type.String({ format: 'uuid' }),
+  envelopeDesignId: Type.String({ format: 'uuid' }),
+  senderId: Type.String({ format: 'uuid' }),
+  fontName: Type.String(),
+  message: Type.String(),
+  recipient: Recipient,
+  address: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  cost: Type.Integer(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+}
+
+export const CardSummary = Type.Object(cardFields)
+export type CardSummary = Static<typeof CardSummary>
+
+export const Card = Type.Object({
+  ...cardFields,
+  events: Type.Array(Type.Object({ status: letterStatus, at: Type.String({ format: 'date-time' }), detail: Type.Union([Type.String(), Type.Null()]) })),
+})
+export type Card = Static<typeof Card>
+
+export const CardParams = Type.Object({ cardId: Type.String() })
+
+export const CardListQuery = Type.Object(
+  {
+    status: Type.Optional(letterStatus),
+    campaignId: Type.Optional(Uuid()),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  strict,
+)
+export type CardListQuery = Static<typeof CardListQuery>
+
+export const CardList = Type.Object({ data: Type.Array(CardSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) })

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type SQL } from 'drizzle-orm'
+import type { Config } from '@letters/config'
+import { DEFAULT_FONT, fontNames, isAssignedCountry, isFontName, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
+import { balance, chargeCtes } from '@letters/credits'
+import type { Db, Recipient } from '@letters/db'
+import { ApiError, badRequest } from '../errors.js'
+import { characterCount, fillTemplate } from '../services/templates.js'
+import { claimIdempotencyKey, releaseIdempotencyKey, requestFingerprint, storeResponseCte } from './idempotency.js'
+
+export type LetterRequest =
+  | { kind: 'single'; body: publicApi.SingleLetterBody }
+  | { kind: 'campaign'; body: publicApi.CampaignLetterBody }
+
+export interface CreationResult {
+  status: number
+  body: publicApi.LetterCreated
+  /** True when the response is the stored one of an earlier request with the same Idempotency-Key. */
+  replayed: boolean
+}
+
+export interface CreationDeps {
+  db: Db
+  letterCosts: Config['letterCosts']
+}
+
+/** Everything the creation statement writes, once the request has been checked. */
+interface LetterDraft {
+  id: string
+  accountId: string
+  type: 'single' | 'campaign'
+  campaignId: string | null
+  cardDesignId: string
+  envelopeDesignId: string
+  senderId: string
+  fontName: FontName
+  message: string
+  recipient: Recipient
+  cost: number
+}
+
+const paymentRequired = (cost: number, balance: number) =>
+  new ApiError(402, `Créditos insuficientes: la carta cuesta ${cost} créditos y el saldo de la cuenta es ${balance}`)
+
+function checkedRecipient(body: publicApi.SingleLetterBody | publicApi.CampaignLetterBody): Recipient {
+  if (!isAssignedCountry(body.country)) {
+    throw badRequest(`'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${body.country}' no lo es`)
+  }
+  const country = body.country.toUpperCase()
+  if (!isPostalCodeOf(body.zip, country)) {
+    throw badRequest(`El campo 'zip' ('${body.zip}') no es un código postal válido para ${country}`)
+  }
+  return {
+    name: body.name,
+    surname: body.surname,
+    company: body.company ?? null,
+    address: body.address,
+    zip: body.zip,
+    city: body.city,
+    province: body.province ?? null,
+    country,
+  }
+}
+
+function checkedFont(fontName: string | null | undefined): FontName {
+  if (fontName === null || fontName === undefined) return DEFAULT_FONT
+  if (!isFontName(fontName)) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${fontNames.join(', ')}`)
+  return fontName
+}
+
+function checkedMessage(message: string): string {
+  if (characterCount(message) > publicApi.MESSAGE_MAX_CHARACTERS) {
+    throw badRequest(`El mensaje no puede tener más de ${publicApi.MESSAGE_MAX_CHARACTERS} caracteres`)
+  }
+  return message
+}
+
+type CampaignForLetter = {
+  id: string
+  active: boolean
+  card_design_id: string
+  envelope_design_id: string
+  sender_id: string
+  font_name: string | null
+  message: string
+  variables: Array<{ name: string; maxSize: number; defaultValue: string | null }>
+}
+
+/** The campaign with its variables, in one round trip; only the account's own. */
+async function loadCampaign(db: Db, accountId: string, campaignId: string): Promise<CampaignForLetter> {
+  const [campaign] = await db.execute<CampaignForLetter>(sql`
+    SELECT c.id, c.active, c.card_design_id, c.envelope_design_id, c.sender_id, c.font_name, c.message,
+      COALESCE(json_agg(json_build_object('name', v.name, 'maxSize', v.max_size, 'defaultValue', v.default_value) ORDER BY v.position)
+        FILTER (WHERE v.name IS NOT NULL), '[]') AS variables
+    FROM campaigns c LEFT JOIN campaign_variables v ON v.campaign_id = c.id
+    WHERE c.id = ${campaignId}::uuid AND c.account_id = ${accountId}::uuid
+    GROUP BY c.id`)
+  if (!campaign) throw badRequest("El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
+  if (!campaign.active) throw badRequest('La campaña no está activa')
+  return campaign
+}
+
+/** The campaign's values for its variables: the client's, or the defaults. */
+function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Record<string, string> {
+  const declared = new Map(campaign.variables.map((variable) => [variable.name, variable]))
+  for (const name of Object.keys(given)) {
+    if (!declared.has(name)) {
+      const names = campaign.variables.map((variable) => variable.name).join(', ') || 'ninguna'
+      throw badRequest(`La variable '${name}' no existe en la campaña; sus variables son: ${names}`)
+    }
+  }
+  const values: Record<string, string> = {}
+  for (const variable of campaign.variables) {
+    const value = given[variable.name] ?? variable.defaultValue
+    if (value === null) throw badRequest(`Falta la variable '${variable.name}', que no tiene valor por defecto`)
+    if (characterCount(value) > variable.maxSize) {
+      throw badRequest(`La variable '${variable.name}' no puede tener más de ${variable.maxSize} caracteres`)
+    }
+    values[variable.name] = value
+  }
+  return values
+}
+
+function costOf(letterCosts: Config['letterCosts'], country: string): number {
+  return letterCosts.byCountry[country] ?? letterCosts.otherwise
+}
+
+async function draftLetter(deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
+  const common = { id: randomUUID(), accountId, recipient, cost: costOf(deps.letterCosts, recipient.country) }
+  if (request.kind === 'single') {
+    const { body } = request
+    return {
+      ...common,
+      type: 'single',
+      campaignId: null,
+      cardDesignId: body.cardDesignId,
+      envelopeDesignId: body.envelopeDesignId,
+      senderId: body.senderId,
+      fontName: checkedFont(body.fontName),
+      message: checkedMessage(body.message ?? ''),
+    }
+  }
+  const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
+  const message = fillTemplate(campaign.message, campaignValues(campaign, request.body.variables ?? {}))
+  return {
+    ...common,
+    type: 'campaign',
+    campaignId: campaign.id,
+    cardDesignId: campaign.card_design_id,
+    envelopeDesignId: campaign.envelope_design_id,
+    senderId: campaign.sender_id,
+    fontName: isFontName(campaign.font_name ?? '') ? (campaign.font_name as FontName) : DEFAULT_FONT,
+    message: checkedMessage(message),
+  }
+}
+
+/**
+ * One statement, one round trip: checks that the designs and sender (or the campaign, still
+ * active) are the account's, charges, stores the letter with its first event, queues its
+ * address job in the outbox and, with an Idempotency-Key, stores the response. Nothing but the
+ * checks happens when a check fails or the balance is short.
+ */
+async function insertLetter(db: Db, draft: LetterDraft, idempotencyKey: string | undefined) {
+  const campaignActive = draft.campaignId
+    ? sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${draft.campaignId}::uuid AND account_id = ${draft.accountId}::uuid AND active)`
+    : sql`TRUE`
+  const remember: SQL = idempotencyKey ? storeResponseCte(draft.accountId, idempotencyKey) : sql``
+  const [outcome] = await db.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; letter_id: string | null }>(sql`
+    WITH checks AS (
+      SELECT
+        EXISTS (SELECT 1 FROM card_designs WHERE id = ${draft.cardDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS card_ok,
+        EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${draft.envelopeDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS envelope_ok,
+        EXISTS (SELECT 1 FROM senders WHERE id = ${draft.senderId}::uuid AND account_id = ${draft.accountId}::uuid) AS sender_ok,
+        ${campaignActive} AS campaign_ok
+    ),
+    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks)`)},
+    letter AS (
+      INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost)
+      SELECT ${draft.id}::uuid, moved.id, ${draft.type}, ${draft.campaignId}::uuid, ${draft.cardDesignId}::uuid, ${draft.envelopeDesignId}::uuid,
+        ${draft.senderId}::uuid, ${draft.fontName}, ${draft.message}, ${JSON.stringify(draft.recipient)}::jsonb, 'received', ${draft.cost}::integer
+      FROM moved
+      RETURNING id
+    ),
+    first_event AS (
+      INSERT INTO letter_events (letter_id, status, detail) SELECT id, 'received', NULL FROM letter
+    ),
+    address_job AS (
+      INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM letter
+    )
+    ${remember}
+    SELECT checks.*, (SELECT id FROM letter) AS letter_id
+    FROM checks`)
+  if (!outcome) throw new Error('creation statement returned no row')
+  if (!outcome.card_ok) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
+  if (!outcome.envelope_ok) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
+  if (!outcome.sender_ok) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
+  if (!outcome.campaign_ok) throw badRequest('La campaña no está activa')
+  // The statement's snapshot predates the charges it waited for: read the balance afresh.
+  if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(db, draft.accountId))
+  return outcome.letter_id
+}
+
+/**
+ * The creation path of POST /single and POST /card: checks, idempotency, charge, letter,
+ * ledger entry and outbox row. The only entry point.
+ */
+export async function createLetter(
+  deps: CreationDeps,
+  accountId: string,
+  request: LetterRequest,
+  idempotencyKey?: string,
+): Promise<CreationResult> {
+  const recipient = checkedRecipient(request.body)
+  if (idempotencyKey) {
+    const claim = await claimIdempotencyKey(deps.db, accountId, idempotencyKey, requestFingerprint(request.kind, request.body))
+    if (claim.outcome === 'replay') return { status: claim.status, body: claim.body as publicApi.LetterCreated, replayed: true }
+  }
+  try {
+    const draft = await draftLetter(deps, accountId, request, recipient)
+    const cardId = await insertLetter(deps.db, draft, idempotencyKey)
+    return { status: 200, body: { success: true, cardId }, replayed: false }
+  } catch (error) {
+    if (idempotencyKey) await releaseIdempotencyKey(deps.db, accountId, idempotencyKey)
+    throw error
+  }
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import { ApiError } from '../../errors.js'
+
+/**
+ * Limits each account, shared through Redis so every replica counts together. Before a key
+ * is known (missing, unknown or revoked) the client's IP is the one counted, so guessing keys
+ * is throttled too. Registered in the public scope after `identifyCaller`: the limiter's hook
+ * runs at route level, after the scope's own onRequest hooks, so the caller is known by then.
+ */
+export async function registerRateLimit(app: FastifyInstance) {
+  const { max, windowMs } = app.config.rateLimit
+  await app.register(rateLimit, {
+    max,
+    timeWindow: windowMs,
+    redis: app.redis,
+    nameSpace: `${app.config.queuePrefix}:rate-limit:`,
+    keyGenerator: (request: FastifyRequest) => (request.caller ? `account:${request.caller.accountId}` : `ip:${request.ip}`),
+    // Redis down: the request fails (503) rather than going through unlimited.
+    skipOnError: false,
+    errorResponseBuilder: (_request, context) =>
+      new ApiError(
+        429,
+        `Se ha superado el límite de ${context.max} peticiones cada ${windowMs / 1000} segundos; inténtalo de nuevo en ${Math.max(1, Math.ceil(context.ttl / 1000))} s`,
+      ),
+  })
+}

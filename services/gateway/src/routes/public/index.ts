@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { identifyCaller, requireCaller } from '../../plugins/app/api-key-auth.js'
+import { registerRateLimit } from '../../plugins/app/rate-limit.js'
+import cards from './cards.js'
+import catalog from './catalog.js'
+import letters from './letters.js'
+
+/**
+ * The public API. Per request: the key is read (onRequest), the rate limit counts the account
+ * or the IP (route-level onRequest), and a request without a valid key stops with 401 before
+ * its body is even parsed (preParsing).
+ */
+const publicRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('onRequest', identifyCaller(app))
+  await registerRateLimit(app)
+  app.addHook('preParsing', requireCaller)
+  await app.register(catalog)
+  await app.register(letters)
+  await app.register(cards)
+}
+
+export default publicRoutes

@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
+import { Type } from 'typebox'
+import { errorResponses, publicApi } from '@letters/contracts'
+import { createLetter, type CreationResult } from '../../letters/create-letter.js'
+
+const headers = Type.Object({ ...publicApi.ApiKeyHeaders.properties, ...publicApi.IdempotencyHeaders.properties })
+const response = { 200: publicApi.LetterCreated, ...errorResponses(400, 401, 402, 409, 413, 415, 422, 429, 500, 503) }
+
+function send(reply: FastifyReply, result: CreationResult) {
+  if (result.replayed) reply.header('idempotent-replayed', 'true')
+  return reply.status(result.status).send(result.body)
+}
+
+const letters: FastifyPluginAsyncTypebox = async (app) => {
+  const deps = { db: app.db, letterCosts: app.config.letterCosts }
+
+  app.post('/single', { schema: { headers, body: publicApi.SingleLetterBody, response } }, async (request, reply) =>
+    send(reply, await createLetter(deps, request.caller!.accountId, { kind: 'single', body: request.body }, request.headers['idempotency-key'])),
+  )
+
+  app.post('/card', { schema: { headers, body: publicApi.CampaignLetterBody, response } }, async (request, reply) =>
+    send(reply, await createLetter(deps, request.caller!.accountId, { kind: 'campaign', body: request.body }, request.headers['idempotency-key'])),
+  )
+}
+
+export default letters

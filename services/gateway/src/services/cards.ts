@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm'
+import type { publicApi } from '@letters/contracts'
+import type { Executor, Recipient } from '@letters/db'
+import { badRequest, notFound } from '../errors.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const cardNotFound = () => notFound('La carta no existe')
+
+type CardRow = {
+  id: string
+  type: 'single' | 'campaign'
+  status: publicApi.Card['status']
+  campaign_id: string | null
+  card_design_id: string
+  envelope_design_id: string
+  sender_id: string
+  font_name: string
+  message: string
+  recipient: Recipient
+  address: Record<string, unknown> | null
+  cost: number
+  created_at: Date
+  updated_at: Date
+  /** `created_at` as Postgres prints it, to the microsecond, for the next page's cursor. */
+  position: string
+}
+
+const cardColumns = sql`l.id, l.type, l.status, l.campaign_id, l.card_design_id, l.envelope_design_id, l.sender_id, l.font_name,
+  l.message, l.recipient, l.address, l.cost, l.created_at, l.updated_at, l.created_at::text AS position`
+
+function toSummary(row: CardRow): publicApi.CardSummary {
+  return {
+    id: row.id,
+    type: row.type,
+    status: row.status,
+    campaignId: row.campaign_id,
+    cardDesignId: row.card_design_id,
+    envelopeDesignId: row.envelope_design_id,
+    senderId: row.sender_id,
+    fontName: row.font_name,
+    message: row.message,
+    recipient: row.recipient,
+    address: row.address,
+    cost: row.cost,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  }
+}
+
+/** One letter of the account with its history; another account's letter does not exist. */
+export async function getCard(ex: Executor, accountId: string, cardId: string): Promise<publicApi.Card> {
+  if (!UUID.test(cardId)) throw cardNotFound()
+  const [row] = await ex.execute<CardRow & { events: Array<{ status: publicApi.Card['status']; at: string; detail: string | null }> }>(sql`
+    SELECT ${cardColumns},
+      COALESCE((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
+                FROM letter_events e WHERE e.letter_id = l.id), '[]') AS events
+    FROM letters l WHERE l.id = ${cardId}::uuid AND l.account_id = ${accountId}::uuid`)
+  if (!row) throw cardNotFound()
+  return { ...toSummary(row), events: row.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })) }
+}
+
+const encodeCursor = (row: CardRow) => Buffer.from(`${row.position}|${row.id}`).toString('base64url')
+
+function decodeCursor(cursor: string): { position: string; id: string } {
+  const [position, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  if (!position || !id || rest.length > 0 || !UUID.test(id) || Number.isNaN(Date.parse(position.replace(' ', 'T')))) {
+    throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+  }
+  return { position, id }
+}
+
+/** The account's letters, newest first, a page at a time. */
+export async function listCards(ex: Executor, accountId: string, query: publicApi.CardListQuery) {
+  const limit = query.limit ?? 20
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const rows = await ex.execute<CardRow>(sql`
+    SELECT ${cardColumns} FROM letters l
+    WHERE l.account_id = ${accountId}::uuid
+      ${query.status ? sql`AND l.status = ${query.status}` : sql``}
+      ${query.campaignId ? sql`AND l.campaign_id = ${query.campaignId}::uuid` : sql``}
+      ${after ? sql`AND (l.created_at, l.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
+    ORDER BY l.created_at DESC, l.id DESC
+    LIMIT ${limit + 1}`)
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return { data: page.map(toSummary), nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+}

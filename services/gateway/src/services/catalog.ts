@@ -1,0 +1,38 @@
+import { and, asc, eq, sql } from 'drizzle-orm'
+import { campaigns, type Executor } from '@letters/db'
+import { variablesOf } from './campaigns.js'
+
+type Entry = { id: string; name: string }
+
+/** The four lists of GET /company-data in one round trip. */
+export async function companyData(ex: Executor, accountId: string) {
+  const rows = await ex.execute<{ kind: string; id: string; name: string }>(sql`
+    SELECT * FROM (
+      SELECT 'cardDesigns' AS kind, id, name, created_at FROM card_designs WHERE account_id = ${accountId}::uuid
+      UNION ALL SELECT 'envelopeDesigns', id, name, created_at FROM envelope_designs WHERE account_id = ${accountId}::uuid
+      UNION ALL SELECT 'senders', id, name, created_at FROM senders WHERE account_id = ${accountId}::uuid
+      UNION ALL SELECT 'signatures', id, name, created_at FROM signatures WHERE account_id = ${accountId}::uuid
+    ) entries ORDER BY created_at, id`)
+  const data: Record<'cardDesigns' | 'envelopeDesigns' | 'senders' | 'signatures', Entry[]> = {
+    cardDesigns: [],
+    envelopeDesigns: [],
+    senders: [],
+    signatures: [],
+  }
+  for (const { kind, id, name } of rows) data[kind as keyof typeof data].push({ id, name })
+  return { data }
+}
+
+/** The account's active campaigns with their variables, oldest first. */
+export async function activeCampaigns(ex: Executor, accountId: string) {
+  const rows = await ex
+    .select({ id: campaigns.id, name: campaigns.name })
+    .from(campaigns)
+    .where(and(eq(campaigns.accountId, accountId), eq(campaigns.active, true)))
+    .orderBy(asc(campaigns.createdAt), asc(campaigns.id))
+  const variables = await variablesOf(
+    ex,
+    rows.map((row) => row.id),
+  )
+  return { campaigns: rows.map((row) => ({ ...row, variables: variables.get(row.id) ?? [] })) }
+}
