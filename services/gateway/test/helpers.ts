@@ -50,3 +50,26 @@ export function expectError(response: { statusCode: number; json: () => unknown 
   if (message !== undefined) expect(body.message).toMatch(message)
   return body
 }
+
+export const spanishRecipient = { name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' }
+
+/** A valid POST /single body for the account, with `overrides` on top. */
+export function singleLetter(account: { cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+  return {
+    cardDesignId: account.cardDesignId,
+    envelopeDesignId: account.envelopeDesignId,
+    senderId: account.senderId,
+    message: 'Querida Lucía, gracias por tu compra.',
+    ...spanishRecipient,
+    ...overrides,
+  }
+}
+
+/** Calls the public API with an account's key. */
+export function publicClient(app: App, apiKey: string) {
+  return {
+    get: (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': apiKey } }),
+    post: (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+      app.inject({ method: 'POST', url, headers: { 'x-api-key': apiKey, ...headers }, payload: payload as InjectOptions['payload'] }),
+  }
+}

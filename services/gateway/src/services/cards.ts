@@ -22,12 +22,13 @@ type CardRow = {
   cost: number
   created_at: Date
   updated_at: Date
-  /** `created_at` as Postgres prints it, to the microsecond, for the next page's cursor. */
+  /** `created_at` in UTC to the microsecond (a JS Date keeps only milliseconds), for the next page's cursor. */
   position: string
 }
 
 const cardColumns = sql`l.id, l.type, l.status, l.campaign_id, l.card_design_id, l.envelope_design_id, l.sender_id, l.font_name,
-  l.message, l.recipient, l.address, l.cost, l.created_at, l.updated_at, l.created_at::text AS position`
+  l.message, l.recipient, l.address, l.cost, l.created_at, l.updated_at,
+  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
 
 function toSummary(row: CardRow): publicApi.CardSummary {
   return {
@@ -60,11 +61,13 @@ export async function getCard(ex: Executor, accountId: string, cardId: string): 
   return { ...toSummary(row), events: row.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })) }
 }
 
+const CURSOR_POSITION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
+
 const encodeCursor = (row: CardRow) => Buffer.from(`${row.position}|${row.id}`).toString('base64url')
 
 function decodeCursor(cursor: string): { position: string; id: string } {
   const [position, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  if (!position || !id || rest.length > 0 || !UUID.test(id) || Number.isNaN(Date.parse(position.replace(' ', 'T')))) {
+  if (!position || !id || rest.length > 0 || !UUID.test(id) || !CURSOR_POSITION.test(position)) {
     throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
   }
   return { position, id }

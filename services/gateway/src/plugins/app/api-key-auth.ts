@@ -4,6 +4,7 @@ import { and, eq, isNull } from 'drizzle-orm'
 import type { Redis } from 'ioredis'
 import { apiKeys, type Db } from '@letters/db'
 import { ApiError } from '../../errors.js'
+import { closeRedis } from '../external/redis.js'
 import { hashApiKey, revokeApiKey } from '../../services/api-keys.js'
 
 export interface Caller {
@@ -24,6 +25,8 @@ declare module 'fastify' {
 /** How long a replica trusts what it learnt about a key without asking Postgres again. */
 const CACHE_TTL_MS = 1000
 const MAX_CACHED_KEYS = 50_000
+/** How long start-up waits for the revocation channel before going on without it. */
+const SUBSCRIBE_WAIT_MS = 2000
 
 /**
  * Resolves API keys to accounts without a database round trip per request: each replica keeps
@@ -44,12 +47,14 @@ export class ApiKeyAuth {
     this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, connectionName: 'gateway-api-key-revocations' })
     this.subscriber.on('error', () => {})
     this.subscriber.on('message', (_channel, keyHash: string) => this.cache.delete(keyHash))
-    // Reconnections resubscribe by themselves; until then the TTL keeps entries fresh enough.
-    await this.subscriber.subscribe(this.channel).catch(() => {})
+    // Start even while Redis is down: ioredis subscribes once it connects (and again after each
+    // reconnection), and until then the one-second expiry bounds what a replica may miss.
+    const subscribed = this.subscriber.subscribe(this.channel).catch(() => {})
+    await Promise.race([subscribed, new Promise((resolve) => setTimeout(resolve, SUBSCRIBE_WAIT_MS).unref())])
   }
 
   async stop(): Promise<void> {
-    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect())
+    if (this.subscriber) await closeRedis(this.subscriber)
   }
 
   async identify(key: string | undefined): Promise<Caller | null> {

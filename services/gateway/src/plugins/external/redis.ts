@@ -8,6 +8,12 @@ declare module 'fastify' {
   }
 }
 
+/** QUIT when connected (pending replies arrive first); a client still trying to connect just stops. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect())
+  else redis.disconnect()
+}
+
 export default fp(
   async (app) => {
     const redis = new Redis(app.config.redisUrl, {
@@ -17,9 +23,7 @@ export default fp(
     })
     redis.on('error', (error) => app.log.warn({ err: error }, 'redis connection error'))
     app.decorate('redis', redis)
-    app.addHook('onClose', async () => {
-      await redis.quit().catch(() => redis.disconnect())
-    })
+    app.addHook('onClose', () => closeRedis(redis))
   },
   { name: 'redis', dependencies: ['config'] },
 )

@@ -1,0 +1,37 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { testConfig } from '@letters/test/support/context'
+import { buildApp, type App } from '../src/app.js'
+import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { moneyState } from './ledger-assertions.js'
+
+const opened: App[] = []
+afterAll(() => Promise.all(opened.map((app) => app.close())))
+
+describe('error bodies', () => {
+  it('answers an unexpected failure with 500 and no stack, SQL or internals', async () => {
+    const app = await buildApp({ config: testConfig(), logger: false })
+    opened.push(app)
+    app.get('/explode', async () => {
+      throw new Error('syntax error at or near "SELECT secret FROM accounts" at /srv/app/src/x.ts:12')
+    })
+    await app.ready()
+    const response = await app.inject({ method: 'GET', url: '/explode' })
+    const body = expectError(response, 500, 'Internal Server Error', 'Se ha producido un error inesperado')
+    expect(Object.keys(body).sort()).toEqual(['error', 'message', 'requestId'])
+    expect(response.body).not.toMatch(/SELECT|secret|\.ts|at /)
+  })
+
+  it('answers 503 with Retry-After when Redis cannot be reached, and charges nothing', async () => {
+    const healthy = await startGateway()
+    opened.push(healthy)
+    const account = await adminAccount(healthy, 10)
+    const cutOff = await startGateway({ REDIS_URL: 'redis://127.0.0.1:1' })
+    opened.push(cutOff)
+    const response = await publicClient(cutOff, account.apiKey).post('/single', singleLetter(account))
+    expectError(response, 503, 'Service Unavailable', /no está disponible en este momento/)
+    expect(response.headers['retry-after']).toBe('5')
+    expect((await moneyState(healthy.db, account.id)).balance).toBe(10)
+    expectError(await cutOff.inject({ method: 'GET', url: '/readyz' }), 503, 'Service Unavailable')
+    expect((await healthy.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' })
+  })
+})

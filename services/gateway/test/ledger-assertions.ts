@@ -1,0 +1,26 @@
+import { expect } from 'vitest'
+import { asc, eq, sql } from 'drizzle-orm'
+import { accounts, ledgerEntries, letters, outbox, type Db } from '@letters/db'
+
+/** What an account has in the database: balance, letters, ledger entries and queued jobs. */
+export async function moneyState(db: Db, accountId: string) {
+  const [account] = await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
+  const letterRows = await db.select().from(letters).where(eq(letters.accountId, accountId))
+  const entries = await db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)).orderBy(asc(ledgerEntries.id))
+  const jobs = await db
+    .select()
+    .from(outbox)
+    .where(sql`${outbox.payload}->>'letterId' IN (SELECT id::text FROM letters WHERE account_id = ${accountId}::uuid)`)
+  return { balance: account!.balance, letters: letterRows, entries, charges: entries.filter((entry) => entry.kind === 'charge'), jobs }
+}
+
+/** The ledger agrees with the letters: one charge per letter, of its cost, and the balance is the entries' sum. */
+export async function expectLedgerMatchesLetters(db: Db, accountId: string) {
+  const state = await moneyState(db, accountId)
+  expect(state.entries.reduce((sum, entry) => sum + entry.amount, 0)).toBe(state.balance)
+  expect(state.charges.map((entry) => entry.letterId).sort()).toEqual(state.letters.map((letter) => letter.id).sort())
+  const costs = new Map(state.letters.map((letter) => [letter.id, letter.cost]))
+  for (const charge of state.charges) expect(-charge.amount).toBe(costs.get(charge.letterId!))
+  expect(state.jobs.map((job) => job.payload.letterId).sort()).toEqual(state.letters.map((letter) => letter.id).sort())
+  return state
+}

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letters } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, spanishRecipient, startGateway } from './helpers.js'
+import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+
+let app: App
+let account: Awaited<ReturnType<typeof adminAccount>>
+let client: ReturnType<typeof publicClient>
+let campaignId: string
+let inactiveCampaignId: string
+let foreignCampaignId: string
+
+async function newCampaign(owner: typeof account, overrides: Record<string, unknown> = {}) {
+  const response = await adminClient(app).post(`/admin/accounts/${owner.id}/campaigns`, {
+    name: 'Navidad',
+    cardDesignId: owner.cardDesignId,
+    envelopeDesignId: owner.envelopeDesignId,
+    senderId: owner.senderId,
+    fontName: 'dancing-script',
+    message: '¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.',
+    variables: [
+      { name: 'nombre', maxSize: 10, defaultValue: 'amigo', example: 'Lucía' },
+      { name: 'cupon', maxSize: 8, defaultValue: null, example: 'NAVIDAD' },
+    ],
+    ...overrides,
+  })
+  return response.json<{ id: string }>().id
+}
+
+beforeAll(async () => {
+  app = await startGateway()
+  account = await adminAccount(app, 1000)
+  client = publicClient(app, account.apiKey)
+  campaignId = await newCampaign(account)
+  inactiveCampaignId = await newCampaign(account, { active: false })
+  const other = await adminAccount(app, 10)
+  foreignCampaignId = await newCampaign(other)
+})
+afterAll(() => app.close())
+
+const cardBody = (overrides: Record<string, unknown> = {}) => ({ campaignId, ...spanishRecipient, variables: { nombre: 'Lucía', cupon: 'NAV25' }, ...overrides })
+
+describe('POST /card', () => {
+  it("fills the campaign's template and takes its designs, sender and font", async () => {
+    const response = await client.post('/card', cardBody())
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ success: true, cardId: expect.any(String) })
+    const [letter] = await app.db.select().from(letters).where(eq(letters.id, response.json<{ cardId: string }>().cardId))
+    expect(letter).toMatchObject({
+      type: 'campaign',
+      campaignId,
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      fontName: 'dancing-script',
+      message: '¡Feliz Navidad, Lucía! Usa NAV25 antes del 6 de enero.',
+      status: 'received',
+      cost: 3,
+    })
+    await expectLedgerMatchesLetters(app.db, account.id)
+  })
+
+  it('uses the default of a variable left out, and charges 5 abroad', async () => {
+    const before = (await moneyState(app.db, account.id)).balance
+    const response = await client.post('/card', cardBody({ variables: { cupon: 'NAV25' }, zip: '1010', city: 'Wien', province: '', country: 'AT' }))
+    expect(response.statusCode).toBe(200)
+    const [letter] = await app.db.select().from(letters).where(eq(letters.id, response.json<{ cardId: string }>().cardId))
+    expect(letter?.message).toBe('¡Feliz Navidad, amigo! Usa NAV25 antes del 6 de enero.')
+    expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
+  })
+
+  it('counts a variable’s size in characters, not bytes', async () => {
+    expect((await client.post('/card', cardBody({ variables: { nombre: 'Ñoño Óscar', cupon: 'X' } }))).statusCode).toBe(200)
+  })
+})
+
+describe('POST /card rejects bad input with 400 and charges nothing', () => {
+  const cases: Array<[string, () => unknown, string | RegExp]> = [
+    ['a missing address', () => ({ ...cardBody(), address: undefined }), "El campo 'address' es obligatorio"],
+    ['a missing campaignId', () => ({ ...cardBody(), campaignId: undefined }), "El campo 'campaignId' es obligatorio"],
+    ['an unknown campaign', () => cardBody({ campaignId: UNKNOWN_ID }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
+    ["another account's campaign", () => cardBody({ campaignId: foreignCampaignId }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
+    ['an inactive campaign', () => cardBody({ campaignId: inactiveCampaignId }), 'La campaña no está activa'],
+    ['an unknown variable', () => cardBody({ variables: { nombre: 'Ana', cupon: 'X', ciudad: 'Soria' } }), "La variable 'ciudad' no existe en la campaña; sus variables son: nombre, cupon"],
+    ['a variable over its maxSize', () => cardBody({ variables: { nombre: 'Maximiliano Alejandro', cupon: 'X' } }), "La variable 'nombre' no puede tener más de 10 caracteres"],
+    ['a missing variable without default', () => cardBody({ variables: { nombre: 'Ana' } }), "Falta la variable 'cupon', que no tiene valor por defecto"],
+    ['no variables when one has no default', () => ({ ...cardBody(), variables: undefined }), "Falta la variable 'cupon', que no tiene valor por defecto"],
+    ['a variable that is not text', () => cardBody({ variables: { nombre: 7, cupon: 'X' } }), "El campo 'variables.nombre' debe ser un texto"],
+    ['variables that are not an object', () => cardBody({ variables: ['Ana'] }), "El campo 'variables' debe ser un objeto cuyos valores sean textos"],
+    ['a bad zip', () => cardBody({ zip: 'ABCDE' }), "El campo 'zip' ('ABCDE') no es un código postal válido para ES"],
+    ['an unknown field', () => cardBody({ message: 'otro texto' }), "El campo 'message' no está permitido"],
+  ]
+
+  it.each(cases)('%s', async (_name, body, message) => {
+    const before = await moneyState(app.db, account.id)
+    expectError(await client.post('/card', body()), 400, 'Bad Request', message)
+    const after = await moneyState(app.db, account.id)
+    expect(after.balance).toBe(before.balance)
+    expect(after.letters).toHaveLength(before.letters.length)
+  })
+
+  it('answers 401 without a key', async () => {
+    expectError(await app.inject({ method: 'POST', url: '/card', payload: cardBody() }), 401, 'Unauthorized')
+  })
+
+  it('answers 402 when the credits do not cover the letter, and stores nothing', async () => {
+    const poor = await adminAccount(app, 2)
+    const poorCampaign = await newCampaign(poor)
+    const response = await publicClient(app, poor.apiKey).post('/card', cardBody({ campaignId: poorCampaign }))
+    expectError(response, 402, 'Payment Required', /Créditos insuficientes/)
+    const state = await moneyState(app.db, poor.id)
+    expect(state).toMatchObject({ balance: 2, letters: [], charges: [], jobs: [] })
+  })
+})

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { expectLedgerMatchesLetters } from './ledger-assertions.js'
+
+let app: App
+beforeAll(async () => {
+  app = await startGateway({ RATE_LIMIT_MAX: '1000' })
+})
+afterAll(() => app.close())
+
+describe('letters created in parallel', () => {
+  it('lets exactly 40 of 100 parallel letters through on credits for 40, and the ledger agrees', async () => {
+    const account = await adminAccount(app, 120)
+    const client = publicClient(app, account.apiKey)
+    const responses = await Promise.all(Array.from({ length: 100 }, () => client.post('/single', singleLetter(account))))
+    const created = responses.filter((response) => response.statusCode === 200)
+    const refused = responses.filter((response) => response.statusCode !== 200)
+    expect(created).toHaveLength(40)
+    for (const response of refused) expectError(response, 402, 'Payment Required')
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state.balance).toBe(0)
+    expect(state.letters).toHaveLength(40)
+    expect(state.charges).toHaveLength(40)
+    expect(new Set(created.map((response) => response.json<{ cardId: string }>().cardId))).toEqual(new Set(state.letters.map((letter) => letter.id)))
+  })
+
+  it('keeps two accounts apart while both spend in parallel', async () => {
+    const first = await adminAccount(app, 30)
+    const second = await adminAccount(app, 15)
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => {
+        const owner = i % 2 ? first : second
+        return publicClient(app, owner.apiKey).post('/single', singleLetter(owner))
+      }),
+    )
+    expect(responses.filter((response) => response.statusCode === 200)).toHaveLength(15)
+    expect((await expectLedgerMatchesLetters(app.db, first.id)).balance).toBe(0)
+    expect((await expectLedgerMatchesLetters(app.db, second.id)).balance).toBe(0)
+  })
+})

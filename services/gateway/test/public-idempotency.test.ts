@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'drizzle-orm'
+import type { App } from '../src/app.js'
+import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+
+let app: App
+beforeAll(async () => {
+  app = await startGateway()
+})
+afterAll(() => app.close())
+
+describe('Idempotency-Key on POST /single and POST /card', () => {
+  it('replays the stored response for a retry and charges once', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const first = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
+    const retry = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
+    expect(first.statusCode).toBe(200)
+    expect(first.headers['idempotent-replayed']).toBeUndefined()
+    expect(retry.statusCode).toBe(200)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.json()).toEqual(first.json())
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 27, letters: [{ id: first.json<{ cardId: string }>().cardId }] })
+  })
+
+  it('treats the same body with its keys in another order as the same request', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    const reversed = Object.fromEntries(Object.entries(body).reverse())
+    await client.post('/single', body, { 'idempotency-key': 'k-order' })
+    expect((await client.post('/single', reversed, { 'idempotency-key': 'k-order' })).headers['idempotent-replayed']).toBe('true')
+  })
+
+  it('answers 422 for the same key with another body, and charges nothing more', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-422' })
+    const response = await client.post('/single', singleLetter(account, { name: 'Marta' }), { 'idempotency-key': 'k-422' })
+    expectError(response, 422, 'Unprocessable Entity', /ya se usó con una petición distinta/)
+    expect((await moneyState(app.db, account.id)).balance).toBe(27)
+  })
+
+  it('answers 409 while the first request with the key is still in flight', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    // A claim with no response yet: the first copy is still running.
+    const { requestFingerprint } = await import('../src/letters/idempotency.js')
+    await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
+      VALUES (${account.id}::uuid, 'k-409', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+    expectError(await client.post('/single', body, { 'idempotency-key': 'k-409' }), 409, 'Conflict', /todavía se está procesando/)
+    expect((await moneyState(app.db, account.id)).balance).toBe(30)
+  })
+
+  it('lets a key be used again after its request failed', async () => {
+    const account = await adminAccount(app, 2)
+    const client = publicClient(app, account.apiKey)
+    expectError(await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-retry' }), 402, 'Payment Required')
+    await app.inject({ method: 'POST', url: `/admin/accounts/${account.id}/credits`, headers: { authorization: 'Bearer test-admin-token-0123456789' }, payload: { amount: 10 } })
+    const retry = await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-retry' })
+    expect(retry.statusCode).toBe(200)
+    expect(retry.headers['idempotent-replayed']).toBeUndefined()
+    expect((await moneyState(app.db, account.id)).balance).toBe(9)
+  })
+
+  it('keeps keys per account: two accounts may use the same key', async () => {
+    const first = await adminAccount(app, 10)
+    const second = await adminAccount(app, 10)
+    const a = await publicClient(app, first.apiKey).post('/single', singleLetter(first), { 'idempotency-key': 'shared-key' })
+    const b = await publicClient(app, second.apiKey).post('/single', singleLetter(second), { 'idempotency-key': 'shared-key' })
+    expect(b.statusCode).toBe(200)
+    expect(b.json<{ cardId: string }>().cardId).not.toBe(a.json<{ cardId: string }>().cardId)
+  })
+
+  it('rejects a key longer than 255 characters', async () => {
+    const account = await adminAccount(app, 10)
+    const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account), { 'idempotency-key': 'k'.repeat(256) })
+    expectError(response, 400, 'Bad Request', "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres")
+    expect((await moneyState(app.db, account.id)).balance).toBe(10)
+  })
+
+  it('makes 20 parallel copies of one request into one letter and one charge', async () => {
+    const account = await adminAccount(app, 100)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    const responses = await Promise.all(Array.from({ length: 20 }, () => client.post('/single', body, { 'idempotency-key': 'parallel-1' })))
+    const created = responses.filter((response) => response.statusCode === 200)
+    const inFlight = responses.filter((response) => response.statusCode === 409)
+    expect(created.length + inFlight.length).toBe(20)
+    expect(created.length).toBeGreaterThanOrEqual(1)
+    expect(new Set(created.map((response) => response.json<{ cardId: string }>().cardId)).size).toBe(1)
+    for (const response of inFlight) expectError(response, 409, 'Conflict')
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 97 })
+    expect(state.letters).toHaveLength(1)
+    expect(state.charges).toHaveLength(1)
+    // Once the first has finished, every further copy is a replay of the same letter.
+    const late = await client.post('/single', body, { 'idempotency-key': 'parallel-1' })
+    expect(late.json()).toEqual(created[0]!.json())
+  })
+})

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letterEvents, letters, outbox } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+
+let app: App
+let account: Awaited<ReturnType<typeof adminAccount>>
+let other: Awaited<ReturnType<typeof adminAccount>>
+let client: ReturnType<typeof publicClient>
+beforeAll(async () => {
+  app = await startGateway()
+  account = await adminAccount(app, 1000)
+  other = await adminAccount(app, 10)
+  client = publicClient(app, account.apiKey)
+})
+afterAll(() => app.close())
+
+describe('POST /single', () => {
+  it('charges 3 credits for Spain and stores the letter, its ledger entry, its first event and its address job', async () => {
+    const before = (await moneyState(app.db, account.id)).balance
+    const response = await client.post('/single', singleLetter(account, { fontName: 'kalam', company: 'Luna S.L.', country: 'es' }))
+    expect(response.statusCode).toBe(200)
+    const body = response.json<{ success: boolean; cardId: string }>()
+    expect(body).toEqual({ success: true, cardId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+
+    const [letter] = await app.db.select().from(letters).where(eq(letters.id, body.cardId))
+    expect(letter).toMatchObject({
+      accountId: account.id,
+      type: 'single',
+      status: 'received',
+      cost: 3,
+      fontName: 'kalam',
+      message: 'Querida Lucía, gracias por tu compra.',
+      recipient: { name: 'Lucía', surname: 'García', company: 'Luna S.L.', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' },
+      address: null,
+    })
+    expect(await app.db.select({ status: letterEvents.status }).from(letterEvents).where(eq(letterEvents.letterId, body.cardId))).toEqual([{ status: 'received' }])
+    const jobs = await app.db.select().from(outbox).where(eq(outbox.jobName, 'normalize-address'))
+    expect(jobs.filter((job) => job.payload.letterId === body.cardId)).toMatchObject([{ queue: 'address', payload: { letterId: body.cardId }, sentAt: null }])
+    const after = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(after.balance).toBe(before - 3)
+  })
+
+  it('charges 5 credits for any other country', async () => {
+    const before = (await moneyState(app.db, account.id)).balance
+    const response = await client.post('/single', singleLetter(account, { zip: '75001', city: 'Paris', province: null, country: 'FR' }))
+    expect(response.statusCode).toBe(200)
+    expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
+  })
+
+  it('accepts a letter without message, font, company or province', async () => {
+    const { message: _m, province: _p, ...minimal } = singleLetter(account)
+    const response = await client.post('/single', { ...minimal, message: null, fontName: null })
+    expect(response.statusCode).toBe(200)
+    const [letter] = await app.db.select().from(letters).where(eq(letters.id, response.json<{ cardId: string }>().cardId))
+    expect(letter).toMatchObject({ message: '', fontName: 'caveat', recipient: { province: null, company: null } })
+  })
+
+  it('takes a message of 1,000 characters, counting an emoji as one', async () => {
+    expect((await client.post('/single', singleLetter(account, { message: '✉'.repeat(1000) }))).statusCode).toBe(200)
+    expect((await client.post('/single', singleLetter(account, { message: '😀'.repeat(1000) }))).statusCode).toBe(200)
+  })
+})
+
+describe('POST /single rejects bad input with 400 and charges nothing', () => {
+  const cases: Array<[string, (a: typeof account) => unknown, string | RegExp]> = [
+    ['a missing zip', (a) => ({ ...singleLetter(a), zip: undefined }), "El campo 'zip' es obligatorio"],
+    ['a missing address', (a) => ({ ...singleLetter(a), address: undefined }), "El campo 'address' es obligatorio"],
+    ['a missing cardDesignId', (a) => ({ ...singleLetter(a), cardDesignId: undefined }), "El campo 'cardDesignId' es obligatorio"],
+    ['an empty name', (a) => singleLetter(a, { name: '' }), "El campo 'name' no puede estar vacío"],
+    ['a zip sent as a number', (a) => singleLetter(a, { zip: 28013 }), /El campo 'zip' debe ser un texto/],
+    ['a three-letter country', (a) => singleLetter(a, { country: 'ESP' }), "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras"],
+    ['an unassigned country code', (a) => singleLetter(a, { country: 'XX' }), "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es"],
+    ['a Spanish zip of four digits', (a) => singleLetter(a, { zip: '2801' }), "El campo 'zip' ('2801') no es un código postal válido para ES"],
+    ['a Spanish zip outside provinces 01-52', (a) => singleLetter(a, { zip: '53001' }), "El campo 'zip' ('53001') no es un código postal válido para ES"],
+    ['a German zip of four digits', (a) => singleLetter(a, { zip: '1011', country: 'DE' }), "El campo 'zip' ('1011') no es un código postal válido para DE"],
+    ['a cardDesignId that is not a UUID', (a) => singleLetter(a, { cardDesignId: 'tarjeta-1' }), "El campo 'cardDesignId' debe ser un UUID válido"],
+    ['an unknown card design', (a) => singleLetter(a, { cardDesignId: UNKNOWN_ID }), "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta"],
+    ['an envelope design of another account', (a) => singleLetter(a, { envelopeDesignId: other.envelopeDesignId }), "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta"],
+    ['a sender of another account', (a) => singleLetter(a, { senderId: other.senderId }), "El campo 'senderId' no corresponde a ningún remitente de la cuenta"],
+    ['an unknown font', (a) => singleLetter(a, { fontName: 'comic-sans' }), "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam"],
+    ['a message over 1,000 characters', (a) => singleLetter(a, { message: 'a'.repeat(1001) }), /no puede tener más de 1000 caracteres/],
+    ['an unknown field', (a) => singleLetter(a, { signatureId: a.signatureId }), "El campo 'signatureId' no está permitido"],
+    ['a misspelt field', (a) => ({ ...singleLetter(a), zip: undefined, zipcode: '28013' }), "El campo 'zip' es obligatorio"],
+    ['a body that is an array', () => [], 'El cuerpo de la petición debe ser un objeto JSON'],
+  ]
+
+  it.each(cases)('%s', async (_name, body, message) => {
+    const before = await moneyState(app.db, account.id)
+    expectError(await client.post('/single', body(account)), 400, 'Bad Request', message)
+    const after = await moneyState(app.db, account.id)
+    expect(after.balance).toBe(before.balance)
+    expect(after.letters).toHaveLength(before.letters.length)
+    expect(after.entries).toHaveLength(before.entries.length)
+  })
+
+  it('rejects a body that is not JSON, another media type and an oversized body', async () => {
+    const before = await moneyState(app.db, account.id)
+    const raw = (payload: string, type: string) => app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'content-type': type }, payload })
+    expectError(await raw('{"name":', 'application/json'), 400, 'Bad Request', 'El cuerpo de la petición no es un JSON válido')
+    expectError(await raw('', 'application/json'), 400, 'Bad Request')
+    expectError(await raw('name=Lucía', 'application/x-www-form-urlencoded'), 415, 'Unsupported Media Type')
+    expectError(await client.post('/single', singleLetter(account, { message: 'x'.repeat(65 * 1024) })), 413, 'Payload Too Large', 'El cuerpo de la petición es demasiado grande')
+    expect((await moneyState(app.db, account.id)).balance).toBe(before.balance)
+  })
+})
+
+describe('POST /single without a valid key', () => {
+  it.each([
+    ['no key', {}],
+    ['an unknown key', { 'x-api-key': 'lk_live_this-key-does-not-exist-at-all-0000000000' }],
+  ])('answers 401 with %s and charges nothing', async (_name, headers) => {
+    const before = await moneyState(app.db, account.id)
+    const response = await app.inject({ method: 'POST', url: '/single', headers, payload: singleLetter(account) })
+    expectError(response, 401, 'Unauthorized', 'La API key no es válida o no se ha enviado en la cabecera X-API-KEY')
+    expect((await moneyState(app.db, account.id)).balance).toBe(before.balance)
+  })
+
+  it('answers 401 to a revoked key within one second', async () => {
+    const admin = adminClient(app)
+    const issued = (await admin.post(`/admin/accounts/${account.id}/api-keys`)).json<{ id: string; apiKey: string }>()
+    expect((await publicClient(app, issued.apiKey).get('/card-designs')).statusCode).toBe(200)
+    await admin.delete(`/admin/api-keys/${issued.id}`)
+    const revokedAt = Date.now()
+    await expect.poll(async () => (await publicClient(app, issued.apiKey).get('/card-designs')).statusCode, { timeout: 1000, interval: 20 }).toBe(401)
+    expect(Date.now() - revokedAt).toBeLessThan(1000)
+    expectError(await publicClient(app, issued.apiKey).post('/single', singleLetter(account)), 401, 'Unauthorized')
+  })
+})
+
+describe('POST /single without enough credits', () => {
+  it('answers 402 and leaves nothing behind', async () => {
+    const poor = await adminAccount(app, 4)
+    const poorClient = publicClient(app, poor.apiKey)
+    expect((await poorClient.post('/single', singleLetter(poor))).statusCode).toBe(200)
+    const before = await moneyState(app.db, poor.id)
+    expect(before.balance).toBe(1)
+    expectError(await poorClient.post('/single', singleLetter(poor)), 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 1')
+    const after = await expectLedgerMatchesLetters(app.db, poor.id)
+    expect(after.balance).toBe(1)
+    expect(after.letters).toHaveLength(1)
+    expect(after.entries).toHaveLength(before.entries.length)
+    expect(after.jobs).toHaveLength(1)
+  })
+})
