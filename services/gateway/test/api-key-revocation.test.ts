@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
-import { adminClient, startGateway } from './helpers.js'
+import { adminClient, expectError, startGateway } from './helpers.js'
 
 describe('revoking an API key', () => {
   let replicaA: App
@@ -27,5 +27,16 @@ describe('revoking an API key', () => {
     // B learns it through Redis; allow the message its round trip, far less than the cache's second.
     await expect.poll(() => replicaB.apiKeyAuth.identify(issued.apiKey), { timeout: 300, interval: 10 }).toBeNull()
     expect(await replicaB.apiKeyAuth.identify(account.apiKey)).not.toBeNull()
+  })
+
+  it('answers 401 on another replica right after the revocation', async () => {
+    const admin = adminClient(replicaA)
+    const account = (await admin.post('/admin/accounts', { name: 'Dos réplicas HTTP' })).json<{ id: string }>()
+    const issued = (await admin.post(`/admin/accounts/${account.id}/api-keys`)).json<{ id: string; apiKey: string }>()
+    const onB = () => replicaB.inject({ method: 'GET', url: '/senders', headers: { 'x-api-key': issued.apiKey } })
+    expect((await onB()).statusCode).toBe(200)
+    await admin.delete(`/admin/api-keys/${issued.id}`)
+    await expect.poll(async () => (await onB()).statusCode, { timeout: 300, interval: 10 }).toBe(401)
+    expectError(await onB(), 401, 'Unauthorized')
   })
 })

@@ -73,3 +73,21 @@ export function publicClient(app: App, apiKey: string) {
       app.inject({ method: 'POST', url, headers: { 'x-api-key': apiKey, ...headers }, payload: payload as InjectOptions['payload'] }),
   }
 }
+
+/** A campaign made through the admin API: "Hola {{nombre}}, tu cupón es {{ cupon }}.", nombre defaulting to "amigo". */
+export async function adminCampaign(app: App, owner: { id: string; cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+  const response = await adminClient(app).post(`/admin/accounts/${owner.id}/campaigns`, {
+    name: 'Otoño',
+    cardDesignId: owner.cardDesignId,
+    envelopeDesignId: owner.envelopeDesignId,
+    senderId: owner.senderId,
+    message: 'Hola {{nombre}}, tu cupón es {{ cupon }}.',
+    variables: [
+      { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },
+      { name: 'cupon', maxSize: 10, defaultValue: null, example: 'OTONO10' },
+    ],
+    ...overrides,
+  })
+  expect(response.statusCode, response.body).toBe(201)
+  return response.json<{ id: string }>().id
+}

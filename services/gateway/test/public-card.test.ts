@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, spanishRecipient, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, publicClient, spanishRecipient, startGateway } from './helpers.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
@@ -12,12 +12,10 @@ let campaignId: string
 let inactiveCampaignId: string
 let foreignCampaignId: string
 
-async function newCampaign(owner: typeof account, overrides: Record<string, unknown> = {}) {
-  const response = await adminClient(app).post(`/admin/accounts/${owner.id}/campaigns`, {
+/** "¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.", nombre at most 10 characters. */
+const newCampaign = (owner: typeof account, overrides: Record<string, unknown> = {}) =>
+  adminCampaign(app, owner, {
     name: 'Navidad',
-    cardDesignId: owner.cardDesignId,
-    envelopeDesignId: owner.envelopeDesignId,
-    senderId: owner.senderId,
     fontName: 'dancing-script',
     message: '¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.',
     variables: [
@@ -26,8 +24,6 @@ async function newCampaign(owner: typeof account, overrides: Record<string, unkn
     ],
     ...overrides,
   })
-  return response.json<{ id: string }>().id
-}
 
 beforeAll(async () => {
   app = await startGateway()

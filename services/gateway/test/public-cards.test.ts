@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, startGateway } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 type Summary = { id: string; status: string; campaignId: string | null }
@@ -39,22 +39,7 @@ async function createSingle(owner: Account, overrides: Record<string, unknown> =
   return response.json<{ cardId: string }>().cardId
 }
 
-async function createCampaign(owner: Account) {
-  const response = await adminClient(app).post(`/admin/accounts/${owner.id}/campaigns`, {
-    name: 'Otoño',
-    cardDesignId: owner.cardDesignId,
-    envelopeDesignId: owner.envelopeDesignId,
-    senderId: owner.senderId,
-    fontName: 'kalam',
-    message: 'Hola {{nombre}}, tu cupón es {{ cupon }}.',
-    variables: [
-      { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },
-      { name: 'cupon', maxSize: 10, defaultValue: null, example: 'OTONO10' },
-    ],
-  })
-  expect(response.statusCode, response.body).toBe(201)
-  return response.json<{ id: string }>().id
-}
+const createCampaign = (owner: Account) => adminCampaign(app, owner, { fontName: 'kalam' })
 
 async function createCampaignLetter(owner: Account, campaignId: string) {
   const response = await post(owner, '/card', { campaignId, ...recipient, variables: { cupon: 'OTONO10' } })

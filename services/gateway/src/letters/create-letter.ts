@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SQL } from 'drizzle-orm'
 import type { Config } from '@letters/config'
-import { DEFAULT_FONT, fontNames, isAssignedCountry, isFontName, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
+import { DEFAULT_FONT, isAssignedCountry, isFontName, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
 import { balance, chargeCtes } from '@letters/credits'
 import type { Db, Recipient } from '@letters/db'
 import { ApiError, badRequest } from '../errors.js'
+import { checkedFont } from '../services/fonts.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { claimIdempotencyKey, releaseIdempotencyKey, requestFingerprint, storeResponseCte } from './idempotency.js'
 
@@ -60,12 +61,6 @@ function checkedRecipient(body: publicApi.SingleLetterBody | publicApi.CampaignL
     province: body.province ?? null,
     country,
   }
-}
-
-function checkedFont(fontName: string | null | undefined): FontName {
-  if (fontName === null || fontName === undefined) return DEFAULT_FONT
-  if (!isFontName(fontName)) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${fontNames.join(', ')}`)
-  return fontName
 }
 
 function checkedMessage(message: string): string {

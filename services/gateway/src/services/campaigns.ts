@@ -1,8 +1,9 @@
 import { asc, eq, inArray } from 'drizzle-orm'
-import { fontNames, isFontName, type admin } from '@letters/contracts'
+import type { admin } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
+import { checkedFont } from './fonts.js'
 import { assertOwnedDesigns } from './ownership.js'
 import { characterCount, placeholdersOf } from './templates.js'
 
@@ -10,9 +11,7 @@ const campaignNotFound = () => notFound('La campaña no existe')
 
 /** The rules a campaign's variables and template must follow beyond their JSON shape. */
 function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
-  if (body.fontName && !isFontName(body.fontName)) {
-    throw badRequest(`La fuente '${body.fontName}' no existe; las disponibles son: ${fontNames.join(', ')}`)
-  }
+  checkedFont(body.fontName)
   const declared = new Set<string>()
   body.variables.forEach((variable, index) => {
     if (declared.has(variable.name)) throw badRequest(`La variable '${variable.name}' está declarada dos veces`)
