@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { asc, eq, sql } from 'drizzle-orm'
+import { asc, eq } from 'drizzle-orm'
 import { closeDb, createDb, ledgerEntries, type Db } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'

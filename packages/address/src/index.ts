@@ -1,0 +1,18 @@
+export { normalizeAddress, type AddressInput, type AddressChange, type Deliverability, type NormalizedAddress } from './normalize.js'
+export { spanishProvinces } from './spanish-provinces.js'
+
+import { normalizeAddress, type AddressInput, type NormalizedAddress } from './normalize.js'
+
+/**
+ * Where a real verification service (one that knows which streets exist) plugs in. The
+ * built-in provider works offline with the rules of `normalizeAddress`.
+ */
+export interface AddressVerifier {
+  readonly name: string
+  verify(input: AddressInput): Promise<NormalizedAddress>
+}
+
+export const offlineVerifier: AddressVerifier = {
+  name: 'offline',
+  verify: async (input) => normalizeAddress(input),
+}
