@@ -23,3 +23,14 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ...overrides,
   })
 }
+
+/**
+ * A database of its own for a test file whose workers or dispatcher would otherwise pick up
+ * rows other test files create in the shared one. Drop it in afterAll.
+ */
+export async function isolatedDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const { dropDatabase, prepareDatabase } = await import('@letters/db')
+  const url = inject('databaseUrl').replace(/\/([^/]*)$/, (_, name: string) => `/${name}_${label}_${Math.random().toString(36).slice(2, 8)}`)
+  await prepareDatabase(url)
+  return { url, drop: () => dropDatabase(url) }
+}

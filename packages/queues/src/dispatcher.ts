@@ -1,0 +1,128 @@
+import { inArray, sql } from 'drizzle-orm'
+import type { Logger } from 'pino'
+import { queueNames, type QueueName } from '@letters/contracts'
+import { outbox, type Db } from '@letters/db'
+import type { Queues } from './queues.js'
+
+export interface DispatcherOptions {
+  /** Rows moved per round. */
+  batchSize?: number
+  /** Pause between rounds when the outbox is empty. */
+  idleMs?: number
+  /** Longest pause after failed rounds (Redis down), reached by doubling. */
+  maxBackoffMs?: number
+  /** How long one round may wait for Redis before giving up (BullMQ waits for a connection). */
+  sendTimeoutMs?: number
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+type OutboxRow = { id: string; queue: string; job_name: string; payload: Record<string, string> }
+
+/**
+ * Moves outbox rows to BullMQ. Each round locks a batch of unsent rows (SKIP LOCKED, so any
+ * number of dispatchers share the work), adds them as jobs whose jobId is the row's id, and
+ * marks them sent in the same transaction. If Redis fails, nothing is marked and the rows go
+ * out in a later round; if the commit fails after the jobs were added, the re-sent jobs carry
+ * the same ids, which BullMQ ignores while it still holds them, and workers are idempotent.
+ */
+export class OutboxDispatcher {
+  private running = false
+  private loop: Promise<void> | undefined
+  private wake: (() => void) | undefined
+  private readonly batchSize: number
+  private readonly idleMs: number
+  private readonly maxBackoffMs: number
+  private readonly sendTimeoutMs: number
+
+  constructor(
+    private readonly db: Db,
+    private readonly queues: Queues,
+    private readonly log: Logger,
+    options: DispatcherOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 200
+    this.idleMs = options.idleMs ?? 200
+    this.maxBackoffMs = options.maxBackoffMs ?? 10_000
+    this.sendTimeoutMs = options.sendTimeoutMs ?? 5000
+  }
+
+  /** One round: returns how many rows were sent. Throws when Redis or Postgres failed. */
+  async dispatchOnce(): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.execute<OutboxRow>(sql`
+        SELECT id, queue, job_name, payload FROM outbox
+        WHERE sent_at IS NULL
+        ORDER BY created_at, id
+        LIMIT ${this.batchSize}
+        FOR UPDATE SKIP LOCKED`)
+      if (rows.length === 0) return 0
+      for (const queue of queueNames) {
+        const jobs = rows.filter((row) => row.queue === queue)
+        if (jobs.length > 0) {
+          const added = this.queues[queue].addBulk(jobs.map((row) => ({ name: row.job_name, data: row.payload, opts: { jobId: row.id } })))
+          // A late add after the timeout is harmless: the rows stay unsent and go again with the same ids.
+          added.catch(() => {})
+          await withTimeout(added, this.sendTimeoutMs, `adding ${jobs.length} ${queue} jobs`)
+        }
+      }
+      const unknown = rows.filter((row) => !(queueNames as readonly string[]).includes(row.queue))
+      if (unknown.length > 0) this.log.error({ ids: unknown.map((row) => row.id) }, 'outbox rows name an unknown queue; left unsent')
+      const sent = rows.filter((row) => (queueNames as readonly string[]).includes(row.queue as QueueName)).map((row) => row.id)
+      await tx.update(outbox).set({ sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` }).where(inArray(outbox.id, sent))
+      return sent.length
+    })
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /** Runs a round now instead of at the end of the pause. */
+  poke(): void {
+    this.wake?.()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.wake?.()
+    await this.loop
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 0
+    while (this.running) {
+      let pause = this.idleMs
+      try {
+        const sent = await this.dispatchOnce()
+        if (backoff > 0) this.log.info('outbox dispatch recovered')
+        backoff = 0
+        if (sent === this.batchSize) pause = 0
+      } catch (error) {
+        backoff = Math.min(this.maxBackoffMs, backoff ? backoff * 2 : this.idleMs)
+        pause = backoff
+        this.log.warn({ err: error, retryInMs: backoff }, 'outbox dispatch failed; rows stay queued in Postgres')
+      }
+      if (pause > 0 && this.running) await this.sleep(pause)
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = done
+    })
+  }
+}

@@ -1,0 +1,53 @@
+import { Queue, type DefaultJobOptions } from 'bullmq'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { queueNames, type QueueName } from '@letters/contracts'
+
+/**
+ * Retries per queue: exponential backoff with jitter; failed jobs are kept for ops, completed
+ * ones trimmed so Redis (noeviction) does not fill up.
+ */
+export const jobOptions: Record<QueueName, DefaultJobOptions> = {
+  address: {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+    removeOnComplete: { age: 24 * 3600, count: 10_000 },
+    removeOnFail: false,
+  },
+  production: {
+    attempts: 4,
+    backoff: { type: 'exponential', delay: 5000, jitter: 0.5 },
+    removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
+    removeOnFail: false,
+  },
+}
+
+/** For producers: fail at once while Redis is down (the outbox keeps the work), never hang. */
+export function producerConnection(redisUrl: string, name: string, log: Logger): Redis {
+  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: name })
+  redis.on('error', (err) => log.warn({ err, connection: name }, 'redis connection error'))
+  return redis
+}
+
+/** For workers: wait for Redis as long as it takes, as BullMQ requires. */
+export function workerConnection(redisUrl: string, name: string, log: Logger): Redis {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: name })
+  redis.on('error', (err) => log.warn({ err, connection: name }, 'redis connection error'))
+  return redis
+}
+
+export type Queues = Record<QueueName, Queue>
+
+export function openQueues(connection: Redis, prefix: string, log: Logger): Queues {
+  return Object.fromEntries(
+    queueNames.map((name) => {
+      const queue = new Queue(name, { connection, prefix, defaultJobOptions: jobOptions[name] })
+      queue.on('error', (err) => log.warn({ err, queue: name }, 'queue error'))
+      return [name, queue]
+    }),
+  ) as Queues
+}
+
+export async function closeQueues(queues: Queues): Promise<void> {
+  await Promise.all(Object.values(queues).map((queue) => queue.close()))
+}

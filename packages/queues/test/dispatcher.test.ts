@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inArray } from 'drizzle-orm'
+import { pino } from 'pino'
+import { closeDb, createDb, outbox, type Db } from '@letters/db'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { OutboxDispatcher, closeQueues, openQueues, producerConnection, type Queues } from '../src/index.js'
+
+const log = pino({ level: 'silent' })
+let db: Db
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let queues: Queues
+const connection = producerConnection(testConfig().redisUrl, 'dispatcher-test', log)
+const prefix = `${testConfig().queuePrefix}-dispatcher`
+
+beforeAll(async () => {
+  database = await isolatedDatabase('dispatcher')
+  db = createDb(database.url, { max: 12 })
+  queues = openQueues(connection, prefix, log)
+})
+afterAll(async () => {
+  await closeQueues(queues)
+  connection.disconnect()
+  await closeDb(db)
+  await database.drop()
+})
+
+async function addRows(count: number, queue: 'address' | 'production' = 'address') {
+  const rows = await db
+    .insert(outbox)
+    .values(Array.from({ length: count }, (_, i) => ({ queue, jobName: queue === 'address' ? 'normalize-address' : 'produce-letter', payload: { letterId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } })))
+    .returning({ id: outbox.id })
+  return rows.map((row) => row.id)
+}
+
+const unsent = async (ids: string[]) => (await db.select().from(outbox).where(inArray(outbox.id, ids))).filter((row) => row.sentAt === null)
+
+describe('OutboxDispatcher', () => {
+  it('adds each row as a job whose id is the row id, with ids only as payload, and marks the rows sent', async () => {
+    const ids = [...(await addRows(3)), ...(await addRows(2, 'production'))]
+    const dispatcher = new OutboxDispatcher(db, queues, log)
+    expect(await dispatcher.dispatchOnce()).toBe(5)
+    for (const id of ids.slice(0, 3)) {
+      const job = await queues.address.getJob(id)
+      expect(job).toMatchObject({ id, name: 'normalize-address', data: { letterId: expect.any(String) } })
+      expect(job?.opts.attempts).toBe(5)
+    }
+    expect(await queues.production.getJob(ids[3]!)).toMatchObject({ name: 'produce-letter' })
+    expect(await unsent(ids)).toEqual([])
+    expect(await dispatcher.dispatchOnce()).toBe(0)
+  })
+
+  it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async () => {
+    const ids = await addRows(4)
+    const deadConnection = producerConnection('redis://127.0.0.1:1', 'dead', log)
+    const deadQueues = openQueues(deadConnection, prefix, log)
+    await expect(new OutboxDispatcher(db, deadQueues, log, { sendTimeoutMs: 300 }).dispatchOnce()).rejects.toThrow()
+    expect(await unsent(ids)).toHaveLength(4)
+    await closeQueues(deadQueues).catch(() => {})
+    deadConnection.disconnect()
+
+    expect(await new OutboxDispatcher(db, queues, log).dispatchOnce()).toBe(4)
+    expect(await unsent(ids)).toEqual([])
+  })
+
+  it('shares the rows among dispatchers running at once, each sent exactly once', async () => {
+    const ids = await addRows(600)
+    const dispatchers = Array.from({ length: 5 }, () => new OutboxDispatcher(db, queues, log, { batchSize: 50 }))
+    const sent = await Promise.all(
+      dispatchers.map(async (dispatcher) => {
+        let total = 0
+        for (let n = await dispatcher.dispatchOnce(); n > 0; n = await dispatcher.dispatchOnce()) total += n
+        return total
+      }),
+    )
+    expect(sent.reduce((sum, n) => sum + n, 0)).toBe(600)
+    const rows = await db.select({ attempts: outbox.attempts, sentAt: outbox.sentAt }).from(outbox).where(inArray(outbox.id, ids))
+    expect(rows.every((row) => row.attempts === 1 && row.sentAt !== null)).toBe(true)
+    const jobs = await Promise.all(ids.map((id) => queues.address.getJob(id)))
+    expect(jobs.every((job) => job !== undefined)).toBe(true)
+  })
+
+  it('runs in the background until stopped, picking up new rows', async () => {
+    const dispatcher = new OutboxDispatcher(db, queues, log, { idleMs: 20 })
+    dispatcher.start()
+    const ids = await addRows(3)
+    await expect.poll(async () => (await unsent(ids)).length, { timeout: 3000, interval: 20 }).toBe(0)
+    await dispatcher.stop()
+    const afterStop = await addRows(1)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await unsent(afterStop)).toHaveLength(1)
+  })
+})
