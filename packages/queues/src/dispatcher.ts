@@ -1,5 +1,5 @@
 import { inArray, sql } from 'drizzle-orm'
-import type { Logger } from 'pino'
+import type { Logger } from './queues.js'
 import { queueNames, type QueueName } from '@letters/contracts'
 import { outbox, type Db } from '@letters/db'
 import type { Queues } from './queues.js'

@@ -1,2 +1,2 @@
 export { OutboxDispatcher, type DispatcherOptions } from './dispatcher.js'
-export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Queues } from './queues.js'
+export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Logger, type Queues } from './queues.js'

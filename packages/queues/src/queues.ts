@@ -1,6 +1,9 @@
 import { Queue, type DefaultJobOptions } from 'bullmq'
 import { Redis } from 'ioredis'
-import type { Logger } from 'pino'
+import type { BaseLogger } from 'pino'
+
+/** What the queues need of a logger: pino's, or Fastify's. */
+export type Logger = Pick<BaseLogger, 'info' | 'warn' | 'error'>
 import { queueNames, type QueueName } from '@letters/contracts'
 
 /**

@@ -1,23 +1,20 @@
 import closeWithGrace from 'close-with-grace'
-import { Redis } from 'ioredis'
 import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
-import { prepareDatabase } from '@letters/db'
-import type { QueueName } from '@letters/contracts'
+import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { startAddressWorker } from './worker.js'
 
-const queue: QueueName = 'address'
 const config = loadConfigOrExit()
 const log = pino({ name: 'address-worker', level: config.logLevel })
 
 await prepareDatabase(config.databaseUrl)
-// Workers wait for Redis rather than fail: a job left in the queue is picked up when it is back.
-const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'address-worker' })
-connection.on('error', (err) => log.warn({ err }, 'redis connection error'))
-await connection.ping()
-log.info({ queue, prefix: config.queuePrefix }, 'address-worker connected to Postgres and Redis')
+const db = createDb(config.databaseUrl)
+const running = startAddressWorker({ config, db, log, dispatchOutbox: true })
+log.info({ queue: 'address', prefix: config.queuePrefix }, 'address worker consuming')
 
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down')
-  await connection.quit()
+  await running.close()
+  await closeDb(db)
 })

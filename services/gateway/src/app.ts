@@ -7,6 +7,7 @@ import errorHandler from './plugins/app/error-handler.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import configPlugin from './plugins/external/config.js'
 import postgres from './plugins/external/postgres.js'
+import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
 import adminRoutes from './routes/admin/index.js'
 import health from './routes/health.js'
@@ -36,6 +37,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(configPlugin, { config: options.config })
   await app.register(postgres, options.db ? { db: options.db } : {})
   await app.register(redis)
+  await app.register(queues)
 
   await app.register(errorHandler)
   await app.register(apiKeyAuth)

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
 import { prepareDatabase } from '@letters/db'
+import { OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
 import { seedDemoAccount } from './seed-demo.js'
 
@@ -17,9 +18,14 @@ if (config.seedDemo) {
   }
 }
 
+// Every gateway moves outbox rows to BullMQ; any number of them can run side by side.
+const dispatcher = new OutboxDispatcher(app.db, app.queues, app.log.child({ component: 'outbox' }))
+dispatcher.start()
+
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
+  await dispatcher.stop()
   await app.close()
 })
 

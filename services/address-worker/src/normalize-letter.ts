@@ -1,0 +1,46 @@
+import { UnrecoverableError } from 'bullmq'
+import { and, eq } from 'drizzle-orm'
+import type { AddressVerifier, NormalizedAddress } from '@letters/address'
+import { refund } from '@letters/credits'
+import { letterEvents, letters, outbox, type Db } from '@letters/db'
+
+export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
+
+function eventDetail(result: NormalizedAddress): string {
+  if (result.deliverability === 'undeliverable') return `Dirección no entregable: ${result.problems.join('; ')}. Créditos devueltos.`
+  if (result.deliverability === 'corrected') return `Dirección corregida: ${result.changes.map((change) => `${change.field} (${change.reason})`).join(', ')}`
+  return 'Dirección verificada'
+}
+
+/**
+ * Verifies a received letter's address and moves the letter on, in one transaction: the
+ * normalized address and the new status, its event, and either the production job (outbox) or
+ * the refund. A letter no longer `received` was handled by an earlier run: nothing changes.
+ */
+export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterId: string): Promise<AddressOutcome> {
+  const [letter] = await db
+    .select({ accountId: letters.accountId, status: letters.status, recipient: letters.recipient, cost: letters.cost })
+    .from(letters)
+    .where(eq(letters.id, letterId))
+  if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
+  if (letter.status !== 'received') return 'already_done'
+
+  const result = await verifier.verify(letter.recipient)
+  const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
+  return db.transaction(async (tx) => {
+    const [moved] = await tx
+      .update(letters)
+      .set({ status, address: { ...result, verifiedBy: verifier.name }, updatedAt: new Date() })
+      .where(and(eq(letters.id, letterId), eq(letters.status, 'received')))
+      .returning({ id: letters.id })
+    // Another run (or a cancellation) moved it first.
+    if (!moved) return 'already_done'
+    await tx.insert(letterEvents).values({ letterId, status, detail: eventDetail(result) })
+    if (status === 'address_rejected') {
+      await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
+    } else {
+      await tx.insert(outbox).values({ queue: 'production', jobName: 'produce-letter', payload: { letterId } })
+    }
+    return status
+  })
+}

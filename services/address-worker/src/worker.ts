@@ -1,0 +1,52 @@
+import { Worker } from 'bullmq'
+import type { Logger } from 'pino'
+import { offlineVerifier, type AddressVerifier } from '@letters/address'
+import type { Config } from '@letters/config'
+import type { JobPayloads } from '@letters/contracts'
+import type { Db } from '@letters/db'
+import { closeQueues, OutboxDispatcher, openQueues, producerConnection, workerConnection } from '@letters/queues'
+import { normalizeLetter } from './normalize-letter.js'
+
+export interface AddressWorkerOptions {
+  config: Config
+  db: Db
+  log: Logger
+  verifier?: AddressVerifier
+  concurrency?: number
+  /** Also move outbox rows to BullMQ (the production jobs this worker writes). */
+  dispatchOutbox?: boolean
+}
+
+/** Consumes the `address` queue; returns a function that stops it gracefully. */
+export function startAddressWorker(options: AddressWorkerOptions) {
+  const { config, db, log } = options
+  const verifier = options.verifier ?? offlineVerifier
+  const connection = workerConnection(config.redisUrl, 'address-worker', log)
+  const worker = new Worker<JobPayloads['normalize-address']>(
+    'address',
+    async (job) => {
+      const outcome = await normalizeLetter(db, verifier, job.data.letterId)
+      log.info({ letterId: job.data.letterId, jobId: job.id, outcome }, 'address handled')
+      return outcome
+    },
+    { connection, prefix: config.queuePrefix, concurrency: options.concurrency ?? 8 },
+  )
+  worker.on('error', (err) => log.error({ err }, 'address worker error'))
+  worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, attempts: job?.attemptsMade }, 'address job failed'))
+
+  const producer = options.dispatchOutbox ? producerConnection(config.redisUrl, 'address-worker-outbox', log) : undefined
+  const queues = producer ? openQueues(producer, config.queuePrefix, log) : undefined
+  const dispatcher = queues ? new OutboxDispatcher(db, queues, log) : undefined
+  dispatcher?.start()
+
+  return {
+    worker,
+    async close() {
+      await dispatcher?.stop()
+      await worker.close()
+      if (queues) await closeQueues(queues)
+      producer?.disconnect()
+      await connection.quit().catch(() => connection.disconnect())
+    },
+  }
+}

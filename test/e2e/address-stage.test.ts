@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { asc, eq } from 'drizzle-orm'
+import { pino } from 'pino'
+import { startAddressWorker } from '@letters/address-worker/worker'
+import { normalizeLetter } from '@letters/address-worker/normalize-letter'
+import { offlineVerifier } from '@letters/address'
+import { ledgerEntries, letters, outbox } from '@letters/db'
+import { buildApp, type App } from '@letters/gateway/app'
+import { OutboxDispatcher } from '@letters/queues'
+import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
+
+const log = pino({ level: 'silent' })
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let app: App
+let dispatcher: OutboxDispatcher
+let worker: ReturnType<typeof startAddressWorker>
+let account: { id: string; apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }
+
+beforeAll(async () => {
+  database = await isolatedDatabase('address')
+  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-address` })
+  app = await buildApp({ config, logger: false })
+  await app.ready()
+  dispatcher = new OutboxDispatcher(app.db, app.queues, log, { idleMs: 50 })
+  dispatcher.start()
+  worker = startAddressWorker({ config, db: app.db, log })
+
+  const admin = (url: string, payload: unknown) =>
+    app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: payload as object }).then((response) => response.json<{ id: string; apiKey: string }>())
+  const created = await admin('/admin/accounts', { name: 'Tienda', credits: 50 })
+  account = {
+    ...created,
+    cardDesignId: (await admin(`/admin/accounts/${created.id}/card-designs`, { name: 'T' })).id,
+    envelopeDesignId: (await admin(`/admin/accounts/${created.id}/envelope-designs`, { name: 'S' })).id,
+    senderId: (await admin(`/admin/accounts/${created.id}/senders`, { name: 'R' })).id,
+  }
+})
+afterAll(async () => {
+  await dispatcher.stop()
+  await worker.close()
+  await app.close()
+  await database.drop()
+})
+
+async function send(recipient: Record<string, unknown>) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/single',
+    headers: { 'x-api-key': account.apiKey },
+    payload: { cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola', ...recipient },
+  })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ cardId: string }>().cardId
+}
+
+const card = (id: string) =>
+  app.inject({ method: 'GET', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } }).then((response) => response.json<{ status: string; address: Record<string, unknown> | null; events: Array<{ status: string; detail: string | null }> }>())
+
+const balance = async () => (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>().balance
+
+describe('the address stage', () => {
+  it('normalizes a received letter, makes it ready for print and queues its production job', async () => {
+    const id = await send({ name: 'ANA', surname: 'ruiz', address: 'C/  Mayor 3', zip: ' 08001 ', city: 'BARCELONA', province: '', country: 'es' })
+    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
+    const letter = await card(id)
+    expect(letter.address).toMatchObject({ name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 3', zip: '08001', city: 'Barcelona', province: 'Barcelona', country: 'ES', countryName: 'España', deliverability: 'corrected' })
+    expect(letter.events.map((event) => event.status)).toEqual(['received', 'ready_for_print'])
+    expect(letter.events[1]?.detail).toMatch(/^Dirección corregida/)
+    const jobs = await app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))
+    expect(jobs.filter((job) => job.payload.letterId === id)).toHaveLength(1)
+  })
+
+  it('rejects an undeliverable address and refunds the letter exactly once', async () => {
+    const before = await balance()
+    const id = await send({ name: 'Ana', surname: 'Ruiz', address: '   ', zip: '28013', city: 'Madrid', country: 'ES' })
+    expect(await balance()).toBe(before - 3)
+    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('address_rejected')
+    expect(await balance()).toBe(before)
+    const letter = await card(id)
+    expect(letter.address).toMatchObject({ deliverability: 'undeliverable', problems: ['la dirección está vacía'] })
+    expect(letter.events.at(-1)?.detail).toMatch(/Créditos devueltos/)
+
+    // The job runs again (a retry, a duplicate): nothing changes, nothing is refunded twice.
+    expect(await normalizeLetter(app.db, offlineVerifier, id)).toBe('already_done')
+    expect(await balance()).toBe(before)
+    const movements = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id)).orderBy(asc(ledgerEntries.id))
+    expect(movements.map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3], ['refund', 3]])
+    const [row] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
+    expect(row?.status).toBe('address_rejected')
+  })
+
+  it('changes nothing when a ready letter is processed again', async () => {
+    const id = await send({ name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' })
+    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
+    const before = await card(id)
+    expect(before.address).toMatchObject({ deliverability: 'deliverable' })
+    expect(await normalizeLetter(app.db, offlineVerifier, id)).toBe('already_done')
+    expect(await card(id)).toEqual(before)
+  })
+})
