@@ -10,12 +10,16 @@ export type Executor = Db | Tx
 export interface DbOptions {
   /** Connections in the pool. */
   max?: number
+  /** Longest a statement may run before Postgres cancels it. */
+  statementTimeoutMs?: number
 }
 
 export function createDb(url: string, options: DbOptions = {}): Db {
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
+    // A stuck statement fails instead of holding locks and a connection indefinitely.
+    connection: { statement_timeout: options.statementTimeoutMs ?? 10_000 },
   })
   return drizzle(client, { schema })
 }

@@ -55,6 +55,33 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(30)
   })
 
+  it('does not charge a request whose claim a retry took over while it waited', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    let releaseLock!: () => void
+    let locked!: () => void
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve))
+    const holder = app.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
+      locked()
+      await new Promise<void>((resolve) => (releaseLock = resolve))
+    })
+    await lockTaken
+    // inject starts the request only when something awaits it.
+    const first = client.post('/single', singleLetter(account), { 'idempotency-key': 'k-takeover' }).then((response) => response)
+    const claimOf = () => app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
+    await expect.poll(async () => (await claimOf())[0]?.n, { timeout: 3000, interval: 10 }).toBe(1)
+    // What a retry does to a claim it finds abandoned: it becomes the retry's, with a new token.
+    await app.db.execute(sql`UPDATE idempotency_keys SET created_at = now() + interval '1 second' WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
+    releaseLock()
+    await holder
+    expectError(await first, 409, 'Conflict')
+    const state = await moneyState(app.db, account.id)
+    expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
+    // The first request's failure did not release the retry's claim.
+    expect((await claimOf())[0]?.n).toBe(1)
+  })
+
   it('lets a key be used again after its request failed', async () => {
     const account = await adminAccount(app, 2)
     const client = publicClient(app, account.apiKey)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { DEFAULT_FONT, isAssignedCountry, isFontName, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
 import { balance, chargeCtes } from '@letters/credits'
@@ -7,7 +7,7 @@ import type { Db, Recipient } from '@letters/db'
 import { ApiError, badRequest } from '../errors.js'
 import { checkedFont } from '../services/fonts.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
-import { claimIdempotencyKey, releaseIdempotencyKey, requestFingerprint, storeResponseCte } from './idempotency.js'
+import { claimCtes, claimIdempotencyKey, inFlight, releaseIdempotencyKey, requestFingerprint, type Claim } from './idempotency.js'
 
 export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
@@ -155,20 +155,21 @@ async function draftLetter(deps: CreationDeps, accountId: string, request: Lette
  * address job in the outbox and, with an Idempotency-Key, stores the response. Nothing but the
  * checks happens when a check fails or the balance is short.
  */
-async function insertLetter(db: Db, draft: LetterDraft, idempotencyKey: string | undefined) {
+async function insertLetter(db: Db, draft: LetterDraft, claim: Extract<Claim, { outcome: 'claimed' }> | undefined) {
   const campaignActive = draft.campaignId
     ? sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${draft.campaignId}::uuid AND account_id = ${draft.accountId}::uuid AND active)`
     : sql`TRUE`
-  const remember: SQL = idempotencyKey ? storeResponseCte(draft.accountId, idempotencyKey) : sql``
-  const [outcome] = await db.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; letter_id: string | null }>(sql`
-    WITH checks AS (
+  const idempotency = claimCtes(draft.accountId, claim)
+  const [outcome] = await db.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; claim_held: boolean; letter_id: string | null }>(sql`
+    WITH ${idempotency.claim},
+    checks AS (
       SELECT
         EXISTS (SELECT 1 FROM card_designs WHERE id = ${draft.cardDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS card_ok,
         EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${draft.envelopeDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS envelope_ok,
         EXISTS (SELECT 1 FROM senders WHERE id = ${draft.senderId}::uuid AND account_id = ${draft.accountId}::uuid) AS sender_ok,
         ${campaignActive} AS campaign_ok
     ),
-    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks)`)},
+    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks) AND EXISTS (SELECT 1 FROM claim)`)},
     letter AS (
       INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost)
       SELECT ${draft.id}::uuid, moved.id, ${draft.type}, ${draft.campaignId}::uuid, ${draft.cardDesignId}::uuid, ${draft.envelopeDesignId}::uuid,
@@ -182,14 +183,16 @@ async function insertLetter(db: Db, draft: LetterDraft, idempotencyKey: string |
     address_job AS (
       INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM letter
     )
-    ${remember}
-    SELECT checks.*, (SELECT id FROM letter) AS letter_id
+    ${idempotency.remember}
+    SELECT checks.*, EXISTS (SELECT 1 FROM claim) AS claim_held, (SELECT id FROM letter) AS letter_id
     FROM checks`)
   if (!outcome) throw new Error('creation statement returned no row')
   if (!outcome.card_ok) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
   if (!outcome.envelope_ok) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
   if (!outcome.sender_ok) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
   if (!outcome.campaign_ok) throw badRequest('La campaña no está activa')
+  // The claim was taken over by a retry while this request waited: the retry owns the key now.
+  if (!outcome.claim_held) throw inFlight()
   // The statement's snapshot predates the charges it waited for: read the balance afresh.
   if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(db, draft.accountId))
   return outcome.letter_id
@@ -206,16 +209,14 @@ export async function createLetter(
   idempotencyKey?: string,
 ): Promise<CreationResult> {
   const recipient = checkedRecipient(request.body)
-  if (idempotencyKey) {
-    const claim = await claimIdempotencyKey(deps.db, accountId, idempotencyKey, requestFingerprint(request.kind, request.body))
-    if (claim.outcome === 'replay') return { status: claim.status, body: claim.body as publicApi.LetterCreated, replayed: true }
-  }
+  const claim = idempotencyKey ? await claimIdempotencyKey(deps.db, accountId, idempotencyKey, requestFingerprint(request.kind, request.body)) : undefined
+  if (claim?.outcome === 'replay') return { status: claim.status, body: claim.body as publicApi.LetterCreated, replayed: true }
   try {
     const draft = await draftLetter(deps, accountId, request, recipient)
-    const cardId = await insertLetter(deps.db, draft, idempotencyKey)
+    const cardId = await insertLetter(deps.db, draft, claim)
     return { status: 200, body: { success: true, cardId }, replayed: false }
   } catch (error) {
-    if (idempotencyKey) await releaseIdempotencyKey(deps.db, accountId, idempotencyKey)
+    if (claim) await releaseIdempotencyKey(deps.db, accountId, claim)
     throw error
   }
 }

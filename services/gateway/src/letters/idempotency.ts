@@ -8,7 +8,12 @@ export const IDEMPOTENCY_TTL_HOURS = 24
 /** A claim whose request never finished (the process died) is given up after this long. */
 const ABANDONED_AFTER_SECONDS = 60
 
-export type Claim = { outcome: 'claimed' } | { outcome: 'replay'; status: number; body: unknown }
+/**
+ * `token` identifies this request's claim (the claim's creation time, to the microsecond): a
+ * claim taken over after it was abandoned gets a new one, so the first request, should it
+ * still be alive, can neither charge under it nor release it.
+ */
+export type Claim = { outcome: 'claimed'; key: string; token: string } | { outcome: 'replay'; status: number; body: unknown }
 
 /** JSON with object keys sorted, so two bodies that mean the same hash the same. */
 function canonicalJson(value: unknown): string {
@@ -26,7 +31,7 @@ export function requestFingerprint(route: string, body: unknown): string {
   return createHash('sha256').update(route).update('\n').update(canonicalJson(body)).digest('hex')
 }
 
-const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos')
+export const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos')
 
 /**
  * Claims `key` for this request, in its own statement so a concurrent copy sees the claim at
@@ -34,7 +39,7 @@ const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key
  * while the first is still running, or 422 when it carries another request under the same key.
  */
 export async function claimIdempotencyKey(db: Db, accountId: string, key: string, fingerprint: string, attempt = 1): Promise<Claim> {
-  const [claimed] = await db.execute<{ claimed: boolean }>(sql`
+  const [claimed] = await db.execute<{ token: string }>(sql`
     INSERT INTO idempotency_keys AS k (account_id, key, request_hash, expires_at)
     VALUES (${accountId}::uuid, ${key}, ${fingerprint}, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS}))
     ON CONFLICT (account_id, key) DO UPDATE
@@ -42,8 +47,8 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
           response_status = NULL, response_body = NULL
       WHERE k.expires_at < now()
          OR (k.response_status IS NULL AND k.created_at < now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS}))
-    RETURNING TRUE AS claimed`)
-  if (claimed) return { outcome: 'claimed' }
+    RETURNING k.created_at::text AS token`)
+  if (claimed) return { outcome: 'claimed', key, token: claimed.token }
 
   const [existing] = await db.execute<{ request_hash: string; response_status: number | null; response_body: unknown }>(sql`
     SELECT request_hash, response_status, response_body FROM idempotency_keys
@@ -60,16 +65,35 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
   return { outcome: 'replay', status: existing.response_status, body: existing.response_body }
 }
 
-/** Forgets a claim whose request failed, so the client can retry with the same key. */
-export async function releaseIdempotencyKey(db: Db, accountId: string, key: string): Promise<void> {
+/** Forgets this request's claim after it failed, so the client can retry with the same key. */
+export async function releaseIdempotencyKey(db: Db, accountId: string, claim: { key: string; token: string }): Promise<void> {
   await db.execute(sql`
-    DELETE FROM idempotency_keys WHERE account_id = ${accountId}::uuid AND key = ${key} AND response_status IS NULL`)
+    DELETE FROM idempotency_keys
+    WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL`)
 }
 
-/** The CTE that stores the response of the request that claimed `key`, inside the creation statement. */
-export function storeResponseCte(accountId: string, key: string) {
-  return sql`, remembered AS (
+/**
+ * For the creation statement: `claim` locks this request's claim row, re-checked after any
+ * wait, so the statement charges only while the claim is still this request's; `remembered`
+ * stores the response with the letter.
+ */
+export function claimCtes(accountId: string, claim: { key: string; token: string } | undefined) {
+  if (!claim) return { claim: sql`claim AS (SELECT TRUE AS held)`, remember: sql`` }
+  return {
+    claim: sql`claim AS (
+      SELECT TRUE AS held FROM idempotency_keys
+      WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL
+      FOR UPDATE
+    )`,
+    remember: sql`, remembered AS (
       UPDATE idempotency_keys SET response_status = 200, response_body = jsonb_build_object('success', true, 'cardId', letter.id)
-      FROM letter WHERE account_id = ${accountId}::uuid AND key = ${key}
-    )`
+      FROM letter WHERE account_id = ${accountId}::uuid AND key = ${claim.key}
+    )`,
+  }
+}
+
+/** Keys are kept 24 h; a gateway deletes the expired ones now and then. */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const deleted = await db.execute(sql`DELETE FROM idempotency_keys WHERE expires_at < now() - interval '1 hour'`)
+  return deleted.count ?? 0
 }
