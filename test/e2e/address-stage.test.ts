@@ -72,12 +72,12 @@ describe('the address stage', () => {
 
   it('rejects an undeliverable address and refunds the letter exactly once', async () => {
     const before = await balance()
-    const id = await send({ name: 'Ana', surname: 'Ruiz', address: '   ', zip: '28013', city: 'Madrid', country: 'ES' })
+    const id = await send({ name: 'Ana', surname: 'Ruiz', address: '...', zip: '28013', city: 'Madrid', country: 'ES' })
     expect(await balance()).toBe(before - 3)
     await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('address_rejected')
     expect(await balance()).toBe(before)
     const letter = await card(id)
-    expect(letter.address).toMatchObject({ deliverability: 'undeliverable', problems: ['la dirección está vacía'] })
+    expect(letter.address).toMatchObject({ deliverability: 'undeliverable', problems: ['la dirección no contiene letras ni números'] })
     expect(letter.events.at(-1)?.detail).toMatch(/Créditos devueltos/)
 
     // The job runs again (a retry, a duplicate): nothing changes, nothing is refunded twice.

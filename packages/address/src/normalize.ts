@@ -107,8 +107,11 @@ export function normalizeAddress(input: AddressInput): NormalizedAddress {
     province = change('province', province, fixCasing(province), 'mayúsculas')
   }
 
+  const legible = (text: string) => /[\p{L}\p{N}]/u.test(text)
   if (!address) problems.push('la dirección está vacía')
+  else if (!legible(address)) problems.push('la dirección no contiene letras ni números')
   if (!city) problems.push('la ciudad está vacía')
+  else if (!legible(city)) problems.push('la ciudad no contiene letras')
   if (!name && !surname) problems.push('el destinatario no tiene nombre')
 
   const deliverability: Deliverability = problems.length > 0 ? 'undeliverable' : changes.length > 0 ? 'corrected' : 'deliverable'

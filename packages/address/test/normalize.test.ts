@@ -97,6 +97,8 @@ describe('normalizeAddress', () => {
   it.each([
     ['an address of only spaces', { address: '   ' }, 'la dirección está vacía'],
     ['a city of only spaces', { city: ' \t ' }, 'la ciudad está vacía'],
+    ['a street of punctuation only', { address: '... ,' }, 'la dirección no contiene letras ni números'],
+    ['a city of punctuation only', { city: '-' }, 'la ciudad no contiene letras'],
     ['a Spanish postal code outside every province', { zip: '60001', province: '' }, "el código postal '60001' no corresponde a ninguna provincia española"],
     ['a postal code of the wrong format', { zip: '2801A' }, "el código postal '2801A' no tiene el formato de España"],
     ['an unknown country', { country: 'XX', zip: '1' }, "'XX' no es un país ISO 3166-1"],

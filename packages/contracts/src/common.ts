@@ -6,8 +6,11 @@ import { Type, type Static } from 'typebox'
  */
 export const Uuid = (errorMessage?: string) => Type.String({ format: 'uuid', ...(errorMessage ? { errorMessage } : {}) })
 
-/** Free text a person typed: never empty, never a novel. */
-export const Label = (maxLength = 200) => Type.String({ minLength: 1, maxLength })
+/** Matches text with something besides white space in it. */
+export const NON_BLANK = '\\S'
+
+/** Free text a person typed: never empty or only spaces, never a novel. */
+export const Label = (maxLength = 200) => Type.String({ minLength: 1, maxLength, pattern: NON_BLANK })
 
 export const ErrorResponse = Type.Object({
   error: Type.String(),

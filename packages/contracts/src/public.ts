@@ -1,19 +1,18 @@
 import { Type, type Static } from 'typebox'
-import { NamedEntry, Uuid } from './common.js'
+import { Label, NON_BLANK, NamedEntry, Uuid } from './common.js'
 import { fontNames } from './fonts.js'
 
 const strict = { additionalProperties: false } as const
-const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength })
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
 export const MESSAGE_MAX_CHARACTERS = 1000
 
 const recipient = {
-  name: Text(100),
-  surname: Text(100),
-  address: Text(200),
-  zip: Type.String({ minLength: 1, maxLength: 16, errorMessage: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" }),
-  city: Text(100),
+  name: Label(100),
+  surname: Label(100),
+  address: Label(200),
+  zip: Type.String({ minLength: 1, maxLength: 16, pattern: NON_BLANK, errorMessage: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" }),
+  city: Label(100),
   province: OptionalText(100),
   country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
 }

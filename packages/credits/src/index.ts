@@ -12,6 +12,15 @@ export class InsufficientCreditsError extends Error {
   }
 }
 
+/** A balance is a Postgres integer: a top-up that would pass 2,147,483,647 is refused. */
+export class BalanceLimitError extends Error {
+  override name = 'BalanceLimitError'
+  static readonly MAX_BALANCE = 2_147_483_647
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} would exceed the largest balance, ${BalanceLimitError.MAX_BALANCE}`)
+  }
+}
+
 export class AccountNotFoundError extends Error {
   override name = 'AccountNotFoundError'
   constructor(readonly accountId: string) {
@@ -59,8 +68,15 @@ export function movementCtes(accountId: string, movement: Movement, condition: S
     )`
 }
 
+const NUMERIC_VALUE_OUT_OF_RANGE = '22003'
+
 async function move(tx: Executor, accountId: string, movement: Movement): Promise<LedgerResult> {
-  const [row] = await tx.execute<{ id: string; balance_after: number }>(sql`WITH ${movementCtes(accountId, movement)} SELECT id, balance_after FROM ledger_entry`)
+  const [row] = await tx
+    .execute<{ id: string; balance_after: number }>(sql`WITH ${movementCtes(accountId, movement)} SELECT id, balance_after FROM ledger_entry`)
+    .catch((error: { cause?: { code?: string } }) => {
+      if (error.cause?.code === NUMERIC_VALUE_OUT_OF_RANGE) throw new BalanceLimitError(accountId)
+      throw error
+    })
   if (row) return { entryId: Number(row.id), balanceAfter: row.balance_after }
   // Nothing moved: tell a missing account from a short balance.
   await balance(tx, accountId)

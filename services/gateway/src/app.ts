@@ -26,7 +26,11 @@ export const BODY_LIMIT_BYTES = 64 * 1024
 /** Assembles the gateway: external plugins, then app plugins, then routes. */
 export async function buildApp(options: AppOptions) {
   const app = Fastify({
-    logger: options.logger ?? { level: options.config.logLevel },
+    logger: options.logger ?? {
+      level: options.config.logLevel,
+      // A failed query carries its parameters: names and addresses stay out of the logs.
+      redact: { paths: ['err.params', 'err.parameters', 'err.args', 'err.cause.params', 'err.cause.parameters', 'err.cause.args'], censor: '[redacted]' },
+    },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
   }).withTypeProvider<TypeBoxTypeProvider>()

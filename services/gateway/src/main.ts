@@ -3,6 +3,7 @@ import { loadConfigOrExit } from '@letters/config'
 import { prepareDatabase } from '@letters/db'
 import { OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
+import { purgeExpiredIdempotencyKeys } from './letters/idempotency.js'
 import { seedDemoAccount } from './seed-demo.js'
 
 const config = loadConfigOrExit()
@@ -22,9 +23,14 @@ if (config.seedDemo) {
 const dispatcher = new OutboxDispatcher(app.db, app.queues, app.log.child({ component: 'outbox' }))
 dispatcher.start()
 
+const purge = setInterval(() => {
+  purgeExpiredIdempotencyKeys(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not purge expired idempotency keys'))
+}, 10 * 60_000).unref()
+
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
+  clearInterval(purge)
   await dispatcher.stop()
   await app.close()
 })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { apiKeys, ledgerEntries } from '@letters/db'
 import type { App } from '../src/app.js'
 import { hashApiKey } from '../src/services/api-keys.js'
@@ -152,5 +152,13 @@ describe('POST /admin/accounts/{id}/credits', () => {
 
   it('answers 404 for an unknown account', async () => {
     expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/credits`, { amount: 5 }), 404, 'Not Found')
+  })
+
+  it('answers 409 for a top-up past the largest balance, and moves nothing', async () => {
+    const account = await newAccount(10_000_000)
+    // Reaching the limit through top-ups would take hundreds of calls; set the balance directly.
+    await app.db.execute(sql`UPDATE accounts SET balance = 2147483000 WHERE id = ${account.id}::uuid`)
+    expectError(await admin.post(`/admin/accounts/${account.id}/credits`, { amount: 1000 }), 409, 'Conflict', 'El saldo no puede superar 2147483647 créditos')
+    expect((await admin.get(`/admin/accounts/${account.id}`)).json()).toMatchObject({ balance: 2147483000 })
   })
 })

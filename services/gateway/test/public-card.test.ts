@@ -67,6 +67,21 @@ describe('POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
   })
 
+  it('fills variables whose names are also names of object properties', async () => {
+    const campaign = await newCampaign(account, {
+      message: '{{constructor}} y {{toString}}',
+      variables: [
+        { name: 'constructor', maxSize: 10, defaultValue: 'amigo', example: 'Ana' },
+        { name: 'toString', maxSize: 10, defaultValue: null, example: 'x' },
+      ],
+    })
+    expectError(await client.post('/card', cardBody({ campaignId: campaign, variables: {} })), 400, 'Bad Request', "Falta la variable 'toString', que no tiene valor por defecto")
+    const response = await client.post('/card', cardBody({ campaignId: campaign, variables: { toString: 'hola' } }))
+    expect(response.statusCode).toBe(200)
+    const [letter] = await app.db.select().from(letters).where(eq(letters.id, response.json<{ cardId: string }>().cardId))
+    expect(letter?.message).toBe('amigo y hola')
+  })
+
   it('counts a variable’s size in characters, not bytes', async () => {
     expect((await client.post('/card', cardBody({ variables: { nombre: 'Ñoño Óscar', cupon: 'X' } }))).statusCode).toBe(200)
   })

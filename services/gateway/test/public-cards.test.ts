@@ -211,6 +211,7 @@ describe('GET /cards', () => {
     ['status=lost', /^El parámetro 'status' /],
     ['campaignId=abc', "El parámetro 'campaignId' debe ser un UUID válido"],
     ['cursor=basura', /El parámetro 'cursor' no es válido/],
+    [`cursor=${Buffer.from('9999-99-99T99:99:99.999999Z|00000000-0000-4000-8000-000000000000').toString('base64url')}`, /El parámetro 'cursor' no es válido/],
     ['page=2', "El parámetro 'page' no está permitido"],
   ])('answers 400 naming the parameter for %s', async (query, message) => {
     expectError(await get(owner, `/cards?${query}`), 400, 'Bad Request', message)

@@ -55,12 +55,13 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(30)
   })
 
-  it('does not charge a request whose claim a retry took over while it waited', async () => {
+  it('charges once when a retry takes over the claim of a request stuck waiting', async () => {
     const account = await adminAccount(app, 30)
     const client = publicClient(app, account.apiKey)
     let releaseLock!: () => void
     let locked!: () => void
     const lockTaken = new Promise<void>((resolve) => (locked = resolve))
+    // Holds the account row as a slow concurrent charge would, so the first request waits.
     const holder = app.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
       locked()
@@ -72,14 +73,22 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     const claimOf = () => app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
     await expect.poll(async () => (await claimOf())[0]?.n, { timeout: 3000, interval: 10 }).toBe(1)
     // What a retry does to a claim it finds abandoned: it becomes the retry's, with a new token.
-    await app.db.execute(sql`UPDATE idempotency_keys SET created_at = now() + interval '1 second' WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
+    // If the first request already locked its claim, the takeover waits for it to finish.
+    const takeover = app.db.execute(sql`UPDATE idempotency_keys SET created_at = now() + interval '1 second' WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
     releaseLock()
-    await holder
-    expectError(await first, 409, 'Conflict')
-    const state = await moneyState(app.db, account.id)
-    expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
-    // The first request's failure did not release the retry's claim.
-    expect((await claimOf())[0]?.n).toBe(1)
+    await Promise.all([holder, takeover])
+
+    const response = await first
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    if (response.statusCode === 200) {
+      expect(state).toMatchObject({ balance: 27, letters: [{ id: response.json<{ cardId: string }>().cardId }] })
+    } else {
+      expectError(response, 409, 'Conflict')
+      expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
+      // The first request's failure did not release the retry's claim.
+      expect((await claimOf())[0]?.n).toBe(1)
+    }
   })
 
   it('lets a key be used again after its request failed', async () => {

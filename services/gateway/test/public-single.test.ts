@@ -85,6 +85,11 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['an unknown field', (a) => singleLetter(a, { signatureId: a.signatureId }), "El campo 'signatureId' no está permitido"],
     ['a misspelt field', (a) => ({ ...singleLetter(a), zip: undefined, zipcode: '28013' }), "El campo 'zip' es obligatorio"],
     ['a body that is an array', () => [], 'El cuerpo de la petición debe ser un objeto JSON'],
+    ['a name of only spaces', (a) => singleLetter(a, { name: '   ' }), "El campo 'name' no puede estar vacío"],
+    ['a zip of only spaces', (a) => singleLetter(a, { zip: '  ' }), /El campo 'zip'/],
+    ['a NUL character in the message', (a) => singleLetter(a, { message: 'a\u0000b' }), "El campo 'message' contiene caracteres no válidos"],
+    ['a NUL character in the surname', (a) => singleLetter(a, { surname: 'a\u0000b' }), "El campo 'surname' contiene caracteres no válidos"],
+    ['half a surrogate pair in the city', (a) => singleLetter(a, { city: '\ud800x' }), "El campo 'city' contiene caracteres no válidos"],
   ]
 
   it.each(cases)('%s', async (_name, body, message) => {

@@ -106,7 +106,8 @@ function campaignValues(campaign: CampaignForLetter, given: Record<string, strin
   }
   const values: Record<string, string> = {}
   for (const variable of campaign.variables) {
-    const value = given[variable.name] ?? variable.defaultValue
+    // Own keys only: a variable called "constructor" must not find Object.prototype's.
+    const value = Object.hasOwn(given, variable.name) ? given[variable.name]! : variable.defaultValue
     if (value === null) throw badRequest(`Falta la variable '${variable.name}', que no tiene valor por defecto`)
     if (characterCount(value) > variable.maxSize) {
       throw badRequest(`La variable '${variable.name}' no puede tener más de ${variable.maxSize} caracteres`)

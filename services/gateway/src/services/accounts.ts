@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { AccountNotFoundError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
+import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
 import { accounts, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
 import { issueApiKey } from './api-keys.js'
@@ -35,6 +35,7 @@ export async function addCredits(db: Db, id: string, amount: number, reason: str
     return { balance: moved.balanceAfter }
   } catch (error) {
     if (error instanceof AccountNotFoundError) throw accountNotFound()
+    if (error instanceof BalanceLimitError) throw conflict(`El saldo no puede superar ${BalanceLimitError.MAX_BALANCE} créditos`)
     if (error instanceof InsufficientCreditsError) {
       const { balance } = await getAccount(db, id)
       throw conflict(`No se pueden restar ${-amount} créditos: el saldo de la cuenta es ${balance}`)

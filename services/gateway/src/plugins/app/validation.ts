@@ -2,6 +2,7 @@ import type { FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
+import { NON_BLANK } from '@letters/contracts'
 import { ApiError } from '../../errors.js'
 
 interface SchemaError {
@@ -84,7 +85,7 @@ function ruleBroken(error: SchemaError, sameSpot: SchemaError[]): string {
     case 'format':
       return params.format === 'uuid' ? 'debe ser un UUID válido' : `debe tener el formato ${params.format}`
     case 'pattern':
-      return 'no tiene un formato válido'
+      return params.pattern === NON_BLANK ? 'no puede estar vacío' : 'no tiene un formato válido'
     case 'const':
     case 'enum':
       return 'no tiene un valor permitido'
@@ -119,6 +120,20 @@ export function describeSchemaError(root: TSchema, part: HttpPart, errors: Schem
 }
 
 /**
+ * The path of the first string that Postgres cannot store or a person cannot read: a NUL
+ * character or half of a UTF-16 surrogate pair.
+ */
+function unreadableText(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed() ? path : undefined
+  if (value === null || typeof value !== 'object') return undefined
+  for (const [key, item] of Object.entries(value)) {
+    const found = unreadableText(item, `${path}/${Array.isArray(value) ? key : key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
  * Validates with TypeBox (no coercion of bodies, nothing silently removed) and answers the
  * first broken rule as a 400 whose message is in Spanish.
  */
@@ -127,7 +142,11 @@ export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
   const part = (httpPart ?? 'body') as HttpPart
   return (input): { value: unknown } | { error: Error } => {
     const value = part === 'body' ? input : Value.Convert(schema, input)
-    if (check.Check(value)) return { value }
+    if (check.Check(value)) {
+      const unreadable = unreadableText(value)
+      if (unreadable === undefined) return { value }
+      return { error: new ApiError(400, `${subject[part]} '${fieldName(unreadable)}' contiene caracteres no válidos`) }
+    }
     return { error: new ApiError(400, describeSchemaError(schema, part, check.Errors(value) as SchemaError[])) }
   }
 }
