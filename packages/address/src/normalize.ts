@@ -1,6 +1,7 @@
 import countries from 'i18n-iso-countries'
 import spanish from 'i18n-iso-countries/langs/es.json' with { type: 'json' }
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator'
+import type { Recipient } from '@letters/contracts'
 import { spanishProvinces } from './spanish-provinces.js'
 import { expandStreetType } from './street.js'
 import { collapseSpaces, fixCasing, foldForComparison } from './text.js'
@@ -8,16 +9,7 @@ import { collapseSpaces, fixCasing, foldForComparison } from './text.js'
 countries.registerLocale(spanish)
 
 /** The recipient block as the client sent it. */
-export interface AddressInput {
-  name: string
-  surname: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
-}
+export type AddressInput = Recipient
 
 export type Deliverability = 'deliverable' | 'corrected' | 'undeliverable'
 
@@ -28,15 +20,7 @@ export interface AddressChange {
   reason: string
 }
 
-export interface NormalizedAddress {
-  name: string
-  surname: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
+export interface NormalizedAddress extends Recipient {
   /** The country's name in Spanish, for the envelope. */
   countryName: string
   deliverability: Deliverability

@@ -28,3 +28,15 @@ export const IdParams = Type.Object({ id: Uuid() })
 
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
+
+/** A letter's recipient as the client sent it (country upper-cased). */
+export interface Recipient {
+  name: string
+  surname: string
+  company: string | null
+  address: string
+  zip: string
+  city: string
+  province: string | null
+  country: string
+}

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import type { Recipient } from '@letters/contracts'
 import {
   bigserial,
   boolean,
@@ -115,17 +116,7 @@ export const letterStatuses = [
 ] as const
 export type LetterStatus = (typeof letterStatuses)[number]
 
-/** What the client sent as the recipient, kept as sent. */
-export interface Recipient {
-  name: string
-  surname: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
-}
+export type { Recipient }
 
 export const letters = pgTable(
   'letters',
