@@ -1,0 +1,3 @@
+export { MESSAGE_BOX, addressLines, cardLayout, renderCard, renderEnvelope, type LetterToRender } from './letter.js'
+export { fontData } from './fonts.js'
+export { MIN_FONT_SIZE } from './handwriting.js'

@@ -1,0 +1,90 @@
+import PDFDocument from 'pdfkit'
+import type { FontName } from '@letters/contracts'
+import { fontData } from './fonts.js'
+import { fitSize, writeByHand, type Box } from './handwriting.js'
+import { seededRandom } from './random.js'
+
+const MM = 72 / 25.4
+/** A6 landscape: the card. */
+const CARD = { width: 148 * MM, height: 105 * MM }
+/** C6: the envelope an A6 card goes in. */
+const ENVELOPE = { width: 162 * MM, height: 114 * MM }
+
+export interface LetterToRender {
+  /** Seeds the hand: the same id always gives the same strokes. */
+  letterId: string
+  fontName: FontName
+  message: string
+  /** The line the card is signed with. */
+  signature: string
+  /** The recipient block, line by line, as it goes on the envelope. */
+  recipientLines: string[]
+  /** The sender block, line by line. */
+  senderLines: string[]
+}
+
+function newDocument(size: { width: number; height: number }, title: string) {
+  // Fixed metadata: a reprint must be byte for byte the same file.
+  return new PDFDocument({
+    size: [size.width, size.height],
+    margin: 0,
+    info: { Title: title, Creator: 'letters', Producer: 'letters', CreationDate: new Date(0), ModDate: new Date(0) },
+  })
+}
+
+function toBuffer(doc: InstanceType<typeof PDFDocument>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk))
+    doc.on('end', () => resolve(Buffer.concat(chunks)))
+    doc.on('error', reject)
+    doc.end()
+  })
+}
+
+const CARD_MARGIN = 12 * MM
+/** Where the message goes: the card less its margins and the signature's strip. */
+export const MESSAGE_BOX: Box = { x: CARD_MARGIN, y: CARD_MARGIN, width: CARD.width - 2 * CARD_MARGIN, height: CARD.height - 2 * CARD_MARGIN - 14 * MM }
+
+/** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
+export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>, doc = newDocument(CARD, 'layout')) {
+  doc.registerFont('hand', fontData(letter.fontName))
+  doc.font('hand')
+  return fitSize(doc, letter.message, MESSAGE_BOX, 20)
+}
+
+/** The card: the message, shrunk to fit, then the signature line at the bottom right. */
+export function renderCard(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(CARD, `Tarjeta ${letter.letterId}`)
+  const random = seededRandom(`${letter.letterId}:card`)
+  const { size, lines, lineHeight } = cardLayout(letter, doc)
+  const margin = CARD_MARGIN
+  writeByHand(doc, lines, MESSAGE_BOX, size, lineHeight, random)
+
+  const signatureSize = Math.min(20, Math.max(size, 12))
+  doc.fontSize(signatureSize)
+  const signatureWidth = doc.widthOfString(letter.signature)
+  writeByHand(doc, [letter.signature], { x: CARD.width - margin - signatureWidth, y: CARD.height - margin - signatureSize * 1.2 }, signatureSize, lineHeight, random)
+  return toBuffer(doc)
+}
+
+/** The envelope: the sender block at the top left, the recipient block in the lower right half. */
+export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
+  const random = seededRandom(`${letter.letterId}:envelope`)
+  doc.registerFont('hand', fontData(letter.fontName))
+  doc.font('hand')
+  const margin = 10 * MM
+  const sender = fitSize(doc, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)
+  writeByHand(doc, sender.lines, { x: margin, y: margin }, sender.size, sender.lineHeight, random)
+  const recipientBox: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - margin, height: ENVELOPE.height * 0.52 - margin }
+  const recipient = fitSize(doc, letter.recipientLines.join('\n'), recipientBox, 17)
+  writeByHand(doc, recipient.lines, recipientBox, recipient.size, recipient.lineHeight, random)
+  return toBuffer(doc)
+}
+
+/** The lines of an address block, as the post expects them. */
+export function addressLines(address: { name: string; surname: string; company: string | null; address: string; zip: string; city: string; province: string | null; countryName?: string }): string[] {
+  const place = [address.zip, address.city, address.province && address.province !== address.city ? `(${address.province})` : ''].filter(Boolean).join(' ')
+  return [`${address.name} ${address.surname}`.trim(), address.company ?? '', address.address, place, address.countryName ?? ''].filter((line) => line.trim())
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest'
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs'
+import { fontNames } from '@letters/contracts'
+import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, type LetterToRender } from '../src/index.js'
+
+const letter: LetterToRender = {
+  letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
+  fontName: 'caveat',
+  message: '¡Hola, Lucía! Gracias por confiar en nosotros. ¿Nos vemos en Sevilla?',
+  signature: 'Ana, de Papelería Luna',
+  recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
+  senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
+}
+
+/** The text a PDF reader finds, without white space (glyphs are placed one by one). */
+async function textOf(pdf: Buffer): Promise<{ pages: number; text: string }> {
+  const document = await getDocument({ data: new Uint8Array(pdf), useSystemFonts: false, isEvalSupported: false }).promise
+  let text = ''
+  for (let page = 1; page <= document.numPages; page++) {
+    const content = await (await document.getPage(page)).getTextContent()
+    text += content.items.map((item) => ('str' in item ? item.str : '')).join('')
+  }
+  return { pages: document.numPages, text: text.replace(/\s+/g, '') }
+}
+
+const compact = (text: string) => text.replace(/\s+/g, '')
+
+describe('renderCard', () => {
+  it('draws a valid one-page PDF holding the message and the signature', async () => {
+    const pdf = await renderCard(letter)
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-')
+    expect(pdf.subarray(-6).toString()).toContain('%%EOF')
+    const { pages, text } = await textOf(pdf)
+    expect(pages).toBe(1)
+    expect(text).toContain(compact(letter.message))
+    expect(text).toContain(compact(letter.signature))
+  })
+
+  it('is identical when the same letter is printed again', async () => {
+    expect((await renderCard(letter)).equals(await renderCard({ ...letter }))).toBe(true)
+  })
+
+  it('draws two letters with the same text differently', async () => {
+    const other = await renderCard({ ...letter, letterId: '9a1d2b3c-4e5f-4a6b-8c7d-0e1f2a3b4c5d' })
+    expect(other.equals(await renderCard(letter))).toBe(false)
+  })
+
+  it('fits 1,000 characters on the card', async () => {
+    const message = Array.from({ length: 120 }, (_, i) => `palabra${i % 10}`).join(' ').slice(0, 1000)
+    expect(message).toHaveLength(1000)
+    const { pages, text } = await textOf(await renderCard({ ...letter, message }))
+    expect(pages).toBe(1)
+    expect(text).toContain(compact(message))
+    for (const fontName of fontNames) {
+      const layout = cardLayout({ fontName, message })
+      // It fits above the floor: at the floor, fitSize gives up fitting.
+      expect(layout.size, fontName).toBeGreaterThan(MIN_FONT_SIZE)
+      expect(layout.lines.length * layout.size * layout.lineHeight, fontName).toBeLessThanOrEqual(MESSAGE_BOX.height)
+      expect(layout.lines.join(' ').replace(/\s+/g, ' '), fontName).toBe(message)
+    }
+  })
+
+  it('writes a short message larger than a long one', () => {
+    expect(cardLayout({ fontName: 'caveat', message: 'Gracias' }).size).toBeGreaterThan(cardLayout({ fontName: 'caveat', message: 'palabra '.repeat(120) }).size)
+  })
+
+  it.each(fontNames)('writes in %s', async (fontName) => {
+    const { text } = await textOf(await renderCard({ ...letter, fontName }))
+    expect(text).toContain(compact(letter.message))
+  })
+})
+
+describe('renderEnvelope', () => {
+  it('carries the recipient and the sender blocks', async () => {
+    const { pages, text } = await textOf(await renderEnvelope(letter))
+    expect(pages).toBe(1)
+    for (const line of [...letter.recipientLines, ...letter.senderLines]) expect(text).toContain(compact(line))
+  })
+
+  it('is identical when printed again', async () => {
+    expect((await renderEnvelope(letter)).equals(await renderEnvelope(letter))).toBe(true)
+  })
+})
+
+describe('addressLines', () => {
+  it('writes the block the post expects, without empty lines', () => {
+    expect(letter.recipientLines).toEqual(['Lucía García', 'Calle Mayor 1', '28013 Madrid', 'España'])
+    expect(addressLines({ name: 'Ana', surname: 'Ruiz', company: 'Luna S.L.', address: 'Calle Sierpes 4', zip: '08001', city: 'Barcelona', province: 'Barcelona' })).toEqual([
+      'Ana Ruiz',
+      'Luna S.L.',
+      'Calle Sierpes 4',
+      '08001 Barcelona',
+    ])
+    expect(addressLines({ name: 'Ana', surname: 'Ruiz', company: null, address: 'Calle Real 2', zip: '28701', city: 'San Sebastián de los Reyes', province: 'Madrid' })[2]).toBe('28701 San Sebastián de los Reyes (Madrid)')
+  })
+})
