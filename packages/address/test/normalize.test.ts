@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { sampleRecipient } from '@letters/test/support/factories'
 import { normalizeAddress, offlineVerifier, spanishProvinces, type AddressInput } from '../src/index.js'
 
-const clean: AddressInput = {
-  name: 'Lucía',
-  surname: 'García',
-  company: null,
-  address: 'Calle Mayor 1',
-  zip: '28013',
-  city: 'Madrid',
-  province: 'Madrid',
-  country: 'ES',
-}
+const clean: AddressInput = sampleRecipient
 
 describe('normalizeAddress', () => {
   it('calls a clean Spanish address deliverable and changes nothing', () => {

@@ -61,6 +61,19 @@ export const envelopeDesigns = namedEntry('envelope_designs')
 export const senders = namedEntry('senders')
 export const signatures = namedEntry('signatures')
 
+/** The card design, envelope design and sender a campaign or a letter is made with. */
+const designRefs = () => ({
+  cardDesignId: uuid('card_design_id')
+    .notNull()
+    .references(() => cardDesigns.id),
+  envelopeDesignId: uuid('envelope_design_id')
+    .notNull()
+    .references(() => envelopeDesigns.id),
+  senderId: uuid('sender_id')
+    .notNull()
+    .references(() => senders.id),
+})
+
 export const campaigns = pgTable(
   'campaigns',
   {
@@ -68,15 +81,7 @@ export const campaigns = pgTable(
     accountId: accountRef(),
     name: text('name').notNull(),
     active: boolean('active').notNull().default(true),
-    cardDesignId: uuid('card_design_id')
-      .notNull()
-      .references(() => cardDesigns.id),
-    envelopeDesignId: uuid('envelope_design_id')
-      .notNull()
-      .references(() => envelopeDesigns.id),
-    senderId: uuid('sender_id')
-      .notNull()
-      .references(() => senders.id),
+    ...designRefs(),
     fontName: text('font_name'),
     /** A template with `{{variable}}` placeholders, each a declared variable. */
     message: text('message').notNull(),
@@ -125,15 +130,7 @@ export const letters = pgTable(
     accountId: accountRef(),
     type: text('type', { enum: ['single', 'campaign'] }).notNull(),
     campaignId: uuid('campaign_id').references(() => campaigns.id),
-    cardDesignId: uuid('card_design_id')
-      .notNull()
-      .references(() => cardDesigns.id),
-    envelopeDesignId: uuid('envelope_design_id')
-      .notNull()
-      .references(() => envelopeDesigns.id),
-    senderId: uuid('sender_id')
-      .notNull()
-      .references(() => senders.id),
+    ...designRefs(),
     fontName: text('font_name').notNull(),
     message: text('message').notNull(),
     recipient: jsonb('recipient').$type<Recipient>().notNull(),

@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import type { InjectOptions } from 'fastify'
 import { ADMIN_TOKEN, testConfig } from '@letters/test/support/context'
+import { sampleRecipient } from '@letters/test/support/factories'
 import { buildApp, type App } from '../src/app.js'
 
 /** A gateway on this run's database and Redis; `overrides` are environment variables. */
@@ -51,7 +52,9 @@ export function expectError(response: { statusCode: number; json: () => unknown 
   return body
 }
 
-export const spanishRecipient = { name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' }
+/** A valid Spanish recipient, as a request body sends it (no company). */
+const { company: _company, ...bodyRecipient } = sampleRecipient
+export const spanishRecipient = bodyRecipient
 
 /** A valid POST /single body for the account, with `overrides` on top. */
 export function singleLetter(account: { cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {

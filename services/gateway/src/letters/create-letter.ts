@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
-import { DEFAULT_FONT, isAssignedCountry, isFontName, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
+import { isAssignedCountry, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
 import { balance, chargeCtes } from '@letters/credits'
 import type { Db, Recipient } from '@letters/db'
 import { ApiError, badRequest } from '../errors.js'
 import { checkedFont } from '../services/fonts.js'
+import { assertOwnership, ownershipColumns } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { claimCtes, claimIdempotencyKey, inFlight, releaseIdempotencyKey, requestFingerprint, type Claim } from './idempotency.js'
 
@@ -145,7 +146,7 @@ async function draftLetter(deps: CreationDeps, accountId: string, request: Lette
     cardDesignId: campaign.card_design_id,
     envelopeDesignId: campaign.envelope_design_id,
     senderId: campaign.sender_id,
-    fontName: isFontName(campaign.font_name ?? '') ? (campaign.font_name as FontName) : DEFAULT_FONT,
+    fontName: checkedFont(campaign.font_name),
     message: checkedMessage(message),
   }
 }
@@ -164,11 +165,7 @@ async function insertLetter(db: Db, draft: LetterDraft, claim: Extract<Claim, { 
   const [outcome] = await db.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; claim_held: boolean; letter_id: string | null }>(sql`
     WITH ${idempotency.claim},
     checks AS (
-      SELECT
-        EXISTS (SELECT 1 FROM card_designs WHERE id = ${draft.cardDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS card_ok,
-        EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${draft.envelopeDesignId}::uuid AND account_id = ${draft.accountId}::uuid) AS envelope_ok,
-        EXISTS (SELECT 1 FROM senders WHERE id = ${draft.senderId}::uuid AND account_id = ${draft.accountId}::uuid) AS sender_ok,
-        ${campaignActive} AS campaign_ok
+      SELECT ${ownershipColumns(draft.accountId, draft)}, ${campaignActive} AS campaign_ok
     ),
     ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks) AND EXISTS (SELECT 1 FROM claim)`)},
     letter AS (
@@ -188,9 +185,7 @@ async function insertLetter(db: Db, draft: LetterDraft, claim: Extract<Claim, { 
     SELECT checks.*, EXISTS (SELECT 1 FROM claim) AS claim_held, (SELECT id FROM letter) AS letter_id
     FROM checks`)
   if (!outcome) throw new Error('creation statement returned no row')
-  if (!outcome.card_ok) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
-  if (!outcome.envelope_ok) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
-  if (!outcome.sender_ok) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
+  assertOwnership(outcome)
   if (!outcome.campaign_ok) throw badRequest('La campaña no está activa')
   // The claim was taken over by a retry while this request waited: the retry owns the key now.
   if (!outcome.claim_held) throw inFlight()

@@ -8,17 +8,29 @@ export interface DesignChoice {
   senderId: string
 }
 
-/**
- * Checks in one round trip that the designs and the sender belong to the account. An id of
- * another account gets the same answer as an unknown one, so ids never leak across accounts.
- */
+export interface Ownership {
+  card_ok: boolean
+  envelope_ok: boolean
+  sender_ok: boolean
+}
+
+/** The three columns that say whether the designs and the sender are the account's, for any SELECT. */
+export function ownershipColumns(accountId: string, choice: DesignChoice) {
+  return sql`
+    EXISTS (SELECT 1 FROM card_designs WHERE id = ${choice.cardDesignId}::uuid AND account_id = ${accountId}::uuid) AS card_ok,
+    EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${choice.envelopeDesignId}::uuid AND account_id = ${accountId}::uuid) AS envelope_ok,
+    EXISTS (SELECT 1 FROM senders WHERE id = ${choice.senderId}::uuid AND account_id = ${accountId}::uuid) AS sender_ok`
+}
+
+/** An id of another account gets the same answer as an unknown one, so ids never leak across accounts. */
+export function assertOwnership(owned: Ownership | undefined): void {
+  if (!owned?.card_ok) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
+  if (!owned.envelope_ok) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
+  if (!owned.sender_ok) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
+}
+
+/** Checks in one round trip that the designs and the sender belong to the account. */
 export async function assertOwnedDesigns(ex: Executor, accountId: string, choice: DesignChoice): Promise<void> {
-  const [owned] = await ex.execute<{ card: boolean; envelope: boolean; sender: boolean }>(sql`
-    SELECT
-      EXISTS (SELECT 1 FROM card_designs WHERE id = ${choice.cardDesignId} AND account_id = ${accountId}) AS card,
-      EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${choice.envelopeDesignId} AND account_id = ${accountId}) AS envelope,
-      EXISTS (SELECT 1 FROM senders WHERE id = ${choice.senderId} AND account_id = ${accountId}) AS sender`)
-  if (!owned?.card) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
-  if (!owned.envelope) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
-  if (!owned.sender) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
+  const [owned] = await ex.execute<Ownership & Record<string, unknown>>(sql`SELECT ${ownershipColumns(accountId, choice)}`)
+  assertOwnership(owned)
 }
