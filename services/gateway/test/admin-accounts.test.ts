@@ -50,6 +50,7 @@ describe('POST /admin/accounts', () => {
   it.each([
     [{}, "El campo 'name' es obligatorio"],
     [{ name: '' }, "El campo 'name' no puede estar vacío"],
+    [{ name: '   ' }, "El campo 'name' no puede estar vacío"],
     [{ name: 'A', credits: -5 }, "El campo 'credits' debe ser mayor o igual que 0"],
     [{ name: 'A', credits: 2.5 }, "El campo 'credits' debe ser un número entero"],
     [{ name: 'A', credits: '10' }, "El campo 'credits' debe ser un número entero"],

@@ -63,6 +63,22 @@ describe('POST /admin/accounts/{id}/campaigns', () => {
     expectError(response, 400, 'Bad Request', "El campo 'variables[0].defaultValue' supera el máximo de 3 caracteres de la variable")
   })
 
+  it('rejects an unknown font, listing the available ones, and stores nothing', async () => {
+    const before = await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ fontName: 'comic-sans' }))
+    expectError(response, 400, 'Bad Request', "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam")
+    expect(await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))).toHaveLength(before.length)
+  })
+
+  it('rejects an example longer than the variable allows', async () => {
+    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [variables[0], { ...variables[1], example: 'DEMASIADO-LARGO' }] }))
+    expectError(response, 400, 'Bad Request', "El campo 'variables[1].example' supera el máximo de 10 caracteres de la variable")
+  })
+
+  it('rejects a campaign name of only spaces', async () => {
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ name: '   ' })), 400, 'Bad Request', "El campo 'name' no puede estar vacío")
+  })
+
   it('rejects a malformed variable, naming where it is', async () => {
     const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [{ name: 'nombre', maxSize: 0, defaultValue: null, example: 'x' }] }))
     expectError(response, 400, 'Bad Request', "El campo 'variables[0].maxSize' debe ser mayor o igual que 1")
@@ -109,6 +125,8 @@ describe('PATCH /admin/campaigns/{id}', () => {
     expectError(await admin.patch(`/admin/campaigns/${created.id}`, {}), 400, 'Bad Request', "Indica al menos uno de los campos 'active' o 'name'")
     expectError(await admin.patch(`/admin/campaigns/${created.id}`, { message: 'x' }), 400, 'Bad Request', "El campo 'message' no está permitido")
     expectError(await admin.patch(`/admin/campaigns/${created.id}`, { active: 'yes' }), 400, 'Bad Request', "El campo 'active' debe ser true o false")
+    expectError(await admin.patch(`/admin/campaigns/${created.id}`, { name: '  ' }), 400, 'Bad Request', "El campo 'name' no puede estar vacío")
+    expect((await admin.patch(`/admin/campaigns/${created.id}`, { active: true })).json()).toMatchObject({ name: 'Otoño' })
   })
 
   it('answers 404 for an unknown campaign', async () => {

@@ -22,6 +22,7 @@ describe.each(['card-designs', 'envelope-designs', 'senders', 'signatures'])('PO
   it('requires a name', async () => {
     expectError(await admin.post(`/admin/accounts/${accountId}/${kind}`, {}), 400, 'Bad Request', "El campo 'name' es obligatorio")
     expectError(await admin.post(`/admin/accounts/${accountId}/${kind}`, { name: 7 }), 400, 'Bad Request', "El campo 'name' debe ser un texto")
+    expectError(await admin.post(`/admin/accounts/${accountId}/${kind}`, { name: ' \t ' }), 400, 'Bad Request', "El campo 'name' no puede estar vacío")
   })
 
   it('answers 404 for an unknown account', async () => {
