@@ -49,8 +49,8 @@ export const sampleRecipient: Recipient = {
   country: 'ES',
 }
 
-/** A letter row as the gateway stores it, without charging for it. */
-export async function newLetter(db: Db, accountId: string, company: Awaited<ReturnType<typeof newCompanyData>>) {
+/** A letter row as the gateway stores it, without charging for it; `overrides` sets any column (a status, an address). */
+export async function newLetter(db: Db, accountId: string, company: Awaited<ReturnType<typeof newCompanyData>>, overrides: Partial<typeof letters.$inferInsert> = {}) {
   const [letter] = await db
     .insert(letters)
     .values({
@@ -59,11 +59,12 @@ export async function newLetter(db: Db, accountId: string, company: Awaited<Retu
       cardDesignId: company.cardDesignId,
       envelopeDesignId: company.envelopeDesignId,
       senderId: company.senderId,
-      fontName: 'default',
+      fontName: 'caveat',
       message: 'Hola',
       recipient: sampleRecipient,
       status: 'received',
       cost: 3,
+      ...overrides,
     })
     .returning()
   if (!letter) throw new Error('letter insert returned nothing')

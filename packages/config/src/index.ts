@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
@@ -22,6 +23,10 @@ const EnvSchema = Type.Object({
   QUEUE_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'letters' }),
   SEED_DEMO: Type.Optional(Flag),
   LETTER_COSTS: Type.String({ pattern: '^([A-Z]{2}|\\*)=[1-9][0-9]{0,5}(,([A-Z]{2}|\\*)=[1-9][0-9]{0,5})*$', default: 'ES=3,*=5' }),
+  ARTIFACTS_DIR: Type.String({ minLength: 1, default: 'var/artifacts' }),
+  SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
+  PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
+  PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -43,6 +48,14 @@ export interface Config {
   seedDemo: boolean
   /** Credits a letter costs, by destination country; `otherwise` for every country not listed. */
   letterCosts: { byCountry: Record<string, number>; otherwise: number }
+  /** Where the production worker keeps every print file it renders (absolute path). */
+  artifactsDir: string
+  /** Where the default printer drops the files for the floor (absolute path). */
+  spoolDir: string
+  /** A command run once per print file, `{file}` replaced by its path; absent: copy into `spoolDir`. */
+  printCommand: string | undefined
+  /** How long one print command may run before it counts as failed. */
+  printTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -61,6 +74,10 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
   QUEUE_PREFIX: 'must contain only letters, digits, "_" and "-"',
   SEED_DEMO: 'must be "true" or "false"',
+  ARTIFACTS_DIR: 'must be a directory path',
+  SPOOL_DIR: 'must be a directory path',
+  PRINT_COMMAND: 'must be a command containing {file}, where the path of the print file goes',
+  PRINT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
@@ -104,6 +121,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queuePrefix: vars.QUEUE_PREFIX,
     seedDemo: vars.SEED_DEMO === undefined ? vars.NODE_ENV !== 'production' : vars.SEED_DEMO === 'true',
     letterCosts: { byCountry, otherwise },
+    artifactsDir: resolve(vars.ARTIFACTS_DIR),
+    spoolDir: resolve(vars.SPOOL_DIR),
+    printCommand: vars.PRINT_COMMAND,
+    printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { resolve } from 'node:path'
 import { loadConfig } from '../src/index.js'
 
 describe('loadConfig', () => {
@@ -15,7 +16,19 @@ describe('loadConfig', () => {
       queuePrefix: 'letters',
       seedDemo: true,
       letterCosts: { byCountry: { ES: 3 }, otherwise: 5 },
+      artifactsDir: resolve('var/artifacts'),
+      spoolDir: resolve('var/spool'),
+      printCommand: undefined,
+      printTimeoutMs: 120_000,
     })
+  })
+
+  it('reads the floor: where files go and how they are printed', () => {
+    const config = loadConfig({ ARTIFACTS_DIR: '/srv/letters/artifacts', SPOOL_DIR: 'spool', PRINT_COMMAND: 'lp -d floor-1 {file}', PRINT_TIMEOUT_MS: '5000' })
+    expect(config.artifactsDir).toBe('/srv/letters/artifacts')
+    expect(config.spoolDir).toBe(resolve('spool'))
+    expect(config.printCommand).toBe('lp -d floor-1 {file}')
+    expect(config.printTimeoutMs).toBe(5000)
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -47,6 +60,8 @@ describe('loadConfig', () => {
     ['SEED_DEMO', 'yes', 'SEED_DEMO=yes: must be "true" or "false"'],
     ['LETTER_COSTS', 'ES=3', 'LETTER_COSTS=ES=3: must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)'],
     ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],
+    ['PRINT_COMMAND', 'lp -d floor-1', 'PRINT_COMMAND=lp -d floor-1: must be a command containing {file}, where the path of the print file goes'],
+    ['PRINT_TIMEOUT_MS', '1.5', 'PRINT_TIMEOUT_MS=1.5: must be a positive integer of milliseconds'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)

@@ -32,7 +32,9 @@ function newDocument(size: { width: number; height: number }, title: string) {
   })
 }
 
-function toBuffer(doc: InstanceType<typeof PDFDocument>): Promise<Buffer> {
+type PDFDoc = InstanceType<typeof PDFDocument>
+
+function toBuffer(doc: PDFDoc): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     doc.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -54,8 +56,7 @@ export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>,
 }
 
 /** The card: the message, shrunk to fit, then the signature line at the bottom right. */
-export function renderCard(letter: LetterToRender): Promise<Buffer> {
-  const doc = newDocument(CARD, `Tarjeta ${letter.letterId}`)
+function drawCard(doc: PDFDoc, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:card`)
   const { size, lines, lineHeight } = cardLayout(letter, doc)
   const margin = CARD_MARGIN
@@ -65,12 +66,10 @@ export function renderCard(letter: LetterToRender): Promise<Buffer> {
   doc.fontSize(signatureSize)
   const signatureWidth = doc.widthOfString(letter.signature)
   writeByHand(doc, [letter.signature], { x: CARD.width - margin - signatureWidth, y: CARD.height - margin - signatureSize * 1.2 }, signatureSize, lineHeight, random)
-  return toBuffer(doc)
 }
 
 /** The envelope: the sender block at the top left, the recipient block in the lower right half. */
-export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
-  const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
+function drawEnvelope(doc: PDFDoc, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:envelope`)
   doc.registerFont('hand', fontData(letter.fontName))
   doc.font('hand')
@@ -80,6 +79,31 @@ export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
   const recipientBox: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - margin, height: ENVELOPE.height * 0.52 - margin }
   const recipient = fitSize(doc, letter.recipientLines.join('\n'), recipientBox, 17)
   writeByHand(doc, recipient.lines, recipientBox, recipient.size, recipient.lineHeight, random)
+}
+
+/** The card as its own print file. */
+export function renderCard(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(CARD, `Tarjeta ${letter.letterId}`)
+  drawCard(doc, letter)
+  return toBuffer(doc)
+}
+
+/** The envelope as its own print file. */
+export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
+  drawEnvelope(doc, letter)
+  return toBuffer(doc)
+}
+
+/**
+ * The proof a client looks at: the card on page 1 and the envelope on page 2, drawn exactly as
+ * the print files are (same seeds, same sizes).
+ */
+export function renderProof(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
+  drawCard(doc, letter)
+  doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
+  drawEnvelope(doc, letter)
   return toBuffer(doc)
 }
 

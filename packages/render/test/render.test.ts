@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { fontNames } from '@letters/contracts'
-import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, type LetterToRender } from '../src/index.js'
+import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, renderProof, type LetterToRender } from '../src/index.js'
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
@@ -79,6 +79,19 @@ describe('renderEnvelope', () => {
 
   it('is identical when printed again', async () => {
     expect((await renderEnvelope(letter)).equals(await renderEnvelope(letter))).toBe(true)
+  })
+})
+
+describe('renderProof', () => {
+  it('shows the card on page 1 and the envelope on page 2', async () => {
+    const { pages, text } = await textOf(await renderProof(letter))
+    expect(pages).toBe(2)
+    expect(text.indexOf(compact(letter.message))).toBeGreaterThanOrEqual(0)
+    expect(text.indexOf(compact(letter.recipientLines[0]!))).toBeGreaterThan(text.indexOf(compact(letter.message)))
+  })
+
+  it('is the same document every time it is asked for', async () => {
+    expect((await renderProof(letter)).equals(await renderProof(letter))).toBe(true)
   })
 })
 

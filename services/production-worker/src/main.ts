@@ -1,23 +1,21 @@
 import closeWithGrace from 'close-with-grace'
-import { Redis } from 'ioredis'
 import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
-import { prepareDatabase } from '@letters/db'
-import type { QueueName } from '@letters/contracts'
+import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { configuredPrinter, startProductionWorker } from './worker.js'
 
-const queue: QueueName = 'production'
 const config = loadConfigOrExit()
 const log = pino({ name: 'production-worker', level: config.logLevel })
 
 await prepareDatabase(config.databaseUrl)
-// Workers wait for Redis rather than fail: a job left in the queue is picked up when it is back.
-const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'production-worker' })
-connection.on('error', (err) => log.warn({ err }, 'redis connection error'))
-await connection.ping()
-log.info({ queue, prefix: config.queuePrefix }, 'production-worker connected to Postgres and Redis')
+const db = createDb(config.databaseUrl)
+const printer = configuredPrinter(config)
+const running = startProductionWorker({ config, db, log, printer })
+log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.artifactsDir, printer: printer.name, spool: config.printCommand ? undefined : config.spoolDir }, 'production worker consuming')
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
-  else log.info({ signal }, 'shutting down')
-  await connection.quit()
+  else log.info({ signal }, 'shutting down: finishing the letters in hand')
+  await running.close()
+  await closeDb(db)
 })

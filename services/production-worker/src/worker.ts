@@ -1,0 +1,78 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq'
+import type { Logger } from 'pino'
+import type { Config } from '@letters/config'
+import type { JobPayloads } from '@letters/contracts'
+import type { Db } from '@letters/db'
+import { workerConnection } from '@letters/queues'
+import { LocalArtifactStore, type ArtifactStore } from './artifact-store.js'
+import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
+import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
+
+export interface ProductionWorkerOptions {
+  config: Config
+  db: Db
+  log: Logger
+  store?: ArtifactStore
+  printer?: Printer
+  concurrency?: number
+  /** How long a claimed job stays ours without a heartbeat; after it, another worker takes it over. */
+  lockDurationMs?: number
+  /** How often this worker looks for jobs whose worker died. */
+  stalledIntervalMs?: number
+}
+
+/** The printer the configuration asks for: the operator's command, or the spool directory. */
+export function configuredPrinter(config: Config): Printer {
+  return config.printCommand ? new CommandPrinter(config.printCommand, config.printTimeoutMs) : new SpoolPrinter(config.spoolDir)
+}
+
+type ProduceJob = Job<JobPayloads['produce-letter']>
+
+const lastAttempt = (job: ProduceJob) => job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
+
+/** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
+export function startProductionWorker(options: ProductionWorkerOptions) {
+  const { config, db, log } = options
+  const floor = { db, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
+  const connection = workerConnection(config.redisUrl, 'production-worker', log)
+
+  async function produce(job: ProduceJob) {
+    const { letterId } = job.data
+    try {
+      const outcome = await produceLetter(floor, letterId)
+      log.info({ letterId, jobId: job.id, outcome }, 'production handled')
+      return outcome
+    } catch (error) {
+      const attempts = job.opts.attempts ?? 1
+      // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops.
+      const recorded = error instanceof UnrecoverableError || lastAttempt(job) ? markFailed(db, letterId, job.attemptsMade + 1) : recordFailedAttempt(db, letterId, job.attemptsMade + 1, attempts)
+      await recorded.catch((err: unknown) => log.error({ err, letterId }, 'could not record the failed attempt'))
+      throw error
+    }
+  }
+
+  const worker = new Worker<JobPayloads['produce-letter']>('production', produce, {
+    connection,
+    prefix: config.queuePrefix,
+    // Rendering is CPU work: a few at a time per process; scale with more processes.
+    concurrency: options.concurrency ?? 2,
+    lockDuration: options.lockDurationMs ?? 30_000,
+    stalledInterval: options.stalledIntervalMs ?? 30_000,
+  })
+  worker.on('error', (err) => log.error({ err }, 'production worker error'))
+  worker.on('failed', (job, err) => {
+    log.warn({ err, jobId: job?.id, letterId: job?.data.letterId, attempts: job?.attemptsMade }, 'production job failed')
+    // A job that stalled too often fails without reaching the processor's catch: mark it here too.
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      markFailed(db, job.data.letterId, job.attemptsMade).catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
+    }
+  })
+
+  return {
+    worker,
+    async close() {
+      await worker.close()
+      await connection.quit().catch(() => connection.disconnect())
+    },
+  }
+}

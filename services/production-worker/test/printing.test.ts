@@ -1,0 +1,63 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LocalArtifactStore } from '../src/artifact-store.js'
+import { CommandPrinter, SpoolPrinter } from '../src/printer.js'
+
+let directory: string
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), "letters-print-it's-"))
+})
+afterAll(() => rm(directory, { recursive: true, force: true }))
+
+const file = (name: string, text: string, location = join(directory, 'store', name)) => ({ name, data: Buffer.from(text), location })
+
+describe('LocalArtifactStore', () => {
+  it('keeps a file under its key, replaces it on a second put and says where it lives', async () => {
+    const store = new LocalArtifactStore(join(directory, 'artifacts'))
+    const path = await store.put('a1/card.pdf', Buffer.from('first'))
+    await store.put('a1/card.pdf', Buffer.from('second'))
+    expect(path).toBe(join(directory, 'artifacts', 'a1', 'card.pdf'))
+    expect((await store.get('a1/card.pdf'))?.toString()).toBe('second')
+    expect(await readdir(join(directory, 'artifacts', 'a1'))).toEqual(['card.pdf'])
+  })
+
+  it('answers undefined for a key it does not hold and refuses a key outside its directory', async () => {
+    const store = new LocalArtifactStore(join(directory, 'artifacts'))
+    expect(await store.get('nothing/here.pdf')).toBeUndefined()
+    await expect(store.put('../escape.pdf', Buffer.from('x'))).rejects.toThrow('leaves')
+  })
+})
+
+describe('SpoolPrinter', () => {
+  it('drops the files whole into the spool, in order, replacing a reprint', async () => {
+    const spool = join(directory, 'spool')
+    const printer = new SpoolPrinter(spool)
+    await printer.print([file('l1.card.pdf', 'card'), file('l1.envelope.pdf', 'envelope')])
+    await printer.print([file('l1.card.pdf', 'card again'), file('l1.envelope.pdf', 'envelope')])
+    expect((await readdir(spool)).sort()).toEqual(['l1.card.pdf', 'l1.envelope.pdf'])
+    expect(await readFile(join(spool, 'l1.card.pdf'), 'utf8')).toBe('card again')
+  })
+})
+
+describe('CommandPrinter', () => {
+  it('runs the command once per file with {file} replaced by its path, quotes and all', async () => {
+    const store = new LocalArtifactStore(join(directory, 'store'))
+    const location = await store.put("o'brien.card.pdf", Buffer.from('card'))
+    // The operator's own quoting: a log path without quotes in it.
+    const log = join(await mkdtemp(join(tmpdir(), 'letters-log-')), 'printed.log')
+    await new CommandPrinter(`cat {file} >> '${log}' && echo >> '${log}'`, 5000).print([{ name: "o'brien.card.pdf", data: Buffer.from('card'), location }, { ...file('x.pdf', 'envelope'), location: 's3://bucket/x.pdf' }])
+    // The second file lives in an object store: the command got a local copy of it.
+    expect(await readFile(log, 'utf8')).toBe('card\nenvelope\n')
+    await rm(dirname(log), { recursive: true })
+  })
+
+  it('fails with the exit code and what the command said', async () => {
+    await expect(new CommandPrinter('echo "impresora sin papel" >&2; exit 3 # {file}', 5000).print([file('a.pdf', 'a', 'memory://a')])).rejects.toThrow(/exited with 3.*impresora sin papel/)
+  })
+
+  it('stops a command that outlives its timeout, with everything it started', async () => {
+    await expect(new CommandPrinter('sleep 5; echo {file}', 200).print([file('a.pdf', 'a', 'memory://a')])).rejects.toThrow(/SIGKILL \(timeout 200 ms\)/)
+  })
+})
