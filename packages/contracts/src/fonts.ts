@@ -7,6 +7,15 @@ export type FontName = (typeof fontNames)[number]
 
 export const DEFAULT_FONT: FontName = 'caveat'
 
+/** The family each font is published as, for people choosing one. */
+export const fontFamilies: Record<FontName, string> = {
+  caveat: 'Caveat',
+  'dancing-script': 'Dancing Script',
+  'homemade-apple': 'Homemade Apple',
+  'indie-flower': 'Indie Flower',
+  kalam: 'Kalam',
+}
+
 export function isFontName(name: string): name is FontName {
   return (fontNames as readonly string[]).includes(name)
 }

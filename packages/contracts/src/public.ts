@@ -139,3 +139,11 @@ export const CardListQuery = Type.Object(
 export type CardListQuery = Static<typeof CardListQuery>
 
 export const CardList = Type.Object({ data: Type.Array(CardSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+
+export const FontList = Type.Object({
+  data: Type.Array(Type.Object({ name: Type.String(), family: Type.String(), default: Type.Boolean() })),
+})
+export type FontList = Static<typeof FontList>
+
+/** A proof is a PDF (card on page 1, envelope on page 2), sent as bytes. */
+export const Proof = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/pdf' })

@@ -1,3 +1,3 @@
-export { MESSAGE_BOX, addressLines, cardLayout, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
+export { MESSAGE_BOX, addressLines, cardLayout, describeLetter, type LetterRecord, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 export { fontData } from './fonts.js'
 export { MIN_FONT_SIZE } from './handwriting.js'

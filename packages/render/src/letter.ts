@@ -112,3 +112,26 @@ export function addressLines(address: { name: string; surname: string; company: 
   const place = [address.zip, address.city, address.province && address.province !== address.city ? `(${address.province})` : ''].filter(Boolean).join(' ')
   return [`${address.name} ${address.surname}`.trim(), address.company ?? '', address.address, place, address.countryName ?? ''].filter((line) => line.trim())
 }
+
+/** What a letter row holds that the drawing needs. */
+export interface LetterRecord {
+  letterId: string
+  fontName: FontName
+  message: string
+  /** The sender's name: it signs the card and heads the envelope's sender block. */
+  senderName: string
+  /** The verified address, or the recipient as sent before verification. */
+  recipient: Parameters<typeof addressLines>[0]
+}
+
+/** The one place that decides what goes on the card and the envelope of a letter. */
+export function describeLetter(letter: LetterRecord): LetterToRender {
+  return {
+    letterId: letter.letterId,
+    fontName: letter.fontName,
+    message: letter.message,
+    signature: letter.senderName,
+    recipientLines: addressLines(letter.recipient),
+    senderLines: [letter.senderName],
+  }
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs'
+import { compact, pdfText as textOf } from '@letters/test/support/pdf'
 import { fontNames } from '@letters/contracts'
 import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, renderProof, type LetterToRender } from '../src/index.js'
 
@@ -11,19 +11,6 @@ const letter: LetterToRender = {
   recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
   senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
 }
-
-/** The text a PDF reader finds, without white space (glyphs are placed one by one). */
-async function textOf(pdf: Buffer): Promise<{ pages: number; text: string }> {
-  const document = await getDocument({ data: new Uint8Array(pdf), useSystemFonts: false, isEvalSupported: false }).promise
-  let text = ''
-  for (let page = 1; page <= document.numPages; page++) {
-    const content = await (await document.getPage(page)).getTextContent()
-    text += content.items.map((item) => ('str' in item ? item.str : '')).join('')
-  }
-  return { pages: document.numPages, text: text.replace(/\s+/g, '') }
-}
-
-const compact = (text: string) => text.replace(/\s+/g, '')
 
 describe('renderCard', () => {
   it('draws a valid one-page PDF holding the message and the signature', async () => {

@@ -72,6 +72,7 @@ export function singleLetter(account: { cardDesignId: string; envelopeDesignId: 
 export function publicClient(app: App, apiKey: string) {
   return {
     get: (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': apiKey } }),
+    delete: (url: string) => app.inject({ method: 'DELETE', url, headers: { 'x-api-key': apiKey } }),
     post: (url: string, payload: unknown, headers: Record<string, string> = {}) =>
       app.inject({ method: 'POST', url, headers: { 'x-api-key': apiKey, ...headers }, payload: payload as InjectOptions['payload'] }),
   }

@@ -108,6 +108,22 @@ describe('GET /campaigns', () => {
   })
 })
 
+describe('GET /fonts', () => {
+  it('lists every handwriting font a letter can ask for, the default first', async () => {
+    const response = await get('/fonts', account.apiKey)
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({
+      data: [
+        { name: 'caveat', family: 'Caveat', default: true },
+        { name: 'dancing-script', family: 'Dancing Script', default: false },
+        { name: 'homemade-apple', family: 'Homemade Apple', default: false },
+        { name: 'indie-flower', family: 'Indie Flower', default: false },
+        { name: 'kalam', family: 'Kalam', default: false },
+      ],
+    })
+  })
+})
+
 describe('an account with nothing', () => {
   it('gets empty lists from every catalog endpoint', async () => {
     const bare = (await admin.post('/admin/accounts', { name: 'Cuenta vacía' })).json<{ apiKey: string }>()
@@ -120,7 +136,7 @@ describe('an account with nothing', () => {
   })
 })
 
-const endpoints = ['/company-data', '/campaigns', '/card-designs', '/envelope-designs', '/signatures', '/senders']
+const endpoints = ['/company-data', '/campaigns', '/fonts', '/card-designs', '/envelope-designs', '/signatures', '/senders']
 const badKeys = [
   ['missing', () => undefined],
   ['unknown', () => 'clave-que-no-existe-0123456789'],
@@ -155,6 +171,6 @@ describe('rate-limit headers', () => {
       remaining.push(Number(response.headers['x-ratelimit-remaining']))
     }
     // A fresh account: each request takes one from the 150 allowed.
-    expect(remaining).toEqual([149, 148, 147, 146, 145, 144])
+    expect(remaining).toEqual(endpoints.map((_, index) => 149 - index))
   })
 })

@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm'
 import type { NormalizedAddress } from '@letters/address'
 import { isFontName } from '@letters/contracts'
 import { letterEvents, letters, senders, type Db, type LetterStatus } from '@letters/db'
-import { addressLines, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
+import { describeLetter, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
 import type { ArtifactStore } from './artifact-store.js'
 import type { Printer } from './printer.js'
 
@@ -49,14 +49,7 @@ async function letterToRender(db: Db, letterId: string): Promise<LetterToRender>
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return {
-    letterId,
-    fontName: row.fontName,
-    message: row.message,
-    signature: row.sender,
-    recipientLines: addressLines(row.address as unknown as NormalizedAddress),
-    senderLines: [row.sender],
-  }
+  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as NormalizedAddress })
 }
 
 /** A transition out of `printing`, with its event; false when the letter was no longer printing. */

@@ -5,7 +5,12 @@ import { badRequest, notFound } from '../errors.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const cardNotFound = () => notFound('La carta no existe')
+export const cardNotFound = () => notFound('La carta no existe')
+
+/** A card id that is not a UUID names no letter: 404, like any other unknown id. */
+export function assertCardId(cardId: string): void {
+  if (!UUID.test(cardId)) throw cardNotFound()
+}
 
 type CardRow = {
   id: string
@@ -51,7 +56,7 @@ function toSummary(row: CardRow): publicApi.CardSummary {
 
 /** One letter of the account with its history; another account's letter does not exist. */
 export async function getCard(ex: Executor, accountId: string, cardId: string): Promise<publicApi.Card> {
-  if (!UUID.test(cardId)) throw cardNotFound()
+  assertCardId(cardId)
   const [row] = await ex.execute<CardRow & { events: Array<{ status: publicApi.Card['status']; at: string; detail: string | null }> }>(sql`
     SELECT ${cardColumns},
       COALESCE((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { requireAdmin } from '../../plugins/app/admin-auth.js'
 import accounts from './accounts.js'
 import campaigns from './campaigns.js'
+import cards from './cards.js'
 import companyData from './company-data.js'
 
 /** Everything under /admin: one bearer-token guard for all of it. */
@@ -10,6 +11,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(accounts)
   await app.register(companyData)
   await app.register(campaigns)
+  await app.register(cards)
 }
 
 export default adminRoutes

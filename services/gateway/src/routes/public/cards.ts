@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, publicApi } from '@letters/contracts'
 import { getCard, listCards } from '../../services/cards.js'
+import { cancelCard } from '../../services/letter-lifecycle.js'
+import { cardProof } from '../../services/proofs.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -13,6 +15,26 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
     '/cards/:cardId',
     { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Card, ...errorResponses(401, 404, 429, 500, 503) } } },
     async (request) => getCard(app.db, request.caller!.accountId, request.params.cardId),
+  )
+
+  app.get(
+    '/cards/:cardId/proof',
+    { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) } } },
+    async (request, reply) => {
+      const pdf = await cardProof(app.db, request.caller!.accountId, request.params.cardId)
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `inline; filename="carta-${request.params.cardId}.pdf"`)
+        .header('cache-control', 'private, no-cache')
+        .send(pdf)
+    },
+  )
+
+  // Beyond the spec, as print-and-mail APIs do: a letter can be withdrawn until the floor takes it.
+  app.delete(
+    '/cards/:cardId',
+    { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Card, ...errorResponses(401, 404, 409, 429, 500, 503) } } },
+    async (request) => cancelCard(app.db, request.caller!.accountId, request.params.cardId),
   )
 }
 

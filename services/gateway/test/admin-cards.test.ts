@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letters, type LetterStatus } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+
+let app: App
+let account: Awaited<ReturnType<typeof adminAccount>>
+beforeAll(async () => {
+  app = await startGateway()
+  account = await adminAccount(app)
+})
+afterAll(() => app.close())
+
+async function letterIn(status: LetterStatus) {
+  const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account))
+  expect(response.statusCode, response.body).toBe(200)
+  const id = response.json<{ cardId: string }>().cardId
+  await app.db.update(letters).set({ status }).where(eq(letters.id, id))
+  return id
+}
+
+describe('POST /admin/cards/{id}/mailed', () => {
+  it('marks a printed letter mailed, with its event, and the client sees it', async () => {
+    const id = await letterIn('printed')
+    const response = await adminClient(app).post(`/admin/cards/${id}/mailed`)
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json()).toMatchObject({ id, status: 'mailed' })
+    const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ status: string; events: Array<{ status: string; detail: string | null }> }>()
+    expect(card.status).toBe('mailed')
+    expect(card.events.at(-1)).toMatchObject({ status: 'mailed', detail: 'Entregada a correos' })
+  })
+
+  it('refuses a letter marked mailed already, without a second event', async () => {
+    const id = await letterIn('printed')
+    expect((await adminClient(app).post(`/admin/cards/${id}/mailed`)).statusCode).toBe(200)
+    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', 'La carta ya está marcada como enviada')
+    const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ events: Array<{ status: string }> }>()
+    expect(card.events.filter((event) => event.status === 'mailed')).toHaveLength(1)
+  })
+
+  it.each(['received', 'ready_for_print', 'printing', 'failed', 'cancelled'] as const)('refuses a %s letter with 409', async (status) => {
+    const id = await letterIn(status)
+    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', `Solo una carta impresa puede marcarse como enviada; esta está en estado '${status}'`)
+    const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
+    expect(letter?.status).toBe(status)
+  })
+
+  it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async () => {
+    expectError(await adminClient(app).post(`/admin/cards/${UNKNOWN_ID}/mailed`), 404, 'Not Found', 'La carta no existe')
+    expectError(await adminClient(app).post('/admin/cards/nada/mailed'), 400, 'Bad Request')
+    const id = await letterIn('printed')
+    expectError(await adminClient(app).raw('POST', `/admin/cards/${id}/mailed`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
+  })
+})

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letters } from '@letters/db'
+import { compact, pdfText } from '@letters/test/support/pdf'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+
+type Account = Awaited<ReturnType<typeof adminAccount>>
+
+let app: App
+let account: Account
+let other: Account
+beforeAll(async () => {
+  app = await startGateway()
+  account = await adminAccount(app)
+  other = await adminAccount(app)
+})
+afterAll(() => app.close())
+
+async function createLetter(overrides: Record<string, unknown> = {}) {
+  const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, overrides))
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ cardId: string }>().cardId
+}
+
+describe('GET /cards/{cardId}/proof', () => {
+  it('returns the card and the envelope as one PDF: message and signature on page 1, addresses on page 2', async () => {
+    const id = await createLetter({ message: 'Gracias por venir a la tienda, Lucía', fontName: 'kalam' })
+    const response = await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toBe('application/pdf')
+    expect(response.headers['content-disposition']).toBe(`inline; filename="carta-${id}.pdf"`)
+    const { pages, text } = await pdfText(response.rawPayload)
+    expect(pages).toBe(2)
+    // The sender's name signs the card and heads the envelope.
+    expect(text).toBe(compact('Gracias por venir a la tienda, Lucía Remitente Remitente Lucía García Calle Mayor 1 28013 Madrid'))
+  })
+
+  it('shows the verified address once the address worker has normalized it', async () => {
+    const id = await createLetter({ address: 'c/ mayor 1' })
+    const before = await pdfText((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).rawPayload)
+    expect(before.text).toContain('c/mayor1')
+    const verified = { name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES', countryName: 'España' }
+    await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
+    const after = await pdfText((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).rawPayload)
+    expect(after.text).toContain(compact('Calle Mayor 1 28013 Madrid España'))
+  })
+
+  it('is the same file every time it is asked for', async () => {
+    const id = await createLetter()
+    const first = await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
+    const second = await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
+    expect(first.rawPayload.equals(second.rawPayload)).toBe(true)
+  })
+
+  it("answers 404 for another account's letter, an unknown id and a malformed one", async () => {
+    const id = await createLetter()
+    for (const path of [`/cards/${id}/proof`, `/cards/${UNKNOWN_ID}/proof`, '/cards/nada/proof']) {
+      expectError(await publicClient(app, other.apiKey).get(path), 404, 'Not Found', 'La carta no existe')
+    }
+  })
+
+  it('answers 401 without a valid key', async () => {
+    const id = await createLetter()
+    expectError(await app.inject({ method: 'GET', url: `/cards/${id}/proof` }), 401, 'Unauthorized')
+  })
+})
