@@ -7,6 +7,7 @@ import { ApiError } from '../../errors.js'
  * is known (missing, unknown or revoked) the client's IP is the one counted, so guessing keys
  * is throttled too. Registered in the public scope after `identifyCaller`: the limiter's hook
  * runs at route level, after the scope's own onRequest hooks, so the caller is known by then.
+ * While Redis cannot be reached nothing is counted (see skipOnError).
  */
 export async function registerRateLimit(app: FastifyInstance) {
   const { max, windowMs } = app.config.rateLimit
@@ -16,8 +17,10 @@ export async function registerRateLimit(app: FastifyInstance) {
     redis: app.redis,
     nameSpace: `${app.config.queuePrefix}:rate-limit:`,
     keyGenerator: (request: FastifyRequest) => (request.caller ? `account:${request.caller.accountId}` : `ip:${request.ip}`),
-    // Redis down: the request fails (503) rather than going through unlimited.
-    skipOnError: false,
+    // Redis down: requests go through unlimited rather than fail. A letter needs only Postgres
+    // (its job waits in the outbox until Redis is back), and an outage is short next to the
+    // letters a client would otherwise have to resend.
+    skipOnError: true,
     errorResponseBuilder: (_request, context) =>
       new ApiError(
         429,
