@@ -1,0 +1,115 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'vitest'
+import { pino } from 'pino'
+import { startAddressWorker } from '@letters/address-worker/worker'
+import type { Config } from '@letters/config'
+import { buildApp } from '@letters/gateway/app'
+import { startProductionWorker, type ProductionWorkerOptions } from '@letters/production-worker/worker'
+import { OutboxDispatcher } from '@letters/queues'
+import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
+
+export const silentLog = pino({ level: 'silent' })
+
+export type CardView = {
+  id: string
+  status: string
+  cost: number
+  address: Record<string, unknown> | null
+  events: Array<{ status: string; detail: string | null }>
+}
+
+/**
+ * The whole system in this process, on a database and queue prefix of its own: the gateway
+ * with its outbox dispatcher, the address worker and (unless asked not to) the production
+ * worker, printing into a spool directory of its own.
+ */
+export async function startPipeline(label: string, options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false } = {}) {
+  const database = await isolatedDatabase(label)
+  const floorDir = await mkdtemp(join(tmpdir(), `letters-${label}-`))
+  const config: Config = testConfig({
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: `${testConfig().queuePrefix}-${label}`,
+    ARTIFACTS_DIR: join(floorDir, 'artifacts'),
+    SPOOL_DIR: join(floorDir, 'spool'),
+    ...options.env,
+  })
+  const app = await buildApp({ config, logger: false })
+  await app.ready()
+  const dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
+  dispatcher.start()
+  const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true })
+  const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) => startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
+  let productionWorker = options.production === false ? undefined : startFloor()
+
+  const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
+    app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload: payload as object }) })
+  const created = (await admin('POST', '/admin/accounts', { name: `Tienda ${label}`, credits: 1000 })).json<{ id: string; apiKey: string }>()
+  const entry = async (kind: string, name: string) => (await admin('POST', `/admin/accounts/${created.id}/${kind}`, { name })).json<{ id: string }>().id
+  const account = {
+    ...created,
+    cardDesignId: await entry('card-designs', 'Tarjeta'),
+    envelopeDesignId: await entry('envelope-designs', 'Sobre'),
+    senderId: await entry('senders', 'Papelería Luna'),
+  }
+
+  const client = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
+    app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })
+
+  return {
+    config,
+    app,
+    account,
+    spoolDir: config.spoolDir,
+    admin,
+    client,
+    get productionWorker() {
+      return productionWorker
+    },
+    /** Starts a production worker (again), e.g. after the test stopped the first one. */
+    startProductionWorker(extra: Partial<ProductionWorkerOptions> = {}) {
+      productionWorker = startFloor(extra)
+      return productionWorker
+    },
+    /** POST /single with a valid Spanish letter, `overrides` on top; returns the card id. */
+    async send(overrides: Record<string, unknown> = {}) {
+      const response = await client('POST', '/single', {
+        cardDesignId: account.cardDesignId,
+        envelopeDesignId: account.envelopeDesignId,
+        senderId: account.senderId,
+        message: 'Gracias por tu pedido, Lucía. ¡Hasta pronto!',
+        name: 'Lucía',
+        surname: 'García',
+        address: 'C/ Mayor 1',
+        zip: '28013',
+        city: 'Madrid',
+        province: '',
+        country: 'ES',
+        ...overrides,
+      })
+      expect(response.statusCode, response.body).toBe(200)
+      return response.json<{ cardId: string }>().cardId
+    },
+    card: async (id: string) => (await client('GET', `/cards/${id}`)).json<CardView>(),
+    balance: async () => (await admin('GET', `/admin/accounts/${account.id}`)).json<{ balance: number }>().balance,
+    /** The files in the spool, without the ones still being written. */
+    spooled: async () => (await readdir(config.spoolDir).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).sort(),
+    async close() {
+      await dispatcher.stop()
+      await addressWorker.close()
+      await productionWorker?.close()
+      await app.close()
+      await database.drop()
+      await rm(floorDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type Pipeline = Awaited<ReturnType<typeof startPipeline>>
+
+/** Waits until the letter reaches `status` (the workers run in the background). */
+export async function reachStatus(pipeline: Pipeline, id: string, status: string, timeout = 10_000) {
+  await expect.poll(async () => (await pipeline.card(id)).status, { timeout, interval: 50 }).toBe(status)
+  return pipeline.card(id)
+}
