@@ -91,7 +91,8 @@ export async function produceLetter(floor: Floor, letterId: string): Promise<Pro
 
 /** After the last attempt: the letter goes to `failed`, for ops to see and retry. */
 export function markFailed(db: Db, letterId: string, attempts: number): Promise<boolean> {
-  return leavePrinting(db, letterId, 'failed', `La producción falló tras ${attempts} intentos; operaciones revisará la carta`)
+  const detail = attempts > 1 ? `La producción falló tras ${attempts} intentos; operaciones revisará la carta` : 'La producción falló; operaciones revisará la carta'
+  return leavePrinting(db, letterId, 'failed', detail)
 }
 
 /** A failed attempt that will be retried, in the letter's history. */
