@@ -1,0 +1,91 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inArray } from 'drizzle-orm'
+import { Redis } from 'ioredis'
+import { ledgerEntries, letters, outbox } from '@letters/db'
+import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+
+/**
+ * This test stops Redis, so it runs a Redis server of its own (the one other test files share
+ * must stay up). It needs the redis-server binary, which the machines CI runs on have.
+ */
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+let port: number
+let redis: ChildProcess | undefined
+
+async function startRedis() {
+  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  for (let tries = 0; ; tries++) {
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    probe.on('error', () => {})
+    const up = await probe.connect().then(() => true, () => false)
+    probe.disconnect()
+    if (up) return
+    if (tries === 100) throw new Error(`redis-server did not start on port ${port}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+async function stopRedis() {
+  redis!.kill('SIGKILL')
+  await once(redis!, 'exit')
+  redis = undefined
+}
+
+let pipeline: Pipeline
+beforeAll(async () => {
+  if (!hasRedisServer) return
+  port = await freePort()
+  await startRedis()
+  pipeline = await startPipeline('outage', { env: { REDIS_URL: `redis://127.0.0.1:${port}` } })
+})
+afterAll(async () => {
+  if (!hasRedisServer) return
+  if (!redis) await startRedis()
+  await pipeline?.close()
+  redis?.kill('SIGKILL')
+})
+
+describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () => {
+  it('takes the letters, keeps their jobs in the outbox, and dispatches each once Redis is back', async () => {
+    const before = await pipeline.send()
+    await reachStatus(pipeline, before, 'printed')
+
+    await stopRedis()
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push(await pipeline.send({ message: `Carta escrita sin Redis, número ${i}` }))
+    const charges = await pipeline.app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))
+    expect(charges.map((entry) => entry.kind)).toEqual(Array(5).fill('charge'))
+    // The dispatchers keep trying; nothing is marked sent while Redis is away.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const waiting = await pipeline.app.db.select().from(outbox).where(inArray(outbox.id, (await pipeline.app.db.select({ id: outbox.id, payload: outbox.payload }).from(outbox)).filter((row) => ids.includes(row.payload.letterId!)).map((row) => row.id)))
+    expect(waiting.map((row) => [row.jobName, row.sentAt])).toEqual(Array(5).fill(['normalize-address', null]))
+    const statuses = await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))
+    expect(statuses.map((row) => row.status)).toEqual(Array(5).fill('received'))
+
+    // An empty Redis comes back on the same port, as after a restart without persistence.
+    await startRedis()
+    for (const id of ids) {
+      const card = await reachStatus(pipeline, id, 'printed', 30_000)
+      expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])
+    }
+    const jobs = (await pipeline.app.db.select().from(outbox)).filter((row) => ids.includes(row.payload.letterId!))
+    expect(jobs.map((row) => row.jobName).sort()).toEqual([...Array(5).fill('normalize-address'), ...Array(5).fill('produce-letter')])
+    expect(jobs.every((row) => row.sentAt !== null && row.attempts === 1)).toBe(true)
+    const entries = await pipeline.app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))
+    expect(entries.map((entry) => entry.kind)).toEqual(Array(5).fill('charge'))
+    expect(await pipeline.spooled()).toEqual(expect.arrayContaining(ids.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`])))
+  })
+})
