@@ -1,0 +1,103 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, inArray } from 'drizzle-orm'
+import { offlineVerifier } from '@letters/address'
+import { normalizeLetter } from '@letters/address-worker/normalize-letter'
+import { ledgerEntries, letters } from '@letters/db'
+import { buildApp, type App } from '@letters/gateway/app'
+import { LocalArtifactStore } from '@letters/production-worker/artifact-store'
+import { SpoolPrinter } from '@letters/production-worker/printer'
+import { produceLetter } from '@letters/production-worker/produce-letter'
+import { ADMIN_TOKEN, testConfig } from '../support/context.js'
+
+let app: App
+let floorDir: string
+let account: { id: string; apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }
+beforeAll(async () => {
+  app = await buildApp({ config: testConfig(), logger: false })
+  await app.ready()
+  floorDir = await mkdtemp(join(tmpdir(), 'letters-races-'))
+  const admin = (url: string, payload: object) => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload }).then((response) => response.json<{ id: string; apiKey: string }>())
+  const created = await admin('/admin/accounts', { name: 'Carreras', credits: 300 })
+  account = {
+    ...created,
+    cardDesignId: (await admin(`/admin/accounts/${created.id}/card-designs`, { name: 'T' })).id,
+    envelopeDesignId: (await admin(`/admin/accounts/${created.id}/envelope-designs`, { name: 'S' })).id,
+    senderId: (await admin(`/admin/accounts/${created.id}/senders`, { name: 'R' })).id,
+  }
+})
+afterAll(async () => {
+  await app.close()
+  await rm(floorDir, { recursive: true, force: true })
+})
+
+async function send(address: string) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/single',
+    headers: { 'x-api-key': account.apiKey },
+    payload: { cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola', name: 'Ana', surname: 'Ruiz', address, zip: '28013', city: 'Madrid', country: 'ES' },
+  })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ cardId: string }>().cardId
+}
+
+const cancel = (id: string) => app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
+const balance = async () => (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>().balance
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Runs both at nearly the same moment, letter i with one side held back by a few milliseconds
+ * more than letter i-1, so that across the batch each side wins some of the races.
+ */
+async function race<A, B>(i: number, count: number, first: () => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+  const offset = (i - count / 2) * 2
+  return Promise.all([sleep(Math.max(0, -offset)).then(first), sleep(Math.max(0, offset)).then(second)])
+}
+
+const refundsOf = async (ids: string[]) => (await app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))).filter((entry) => entry.kind === 'refund')
+
+describe('a cancellation racing a worker', () => {
+  it('refunds a letter once when the client cancels it as the address worker rejects it', async () => {
+    const start = await balance()
+    const ids = await Promise.all(Array.from({ length: 15 }, () => send('...')))
+    const outcomes = await Promise.all(ids.map(async (id, i) => {
+      const [response, normalized] = await race(i, ids.length, () => cancel(id), () => normalizeLetter(app.db, offlineVerifier, id))
+      return { status: response.statusCode, normalized }
+    }))
+    // Whoever moved the letter first refunded it; the other found it moved.
+    for (const outcome of outcomes) {
+      expect([[200, 'already_done'], [409, 'address_rejected']]).toContainEqual([outcome.status, outcome.normalized])
+    }
+    const refunds = await refundsOf(ids)
+    expect(refunds.map((entry) => entry.letterId).sort()).toEqual([...ids].sort())
+    expect(await balance()).toBe(start)
+  })
+
+  it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async () => {
+    const floor = { db: app.db, store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
+    const start = await balance()
+    const ids = await Promise.all(Array.from({ length: 15 }, () => send('Calle Mayor 1')))
+    await Promise.all(ids.map((id) => normalizeLetter(app.db, offlineVerifier, id)))
+    const outcomes = await Promise.all(ids.map(async (id, i) => {
+      const [response, produced] = await race(i, ids.length, () => cancel(id), () => produceLetter(floor, id))
+      return { id, status: response.statusCode, produced }
+    }))
+    const spool = await readdir(join(floorDir, 'spool')).catch(() => [] as string[])
+    for (const outcome of outcomes) {
+      const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, outcome.id))
+      if (outcome.status === 200) {
+        expect([outcome.produced, letter?.status]).toEqual(['already_done', 'cancelled'])
+        expect(spool).not.toContain(`${outcome.id}.card.pdf`)
+      } else {
+        expect([outcome.status, outcome.produced, letter?.status]).toEqual([409, 'printed', 'printed'])
+        expect(spool).toContain(`${outcome.id}.card.pdf`)
+      }
+    }
+    const cancelled = outcomes.filter((outcome) => outcome.status === 200).map((outcome) => outcome.id)
+    expect((await refundsOf(ids)).map((entry) => entry.letterId).sort()).toEqual(cancelled.sort())
+    expect(await balance()).toBe(start - 3 * (ids.length - cancelled.length))
+  })
+})
