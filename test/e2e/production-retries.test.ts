@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm'
 import { letters, outbox } from '@letters/db'
 import type { Printer } from '@letters/production-worker/printer'
 import { SpoolPrinter } from '@letters/production-worker/printer'
+import { ADMIN_TOKEN } from '../support/context.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
 
 /** The floor's printer, out of paper until the test refills it. */
@@ -64,9 +65,10 @@ describe('when the printer keeps failing', () => {
     expect(kept?.attemptsMade).toBe(3)
     expect((await pipeline.client('DELETE', `/cards/${id}`)).statusCode).toBe(409)
 
-    // The dashboard's retry button: the same job runs again.
+    // The retry button of the dashboard (/ops/queues): the same job runs again.
     outOfPaper = false
-    await kept!.retry('failed')
+    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${jobId}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    expect(retried.statusCode, retried.body).toBe(204)
     const printed = await reachStatus(pipeline, id, 'printed')
     expect(printed.events.slice(-2).map((event) => [event.status, event.detail])).toEqual([
       ['printing', 'En producción de nuevo: reintento pedido por operaciones'],

@@ -11,6 +11,7 @@ import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
 import adminRoutes from './routes/admin/index.js'
 import health from './routes/health.js'
+import ops from './routes/ops/index.js'
 import publicRoutes from './routes/public/index.js'
 
 export interface AppOptions {
@@ -48,6 +49,7 @@ export async function buildApp(options: AppOptions) {
 
   await app.register(health)
   await app.register(adminRoutes, { prefix: '/admin' })
+  await app.register(ops)
   await app.register(publicRoutes)
   return app
 }

@@ -1,0 +1,36 @@
+import { createBullBoard } from '@bull-board/api'
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
+import { FastifyAdapter } from '@bull-board/fastify'
+import type { FastifyPluginAsync } from 'fastify'
+import { ApiError, reasonPhrase } from '../../errors.js'
+import { requireAdmin } from '../../plugins/app/admin-auth.js'
+
+export const QUEUES_DASHBOARD_PATH = '/ops/queues'
+
+/**
+ * The queue dashboard (Bull Board) for ops: every queue with its waiting, active, delayed,
+ * completed and failed jobs, a failed job's reason, and the retry button that runs it again.
+ * Behind the admin token; a browser asks for it as the password.
+ */
+const ops: FastifyPluginAsync = async (app) => {
+  const guard = requireAdmin(app, { browser: true })
+  // Answered here: Bull Board's own error handler, not ours, covers the routes it registers.
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      await guard(request, reply)
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      return reply.status(error.statusCode).send({ error: reasonPhrase(error.statusCode), message: error.message, requestId: request.id })
+    }
+  })
+  const board = new FastifyAdapter()
+  board.setBasePath(QUEUES_DASHBOARD_PATH)
+  createBullBoard({
+    queues: Object.values(app.queues).map((queue) => new BullMQAdapter(queue)),
+    serverAdapter: board,
+    options: { uiConfig: { boardTitle: 'Cartas: colas' } },
+  })
+  await app.register(board.registerPlugin(), { prefix: QUEUES_DASHBOARD_PATH })
+}
+
+export default ops
