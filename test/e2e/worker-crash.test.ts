@@ -42,7 +42,8 @@ describe('a production worker killed in the middle of a job', () => {
     child.kill('SIGKILL')
     await once(child, 'exit')
     child = undefined
-    expect(await pipeline.spooled()).toEqual([])
+    const held = await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))
+    expect(held.map((row) => row.status).sort()).toEqual(['printing', 'printing', 'ready_for_print'])
 
     // A surviving worker finds the dead one's jobs once their locks expire.
     pipeline.startProductionWorker({ stalledIntervalMs: 300 })
@@ -58,5 +59,21 @@ describe('a production worker killed in the middle of a job', () => {
     expect(resumed).toHaveLength(2)
     expect(await pipeline.balance()).toBe(1000 - 3 * 3)
     expect(await pipeline.spooled()).toEqual(ids.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
+  })
+
+  it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async () => {
+    await pipeline.productionWorker!.close()
+    child = await startWorkerProcess({ PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    const id = await pipeline.send()
+    await reachStatus(pipeline, id, 'printing')
+    child.kill('SIGKILL')
+    await once(child, 'exit')
+    child = undefined
+    // No second chance: BullMQ fails the job without running it, and the letter must not stay `printing`.
+    pipeline.startProductionWorker({ stalledIntervalMs: 300, maxStalledCount: 0 })
+    const failed = await reachStatus(pipeline, id, 'failed', 20_000)
+    expect(failed.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'failed'])
+    const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
+    expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
   })
 })

@@ -2,6 +2,7 @@ import closeWithGrace from 'close-with-grace'
 import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { CommandPrinter } from './printer.js'
 import { configuredPrinter, startProductionWorker } from './worker.js'
 
 const config = loadConfigOrExit()
@@ -13,7 +14,11 @@ const printer = configuredPrinter(config)
 const running = startProductionWorker({ config, db, log, printer })
 log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.artifactsDir, printer: printer.name, spool: config.printCommand ? undefined : config.spoolDir }, 'production worker consuming')
 
-closeWithGrace({ delay: 30_000 }, async ({ signal, err }) => {
+// A print command cut off by a forced exit would go on printing while the job runs again elsewhere.
+if (printer instanceof CommandPrinter) process.once('exit', () => printer.stopAll())
+
+// Long enough for the letters in hand to finish, their print commands included.
+closeWithGrace({ delay: config.printTimeoutMs + 30_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down: finishing the letters in hand')
   await running.close()

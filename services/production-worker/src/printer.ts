@@ -65,28 +65,60 @@ export class CommandPrinter implements Printer {
     }
   }
 
+  /** Stops every command still running (the worker is shutting down): its job will run again. */
+  stopAll(): void {
+    for (const pid of this.running) killGroup(pid)
+  }
+
+  private readonly running = new Set<number>()
+
   private run(path: string): Promise<void> {
     const command = this.template.replaceAll('{file}', shellQuoted(path))
     return new Promise((resolve, reject) => {
       // Its own process group, so a timeout stops the whole pipeline the command started.
       const child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] })
+      const pid = child.pid
+      if (pid) this.running.add(pid)
       let stderr = ''
+      let settled = false
+      const settle = (error?: Error) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if (pid) this.running.delete(pid)
+        if (error) reject(error)
+        else resolve()
+      }
       child.stderr.on('data', (chunk: Buffer) => {
         stderr = (stderr + chunk.toString()).slice(-500)
       })
       const timer = setTimeout(() => {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL')
+        if (pid) killGroup(pid)
+        // Settled here: a process that left the group may hold stderr open long after.
+        child.stderr.destroy()
+        settle(new Error(`print command stopped after ${this.timeoutMs} ms (timeout): ${command}`))
       }, this.timeoutMs)
-      child.on('error', (error) => {
-        clearTimeout(timer)
-        reject(error)
-      })
-      child.on('close', (code, signal) => {
-        clearTimeout(timer)
-        if (code === 0) resolve()
-        else if (signal) reject(new Error(`print command stopped by ${signal} (timeout ${this.timeoutMs} ms): ${command}`))
-        else reject(new Error(`print command exited with ${code}: ${command}${stderr ? ` — ${stderr.trim()}` : ''}`))
+      child.on('error', (error) => settle(error))
+      // `exit`, not `close`: a background process the command left behind may keep stderr open.
+      child.on('exit', (code, signal) => {
+        if (code === 0) return settle()
+        if (signal) return settle(new Error(`print command stopped by ${signal}: ${command}`))
+        const fail = () => settle(new Error(`print command exited with ${code}: ${command}${stderr ? ` — ${stderr.trim()}` : ''}`))
+        // What the command said may still be in the pipe: wait for it, but not for a background process.
+        const grace = setTimeout(fail, 200)
+        child.once('close', () => {
+          clearTimeout(grace)
+          fail()
+        })
       })
     })
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // The group is gone already.
   }
 }

@@ -1,5 +1,5 @@
 import { UnrecoverableError } from 'bullmq'
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { NormalizedAddress } from '@letters/address'
 import { isFontName } from '@letters/contracts'
 import { letterEvents, letters, senders, type Db, type LetterStatus } from '@letters/db'
@@ -97,5 +97,9 @@ export function markFailed(db: Db, letterId: string, attempts: number): Promise<
 
 /** A failed attempt that will be retried, in the letter's history. */
 export async function recordFailedAttempt(db: Db, letterId: string, attempt: number, attempts: number): Promise<void> {
-  await db.insert(letterEvents).values({ letterId, status: 'printing', detail: `Intento ${attempt} de ${attempts} fallido; se reintentará` })
+  // Only for a letter the attempt had claimed: a claim that failed leaves no trace in the history.
+  await db.execute(sql`
+    INSERT INTO letter_events (letter_id, status, detail)
+    SELECT id, 'printing', ${`Intento ${attempt} de ${attempts} fallido; se reintentará`} FROM letters
+    WHERE id = ${letterId}::uuid AND status = 'printing'`)
 }

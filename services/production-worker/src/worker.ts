@@ -19,6 +19,8 @@ export interface ProductionWorkerOptions {
   lockDurationMs?: number
   /** How often this worker looks for jobs whose worker died. */
   stalledIntervalMs?: number
+  /** How many times a job may be found abandoned before it fails for good (BullMQ's default: 1). */
+  maxStalledCount?: number
 }
 
 /** The printer the configuration asks for: the operator's command, or the spool directory. */
@@ -58,12 +60,14 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     concurrency: options.concurrency ?? 2,
     lockDuration: options.lockDurationMs ?? 30_000,
     stalledInterval: options.stalledIntervalMs ?? 30_000,
+    ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
   })
   worker.on('error', (err) => log.error({ err }, 'production worker error'))
   worker.on('failed', (job, err) => {
     log.warn({ err, jobId: job?.id, letterId: job?.data.letterId, attempts: job?.attemptsMade }, 'production job failed')
-    // A job that stalled too often fails without reaching the processor's catch: mark it here too.
-    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+    // A job abandoned too often (its workers died) fails with an UnrecoverableError without
+    // reaching the processor: mark the letter here too (a second mark changes nothing).
+    if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) {
       markFailed(db, job.data.letterId, job.attemptsMade).catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
     }
   })

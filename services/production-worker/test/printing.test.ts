@@ -58,6 +58,31 @@ describe('CommandPrinter', () => {
   })
 
   it('stops a command that outlives its timeout, with everything it started', async () => {
-    await expect(new CommandPrinter('sleep 5; echo {file}', 200).print([file('a.pdf', 'a', 'memory://a')])).rejects.toThrow(/SIGKILL \(timeout 200 ms\)/)
+    const marker = join(await mkdtemp(join(tmpdir(), 'letters-marker-')), 'late')
+    await expect(new CommandPrinter(`(sleep 1; touch ${marker}) & sleep 5; echo {file}`, 200).print([file('a.pdf', 'a', 'memory://a')])).rejects.toThrow(/stopped after 200 ms \(timeout\)/)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The background part of the pipeline was stopped with the rest: it never touched its file.
+    await expect(readFile(marker)).rejects.toThrow(/ENOENT/)
+    await rm(dirname(marker), { recursive: true })
+  })
+
+  it('gives up at the timeout even when a process that left the group holds its output open', async () => {
+    const started = Date.now()
+    await expect(new CommandPrinter('setsid sleep 3 >&2 & sleep 5 # {file}', 200).print([file('a.pdf', 'a', 'memory://a')])).rejects.toThrow(/timeout/)
+    expect(Date.now() - started).toBeLessThan(2500)
+  })
+
+  it('succeeds as soon as the command exits, whatever it left running in the background', async () => {
+    const started = Date.now()
+    await new CommandPrinter('setsid sleep 3 >&2 & exit 0 # {file}', 5000).print([file('a.pdf', 'a', 'memory://a')])
+    expect(Date.now() - started).toBeLessThan(2500)
+  })
+
+  it('stops the commands still running when the worker shuts down', async () => {
+    const printer = new CommandPrinter('sleep 5 # {file}', 10_000)
+    const printing = printer.print([file('a.pdf', 'a', 'memory://a')])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    printer.stopAll()
+    await expect(printing).rejects.toThrow(/stopped by SIGKILL/)
   })
 })
