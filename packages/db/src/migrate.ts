@@ -32,9 +32,11 @@ export async function ensureDatabase(url: string): Promise<void> {
   await onMaintenanceDb(url, async (sql) => {
     const [row] = await sql`SELECT 1 AS present FROM pg_database WHERE datname = ${name}`
     if (row) return
-    await sql`CREATE DATABASE ${sql(name)}`.catch((error: { code?: string }) => {
-      // Another process created it between the look-up and the CREATE.
-      if (error.code !== '42P04') throw error
+    await sql`CREATE DATABASE ${sql(name)}`.catch((error: { code?: string; constraint_name?: string }) => {
+      // Another process created it between the look-up and the CREATE: 42P04 when it had
+      // committed, a unique violation on pg_database when both CREATEs ran at once.
+      const createdElsewhere = error.code === '42P04' || (error.code === '23505' && error.constraint_name === 'pg_database_datname_index')
+      if (!createdElsewhere) throw error
     })
   })
 }
