@@ -18,6 +18,21 @@ const hand = {
   spacing: 0.04, // of the font size
   lineSlopeDegrees: 0.7,
   lineIndent: 0.15, // of the font size
+  wordSpace: 0.4, // the least gap between words, of the font size
+}
+
+/**
+ * The gap a hand leaves between words: the font's space, widened where it is narrower than
+ * `hand.wordSpace` (connected script fonts reach into their space with their exit strokes).
+ */
+function wordSpace(doc: Doc, size: number): number {
+  return Math.max(doc.widthOfString(' '), hand.wordSpace * size)
+}
+
+/** How wide a line is written by hand at `size` (the document's current size). */
+function handWidth(doc: Doc, line: string, size: number): number {
+  const spaces = line.split(' ').length - 1
+  return doc.widthOfString(line) + spaces * (wordSpace(doc, size) - doc.widthOfString(' '))
 }
 
 /**
@@ -32,14 +47,14 @@ export function lineHeightOf(doc: Doc): number {
 /** The smallest size a message is shrunk to. */
 export const MIN_FONT_SIZE = 6
 
-/** Breaks text into lines that fit `width` at the document's current font and size. */
-function wrap(doc: Doc, text: string, width: number): string[] {
+/** Breaks text into lines that fit `width` at the document's current font and `size`. */
+function wrap(doc: Doc, text: string, width: number, size: number): string[] {
   const lines: string[] = []
   for (const paragraph of text.split('\n')) {
     let line = ''
     for (const word of paragraph.split(/ +/)) {
       const candidate = line ? `${line} ${word}` : word
-      if (doc.widthOfString(candidate) <= width || !line) line = candidate
+      if (handWidth(doc, candidate, size) <= width || !line) line = candidate
       else {
         lines.push(line)
         line = word
@@ -58,11 +73,11 @@ export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSi
   const lineHeight = lineHeightOf(doc)
   for (let size = maxSize; size > minSize; size -= 0.5) {
     doc.fontSize(size)
-    const lines = wrap(doc, text, box.width)
-    if (lines.length * size * lineHeight <= box.height && lines.every((line) => doc.widthOfString(line) <= box.width)) return { size, lines, lineHeight }
+    const lines = wrap(doc, text, box.width, size)
+    if (lines.length * size * lineHeight <= box.height && lines.every((line) => handWidth(doc, line, size) <= box.width)) return { size, lines, lineHeight }
   }
   doc.fontSize(minSize)
-  return { size: minSize, lines: wrap(doc, text, box.width), lineHeight }
+  return { size: minSize, lines: wrap(doc, text, box.width, minSize), lineHeight }
 }
 
 /**
@@ -77,7 +92,7 @@ export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: n
     const lineY = origin.y + index * size * lineHeight
     for (const glyph of line) {
       doc.fontSize(size)
-      const advance = doc.widthOfString(glyph)
+      const advance = glyph === ' ' ? wordSpace(doc, size) : doc.widthOfString(glyph)
       if (glyph.trim()) {
         const glyphSize = size * (1 + wobble(random) * hand.size)
         const y = lineY + (x - origin.x) * Math.tan(slope) + wobble(random) * hand.baseline * size
