@@ -7,6 +7,7 @@ import { offlineVerifier } from '@letters/address'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import { buildApp, type App } from '@letters/gateway/app'
 import { OutboxDispatcher } from '@letters/queues'
+import { adminAccount } from '../support/accounts.js'
 import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
 
 const log = pino({ level: 'silent' })
@@ -14,7 +15,7 @@ let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let app: App
 let dispatcher: OutboxDispatcher
 let worker: ReturnType<typeof startAddressWorker>
-let account: { id: string; apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }
+let account: Awaited<ReturnType<typeof adminAccount>>
 
 beforeAll(async () => {
   database = await isolatedDatabase('address')
@@ -25,15 +26,7 @@ beforeAll(async () => {
   dispatcher.start()
   worker = startAddressWorker({ config, db: app.db, log })
 
-  const admin = (url: string, payload: unknown) =>
-    app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: payload as object }).then((response) => response.json<{ id: string; apiKey: string }>())
-  const created = await admin('/admin/accounts', { name: 'Tienda', credits: 50 })
-  account = {
-    ...created,
-    cardDesignId: (await admin(`/admin/accounts/${created.id}/card-designs`, { name: 'T' })).id,
-    envelopeDesignId: (await admin(`/admin/accounts/${created.id}/envelope-designs`, { name: 'S' })).id,
-    senderId: (await admin(`/admin/accounts/${created.id}/senders`, { name: 'R' })).id,
-  }
+  account = await adminAccount(app, 50)
 })
 afterAll(async () => {
   await dispatcher.stop()

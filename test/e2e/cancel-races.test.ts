@@ -10,23 +10,17 @@ import { buildApp, type App } from '@letters/gateway/app'
 import { LocalArtifactStore } from '@letters/production-worker/artifact-store'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
+import { adminAccount } from '../support/accounts.js'
 import { ADMIN_TOKEN, testConfig } from '../support/context.js'
 
 let app: App
 let floorDir: string
-let account: { id: string; apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }
+let account: Awaited<ReturnType<typeof adminAccount>>
 beforeAll(async () => {
   app = await buildApp({ config: testConfig(), logger: false })
   await app.ready()
   floorDir = await mkdtemp(join(tmpdir(), 'letters-races-'))
-  const admin = (url: string, payload: object) => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload }).then((response) => response.json<{ id: string; apiKey: string }>())
-  const created = await admin('/admin/accounts', { name: 'Carreras', credits: 300 })
-  account = {
-    ...created,
-    cardDesignId: (await admin(`/admin/accounts/${created.id}/card-designs`, { name: 'T' })).id,
-    envelopeDesignId: (await admin(`/admin/accounts/${created.id}/envelope-designs`, { name: 'S' })).id,
-    senderId: (await admin(`/admin/accounts/${created.id}/senders`, { name: 'R' })).id,
-  }
+  account = await adminAccount(app, 300)
 })
 afterAll(async () => {
   await app.close()

@@ -8,6 +8,7 @@ import type { Config } from '@letters/config'
 import { buildApp } from '@letters/gateway/app'
 import { startProductionWorker, type ProductionWorkerOptions } from '@letters/production-worker/worker'
 import { OutboxDispatcher } from '@letters/queues'
+import { adminAccount } from './accounts.js'
 import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
 
 export const silentLog = pino({ level: 'silent' })
@@ -45,14 +46,7 @@ export async function startPipeline(label: string, options: { env?: Record<strin
 
   const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
     app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload: payload as object }) })
-  const created = (await admin('POST', '/admin/accounts', { name: `Tienda ${label}`, credits: 1000 })).json<{ id: string; apiKey: string }>()
-  const entry = async (kind: string, name: string) => (await admin('POST', `/admin/accounts/${created.id}/${kind}`, { name })).json<{ id: string }>().id
-  const account = {
-    ...created,
-    cardDesignId: await entry('card-designs', 'Tarjeta'),
-    envelopeDesignId: await entry('envelope-designs', 'Sobre'),
-    senderId: await entry('senders', 'Papelería Luna'),
-  }
+  const account = await adminAccount(app, 1000, 'Papelería Luna')
 
   const client = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
     app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })

@@ -26,19 +26,7 @@ export function adminClient(app: App) {
   }
 }
 
-/** An account made through the admin API, with one of each named entry. */
-export async function adminAccount(app: App, credits = 100) {
-  const admin = adminClient(app)
-  const account = (await admin.post('/admin/accounts', { name: 'Cliente de prueba', credits })).json<{ id: string; apiKey: string; balance: number }>()
-  const entry = async (kind: string, name: string) => (await admin.post(`/admin/accounts/${account.id}/${kind}`, { name })).json<{ id: string }>().id
-  return {
-    ...account,
-    cardDesignId: await entry('card-designs', 'Tarjeta'),
-    envelopeDesignId: await entry('envelope-designs', 'Sobre'),
-    senderId: await entry('senders', 'Remitente'),
-    signatureId: await entry('signatures', 'Firma'),
-  }
-}
+export { adminAccount } from '@letters/test/support/accounts'
 
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
