@@ -1,7 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Label, NamedEntry, Uuid } from './common.js'
-
-const strict = { additionalProperties: false } as const
+import { Label, NamedEntry, Uuid, strict } from './common.js'
 
 export const CreateAccountBody = Type.Object(
   { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },

@@ -1,8 +1,7 @@
 import { Type, type Static } from 'typebox'
-import { Label, NON_BLANK, NamedEntry, Uuid } from './common.js'
+import { Label, NON_BLANK, NamedEntry, Uuid, strict } from './common.js'
 import { fontNames } from './fonts.js'
 
-const strict = { additionalProperties: false } as const
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
 export const MESSAGE_MAX_CHARACTERS = 1000

@@ -1,8 +1,8 @@
 import { UnrecoverableError } from 'bullmq'
-import { and, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { AddressVerifier, NormalizedAddress } from '@letters/address'
 import { refund } from '@letters/credits'
-import { letterEvents, letters, outbox, type Db } from '@letters/db'
+import { letters, moveLetter, outbox, type Db } from '@letters/db'
 
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
 
@@ -28,14 +28,9 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
   const result = await verifier.verify(letter.recipient)
   const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
   return db.transaction(async (tx) => {
-    const [moved] = await tx
-      .update(letters)
-      .set({ status, address: { ...result, verifiedBy: verifier.name }, updatedAt: new Date() })
-      .where(and(eq(letters.id, letterId), eq(letters.status, 'received')))
-      .returning({ id: letters.id })
+    const { moved } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result), set: { address: { ...result, verifiedBy: verifier.name } } })
     // Another run (or a cancellation) moved it first.
     if (!moved) return 'already_done'
-    await tx.insert(letterEvents).values({ letterId, status, detail: eventDetail(result) })
     if (status === 'address_rejected') {
       await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
     } else {

@@ -41,6 +41,8 @@ const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
  */
 export class CommandPrinter implements Printer {
   readonly name = 'command'
+  /** Process groups of the commands running now. */
+  private readonly running = new Set<number>()
 
   constructor(
     private readonly template: string,
@@ -69,8 +71,6 @@ export class CommandPrinter implements Printer {
   stopAll(): void {
     for (const pid of this.running) killGroup(pid)
   }
-
-  private readonly running = new Set<number>()
 
   private run(path: string): Promise<void> {
     const command = this.template.replaceAll('{file}', shellQuoted(path))

@@ -1,9 +1,8 @@
 import { UnrecoverableError } from 'bullmq'
-import { and, eq, inArray, sql } from 'drizzle-orm'
-import type { NormalizedAddress } from '@letters/address'
+import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
-import { letterEvents, letters, senders, type Db, type LetterStatus } from '@letters/db'
-import { describeLetter, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
+import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
+import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
 import type { ArtifactStore } from './artifact-store.js'
 import type { Printer } from './printer.js'
 
@@ -24,19 +23,11 @@ const claimDetail: Partial<Record<LetterStatus, string>> = {
   failed: 'En producción de nuevo: reintento pedido por operaciones',
 }
 
-/** Moves the letter to `printing` (one UPDATE plus its event); false when it is past production or cancelled. */
+/** Moves the letter to `printing`; false when it is past production or cancelled. */
 async function claim(db: Db, letterId: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [current] = await tx.select({ status: letters.status }).from(letters).where(eq(letters.id, letterId)).for('update')
-    if (!current) throw new UnrecoverableError(`letter ${letterId} does not exist`)
-    if (!claimable.includes(current.status)) return false
-    await tx
-      .update(letters)
-      .set({ status: 'printing', updatedAt: new Date() })
-      .where(and(eq(letters.id, letterId), inArray(letters.status, claimable)))
-    await tx.insert(letterEvents).values({ letterId, status: 'printing', detail: claimDetail[current.status] ?? null })
-    return true
-  })
+  const { moved, letter } = await db.transaction((tx) => moveLetter(tx, letterId, { from: claimable, to: 'printing', detail: (from) => claimDetail[from.status] ?? null }))
+  if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
+  return moved
 }
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
@@ -49,21 +40,13 @@ async function letterToRender(db: Db, letterId: string): Promise<LetterToRender>
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as NormalizedAddress })
+  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as LetterRecord['recipient'] })
 }
 
 /** A transition out of `printing`, with its event; false when the letter was no longer printing. */
 async function leavePrinting(db: Db, letterId: string, status: 'printed' | 'failed', detail: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const [moved] = await tx
-      .update(letters)
-      .set({ status, updatedAt: new Date() })
-      .where(and(eq(letters.id, letterId), eq(letters.status, 'printing')))
-      .returning({ id: letters.id })
-    if (!moved) return false
-    await tx.insert(letterEvents).values({ letterId, status, detail })
-    return true
-  })
+  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing'], to: status, detail }))
+  return moved
 }
 
 /**

@@ -30,7 +30,7 @@ export function configuredPrinter(config: Config): Printer {
 
 type ProduceJob = Job<JobPayloads['produce-letter']>
 
-const lastAttempt = (job: ProduceJob) => job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
+const attemptsOf = (job: ProduceJob) => job.opts.attempts ?? 1
 
 /** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
 export function startProductionWorker(options: ProductionWorkerOptions) {
@@ -45,9 +45,9 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
       log.info({ letterId, jobId: job.id, outcome }, 'production handled')
       return outcome
     } catch (error) {
-      const attempts = job.opts.attempts ?? 1
+      const attempt = job.attemptsMade + 1
       // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops.
-      const recorded = error instanceof UnrecoverableError || lastAttempt(job) ? markFailed(db, letterId, job.attemptsMade + 1) : recordFailedAttempt(db, letterId, job.attemptsMade + 1, attempts)
+      const recorded = error instanceof UnrecoverableError || attempt >= attemptsOf(job) ? markFailed(db, letterId, attempt) : recordFailedAttempt(db, letterId, attempt, attemptsOf(job))
       await recorded.catch((err: unknown) => log.error({ err, letterId }, 'could not record the failed attempt'))
       throw error
     }
@@ -67,7 +67,7 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     log.warn({ err, jobId: job?.id, letterId: job?.data.letterId, attempts: job?.attemptsMade }, 'production job failed')
     // A job abandoned too often (its workers died) fails with an UnrecoverableError without
     // reaching the processor: mark the letter here too (a second mark changes nothing).
-    if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1))) {
+    if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= attemptsOf(job))) {
       markFailed(db, job.data.letterId, job.attemptsMade).catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
     }
   })

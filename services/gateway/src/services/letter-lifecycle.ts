@@ -1,7 +1,6 @@
-import { and, eq, inArray } from 'drizzle-orm'
 import type { publicApi } from '@letters/contracts'
 import { refund } from '@letters/credits'
-import { letterEvents, letters, type Db, type LetterStatus } from '@letters/db'
+import { moveLetter, type Db, type LetterStatus } from '@letters/db'
 import { conflict } from '../errors.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
 
@@ -25,18 +24,14 @@ const notCancellable: Record<Exclude<LetterStatus, 'received' | 'ready_for_print
 export async function cancelCard(db: Db, accountId: string, cardId: string): Promise<publicApi.Card> {
   assertCardId(cardId)
   await db.transaction(async (tx) => {
-    const [letter] = await tx
-      .select({ status: letters.status, cost: letters.cost })
-      .from(letters)
-      .where(and(eq(letters.id, cardId), eq(letters.accountId, accountId)))
-      .for('update')
+    const { moved, letter } = await moveLetter(tx, cardId, {
+      accountId,
+      from: cancellable,
+      to: 'cancelled',
+      detail: ({ cost }) => `Cancelada por el cliente; ${cost} créditos devueltos`,
+    })
     if (!letter) throw cardNotFound()
-    if (!cancellable.includes(letter.status)) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
-    await tx
-      .update(letters)
-      .set({ status: 'cancelled', updatedAt: new Date() })
-      .where(and(eq(letters.id, cardId), inArray(letters.status, cancellable)))
-    await tx.insert(letterEvents).values({ letterId: cardId, status: 'cancelled', detail: `Cancelada por el cliente; ${letter.cost} créditos devueltos` })
+    if (!moved) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
     await refund(tx, accountId, letter.cost, cardId, 'cancelled by the client')
   })
   return getCard(db, accountId, cardId)
@@ -45,12 +40,10 @@ export async function cancelCard(db: Db, accountId: string, cardId: string): Pro
 /** Ops hand a printed letter to the post: `printed` → `mailed`. */
 export async function markMailed(db: Db, cardId: string): Promise<publicApi.Card> {
   const accountId = await db.transaction(async (tx) => {
-    const [letter] = await tx.select({ status: letters.status, accountId: letters.accountId }).from(letters).where(eq(letters.id, cardId)).for('update')
+    const { moved, letter } = await moveLetter(tx, cardId, { from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
     if (!letter) throw cardNotFound()
     if (letter.status === 'mailed') throw conflict('La carta ya está marcada como enviada')
-    if (letter.status !== 'printed') throw conflict(`Solo una carta impresa puede marcarse como enviada; esta está en estado '${letter.status}'`)
-    await tx.update(letters).set({ status: 'mailed', updatedAt: new Date() }).where(and(eq(letters.id, cardId), eq(letters.status, 'printed')))
-    await tx.insert(letterEvents).values({ letterId: cardId, status: 'mailed', detail: 'Entregada a correos' })
+    if (!moved) throw conflict(`Solo una carta impresa puede marcarse como enviada; esta está en estado '${letter.status}'`)
     return letter.accountId
   })
   return getCard(db, accountId, cardId)

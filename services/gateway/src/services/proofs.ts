@@ -1,10 +1,8 @@
 import { and, eq } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
-import { describeLetter, renderProof } from '@letters/render'
+import { describeLetter, renderProof, type LetterRecord } from '@letters/render'
 import { assertCardId, cardNotFound } from './cards.js'
-
-type StoredAddress = Parameters<typeof describeLetter>[0]['recipient']
 
 /**
  * The proof of one of the account's letters: card and envelope drawn exactly as the floor prints
@@ -20,6 +18,6 @@ export async function cardProof(db: Db, accountId: string, cardId: string): Prom
   if (!row) throw cardNotFound()
   // Checked when the letter was created; a font later removed from the catalogue is a bug of ours.
   if (!isFontName(row.fontName)) throw new Error(`letter ${cardId} uses the unknown font ${row.fontName}`)
-  const recipient = (row.address as StoredAddress | null) ?? row.recipient
+  const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
   return renderProof(describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient }))
 }
