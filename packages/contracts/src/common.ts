@@ -29,6 +29,9 @@ export function errorResponses<const S extends readonly number[]>(...statuses: S
 
 export const IdParams = Type.Object({ id: Uuid() })
 
+/** The body of a route that takes none: nothing (Fastify passes null), or `{}`; any field is a 400. */
+export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}' })
+
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
 

@@ -102,6 +102,15 @@ describe('API keys', () => {
     expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/api-keys`), 404, 'Not Found')
   })
 
+  it('refuses a body with fields when issuing or revoking a key, issuing and revoking nothing', async () => {
+    const account = await newAccount()
+    expectError(await admin.post(`/admin/accounts/${account.id}/api-keys`, { nombre: 'CRM' }), 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expect(await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))).toHaveLength(1)
+    const [key] = await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))
+    expectError(await admin.raw('DELETE', `/admin/api-keys/${key!.id}`, { motivo: 'fuga' }), 400, 'Bad Request')
+    expect((await app.db.select().from(apiKeys).where(eq(apiKeys.id, key!.id)))[0]?.revokedAt).toBeNull()
+  })
+
   it('revokes a key with 204, and revoking it again changes nothing', async () => {
     const account = await newAccount()
     const issued = (await admin.post(`/admin/accounts/${account.id}/api-keys`)).json<{ id: string; apiKey: string }>()

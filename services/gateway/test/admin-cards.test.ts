@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>
@@ -13,9 +14,7 @@ beforeAll(async () => {
 afterAll(() => app.close())
 
 async function letterIn(status: LetterStatus) {
-  const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account))
-  expect(response.statusCode, response.body).toBe(200)
-  const id = response.json<{ cardId: string }>().cardId
+  const id = await sendSingle(app, account)
   await app.db.update(letters).set({ status }).where(eq(letters.id, id))
   return id
 }
@@ -46,6 +45,19 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expect(letter?.status).toBe(status)
   })
 
+  it('takes the request without a body too', async () => {
+    const id = await letterIn('printed')
+    const response = await app.inject({ method: 'POST', url: `/admin/cards/${id}/mailed`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    expect(response.statusCode, response.body).toBe(200)
+  })
+
+  it('refuses a body with fields with 400, leaving the letter printed', async () => {
+    const id = await letterIn('printed')
+    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`, { fecha: '2026-11-21' }), 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
+    expect(letter?.status).toBe('printed')
+  })
+
   it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async () => {
     expectError(await adminClient(app).post(`/admin/cards/${UNKNOWN_ID}/mailed`), 404, 'Not Found', 'La carta no existe')
     expectError(await adminClient(app).post('/admin/cards/nada/mailed'), 400, 'Bad Request')
@@ -53,3 +65,4 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expectError(await adminClient(app).raw('POST', `/admin/cards/${id}/mailed`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
   })
 })
+

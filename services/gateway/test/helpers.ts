@@ -56,6 +56,13 @@ export function singleLetter(account: { cardDesignId: string; envelopeDesignId: 
   }
 }
 
+/** Sends a valid POST /single for the account (`overrides` on top) and returns the new card's id. */
+export async function sendSingle(app: App, owner: { apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+  const response = await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, overrides))
+  expect(response.statusCode, response.body).toBe(200)
+  return response.json<{ cardId: string }>().cardId
+}
+
 /** Calls the public API with an account's key. */
 export function publicClient(app: App, apiKey: string) {
   return {

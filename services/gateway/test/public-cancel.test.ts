@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
@@ -17,11 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-async function createLetter(owner: Account, overrides: Record<string, unknown> = {}) {
-  const response = await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, overrides))
-  expect(response.statusCode, response.body).toBe(200)
-  return response.json<{ cardId: string }>().cardId
-}
+const createLetter = (owner: Account, overrides: Record<string, unknown> = {}) => sendSingle(app, owner, overrides)
 
 /** Puts a letter where a worker would have moved it. */
 const setStatus = (id: string, status: LetterStatus) => app.db.update(letters).set({ status }).where(eq(letters.id, id))
@@ -86,6 +82,15 @@ describe('DELETE /cards/{cardId}', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(before)
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe('received')
+  })
+
+  it('refuses a body with fields with 400, cancelling and refunding nothing', async () => {
+    const id = await createLetter(account)
+    const before = (await moneyState(app.db, account.id)).balance
+    const response = await app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey }, payload: { motivo: 'duplicada' } })
+    expectError(response, 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expect((await moneyState(app.db, account.id)).balance).toBe(before)
+    expect(await refundsOf(account, id)).toEqual([])
   })
 
   it('answers 401 without a valid key', async () => {

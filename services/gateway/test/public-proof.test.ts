@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { compact, pdfText } from '@letters/test/support/pdf'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
@@ -17,11 +17,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-async function createLetter(overrides: Record<string, unknown> = {}) {
-  const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, overrides))
-  expect(response.statusCode, response.body).toBe(200)
-  return response.json<{ cardId: string }>().cardId
-}
+const createLetter = (overrides: Record<string, unknown> = {}) => sendSingle(app, account, overrides)
 
 describe('GET /cards/{cardId}/proof', () => {
   it('returns the card and the envelope as one PDF: message and signature on page 1, addresses on page 2', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { IdParams, admin, errorResponses } from '@letters/contracts'
+import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
 import { notFound } from '../../errors.js'
 import { accountNotFound, addCredits, createAccount, findAccount, getAccount } from '../../services/accounts.js'
 import { issueApiKey } from '../../services/api-keys.js'
@@ -20,7 +20,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/accounts/:id/api-keys',
-    { schema: { params: IdParams, response: { 201: admin.CreatedApiKey, ...errorResponses(400, 401, 404, 500) } } },
+    { schema: { params: IdParams, body: NoBody, response: { 201: admin.CreatedApiKey, ...errorResponses(400, 401, 404, 500) } } },
     async (request, reply) => {
       if (!(await findAccount(app.db, request.params.id))) throw accountNotFound()
       return reply.status(201).send(await issueApiKey(app.db, request.params.id))
@@ -29,7 +29,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/api-keys/:id',
-    { schema: { params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 500) } } },
+    { schema: { params: IdParams, body: NoBody, response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 500) } } },
     async (request, reply) => {
       const revoked = await app.apiKeyAuth.revoke(request.params.id)
       if (!revoked) throw notFound('La API key no existe')

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses, publicApi } from '@letters/contracts'
+import { NoBody, errorResponses, publicApi } from '@letters/contracts'
 import { getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
 import { cardProof } from '../../services/proofs.js'
@@ -33,7 +33,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   // Beyond the spec, as print-and-mail APIs do: a letter can be withdrawn until the floor takes it.
   app.delete(
     '/cards/:cardId',
-    { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Card, ...errorResponses(401, 404, 409, 429, 500, 503) } } },
+    { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, body: NoBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 429, 500, 503) } } },
     async (request) => cancelCard(app.db, request.caller!.accountId, request.params.cardId),
   )
 }
