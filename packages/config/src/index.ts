@@ -27,6 +27,20 @@ const EnvSchema = Type.Object({
   SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
+  RECONCILE_AFTER_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '600000' }),
+  RECONCILE_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
+  HTTP_REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
+  HTTP_HEADERS_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
+  HTTP_MAX_CONNECTIONS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
+  PROOF_RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
+  PROOF_RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
+  RENDER_THREADS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
+  RENDER_QUEUE_MAX: Type.String({ pattern: '^[0-9]+$', default: '16' }),
+  EVENT_LOOP_MAX_DELAY_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
+  AUTH_FAILURES_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
+  AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
+  METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -56,6 +70,20 @@ export interface Config {
   printCommand: string | undefined
   /** How long one print command may run before it counts as failed. */
   printTimeoutMs: number
+  /** A letter in received, ready_for_print or printing without progress for this long, and without its job in Redis, is queued again. */
+  reconcileAfterMs: number
+  /** How often the reconciler looks for such letters. */
+  reconcileIntervalMs: number
+  /** The gateway's HTTP server: timeouts and the most sockets it keeps open at once. */
+  http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number }
+  /** Proofs: their own rate limit per key, the render threads and how many renders may wait for one. */
+  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number }
+  /** Past this event-loop delay the gateway answers 503 instead of queueing more work. */
+  eventLoopMaxDelayMs: number
+  /** Failed authentications (admin token, unknown API keys) allowed per client IP and window, then 429. */
+  authFailures: { max: number; windowMs: number }
+  /** Port of a worker's /metrics and /healthz; absent: the worker's own default. */
+  metricsPort: number | undefined
 }
 
 export class ConfigError extends Error {
@@ -78,6 +106,20 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   SPOOL_DIR: 'must be a directory path',
   PRINT_COMMAND: 'must be a command containing {file}, where the path of the print file goes',
   PRINT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  RECONCILE_AFTER_MS: 'must be a positive integer of milliseconds',
+  RECONCILE_INTERVAL_MS: 'must be a positive integer of milliseconds',
+  HTTP_REQUEST_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  HTTP_HEADERS_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  HTTP_MAX_CONNECTIONS: 'must be a positive integer',
+  PROOF_RATE_LIMIT_MAX: 'must be a positive integer',
+  PROOF_RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
+  RENDER_THREADS: 'must be a positive integer (at most 999)',
+  RENDER_QUEUE_MAX: 'must be a non-negative integer',
+  EVENT_LOOP_MAX_DELAY_MS: 'must be a positive integer of milliseconds',
+  AUTH_FAILURES_MAX: 'must be a positive integer',
+  AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
+  METRICS_PORT: 'must be a port number (1-65535)',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
@@ -105,6 +147,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = Number(vars.PORT)
   if (port < 1 || port > 65535) fail('PORT', vars.PORT)
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
+  const metricsPort = vars.METRICS_PORT === undefined ? undefined : Number(vars.METRICS_PORT)
+  if (metricsPort !== undefined && (metricsPort < 1 || metricsPort > 65535)) fail('METRICS_PORT', vars.METRICS_PORT)
   const costs = Object.fromEntries(vars.LETTER_COSTS.split(',').map((pair) => pair.split('=') as [string, string]).map(([country, credits]) => [country, Number(credits)]))
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
@@ -125,6 +169,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     spoolDir: resolve(vars.SPOOL_DIR),
     printCommand: vars.PRINT_COMMAND,
     printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
+    reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
+    reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
+    http: {
+      requestTimeoutMs: Number(vars.HTTP_REQUEST_TIMEOUT_MS),
+      headersTimeoutMs: Number(vars.HTTP_HEADERS_TIMEOUT_MS),
+      keepAliveTimeoutMs: Number(vars.HTTP_KEEP_ALIVE_TIMEOUT_MS),
+      maxConnections: Number(vars.HTTP_MAX_CONNECTIONS),
+    },
+    proofs: {
+      rateLimit: { max: Number(vars.PROOF_RATE_LIMIT_MAX), windowMs: Number(vars.PROOF_RATE_LIMIT_WINDOW_MS) },
+      renderThreads: vars.RENDER_THREADS === undefined ? undefined : Number(vars.RENDER_THREADS),
+      renderQueueMax: Number(vars.RENDER_QUEUE_MAX),
+    },
+    eventLoopMaxDelayMs: Number(vars.EVENT_LOOP_MAX_DELAY_MS),
+    authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },
+    metricsPort,
   }
 }
 

@@ -20,6 +20,13 @@ describe('loadConfig', () => {
       spoolDir: resolve('var/spool'),
       printCommand: undefined,
       printTimeoutMs: 120_000,
+      reconcileAfterMs: 600_000,
+      reconcileIntervalMs: 30_000,
+      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 10_000 },
+      proofs: { rateLimit: { max: 10, windowMs: 60_000 }, renderThreads: undefined, renderQueueMax: 16 },
+      eventLoopMaxDelayMs: 1000,
+      authFailures: { max: 10, windowMs: 60_000 },
+      metricsPort: undefined,
     })
   })
 
@@ -44,6 +51,26 @@ describe('loadConfig', () => {
     expect(config.adminToken).toBe('a-very-long-admin-token')
   })
 
+  it('reads the hardening settings: reconciler, HTTP limits, proofs, auth throttle, metrics port', () => {
+    const config = loadConfig({
+      RECONCILE_AFTER_MS: '2000',
+      RECONCILE_INTERVAL_MS: '500',
+      HTTP_REQUEST_TIMEOUT_MS: '1000',
+      HTTP_MAX_CONNECTIONS: '50',
+      PROOF_RATE_LIMIT_MAX: '3',
+      RENDER_THREADS: '2',
+      RENDER_QUEUE_MAX: '0',
+      AUTH_FAILURES_MAX: '5',
+      METRICS_PORT: '9101',
+    })
+    expect(config.reconcileAfterMs).toBe(2000)
+    expect(config.reconcileIntervalMs).toBe(500)
+    expect(config.http).toEqual({ requestTimeoutMs: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 50 })
+    expect(config.proofs).toEqual({ rateLimit: { max: 3, windowMs: 60_000 }, renderThreads: 2, renderQueueMax: 0 })
+    expect(config.authFailures).toEqual({ max: 5, windowMs: 60_000 })
+    expect(config.metricsPort).toBe(9101)
+  })
+
   it('reads a cost table', () => {
     expect(loadConfig({ LETTER_COSTS: 'ES=3,PT=4,*=6' }).letterCosts).toEqual({ byCountry: { ES: 3, PT: 4 }, otherwise: 6 })
   })
@@ -63,6 +90,12 @@ describe('loadConfig', () => {
     ['PRINT_COMMAND', 'lp -d floor-1', 'PRINT_COMMAND=lp -d floor-1: must be a command containing {file}, where the path of the print file goes'],
     ['PRINT_TIMEOUT_MS', '1.5', 'PRINT_TIMEOUT_MS=1.5: must be a positive integer of milliseconds'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
+    ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
+    ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],
+    ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],
+    ['RENDER_THREADS', '0', 'RENDER_THREADS=0: must be a positive integer'],
+    ['AUTH_FAILURES_MAX', '1e3', 'AUTH_FAILURES_MAX=1e3: must be a positive integer'],
+    ['METRICS_PORT', '99999', 'METRICS_PORT=99999: must be a port number (1-65535)'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)
   })

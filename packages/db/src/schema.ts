@@ -138,12 +138,18 @@ export const letters = pgTable(
     address: jsonb('address').$type<Record<string, unknown>>(),
     status: text('status', { enum: letterStatuses }).notNull(),
     cost: integer('cost').notNull(),
+    /**
+     * The floor's fencing token: each claim for printing takes the next number, and only the
+     * job holding the current one may hand files over or mark the letter printed.
+     */
+    printClaim: integer('print_claim').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
     index('letters_account_created_idx').on(table.accountId, table.createdAt.desc(), table.id.desc()),
-    index('letters_status_idx').on(table.status),
+    // The reconciler's scan: letters still in the pipeline, oldest change first.
+    index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
   ],
 )
@@ -160,6 +166,26 @@ export const letterEvents = pgTable(
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [index('letter_events_letter_idx').on(table.letterId, table.id)],
+)
+
+/**
+ * Each print file the printer accepted, recorded as soon as it did: a retry of the letter hands
+ * over only the files not recorded here, so a file reaches the printer once.
+ */
+export const printHandoffs = pgTable(
+  'print_handoffs',
+  {
+    letterId: uuid('letter_id')
+      .notNull()
+      .references(() => letters.id),
+    /** The file's name on the floor, e.g. `<letterId>.card.pdf`. */
+    file: text('file').notNull(),
+    /** The claim under which it was handed over. */
+    claim: integer('claim').notNull(),
+    printer: text('printer').notNull(),
+    handedAt: timestamp('handed_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.letterId, table.file] })],
 )
 
 export const ledgerKinds = ['charge', 'refund', 'top_up', 'adjustment'] as const
@@ -202,7 +228,11 @@ export const outbox = pgTable(
     sentAt: timestamp('sent_at', { withTimezone: true }),
     attempts: integer('attempts').notNull().default(0),
   },
-  (table) => [index('outbox_pending_idx').on(table.createdAt).where(sql`sent_at IS NULL`)],
+  (table) => [
+    index('outbox_pending_idx').on(table.createdAt).where(sql`sent_at IS NULL`),
+    // The reconciler finds a letter's latest job by the letter's id.
+    index('outbox_letter_idx').on(sql`(${table.payload} ->> 'letterId')`, table.queue, table.createdAt),
+  ],
 )
 
 export const idempotencyKeys = pgTable(

@@ -1,11 +1,11 @@
 import closeWithGrace from 'close-with-grace'
-import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { createLogger } from '@letters/observability'
 import { startAddressWorker } from './worker.js'
 
 const config = loadConfigOrExit()
-const log = pino({ name: 'address-worker', level: config.logLevel })
+const log = createLogger('address-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
 const db = createDb(config.databaseUrl)

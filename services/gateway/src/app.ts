@@ -2,6 +2,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
+import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
 import errorHandler from './plugins/app/error-handler.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
@@ -27,11 +28,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024
 /** Assembles the gateway: external plugins, then app plugins, then routes. */
 export async function buildApp(options: AppOptions) {
   const app = Fastify({
-    logger: options.logger ?? {
-      level: options.config.logLevel,
-      // A failed query carries its parameters: names and addresses stay out of the logs.
-      redact: { paths: ['err.params', 'err.parameters', 'err.args', 'err.cause.params', 'err.cause.parameters', 'err.cause.args'], censor: '[redacted]' },
-    },
+    // A failed query carries its parameters: the serializers keep names and addresses out of the logs.
+    logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -1,12 +1,12 @@
 import closeWithGrace from 'close-with-grace'
-import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { createLogger } from '@letters/observability'
 import { CommandPrinter } from './printer.js'
 import { configuredPrinter, startProductionWorker } from './worker.js'
 
 const config = loadConfigOrExit()
-const log = pino({ name: 'production-worker', level: config.logLevel })
+const log = createLogger('production-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
 const db = createDb(config.databaseUrl)

@@ -50,7 +50,8 @@ async function errorHandler(app: FastifyInstance) {
     const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
     if (status === 503) reply.header('retry-after', '5')
     if (status >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.info({ status, code: error.code, reason: error.message }, 'request rejected')
+    // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
+    else request.log.info({ status, code: error.code }, 'request rejected')
     return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
   })
 

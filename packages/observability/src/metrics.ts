@@ -1,0 +1,84 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/**
+ * Every metric the service exports, in one place. Each process has the one registry of this
+ * module: the gateway serves it at /metrics (admin token), each worker at its METRICS_PORT.
+ * A process only moves the metrics of what it does; the others stay at zero there.
+ */
+export const registry = new Registry()
+collectDefaultMetrics({ register: registry })
+
+export const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route pattern and status code',
+  labelNames: ['method', 'route', 'status_code'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+})
+
+export const lettersCreated = new Counter({
+  name: 'letters_created_total',
+  help: 'Letters accepted and charged, by type (single, campaign) and destination country',
+  labelNames: ['type', 'country'] as const,
+  registers: [registry],
+})
+
+export const letterStatusChanges = new Counter({
+  name: 'letters_status_changes_total',
+  help: 'Status changes made by this process, by the status reached',
+  labelNames: ['to'] as const,
+  registers: [registry],
+})
+
+export const creditsCharged = new Counter({
+  name: 'letters_credits_charged_total',
+  help: 'Credits charged for letters',
+  registers: [registry],
+})
+
+export const creditsRefunded = new Counter({
+  name: 'letters_credits_refunded_total',
+  help: 'Credits refunded for letters (address rejected, cancelled)',
+  registers: [registry],
+})
+
+export const queueJobs = new Gauge({
+  name: 'letters_queue_jobs',
+  help: 'Jobs in each BullMQ queue by state, read at scrape time',
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+})
+
+export const outboxPending = new Gauge({
+  name: 'letters_outbox_pending',
+  help: 'Outbox rows not yet handed to Redis, read at scrape time',
+  registers: [registry],
+})
+
+export const outboxOldestSeconds = new Gauge({
+  name: 'letters_outbox_oldest_seconds',
+  help: 'Age of the oldest outbox row not yet handed to Redis (0 when none), read at scrape time',
+  registers: [registry],
+})
+
+export const lettersStuck = new Gauge({
+  name: 'letters_stuck',
+  help: 'Letters in received, ready_for_print or printing without progress for longer than RECONCILE_AFTER_MS, read at scrape time',
+  labelNames: ['status'] as const,
+  registers: [registry],
+})
+
+export const renderSeconds = new Histogram({
+  name: 'letters_render_seconds',
+  help: 'Time to render a print file or a proof, by what was rendered (card, envelope, proof)',
+  labelNames: ['kind'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+})
+
+export const lettersReconciled = new Counter({
+  name: 'letters_reconciled_total',
+  help: 'Letters whose lost job the reconciler queued again, by the status they were in',
+  labelNames: ['status'] as const,
+  registers: [registry],
+})
