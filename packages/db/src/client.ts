@@ -18,8 +18,13 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   const client = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    // A stuck statement fails instead of holding locks and a connection indefinitely.
-    connection: { statement_timeout: options.statementTimeoutMs ?? 10_000 },
+    connection: {
+      // A stuck statement fails instead of holding locks and a connection indefinitely.
+      statement_timeout: options.statementTimeoutMs ?? 10_000,
+      // A process that died mid-transaction (a crash, a SIGKILL) loses its locks within a second,
+      // even while its statement waits for a lock: an Idempotency-Key it held is free again.
+      client_connection_check_interval: 1000,
+    },
   })
   return drizzle(client, { schema })
 }

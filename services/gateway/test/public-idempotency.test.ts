@@ -1,10 +1,39 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
 import type { App } from '../src/app.js'
+import { requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
+
+/** Holds the account's row as a slow concurrent charge would, so a creation waits inside its transaction. */
+async function holdAccountRow(accountId: string) {
+  let release!: () => void
+  let locked!: () => void
+  const taken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = app.db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
+    locked()
+    await new Promise<void>((resolve) => (release = resolve))
+  })
+  await taken
+  return {
+    release: async () => {
+      release()
+      await holder
+    },
+  }
+}
+
+/** Whether a transaction holds the key's claim (its advisory lock) right now. */
+async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
+  const [row] = await app.db.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+  return row?.held ?? false
+}
+
 beforeAll(async () => {
   app = await startGateway()
 })
@@ -43,52 +72,33 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
-  it('answers 409 while the first request with the key is still in flight', async () => {
+  it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async () => {
     const account = await adminAccount(app, 30)
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
-    // A claim with no response yet: the first copy is still running.
-    const { requestFingerprint } = await import('../src/letters/idempotency.js')
-    await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
-      VALUES (${account.id}::uuid, 'k-409', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+    const held = await holdAccountRow(account.id)
+    // inject starts the request only when something awaits it.
+    const first = client.post('/single', body, { 'idempotency-key': 'k-409' }).then((response) => response)
+    await expect.poll(() => keyIsHeld(account.id, 'k-409'), { timeout: 3000, interval: 10 }).toBe(true)
     expectError(await client.post('/single', body, { 'idempotency-key': 'k-409' }), 409, 'Conflict', /todavía se está procesando/)
-    expect((await moneyState(app.db, account.id)).balance).toBe(30)
+    await held.release()
+    expect((await first).statusCode).toBe(200)
+    const late = await client.post('/single', body, { 'idempotency-key': 'k-409' })
+    expect(late.headers['idempotent-replayed']).toBe('true')
+    expect(late.json()).toEqual((await first).json())
+    expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
   })
 
-  it('charges once when a retry takes over the claim of a request stuck waiting', async () => {
+  it('replaces a claim without a response left by an earlier version, instead of answering 409', async () => {
     const account = await adminAccount(app, 30)
     const client = publicClient(app, account.apiKey)
-    let releaseLock!: () => void
-    let locked!: () => void
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve))
-    // Holds the account row as a slow concurrent charge would, so the first request waits.
-    const holder = app.db.transaction(async (tx) => {
-      await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
-      locked()
-      await new Promise<void>((resolve) => (releaseLock = resolve))
-    })
-    await lockTaken
-    // inject starts the request only when something awaits it.
-    const first = client.post('/single', singleLetter(account), { 'idempotency-key': 'k-takeover' }).then((response) => response)
-    const claimOf = () => app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
-    await expect.poll(async () => (await claimOf())[0]?.n, { timeout: 3000, interval: 10 }).toBe(1)
-    // What a retry does to a claim it finds abandoned: it becomes the retry's, with a new token.
-    // If the first request already locked its claim, the takeover waits for it to finish.
-    const takeover = app.db.execute(sql`UPDATE idempotency_keys SET created_at = now() + interval '1 second' WHERE account_id = ${account.id}::uuid AND key = 'k-takeover'`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    releaseLock()
-    await Promise.all([holder, takeover])
-
-    const response = await first
-    const state = await expectLedgerMatchesLetters(app.db, account.id)
-    if (response.statusCode === 200) {
-      expect(state).toMatchObject({ balance: 27, letters: [{ id: response.json<{ cardId: string }>().cardId }] })
-    } else {
-      expectError(response, 409, 'Conflict')
-      expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
-      // The first request's failure did not release the retry's claim.
-      expect((await claimOf())[0]?.n).toBe(1)
-    }
+    const body = singleLetter(account)
+    await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
+      VALUES (${account.id}::uuid, 'k-old-claim', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+    const response = await client.post('/single', body, { 'idempotency-key': 'k-old-claim' })
+    expect(response.statusCode).toBe(200)
+    expect((await client.post('/single', body, { 'idempotency-key': 'k-old-claim' })).headers['idempotent-replayed']).toBe('true')
+    expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
   it('lets a key be used again after its request failed', async () => {

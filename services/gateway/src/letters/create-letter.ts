@@ -3,12 +3,13 @@ import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
 import { balance, chargeCtes } from '@letters/credits'
-import type { Db, Recipient } from '@letters/db'
+import type { Db, Executor, Recipient } from '@letters/db'
+import { metrics } from '@letters/observability'
 import { ApiError, badRequest } from '../errors.js'
 import { checkedFont } from '../services/fonts.js'
 import { assertOwnership, ownershipColumns } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
-import { claimCtes, claimIdempotencyKey, inFlight, releaseIdempotencyKey, requestFingerprint, type Claim } from './idempotency.js'
+import { holdIdempotencyKey, rememberResponse, requestFingerprint } from './idempotency.js'
 
 export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
@@ -83,7 +84,7 @@ type CampaignForLetter = {
 }
 
 /** The campaign with its variables, in one round trip; only the account's own. */
-async function loadCampaign(db: Db, accountId: string, campaignId: string): Promise<CampaignForLetter> {
+async function loadCampaign(db: Executor, accountId: string, campaignId: string): Promise<CampaignForLetter> {
   const [campaign] = await db.execute<CampaignForLetter>(sql`
     SELECT c.id, c.active, c.card_design_id, c.envelope_design_id, c.sender_id, c.font_name, c.message,
       COALESCE(json_agg(json_build_object('name', v.name, 'maxSize', v.max_size, 'defaultValue', v.default_value) ORDER BY v.position)
@@ -122,7 +123,7 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
   return letterCosts.byCountry[country] ?? letterCosts.otherwise
 }
 
-async function draftLetter(deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
+async function draftLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
   const common = { id: randomUUID(), accountId, recipient, cost: costOf(deps.letterCosts, recipient.country) }
   if (request.kind === 'single') {
     const { body } = request
@@ -137,7 +138,7 @@ async function draftLetter(deps: CreationDeps, accountId: string, request: Lette
       message: checkedMessage(body.message ?? ''),
     }
   }
-  const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
+  const campaign = await loadCampaign(ex, accountId, request.body.campaignId)
   const message = fillTemplate(campaign.message, campaignValues(campaign, request.body.variables ?? {}))
   return {
     ...common,
@@ -153,21 +154,19 @@ async function draftLetter(deps: CreationDeps, accountId: string, request: Lette
 
 /**
  * One statement, one round trip: checks that the designs and sender (or the campaign, still
- * active) are the account's, charges, stores the letter with its first event, queues its
- * address job in the outbox and, with an Idempotency-Key, stores the response. Nothing but the
- * checks happens when a check fails or the balance is short.
+ * active) are the account's, charges, stores the letter with its first event and queues its
+ * address job in the outbox. Nothing but the checks happens when a check fails or the balance
+ * is short.
  */
-async function insertLetter(db: Db, draft: LetterDraft, claim: Extract<Claim, { outcome: 'claimed' }> | undefined) {
+async function insertLetter(ex: Executor, draft: LetterDraft): Promise<void> {
   const campaignActive = draft.campaignId
     ? sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${draft.campaignId}::uuid AND account_id = ${draft.accountId}::uuid AND active)`
     : sql`TRUE`
-  const idempotency = claimCtes(draft.accountId, claim)
-  const [outcome] = await db.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; claim_held: boolean; letter_id: string | null }>(sql`
-    WITH ${idempotency.claim},
-    checks AS (
+  const [outcome] = await ex.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; letter_id: string | null }>(sql`
+    WITH checks AS (
       SELECT ${ownershipColumns(draft.accountId, draft)}, ${campaignActive} AS campaign_ok
     ),
-    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks) AND EXISTS (SELECT 1 FROM claim)`)},
+    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks)`)},
     letter AS (
       INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost)
       SELECT ${draft.id}::uuid, moved.id, ${draft.type}, ${draft.campaignId}::uuid, ${draft.cardDesignId}::uuid, ${draft.envelopeDesignId}::uuid,
@@ -181,22 +180,34 @@ async function insertLetter(db: Db, draft: LetterDraft, claim: Extract<Claim, { 
     address_job AS (
       INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM letter
     )
-    ${idempotency.remember}
-    SELECT checks.*, EXISTS (SELECT 1 FROM claim) AS claim_held, (SELECT id FROM letter) AS letter_id
+    SELECT checks.*, (SELECT id FROM letter) AS letter_id
     FROM checks`)
   if (!outcome) throw new Error('creation statement returned no row')
   assertOwnership(outcome)
   if (!outcome.campaign_ok) throw badRequest('La campaña no está activa')
-  // The claim was taken over by a retry while this request waited: the retry owns the key now.
-  if (!outcome.claim_held) throw inFlight()
   // The statement's snapshot predates the charges it waited for: read the balance afresh.
-  if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(db, draft.accountId))
-  return outcome.letter_id
+  if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(ex, draft.accountId))
+}
+
+/** Checks, drafts and stores a letter on `ex`: the pool, or the transaction that holds the Idempotency-Key. */
+async function storeLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
+  const draft = await draftLetter(ex, deps, accountId, request, recipient)
+  await insertLetter(ex, draft)
+  return draft
+}
+
+/** Counted once the letter is committed. */
+function created(draft: LetterDraft): CreationResult {
+  metrics.lettersCreated.inc({ type: draft.type, country: draft.recipient.country })
+  metrics.creditsCharged.inc(draft.cost)
+  return { status: 200, body: { success: true, cardId: draft.id }, replayed: false }
 }
 
 /**
  * The creation path of POST /single and POST /card: checks, idempotency, charge, letter,
- * ledger entry and outbox row. The only entry point.
+ * ledger entry and outbox row. The only entry point. With an Idempotency-Key, all of it runs in
+ * one transaction that holds the key until it commits, with the response stored; a request that
+ * fails (400, 402, a crash) leaves the key free for the client's retry.
  */
 export async function createLetter(
   deps: CreationDeps,
@@ -205,14 +216,14 @@ export async function createLetter(
   idempotencyKey?: string,
 ): Promise<CreationResult> {
   const recipient = checkedRecipient(request.body)
-  const claim = idempotencyKey ? await claimIdempotencyKey(deps.db, accountId, idempotencyKey, requestFingerprint(request.kind, request.body)) : undefined
-  if (claim?.outcome === 'replay') return { status: claim.status, body: claim.body as publicApi.LetterCreated, replayed: true }
-  try {
-    const draft = await draftLetter(deps, accountId, request, recipient)
-    const cardId = await insertLetter(deps.db, draft, claim)
-    return { status: 200, body: { success: true, cardId }, replayed: false }
-  } catch (error) {
-    if (claim) await releaseIdempotencyKey(deps.db, accountId, claim)
-    throw error
-  }
+  if (idempotencyKey === undefined) return created(await storeLetter(deps.db, deps, accountId, request, recipient))
+  const fingerprint = requestFingerprint(request.kind, request.body)
+  const outcome = await deps.db.transaction(async (tx): Promise<{ replay: CreationResult } | { draft: LetterDraft }> => {
+    const key = await holdIdempotencyKey(tx, accountId, idempotencyKey, fingerprint)
+    if (key.outcome === 'replay') return { replay: { status: key.status, body: key.body as publicApi.LetterCreated, replayed: true } }
+    const draft = await storeLetter(tx, deps, accountId, request, recipient)
+    await rememberResponse(tx, accountId, idempotencyKey, fingerprint, 200, { success: true, cardId: draft.id })
+    return { draft }
+  })
+  return 'replay' in outcome ? outcome.replay : created(outcome.draft)
 }

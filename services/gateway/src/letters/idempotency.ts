@@ -1,19 +1,13 @@
 import { createHash } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type { Db } from '@letters/db'
+import type { Db, Tx } from '@letters/db'
 import { ApiError } from '../errors.js'
 
 /** How long a key is remembered, per account. */
 export const IDEMPOTENCY_TTL_HOURS = 24
-/** A claim whose request never finished (the process died) is given up after this long. */
-const ABANDONED_AFTER_SECONDS = 60
 
-/**
- * `token` identifies this request's claim (the claim's creation time, to the microsecond): a
- * claim taken over after it was abandoned gets a new one, so the first request, should it
- * still be alive, can neither charge under it nor release it.
- */
-export type Claim = { outcome: 'claimed'; key: string; token: string } | { outcome: 'replay'; status: number; body: unknown }
+/** What a request learns of its Idempotency-Key: it is the first to use it, or an earlier response is to be replayed. */
+export type KeyState = { outcome: 'fresh' } | { outcome: 'replay'; status: number; body: unknown }
 
 /** JSON with object keys sorted, so two bodies that mean the same hash the same. */
 function canonicalJson(value: unknown): string {
@@ -34,62 +28,35 @@ export function requestFingerprint(route: string, body: unknown): string {
 export const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos')
 
 /**
- * Claims `key` for this request, in its own statement so a concurrent copy sees the claim at
- * once. The first copy gets 'claimed'; a later copy gets the stored response to replay, 409
- * while the first is still running, or 422 when it carries another request under the same key.
+ * Takes `key` for the creating transaction `tx`, before it does anything else. The claim is a
+ * transaction-level advisory lock: a copy of the request arriving meanwhile gets 409 at once,
+ * and the claim ends with the transaction however it ends: committed (the response is stored
+ * by `rememberResponse` in the same transaction), rolled back, or cut off with its connection
+ * when the process dies, so a key is never left claimed by a request that is gone. A stored
+ * response is replayed; another request under the same key is 422.
  */
-export async function claimIdempotencyKey(db: Db, accountId: string, key: string, fingerprint: string, attempt = 1): Promise<Claim> {
-  const [claimed] = await db.execute<{ token: string }>(sql`
-    INSERT INTO idempotency_keys AS k (account_id, key, request_hash, expires_at)
-    VALUES (${accountId}::uuid, ${key}, ${fingerprint}, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS}))
-    ON CONFLICT (account_id, key) DO UPDATE
-      SET request_hash = EXCLUDED.request_hash, created_at = now(), expires_at = EXCLUDED.expires_at,
-          response_status = NULL, response_body = NULL
-      WHERE k.expires_at < now()
-         OR (k.response_status IS NULL AND k.created_at < now() - make_interval(secs => ${ABANDONED_AFTER_SECONDS}))
-    RETURNING k.created_at::text AS token`)
-  if (claimed) return { outcome: 'claimed', key, token: claimed.token }
-
-  const [existing] = await db.execute<{ request_hash: string; response_status: number | null; response_body: unknown }>(sql`
+export async function holdIdempotencyKey(tx: Tx, accountId: string, key: string, fingerprint: string): Promise<KeyState> {
+  const [lock] = await tx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+  if (!lock?.held) throw inFlight()
+  // A row without a response is a claim left by an older version of this code: free.
+  const [stored] = await tx.execute<{ request_hash: string; response_status: number; response_body: unknown }>(sql`
     SELECT request_hash, response_status, response_body FROM idempotency_keys
-    WHERE account_id = ${accountId}::uuid AND key = ${key}`)
-  // Released between the two statements: the other copy failed, so this one may go ahead.
-  if (!existing && attempt < 3) return claimIdempotencyKey(db, accountId, key, fingerprint, attempt + 1)
-  if (!existing) throw inFlight()
-  if (existing.request_hash !== fingerprint) {
+    WHERE account_id = ${accountId}::uuid AND key = ${key} AND expires_at >= now() AND response_status IS NOT NULL`)
+  if (!stored) return { outcome: 'fresh' }
+  if (stored.request_hash !== fingerprint) {
     throw new ApiError(422, 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada carta')
   }
-  if (existing.response_status === null) {
-    throw inFlight()
-  }
-  return { outcome: 'replay', status: existing.response_status, body: existing.response_body }
+  return { outcome: 'replay', status: stored.response_status, body: stored.response_body }
 }
 
-/** Forgets this request's claim after it failed, so the client can retry with the same key. */
-export async function releaseIdempotencyKey(db: Db, accountId: string, claim: { key: string; token: string }): Promise<void> {
-  await db.execute(sql`
-    DELETE FROM idempotency_keys
-    WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL`)
-}
-
-/**
- * For the creation statement: `claim` locks this request's claim row, re-checked after any
- * wait, so the statement charges only while the claim is still this request's; `remembered`
- * stores the response with the letter.
- */
-export function claimCtes(accountId: string, claim: { key: string; token: string } | undefined) {
-  if (!claim) return { claim: sql`claim AS (SELECT TRUE AS held)`, remember: sql`` }
-  return {
-    claim: sql`claim AS (
-      SELECT TRUE AS held FROM idempotency_keys
-      WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL
-      FOR UPDATE
-    )`,
-    remember: sql`, remembered AS (
-      UPDATE idempotency_keys SET response_status = 200, response_body = jsonb_build_object('success', true, 'cardId', letter.id)
-      FROM letter WHERE account_id = ${accountId}::uuid AND key = ${claim.key}
-    )`,
-  }
+/** Stores the response under the key, in the transaction that holds it (replacing an expired entry). */
+export async function rememberResponse(tx: Tx, accountId: string, key: string, fingerprint: string, status: number, body: unknown): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO idempotency_keys AS k (account_id, key, request_hash, response_status, response_body, expires_at)
+    VALUES (${accountId}::uuid, ${key}, ${fingerprint}, ${status}, ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS}))
+    ON CONFLICT (account_id, key) DO UPDATE
+      SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
+          created_at = now(), expires_at = EXCLUDED.expires_at`)
 }
 
 /** Keys are kept 24 h; a gateway deletes the expired ones now and then. */

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { buildApp, type App } from '@letters/gateway/app'
+import { adminAccount } from '../support/accounts.js'
+import { testConfig } from '../support/context.js'
+import { sampleRecipient } from '../support/factories.js'
+import { freePort, startGatewayProcess, type ServiceProcess } from '../support/service-process.js'
+
+let app: App
+let gateway: ServiceProcess | undefined
+beforeAll(async () => {
+  app = await buildApp({ config: testConfig(), logger: false })
+  await app.ready()
+})
+afterAll(async () => {
+  await gateway?.kill()
+  await app.close()
+})
+
+const { company: _company, ...recipient } = sampleRecipient
+
+describe('a gateway that dies in the middle of a creation with an Idempotency-Key', () => {
+  it('leaves the key free at once: the client’s retry creates the letter, charged once', async () => {
+    const account = await adminAccount(app, 30)
+    const body = { cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola', ...recipient }
+    const port = await freePort()
+    gateway = await startGatewayProcess(app.config, port)
+
+    // A slow concurrent charge holds the account: the request waits inside its transaction.
+    let release!: () => void
+    let locked!: (pid: number) => void
+    const taken = new Promise<number>((resolve) => (locked = resolve))
+    const holder = app.db.transaction(async (tx) => {
+      const [row] = await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
+      locked(row!.pid)
+      await new Promise<void>((resolve) => (release = resolve))
+    })
+    const holderPid = await taken
+    const first = fetch(`http://127.0.0.1:${port}/single`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': account.apiKey, 'idempotency-key': 'pedido-crash' },
+      body: JSON.stringify(body),
+    }).then(
+      (response) => response.status,
+      () => 'connection lost' as const,
+    )
+    // The request is in the creation, waiting for the account's row.
+    await expect
+      .poll(async () => (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`))[0]?.n, { timeout: 10_000, interval: 20 })
+      .toBe(1)
+
+    await gateway.kill()
+    gateway = undefined
+    expect(await first).toBe('connection lost')
+    // Its statement never commits: the backend goes with the dead process (Postgres would notice
+    // the closed socket within client_connection_check_interval; a failover does it at once).
+    await app.db.execute(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`)
+    release()
+    await holder
+
+    // The client retries at once with the same key, on another replica.
+    const retried = Date.now()
+    let retry = await app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'idempotency-key': 'pedido-crash' }, payload: body })
+    // Postgres may take up to a second (client_connection_check_interval) to drop the dead client's transaction.
+    while (retry.statusCode === 409 && Date.now() - retried < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      retry = await app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'idempotency-key': 'pedido-crash' }, payload: body })
+    }
+    expect(retry.statusCode, retry.body).toBe(200)
+    expect(Date.now() - retried).toBeLessThan(3000)
+
+    const cardId = retry.json<{ cardId: string }>().cardId
+    const letters = await app.db.execute<{ id: string }>(sql`SELECT id FROM letters WHERE account_id = ${account.id}::uuid`)
+    const entries = await app.db.execute<{ kind: string; amount: number; letter_id: string }>(sql`SELECT kind, amount, letter_id FROM ledger_entries WHERE account_id = ${account.id}::uuid AND kind = 'charge'`)
+    expect(letters.map((row) => row.id)).toEqual([cardId])
+    expect(entries.map((row) => [row.kind, row.amount, row.letter_id])).toEqual([['charge', -3, cardId]])
+    const [balance] = await app.db.execute<{ balance: number }>(sql`SELECT balance FROM accounts WHERE id = ${account.id}::uuid`)
+    expect(balance?.balance).toBe(27)
+  })
+})
