@@ -1,0 +1,93 @@
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { closeDb, createDb, type Db } from '@letters/db'
+import { loggerOptions } from '@letters/observability'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { buildApp, type App } from '../src/app.js'
+import { adminAccount, adminCampaign, expectError, publicClient, singleLetter, spanishRecipient } from './helpers.js'
+import { moneyState } from './ledger-assertions.js'
+
+// Data that must never reach a log line, in every field a letter carries.
+const secret = {
+  name: 'Anacleta',
+  surname: 'Villarrubia-Quintanilla',
+  company: 'Ferretería Zarandaja',
+  address: 'Calle del Cierzo Escondido 77',
+  city: 'Villanueva de la Cañada',
+  message: 'Felicidades por el aniversario, secreto-del-mensaje',
+}
+const variableValue = 'valor-secreto-de-variable'
+
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let db: Db
+let app: App
+const lines: string[] = []
+
+beforeAll(async () => {
+  // A database of its own: the test adds a constraint that other files must not meet.
+  database = await isolatedDatabase('logs')
+  // A short statement timeout, so a statement that waits for a lock fails with its parameters.
+  db = createDb(database.url, { statementTimeoutMs: 300 })
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean))
+      done()
+    },
+  })
+  app = await buildApp({ config: testConfig({ DATABASE_URL: database.url }), db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+  await app.ready()
+})
+afterAll(async () => {
+  await app.close()
+  await closeDb(db)
+  await database.drop()
+})
+
+function expectNoRecipientData(found: string[]) {
+  const text = found.join('\n')
+  for (const value of [...Object.values(secret), variableValue]) expect(text, `a log line carries "${value}"`).not.toContain(value)
+}
+
+describe('logs of failed database statements', () => {
+  it('keep the recipient out when a statement times out, and still say what failed', async () => {
+    const account = await adminAccount(app, 30)
+    lines.length = 0
+    // A slow concurrent charge holds the account's row past the statement timeout.
+    const holder = createDb(database.url)
+    const held = holder.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
+      await tx.execute(sql`SELECT pg_sleep(0.6)`)
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, secret))
+    await held
+    await closeDb(holder)
+    expectError(response, 500, 'Internal Server Error')
+    expect((await moneyState(db, account.id)).balance).toBe(30)
+
+    expectNoRecipientData(lines)
+    const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
+    expect(failed).toHaveLength(1)
+    // drizzle's error names the failed SQL (placeholders only); Postgres's, its cause, says why.
+    expect(failed[0]!.err).toMatchObject({ type: 'DrizzleQueryError', message: expect.stringMatching(/^Failed query: [\s\S]*INSERT INTO letters[\s\S]*\nparams: \[redacted\]$/), cause: { type: 'PostgresError', code: '57014', message: 'canceling statement due to statement timeout' } })
+  })
+
+  it('keep the recipient and the campaign variables out when a constraint refuses the row', async () => {
+    const account = await adminAccount(app, 30)
+    const campaignId = await adminCampaign(app, account)
+    // A constraint only this test's letters break, to make Postgres refuse a row it would print in its detail.
+    await db.execute(sql.raw(`ALTER TABLE letters ADD CONSTRAINT logs_test_refused CHECK (message NOT LIKE '%${variableValue}%')`))
+    lines.length = 0
+    const { message: _message, ...recipient } = secret
+    const response = await publicClient(app, account.apiKey).post('/card', { campaignId, ...spanishRecipient, ...recipient, variables: { cupon: 'X1', nombre: variableValue } })
+    await db.execute(sql`ALTER TABLE letters DROP CONSTRAINT logs_test_refused`)
+    expectError(response, 500, 'Internal Server Error')
+    expect((await moneyState(db, account.id)).balance).toBe(30)
+
+    expectNoRecipientData(lines)
+    const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
+    expect(failed).toHaveLength(1)
+    expect(failed[0]!.err).toMatchObject({ type: 'DrizzleQueryError', cause: { type: 'PostgresError', code: '23514', constraint_name: 'logs_test_refused', table_name: 'letters' } })
+  })
+})
