@@ -28,7 +28,9 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
 
 /** Starts `services/<name>/src/main.ts`; resolves once `ready` says it serves. */
 export async function startServiceProcess(name: 'gateway' | 'address-worker' | 'production-worker', config: Config, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', `services/${name}/src/main.ts`], { cwd: repositoryRoot, env: serviceEnv(config, env), stdio: ['ignore', 'ignore', 'inherit'] })
+  // Workers serve /metrics on a port of their own: several in one run must not share the default.
+  const metricsPort: Record<string, string> = name === 'gateway' || env.METRICS_PORT ? {} : { METRICS_PORT: String(await freePort()) }
+  const child = spawn(process.execPath, ['--import', 'tsx', `services/${name}/src/main.ts`], { cwd: repositoryRoot, env: serviceEnv(config, { ...metricsPort, ...env }), stdio: ['ignore', 'ignore', 'inherit'] })
   const exited = once(child, 'exit')
   const deadline = Date.now() + 30_000
   while (!(await ready().catch(() => false))) {

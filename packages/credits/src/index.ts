@@ -1,5 +1,6 @@
 import { eq, sql, type SQL } from 'drizzle-orm'
 import { accounts, type Executor, type LedgerKind } from '@letters/db'
+import { metrics } from '@letters/observability'
 
 /** A charge or a negative adjustment that the balance cannot cover. The gateway answers 402 (or 409 for admins). */
 export class InsufficientCreditsError extends Error {
@@ -101,7 +102,9 @@ export async function charge(tx: Executor, accountId: string, amount: number, le
 /** Gives back what a letter cost. A letter can be refunded once: a second refund violates a unique index. */
 export async function refund(tx: Executor, accountId: string, amount: number, letterId: string, reason?: string): Promise<LedgerResult> {
   assertWholeCredits(amount, 'a refund')
-  return move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
+  const refunded = await move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
+  metrics.creditsRefunded.inc(amount)
+  return refunded
 }
 
 /** Credits bought or granted. */

@@ -1,4 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm'
+import { metrics } from '@letters/observability'
 import type { Tx } from './client.js'
 import { letterEvents, letters, type LetterStatus } from './schema.js'
 
@@ -40,5 +41,7 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
     .where(and(eq(letters.id, letterId), inArray(letters.status, move.from)))
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
+  // Counted when made; the rare move whose transaction then rolls back is counted too.
+  metrics.letterStatusChanges.inc({ to: move.to })
   return { moved: true, letter }
 }

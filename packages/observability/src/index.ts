@@ -1,3 +1,4 @@
 export { createLogger, loggerOptions, logSerializers, safeError, type SafeError } from './log.js'
 export * as metrics from './metrics.js'
-export { registry } from './metrics.js'
+export { registry, pipelineRegistry } from './metrics.js'
+export { startMetricsServer, type MetricsServerOptions } from './metrics-server.js'

@@ -42,30 +42,36 @@ export const creditsRefunded = new Counter({
   registers: [registry],
 })
 
+/**
+ * The state of the whole pipeline, read from Postgres and Redis at scrape time. Only the gateway
+ * serves these (after refreshing them): a worker that exported them would report zeros.
+ */
+export const pipelineRegistry = new Registry()
+
 export const queueJobs = new Gauge({
   name: 'letters_queue_jobs',
   help: 'Jobs in each BullMQ queue by state, read at scrape time',
   labelNames: ['queue', 'state'] as const,
-  registers: [registry],
+  registers: [pipelineRegistry],
 })
 
 export const outboxPending = new Gauge({
   name: 'letters_outbox_pending',
   help: 'Outbox rows not yet handed to Redis, read at scrape time',
-  registers: [registry],
+  registers: [pipelineRegistry],
 })
 
 export const outboxOldestSeconds = new Gauge({
   name: 'letters_outbox_oldest_seconds',
   help: 'Age of the oldest outbox row not yet handed to Redis (0 when none), read at scrape time',
-  registers: [registry],
+  registers: [pipelineRegistry],
 })
 
 export const lettersStuck = new Gauge({
   name: 'letters_stuck',
   help: 'Letters in received, ready_for_print or printing without progress for longer than RECONCILE_AFTER_MS, read at scrape time',
   labelNames: ['status'] as const,
-  registers: [registry],
+  registers: [pipelineRegistry],
 })
 
 export const renderSeconds = new Histogram({

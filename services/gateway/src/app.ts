@@ -5,6 +5,7 @@ import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
 import errorHandler from './plugins/app/error-handler.js'
+import httpMetrics from './plugins/app/metrics.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import configPlugin from './plugins/external/config.js'
 import postgres from './plugins/external/postgres.js'
@@ -12,6 +13,7 @@ import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
 import adminRoutes from './routes/admin/index.js'
 import health from './routes/health.js'
+import metricsRoute from './routes/metrics.js'
 import ops from './routes/ops/index.js'
 import publicRoutes from './routes/public/index.js'
 
@@ -43,9 +45,11 @@ export async function buildApp(options: AppOptions) {
   await app.register(queues)
 
   await app.register(errorHandler)
+  await app.register(httpMetrics)
   await app.register(apiKeyAuth)
 
   await app.register(health)
+  await app.register(metricsRoute)
   await app.register(adminRoutes, { prefix: '/admin' })
   await app.register(ops)
   await app.register(publicRoutes)

@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, prepareDatabase } from '@letters/db'
-import { createLogger } from '@letters/observability'
+import { createLogger, startMetricsServer } from '@letters/observability'
 import { CommandPrinter } from './printer.js'
 import { configuredPrinter, startProductionWorker } from './worker.js'
 
@@ -13,6 +13,8 @@ const db = createDb(config.databaseUrl)
 const printer = configuredPrinter(config)
 const running = startProductionWorker({ config, db, log, printer })
 log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.artifactsDir, printer: printer.name, spool: config.printCommand ? undefined : config.spoolDir }, 'production worker consuming')
+// Its own port (9102 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for probes.
+const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9102, log, healthy: () => running.worker.isRunning() })
 
 // A print command cut off by a forced exit would go on printing while the job runs again elsewhere.
 if (printer instanceof CommandPrinter) process.once('exit', () => printer.stopAll())
@@ -22,5 +24,6 @@ closeWithGrace({ delay: config.printTimeoutMs + 30_000 }, async ({ signal, err }
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down: finishing the letters in hand')
   await running.close()
+  metricsServer.close()
   await closeDb(db)
 })

@@ -1,0 +1,42 @@
+import { createServer, type Server } from 'node:http'
+import { once } from 'node:events'
+import type { Logger } from 'pino'
+import { registry } from './metrics.js'
+
+export interface MetricsServerOptions {
+  host: string
+  port: number
+  log: Logger
+  /** Whether the process does its work (its BullMQ worker runs); /healthz answers 503 otherwise. */
+  healthy: () => boolean
+}
+
+/**
+ * A worker's small HTTP server: `GET /metrics` for Prometheus (this process's metrics, no
+ * token: bind it to a private address) and `GET /healthz` for the orchestrator's probe.
+ */
+export async function startMetricsServer(options: MetricsServerOptions): Promise<Server> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0]
+    if (request.method === 'GET' && path === '/metrics') {
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        (err: unknown) => {
+          options.log.error({ err }, 'could not collect metrics')
+          response.writeHead(500).end()
+        },
+      )
+      return
+    }
+    if (request.method === 'GET' && path === '/healthz') {
+      const healthy = options.healthy()
+      response.writeHead(healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: healthy ? 'ok' : 'stopped' }))
+      return
+    }
+    response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Not Found' }))
+  })
+  server.listen(options.port, options.host)
+  await once(server, 'listening')
+  options.log.info({ host: options.host, port: options.port }, 'metrics and health on /metrics and /healthz')
+  return server
+}

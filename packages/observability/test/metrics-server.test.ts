@@ -1,0 +1,38 @@
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { pino } from 'pino'
+import { metrics, startMetricsServer } from '../src/index.js'
+
+let close: (() => void) | undefined
+afterEach(() => close?.())
+
+async function serve(healthy: () => boolean) {
+  const server = await startMetricsServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), healthy })
+  close = () => server.close()
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+describe('a worker’s metrics server', () => {
+  it('serves this process’s metrics, without the pipeline gauges only the gateway reads', async () => {
+    metrics.lettersReconciled.inc({ status: 'received' })
+    const base = await serve(() => true)
+    const response = await fetch(`${base}/metrics`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    const text = await response.text()
+    expect(text).toMatch(/^letters_reconciled_total\{status="received"\} [1-9]/m)
+    expect(text).toMatch(/^process_resident_memory_bytes \d/m)
+    expect(text).not.toMatch(/letters_outbox_pending|letters_stuck|letters_queue_jobs/)
+  })
+
+  it('answers /healthz 200 while the worker runs and 503 once it stopped; 404 elsewhere', async () => {
+    let running = true
+    const base = await serve(() => running)
+    expect((await fetch(`${base}/healthz`)).status).toBe(200)
+    running = false
+    const stopped = await fetch(`${base}/healthz`)
+    expect(stopped.status).toBe(503)
+    expect(await stopped.json()).toEqual({ status: 'stopped' })
+    expect((await fetch(`${base}/nada`)).status).toBe(404)
+  })
+})

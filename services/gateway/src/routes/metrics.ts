@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { Registry } from 'prom-client'
+import { pipelineRegistry, registry } from '@letters/observability'
+import { refreshPipelineGauges } from '@letters/queues'
+import { requireAdmin } from '../plugins/app/admin-auth.js'
+
+const served = Registry.merge([registry, pipelineRegistry])
+
+/**
+ * `GET /metrics` for Prometheus, behind the admin token (Bearer, as Prometheus sends it): this
+ * gateway's own metrics and the pipeline's state (queues, outbox, stuck letters), read now.
+ */
+const metricsRoute: FastifyPluginAsync = async (app) => {
+  app.get('/metrics', { onRequest: requireAdmin(app) }, async (_request, reply) => {
+    await refreshPipelineGauges(app.db, app.queues, app.config.reconcileAfterMs)
+    return reply.type(served.contentType).send(await served.metrics())
+  })
+}
+
+export default metricsRoute
