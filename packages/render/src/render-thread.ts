@@ -1,3 +1,4 @@
+import { constants, setPriority } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 import type { RenderKind } from './render-pool.js'
@@ -7,6 +8,12 @@ export interface Rendered {
   pdf: Uint8Array
   seconds: number
 }
+
+// A proof may wait; the requests the event loop answers may not. On Linux a thread has its own
+// nice value, and setpriority on "this process" (0) changes only the calling thread: the render
+// threads give way to the event loop (and to Postgres) when cores are short. Elsewhere the call
+// would lower the whole process, so it is left out.
+if (process.platform === 'linux') setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 
 const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = { card: renderCard, envelope: renderEnvelope, proof: renderProof }
 
