@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { inject } from 'vitest'
 import { loadConfig, type Config } from '@letters/config'
 
@@ -11,12 +13,16 @@ declare module 'vitest' {
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 
-/** The configuration every test process runs with: this run's database, Redis and queue prefix. */
+/** This run's scratch directory (artifact stores, spools); global setup removes it at the end. */
+export const runDirectory = (queuePrefix: string) => join(tmpdir(), queuePrefix)
+
+/** The configuration every test process runs with: this run's database, Redis, queue prefix and artifact store. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: inject('databaseUrl'),
     REDIS_URL: inject('redisUrl'),
     QUEUE_PREFIX: inject('queuePrefix'),
+    ARTIFACTS_DIR: join(runDirectory(inject('queuePrefix')), 'artifacts'),
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import { rm } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
-import './context.js'
+import { runDirectory } from './context.js'
 
 const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const localRedis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -72,6 +73,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     await dropDatabase(databaseUrl)
     await deleteKeys(servers.redisUrl, `${queuePrefix}*`)
+    await rm(runDirectory(queuePrefix), { recursive: true, force: true })
     await servers.stop()
   }
 }

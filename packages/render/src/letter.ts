@@ -23,6 +23,14 @@ export interface LetterToRender {
   senderLines: string[]
 }
 
+/**
+ * Which drawing a file was made with. A letter's proof is kept once its content is final; bump
+ * this with any change that alters the files drawn for a letter (the drawing here or in
+ * handwriting.ts, pdfkit, a font package), so that kept proofs are drawn again as the floor now
+ * prints them.
+ */
+export const DRAWING_REVISION = 1
+
 function newDocument(size: { width: number; height: number }, title: string) {
   // Fixed metadata: a reprint must be byte for byte the same file.
   return new PDFDocument({

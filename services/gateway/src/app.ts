@@ -6,11 +6,14 @@ import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
 import errorHandler from './plugins/app/error-handler.js'
 import httpMetrics from './plugins/app/metrics.js'
+import underPressure from './plugins/app/under-pressure.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
+import artifacts from './plugins/external/artifacts.js'
 import configPlugin from './plugins/external/config.js'
 import postgres from './plugins/external/postgres.js'
 import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
+import renderPool from './plugins/external/render-pool.js'
 import adminRoutes from './routes/admin/index.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
@@ -43,9 +46,12 @@ export async function buildApp(options: AppOptions) {
   await app.register(postgres, options.db ? { db: options.db } : {})
   await app.register(redis)
   await app.register(queues)
+  await app.register(renderPool)
+  await app.register(artifacts)
 
   await app.register(errorHandler)
   await app.register(httpMetrics)
+  await app.register(underPressure)
   await app.register(apiKeyAuth)
 
   await app.register(health)

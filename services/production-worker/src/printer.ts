@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
-import { writeWhole } from './artifact-store.js'
+import { writeWhole } from '@letters/artifacts'
 
 /** One file for the printer: its name on the floor, its bytes and where the artifact store keeps it. */
 export interface PrintFile {

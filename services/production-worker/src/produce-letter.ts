@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
 import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
-import type { ArtifactStore } from './artifact-store.js'
+import type { ArtifactStore } from '@letters/artifacts'
 import type { Printer } from './printer.js'
 
 export interface Floor {

@@ -4,7 +4,7 @@ import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import { workerConnection } from '@letters/queues'
-import { LocalArtifactStore, type ArtifactStore } from './artifact-store.js'
+import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
 import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
 

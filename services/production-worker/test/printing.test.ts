@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LocalArtifactStore } from '../src/artifact-store.js'
+import { LocalArtifactStore } from '@letters/artifacts'
 import { CommandPrinter, SpoolPrinter } from '../src/printer.js'
 
 let directory: string

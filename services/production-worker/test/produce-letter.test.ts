@@ -7,7 +7,7 @@ import { normalizeAddress } from '@letters/address'
 import { closeDb, createDb, letterEvents, letters, type Db, type LetterStatus } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
-import { LocalArtifactStore } from '../src/artifact-store.js'
+import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter, type Printer } from '../src/printer.js'
 import { markFailed, produceLetter, type Floor } from '../src/produce-letter.js'
 

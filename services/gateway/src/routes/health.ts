@@ -3,14 +3,15 @@ import { sql } from 'drizzle-orm'
 import { Type } from 'typebox'
 import { errorResponses } from '@letters/contracts'
 import { ApiError } from '../errors.js'
+import { letThroughUnderPressure } from '../plugins/app/under-pressure.js'
 
 const Status = Type.Object({ status: Type.String() })
 
 const health: FastifyPluginAsyncTypebox = async (app) => {
-  /** Liveness: the process answers. */
-  app.get('/healthz', { schema: { response: { 200: Status } } }, async () => ({ status: 'ok' }))
+  /** Liveness: the process answers, busy or not (an orchestrator must not restart a gateway for being loaded). */
+  app.get('/healthz', { schema: { response: { 200: Status } }, config: { pressureHandler: letThroughUnderPressure } }, async () => ({ status: 'ok' }))
 
-  /** Readiness: Postgres and Redis answer too. */
+  /** Readiness: Postgres and Redis answer too, and the event loop keeps up (else under-pressure answers 503). */
   app.get('/readyz', { schema: { response: { 200: Status, ...errorResponses(503) } } }, async () => {
     const [postgres, redis] = await Promise.allSettled([app.db.execute(sql`SELECT 1`), app.redis.ping()])
     if (postgres.status === 'rejected' || redis.status === 'rejected') {

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client'
 import { pipelineRegistry, registry } from '@letters/observability'
 import { refreshPipelineGauges } from '@letters/queues'
 import { requireAdmin } from '../plugins/app/admin-auth.js'
+import { letThroughUnderPressure } from '../plugins/app/under-pressure.js'
 
 const served = Registry.merge([registry, pipelineRegistry])
 
@@ -11,7 +12,8 @@ const served = Registry.merge([registry, pipelineRegistry])
  * gateway's own metrics and the pipeline's state (queues, outbox, stuck letters), read now.
  */
 const metricsRoute: FastifyPluginAsync = async (app) => {
-  app.get('/metrics', { onRequest: requireAdmin(app) }, async (_request, reply) => {
+  // Scraped under pressure too: that is when ops need the figures most.
+  app.get('/metrics', { onRequest: requireAdmin(app), config: { pressureHandler: letThroughUnderPressure } }, async (_request, reply) => {
     await refreshPipelineGauges(app.db, app.queues, app.config.reconcileAfterMs)
     return reply.type(served.contentType).send(await served.metrics())
   })

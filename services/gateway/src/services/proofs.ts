@@ -1,16 +1,31 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { and, eq } from 'drizzle-orm'
+import type { ArtifactStore } from '@letters/artifacts'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
-import { describeLetter, renderProof, type LetterRecord } from '@letters/render'
+import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterRecord, type LetterToRender, type RenderPool } from '@letters/render'
+import { ApiError } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
+
+export interface ProofSources {
+  db: Db
+  artifacts: ArtifactStore
+  renderPool: RenderPool
+}
+
+/** Where a letter's final proof is kept, beside the floor's card.pdf and envelope.pdf. */
+export const proofKey = (letterId: string) => `${letterId}/proof-r${DRAWING_REVISION}.pdf`
 
 /**
  * The proof of one of the account's letters: card and envelope drawn exactly as the floor prints
- * them. Before its address is verified, the envelope shows the address as it was sent.
+ * them. Before its address is verified, the envelope shows the address as it was sent. Once the
+ * address is verified (or rejected) nothing it shows can change any more (message, font, sender
+ * name and address are never edited), so the first proof drawn then is kept in the artifact
+ * store and served from there afterwards.
  */
-export async function cardProof(db: Db, accountId: string, cardId: string): Promise<Buffer> {
+export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, accountId: string, cardId: string): Promise<Buffer> {
   assertCardId(cardId)
-  const [row] = await db
+  const [row] = await sources.db
     .select({ fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
@@ -18,6 +33,25 @@ export async function cardProof(db: Db, accountId: string, cardId: string): Prom
   if (!row) throw cardNotFound()
   // Checked when the letter was created; a font later removed from the catalogue is a bug of ours.
   if (!isFontName(row.fontName)) throw new Error(`letter ${cardId} uses the unknown font ${row.fontName}`)
+
+  const final = row.address !== null
+  if (final) {
+    const kept = await sources.artifacts.get(proofKey(cardId))
+    if (kept) return kept
+  }
   const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
-  return renderProof(describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient }))
+  const pdf = await drawProof(sources.renderPool, describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient }))
+  // Losing the copy costs one more render next time: the client still gets its proof.
+  if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
+  return pdf
+}
+
+async function drawProof(pool: RenderPool, letter: LetterToRender): Promise<Buffer> {
+  try {
+    return await pool.render('proof', letter)
+  } catch (error) {
+    // Every render thread is busy and the queue is full: come back in a few seconds.
+    if (error instanceof RenderQueueFull) throw new ApiError(503, 'Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
+    throw error
+  }
 }

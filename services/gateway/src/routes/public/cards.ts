@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NoBody, errorResponses, publicApi } from '@letters/contracts'
+import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 import { getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
 import { cardProof } from '../../services/proofs.js'
@@ -19,9 +20,12 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/cards/:cardId/proof',
-    { schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) } } },
+    {
+      schema: { headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) } },
+      config: { rateLimit: proofRateLimit(app.config) },
+    },
     async (request, reply) => {
-      const pdf = await cardProof(app.db, request.caller!.accountId, request.params.cardId)
+      const pdf = await cardProof(app, request.log, request.caller!.accountId, request.params.cardId)
       return reply
         .type('application/pdf')
         .header('content-disposition', `inline; filename="carta-${request.params.cardId}.pdf"`)

@@ -1,0 +1,1 @@
+export { LocalArtifactStore, writeWhole, type ArtifactStore } from './artifact-store.js'

@@ -1,0 +1,83 @@
+import { createRequire } from 'node:module'
+import { availableParallelism } from 'node:os'
+import { pathToFileURL } from 'node:url'
+import { Piscina } from 'piscina'
+import { metrics } from '@letters/observability'
+import type { LetterToRender } from './letter.js'
+import type { Rendered } from './render-thread.js'
+
+export type RenderKind = 'card' | 'envelope' | 'proof'
+
+/** Every render thread is busy and `queueMax` renders already wait: the caller should come back later. */
+export class RenderQueueFull extends Error {
+  override name = 'RenderQueueFull'
+}
+
+// Piscina rejects with plain Errors; these are its two messages for a full queue.
+const QUEUE_FULL = /^(Task queue is at limit|No task queue available and all Workers are busy)$/
+
+/** One thread per core, less the one the event loop runs on; at least one. */
+export function defaultRenderThreads(): number {
+  return Math.max(1, availableParallelism() - 1)
+}
+
+/**
+ * Run from the TypeScript sources (tsx, vitest), the threads need tsx's loader to import the
+ * thread's .ts file; a compiled build loads the .js file as it is. Under the tsx CLI the threads
+ * inherit the loader already, so it is only added where the parent runs without it (vitest).
+ */
+function threadSetup(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts')
+  const filename = new URL(fromSource ? './render-thread.ts' : './render-thread.js', import.meta.url).href
+  if (!fromSource) return { filename, execArgv: process.execArgv }
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+  return { filename, execArgv: process.execArgv.includes(tsxLoader) ? process.execArgv : [...process.execArgv, '--import', tsxLoader] }
+}
+
+export interface RenderPoolOptions {
+  /** Worker threads; by default `defaultRenderThreads()`. */
+  threads?: number | undefined
+  /** Renders that may wait for a free thread; one more is refused with RenderQueueFull. */
+  queueMax: number
+}
+
+/**
+ * Draws PDFs in worker threads, so that a render (a quarter of a second, a second for a long
+ * message) never blocks the event loop that answers every other request. The threads start
+ * with the pool and stay; a process keeps one pool and closes it when it stops.
+ */
+export class RenderPool {
+  private readonly pool: Piscina
+
+  constructor(options: RenderPoolOptions) {
+    const threads = options.threads ?? defaultRenderThreads()
+    this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax })
+  }
+
+  get threads(): number {
+    return this.pool.maxThreads
+  }
+
+  /** Renders finished (or failed) since the pool started. */
+  get completed(): number {
+    return this.pool.completed
+  }
+
+  async render(kind: RenderKind, letter: LetterToRender): Promise<Buffer> {
+    let rendered: Rendered
+    try {
+      rendered = (await this.pool.run({ kind, letter })) as Rendered
+    } catch (error) {
+      if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RenderQueueFull(`${this.pool.queueSize} renders are waiting already`, { cause: error })
+      throw error
+    }
+    metrics.renderSeconds.observe({ kind }, rendered.seconds)
+    // The thread's Buffer arrives as a plain Uint8Array: view the same memory as a Buffer.
+    return Buffer.from(rendered.pdf.buffer, rendered.pdf.byteOffset, rendered.pdf.byteLength)
+  }
+
+  /** Lets the renders in hand finish, then stops the threads. */
+  close(): Promise<void> {
+    return this.pool.close()
+  }
+}

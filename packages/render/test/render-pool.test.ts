@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { metrics } from '@letters/observability'
+import { RenderPool, RenderQueueFull, addressLines, renderProof, type LetterToRender } from '../src/index.js'
+
+const letter: LetterToRender = {
+  letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
+  fontName: 'kalam',
+  message: 'Querida Lucía, gracias por venir a la tienda. '.repeat(20).slice(0, 1000),
+  signature: 'Ana, de Papelería Luna',
+  recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
+  senderLines: ['Papelería Luna'],
+}
+
+async function proofRenders(): Promise<number> {
+  const { values } = await metrics.renderSeconds.get()
+  return values.find((value) => value.metricName === 'letters_render_seconds_count' && value.labels.kind === 'proof')?.value ?? 0
+}
+
+const pool = new RenderPool({ threads: 1, queueMax: 1 })
+afterAll(() => pool.close())
+
+describe('RenderPool', () => {
+  it('draws in a worker thread the same bytes as drawing here, and records the render time', async () => {
+    const counted = await proofRenders()
+    const fromThread = await pool.render('proof', letter)
+    expect(fromThread.equals(await renderProof(letter))).toBe(true)
+    expect(await proofRenders()).toBe(counted + 1)
+  })
+
+  it('keeps the event loop free while it draws', async () => {
+    let longestGap = 0
+    let last = performance.now()
+    const ticker = setInterval(() => {
+      const now = performance.now()
+      longestGap = Math.max(longestGap, now - last)
+      last = now
+    }, 5)
+    await pool.render('proof', letter)
+    clearInterval(ticker)
+    // Drawn on this thread, the same proof holds the loop for its whole render time.
+    const started = performance.now()
+    await renderProof(letter)
+    const onLoop = performance.now() - started
+    expect(longestGap).toBeLessThan(onLoop)
+  })
+
+  it('refuses a render at once when the thread is busy and the queue is full, and finishes the others', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 4 }, () => pool.render('proof', letter)))
+    const refused = results.filter((result) => result.status === 'rejected')
+    expect(refused.length).toBeGreaterThanOrEqual(1)
+    for (const result of refused) expect((result as PromiseRejectedResult).reason).toBeInstanceOf(RenderQueueFull)
+    expect(results.filter((result) => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(2)
+  })
+})

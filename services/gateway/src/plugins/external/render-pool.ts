@@ -1,0 +1,19 @@
+import fp from 'fastify-plugin'
+import { RenderPool } from '@letters/render'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Worker threads that draw PDFs, so that a render never holds up the event loop. */
+    renderPool: RenderPool
+  }
+}
+
+export default fp(
+  async (app) => {
+    const { renderThreads, renderQueueMax } = app.config.proofs
+    const pool = new RenderPool({ threads: renderThreads, queueMax: renderQueueMax })
+    app.decorate('renderPool', pool)
+    app.addHook('onClose', () => pool.close())
+  },
+  { name: 'render-pool', dependencies: ['config'] },
+)

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
+
+const longMessage = 'Querida Lucía, gracias por venir a la inauguración de la tienda. '.repeat(15)
+
+describe('the proof rate limit', () => {
+  let app: App
+  beforeAll(async () => {
+    app = await startGateway({ PROOF_RATE_LIMIT_MAX: '2', PROOF_RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_MAX: '50' })
+  })
+  afterAll(() => app.close())
+
+  it('answers 429 with Retry-After past its own limit, while the same key keeps using the other routes', async () => {
+    const account = await adminAccount(app)
+    const client = publicClient(app, account.apiKey)
+    const id = await sendSingle(app, account)
+    for (let i = 0; i < 2; i++) {
+      const proof = await client.get(`/cards/${id}/proof`)
+      expect(proof.statusCode).toBe(200)
+      expect(proof.headers['x-ratelimit-limit']).toBe('2')
+    }
+    const limited = await client.get(`/cards/${id}/proof`)
+    expectError(limited, 429, 'Too Many Requests', /Se ha superado el límite de 2 pruebas cada 60 segundos; inténtalo de nuevo en \d+ s/)
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+
+    // Counted apart: the proofs used none of the general limit, and the general limit still applies.
+    const campaigns = await client.get('/campaigns')
+    expect(campaigns.statusCode).toBe(200)
+    expect(campaigns.headers['x-ratelimit-limit']).toBe('50')
+    expect(campaigns.headers['x-ratelimit-remaining']).toBe('48')
+    expect((await client.get(`/cards/${id}`)).statusCode).toBe(200)
+  })
+
+  it("limits each key on its own: another account's proofs go through", async () => {
+    const busy = await adminAccount(app)
+    const quiet = await adminAccount(app)
+    const busyId = await sendSingle(app, busy)
+    for (let i = 0; i < 2; i++) await publicClient(app, busy.apiKey).get(`/cards/${busyId}/proof`)
+    expect((await publicClient(app, busy.apiKey).get(`/cards/${busyId}/proof`)).statusCode).toBe(429)
+    expect((await publicClient(app, quiet.apiKey).get(`/cards/${await sendSingle(app, quiet)}/proof`)).statusCode).toBe(200)
+  })
+})
+
+describe('the render queue', () => {
+  let app: App
+  beforeAll(async () => {
+    app = await startGateway({ RENDER_THREADS: '1', RENDER_QUEUE_MAX: '1', PROOF_RATE_LIMIT_MAX: '1000' })
+  })
+  afterAll(() => app.close())
+
+  it('answers 503 with Retry-After once every thread is busy and the queue is full, and every request ends', async () => {
+    const account = await adminAccount(app)
+    const ids = await Promise.all(Array.from({ length: 8 }, () => sendSingle(app, account, { message: longMessage.slice(0, 1000) })))
+    const started = Date.now()
+    const responses = await Promise.all(ids.map((id) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)))
+    // Nothing waits without bound: one render in hand, one waiting, the rest refused at once.
+    expect(Date.now() - started).toBeLessThan(25_000)
+    const refused = responses.filter((response) => response.statusCode === 503)
+    const drawn = responses.filter((response) => response.statusCode === 200)
+    expect(refused.length + drawn.length).toBe(ids.length)
+    expect(refused.length).toBeGreaterThanOrEqual(1)
+    expect(drawn.length).toBeGreaterThanOrEqual(1)
+    for (const response of refused) {
+      expectError(response, 503, 'Service Unavailable', /inténtalo de nuevo/)
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0)
+    }
+    for (const response of drawn) expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-')
+
+    // Refusals leave nothing behind: with the queue drained, the next proof is drawn.
+    expect((await publicClient(app, account.apiKey).get(`/cards/${ids[0]}/proof`)).statusCode).toBe(200)
+  })
+})

@@ -1,0 +1,52 @@
+import { readFile, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letters } from '@letters/db'
+import type { App } from '../src/app.js'
+import { proofKey } from '../src/services/proofs.js'
+import { adminAccount, publicClient, sendSingle, startGateway } from './helpers.js'
+
+const verified = { name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES', countryName: 'España' }
+
+let app: App
+let account: Awaited<ReturnType<typeof adminAccount>>
+beforeAll(async () => {
+  app = await startGateway({ PROOF_RATE_LIMIT_MAX: '1000' })
+  account = await adminAccount(app)
+})
+afterAll(() => app.close())
+
+const proof = (id: string) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
+
+describe('proofs kept in the artifact store', () => {
+  it('draws the proof of a verified letter once, keeps it, and serves the same bytes from the store afterwards', async () => {
+    const id = await sendSingle(app, account)
+    await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
+
+    const before = app.renderPool.completed
+    const first = await proof(id)
+    expect(first.statusCode).toBe(200)
+    expect(app.renderPool.completed).toBe(before + 1)
+    const kept = await readFile(join(app.config.artifactsDir, proofKey(id)))
+    expect(kept.equals(first.rawPayload)).toBe(true)
+
+    const again = await Promise.all([proof(id), proof(id), proof(id)])
+    for (const response of again) {
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-type']).toBe('application/pdf')
+      expect(response.rawPayload.equals(first.rawPayload)).toBe(true)
+    }
+    // No render happened for them: the pool finished no other task.
+    expect(app.renderPool.completed).toBe(before + 1)
+  })
+
+  it('keeps nothing while the address is not verified: the envelope may still change', async () => {
+    const id = await sendSingle(app, account)
+    const before = app.renderPool.completed
+    expect((await proof(id)).statusCode).toBe(200)
+    expect((await proof(id)).statusCode).toBe(200)
+    expect(app.renderPool.completed).toBe(before + 2)
+    await expect(readdir(join(app.config.artifactsDir, id))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+})

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+
+/** Holds this thread (and the gateway's event loop with it) for `ms`, as a render on the loop would. */
+function blockEventLoop(ms: number) {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    // busy: nothing else runs meanwhile
+  }
+}
+
+let app: App
+beforeAll(async () => {
+  app = await startGateway({ EVENT_LOOP_MAX_DELAY_MS: '100' })
+})
+afterAll(() => app.close())
+
+describe('an event loop that falls behind', () => {
+  it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async () => {
+    const account = await adminAccount(app)
+    // A second of blocking makes the next sample's mean delay far past 100 ms.
+    blockEventLoop(1500)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(app.memoryUsage().eventLoopDelay).toBeGreaterThan(100)
+
+    const shed = await publicClient(app, account.apiKey).get('/campaigns')
+    expectError(shed, 503, 'Service Unavailable', 'El servicio está saturado en este momento; inténtalo de nuevo en unos segundos')
+    expect(shed.json<{ requestId: string }>().requestId).toEqual(expect.any(String))
+    expect(Number(shed.headers['retry-after'])).toBeGreaterThan(0)
+    expectError(await app.inject({ method: 'GET', url: '/readyz' }), 503, 'Service Unavailable')
+    const liveness = await app.inject({ method: 'GET', url: '/healthz' })
+    expect(liveness.statusCode).toBe(200)
+
+    // Once the loop keeps up again, so does the gateway.
+    await expect.poll(async () => (await publicClient(app, account.apiKey).get('/campaigns')).statusCode, { timeout: 5000, interval: 100 }).toBe(200)
+  })
+})
