@@ -74,22 +74,26 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
   socket.destroy()
 }
 
-/** A URL the router cannot take (bad percent-encoding, an overlong parameter) goes through the one error handler. */
-export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  return reply.send(error)
+/** Every error a request meets, logged and answered in the one shape. */
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+  const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
+  if (status === 503) reply.header('retry-after', '5')
+  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
+  else request.log.info({ status, code: error.code }, 'request rejected')
+  return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
 }
+
+/**
+ * A URL the router cannot take (bad percent-encoding, an overlong parameter). Fastify calls this
+ * outside every route context, where the error handler set below does not apply.
+ */
+export const answerFrameworkError = answerError
 
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
 async function errorHandler(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
-    const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
-    if (status === 503) reply.header('retry-after', '5')
-    if (status >= 500) request.log.error({ err: error }, 'request failed')
-    // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
-    else request.log.info({ status, code: error.code }, 'request rejected')
-    return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
-  })
+  app.setErrorHandler(answerError)
 
   app.setNotFoundHandler((request, reply) => {
     return reply
