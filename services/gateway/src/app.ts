@@ -7,6 +7,7 @@ import apiKeyAuth from './plugins/app/api-key-auth.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import configPlugin from './plugins/external/config.js'
+import helmet from './plugins/external/helmet.js'
 import postgres from './plugins/external/postgres.js'
 import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
@@ -60,6 +61,7 @@ export async function buildApp(options: AppOptions) {
   app.removeContentTypeParser('text/plain')
 
   await app.register(configPlugin, { config: options.config })
+  await app.register(helmet)
   await app.register(postgres, options.db ? { db: options.db } : {})
   await app.register(redis)
   await app.register(queues)
