@@ -4,6 +4,7 @@ import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
+import authFailures from './plugins/app/auth-failures.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import configPlugin from './plugins/external/config.js'
@@ -67,6 +68,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(queues)
 
   await app.register(errorHandler)
+  await app.register(authFailures)
   await app.register(apiKeyAuth)
 
   await app.register(health)
