@@ -12,7 +12,7 @@ const throttled = { AUTH_FAILURES_MAX: String(MAX) }
 
 /** A client address of its own for each test: the counts live in this run's Redis for a minute. */
 let lastAddress = 0
-const newAddress = () => `198.51.100.${++lastAddress}`
+const newAddress = () => `198.51.${100 + Math.floor(++lastAddress / 250)}.${lastAddress % 250}`
 
 const opened: App[] = []
 async function gateway(overrides: Record<string, string> = {}) {
@@ -144,31 +144,56 @@ describe('guessing API keys', () => {
     throw new Error('the statistics of the guessing database did not settle')
   }
 
+  /** Postgres transactions a gateway of its own spends on the guessing database while `work` runs. */
+  async function transactionsDuring(work: (app: App) => Promise<void>): Promise<number> {
+    const before = await transactions()
+    const app = await startGateway({ ...throttled, DATABASE_URL: database.url })
+    try {
+      await work(app)
+    } finally {
+      // Its connections report their counts as they close.
+      await app.close()
+    }
+    return (await transactions()) - before
+  }
+
   it(`refuses ${GUESSES} random keys from one IP with no Postgres lookup past AUTH_FAILURES_MAX, while a valid key keeps working`, async () => {
     const setup = await startGateway({ ...throttled, DATABASE_URL: database.url })
     const account = await adminAccount(setup, 0)
     await setup.close()
-    const before = await transactions()
 
-    const app = await startGateway({ ...throttled, DATABASE_URL: database.url })
-    const address = newAddress()
-    // What a guesser may send: noise, keys of the old shape, keys with a right checksum.
-    const guesses = Array.from({ length: GUESSES }, (_, i) =>
-      [() => `lk_live_${randomBytes(12).toString('hex')}`, () => API_KEY_PREFIX + randomBytes(32).toString('base64url'), () => generateApiKey(), () => randomBytes(40).toString('base64')][i % 4]!(),
-    )
     const statuses: number[] = []
-    for (const key of guesses) {
-      statuses.push((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': key } })).statusCode)
-    }
-    const valid = await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: newAddress(), headers: { 'x-api-key': account.apiKey } })
-    await app.close()
-    const spent = (await transactions()) - before
+    let valid: Awaited<ReturnType<App['inject']>> | undefined
+    const spent = await transactionsDuring(async (app) => {
+      const address = newAddress()
+      // What a guesser may send: noise, keys of the old shape, keys with a right checksum.
+      const guesses = Array.from({ length: GUESSES }, (_, i) =>
+        [() => `lk_live_${randomBytes(12).toString('hex')}`, () => API_KEY_PREFIX + randomBytes(32).toString('base64url'), () => generateApiKey(), () => randomBytes(40).toString('base64')][i % 4]!(),
+      )
+      for (const key of guesses) {
+        statuses.push((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': key } })).statusCode)
+      }
+      valid = await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: newAddress(), headers: { 'x-api-key': account.apiKey } })
+    })
 
     expect(statuses.slice(0, MAX)).toEqual(Array(MAX).fill(401))
     expect(statuses.slice(MAX)).toEqual(Array(GUESSES - MAX).fill(429))
-    expect(valid.statusCode, valid.body).toBe(200)
+    expect(valid!.statusCode, valid!.body).toBe(200)
     // At most one lookup per counted failure, plus the valid key's lookup and its campaigns
     // query, plus what opening the pool costs.
     expect(spent, `${spent} transactions for ${GUESSES} guesses`).toBeLessThanOrEqual(MAX + 5)
+  })
+
+  it('never looks up a key whose checksum does not hold, from however many addresses', async () => {
+    const statuses: number[] = []
+    const spent = await transactionsDuring(async (app) => {
+      for (let i = 0; i < 200; i++) {
+        const key = generateApiKey()
+        const broken = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')
+        statuses.push((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: newAddress(), headers: { 'x-api-key': broken } })).statusCode)
+      }
+    })
+    expect(statuses).toEqual(Array(200).fill(401))
+    expect(spent).toBe(0)
   })
 })
