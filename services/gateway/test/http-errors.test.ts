@@ -1,5 +1,6 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, startGateway } from './helpers.js'
 
@@ -64,6 +65,7 @@ describe('errors raised before a route runs answer { error, message, requestId }
     ['an unknown method token', 'BREW@ / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['a header without a colon', 'GET /healthz HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n'],
     ['a garbage request line', 'hola\r\n\r\n'],
+    ['a chunked body with a broken chunk size', `POST /admin/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
   ])('answers %s with 400', async (_name, request) => {
     const response = await rawExchange(request)
     expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request')
