@@ -26,6 +26,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     ADMIN_TOKEN,
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',
+    // Every in-process request comes from 127.0.0.1 and test files run side by side: the default
+    // 10 failed authentications a minute would turn other files' 401 tests into 429s.
+    AUTH_FAILURES_MAX: '1000',
     ...overrides,
   })
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Label, NamedEntry, Uuid, strict } from './common.js'
+import { FontNameField } from './fonts.js'
 
 export const CreateAccountBody = Type.Object(
   { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
@@ -58,7 +59,7 @@ export const CreateCampaignBody = Type.Object(
     cardDesignId: Uuid(),
     envelopeDesignId: Uuid(),
     senderId: Uuid(),
-    fontName: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+    fontName: FontNameField,
     message: Type.String({ minLength: 1, maxLength: 1000 }),
     variables: Type.Array(CampaignVariable, { maxItems: 50 }),
   },

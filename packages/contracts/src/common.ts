@@ -6,13 +6,18 @@ import { Type, type Static } from 'typebox'
  */
 export const Uuid = (errorMessage?: string) => Type.String({ format: 'uuid', ...(errorMessage ? { errorMessage } : {}) })
 
-/** Matches text with something besides white space in it. */
-export const NON_BLANK = '\\S'
+/**
+ * Matches text with something visible in it: a character that is not white space, a control or
+ * format character (zero-width space, joiners, BOM, soft hyphen…), another character that draws
+ * nothing (Hangul fillers, variation selectors, the blank Braille pattern) or a combining mark,
+ * which has nothing to sit on alone. A name of only such characters is blank, and refused.
+ */
+export const NON_BLANK = '[^\\s\\p{Cc}\\p{Cf}\\p{Z}\\p{M}\\p{Default_Ignorable_Code_Point}\\u2800]'
 
 /** Object options for a request body: a field the route does not know is a 400, never dropped. */
 export const strict = { additionalProperties: false } as const
 
-/** Free text a person typed: never empty or only spaces, never a novel. */
+/** Free text a person typed: never empty or blank, never a novel. */
 export const Label = (maxLength = 200) => Type.String({ minLength: 1, maxLength, pattern: NON_BLANK })
 
 export const ErrorResponse = Type.Object({

@@ -1,3 +1,5 @@
+import { Type } from 'typebox'
+
 /**
  * The handwriting fonts a letter can be written in. The renderer loads each from its font
  * package; `fontName` in a request must be one of these names.
@@ -19,3 +21,11 @@ export const fontFamilies: Record<FontName, string> = {
 export function isFontName(name: string): name is FontName {
   return (fontNames as readonly string[]).includes(name)
 }
+
+/**
+ * `fontName` in a request body: null or absent for the default. Longer than 50 characters it
+ * cannot be a font: refused by the schema, whose message lists the fonts without echoing it.
+ */
+export const FontNameField = Type.Optional(
+  Type.Union([Type.String({ maxLength: 50 }), Type.Null()], { errorMessage: `El campo 'fontName' debe ser uno de: ${fontNames.join(', ')}` }),
+)

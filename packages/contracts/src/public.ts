@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Label, NON_BLANK, NamedEntry, Uuid, strict } from './common.js'
-import { fontNames } from './fonts.js'
+import { FontNameField } from './fonts.js'
 
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
@@ -16,16 +16,12 @@ const recipient = {
   country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
 }
 
-const fontName = Type.Optional(
-  Type.Union([Type.String(), Type.Null()], { errorMessage: `El campo 'fontName' debe ser uno de: ${fontNames.join(', ')}` }),
-)
-
 export const SingleLetterBody = Type.Object(
   {
     cardDesignId: Uuid(),
     envelopeDesignId: Uuid(),
     senderId: Uuid(),
-    fontName,
+    fontName: FontNameField,
     message: Type.Optional(Type.Union([Type.String({ maxLength: MESSAGE_MAX_CHARACTERS }), Type.Null()])),
     company: OptionalText(100),
     ...recipient,

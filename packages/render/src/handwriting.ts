@@ -47,17 +47,58 @@ export function lineHeightOf(doc: Doc): number {
 /** The smallest size a message is shrunk to. */
 export const MIN_FONT_SIZE = 6
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/**
+ * The width of a text as its characters' own widths added up, each measured once: close to the
+ * real width (no kerning), and cheap at any length, where measuring a 1,000-character word whole
+ * in a script font with many contextual forms takes tens of milliseconds.
+ */
+function roughMeasure(doc: Doc): { characters: (text: string) => string[]; width: (characters: string[]) => number } {
+  const widths = new Map<string, number>()
+  const widthOf = (character: string) => widths.get(character) ?? widths.set(character, doc.widthOfString(character)).get(character)!
+  return {
+    characters: (text) => Array.from(graphemes.segment(text), ({ segment }) => segment),
+    width: (characters) => characters.reduce((sum, character) => sum + widthOf(character), 0),
+  }
+}
+
+/**
+ * A word wider than the line, cut into pieces that each fit it (between characters, never
+ * inside one: an accent stays with its letter). Nothing of it may run off the card.
+ */
+function breakWord(doc: Doc, word: string, width: number, size: number, rough: ReturnType<typeof roughMeasure>): string[] {
+  const characters = rough.characters(word)
+  const pieces: string[] = []
+  for (let start = 0; start < characters.length; ) {
+    // The rough widths say where the line ends; the piece measured whole, kerning and all, has
+    // the last word. At least one character per piece, so it always moves on.
+    let end = start + 1
+    while (end < characters.length && rough.width(characters.slice(start, end + 1)) <= width) end++
+    while (end > start + 1 && handWidth(doc, characters.slice(start, end).join(''), size) > width) end--
+    pieces.push(characters.slice(start, end).join(''))
+    start = end
+  }
+  return pieces
+}
+
 /** Breaks text into lines that fit `width` at the document's current font and `size`. */
 function wrap(doc: Doc, text: string, width: number, size: number): string[] {
+  const rough = roughMeasure(doc)
   const lines: string[] = []
   for (const paragraph of text.split('\n')) {
     let line = ''
     for (const word of paragraph.split(/ +/)) {
+      // Twice the line by its rough width: too wide whatever its kerning, not worth measuring whole.
+      const hopeless = rough.width(rough.characters(word)) > 2 * width
       const candidate = line ? `${line} ${word}` : word
-      if (handWidth(doc, candidate, size) <= width || !line) line = candidate
+      if (!hopeless && handWidth(doc, candidate, size) <= width) line = candidate
       else {
-        lines.push(line)
-        line = word
+        // Alone on a line the word may fit; if it did not fit there already (line empty), it never will.
+        const pieces = line && !hopeless && handWidth(doc, word, size) <= width ? [word] : breakWord(doc, word, width, size, rough)
+        if (line) lines.push(line)
+        lines.push(...pieces.slice(0, -1))
+        line = pieces.at(-1)!
       }
     }
     lines.push(line)
@@ -67,17 +108,21 @@ function wrap(doc: Doc, text: string, width: number, size: number): string[] {
 
 /**
  * The largest size, from `maxSize` down, at which `text` fits in `box`: 1,000 characters fit a
- * postcard at a small but legible size.
+ * postcard at a small but legible size. A text with more line breaks than the box has lines even
+ * at the smallest size is written as one paragraph instead: its breaks are lost, not its words.
  */
 export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
   const lineHeight = lineHeightOf(doc)
-  for (let size = maxSize; size > minSize; size -= 0.5) {
-    doc.fontSize(size)
-    const lines = wrap(doc, text, box.width, size)
-    if (lines.length * size * lineHeight <= box.height && lines.every((line) => handWidth(doc, line, size) <= box.width)) return { size, lines, lineHeight }
+  const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
+  for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
+    for (let size = maxSize; size > minSize; size -= 0.5) {
+      doc.fontSize(size)
+      const lines = wrap(doc, candidate, box.width, size)
+      if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight }
+    }
   }
   doc.fontSize(minSize)
-  return { size: minSize, lines: wrap(doc, text, box.width, minSize), lineHeight }
+  return { size: minSize, lines: wrap(doc, oneParagraph, box.width, minSize), lineHeight }
 }
 
 /**

@@ -56,6 +56,9 @@ const CARD_MARGIN = 12 * MM
 /** Where the message goes: the card less its margins and the signature's strip. */
 export const MESSAGE_BOX: Box = { x: CARD_MARGIN, y: CARD_MARGIN, width: CARD.width - 2 * CARD_MARGIN, height: CARD.height - 2 * CARD_MARGIN - 14 * MM }
 
+/** The strip under the message where the card is signed. */
+const SIGNATURE_BOX: Box = { x: CARD_MARGIN, y: MESSAGE_BOX.y + MESSAGE_BOX.height, width: MESSAGE_BOX.width, height: CARD.height - CARD_MARGIN - (MESSAGE_BOX.y + MESSAGE_BOX.height) }
+
 /** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
 export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>, doc = newDocument(CARD, 'layout')) {
   doc.registerFont('hand', fontData(letter.fontName))
@@ -70,10 +73,15 @@ function drawCard(doc: PDFDoc, letter: LetterToRender): void {
   const margin = CARD_MARGIN
   writeByHand(doc, lines, MESSAGE_BOX, size, lineHeight, random)
 
-  const signatureSize = Math.min(20, Math.max(size, 12))
-  doc.fontSize(signatureSize)
-  const signatureWidth = doc.widthOfString(letter.signature)
-  writeByHand(doc, [letter.signature], { x: CARD.width - margin - signatureWidth, y: CARD.height - margin - signatureSize * 1.2 }, signatureSize, lineHeight, random)
+  // Right-aligned at the bottom; a sender name too long for one line shrinks, then wraps upwards.
+  const signature = fitSize(doc, letter.signature, SIGNATURE_BOX, Math.min(20, Math.max(size, 12)))
+  const lastLineY = CARD.height - margin - signature.size * 1.2
+  signature.lines.forEach((line, index) => {
+    doc.fontSize(signature.size)
+    const x = Math.max(margin, CARD.width - margin - doc.widthOfString(line))
+    const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
+    writeByHand(doc, [line], { x, y }, signature.size, lineHeight, random)
+  })
 }
 
 /** The envelope: the sender block at the top left, the recipient block in the lower right half. */

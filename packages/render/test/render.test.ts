@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compact, pdfText as textOf } from '@letters/test/support/pdf'
+import { compact, pdfTextBoxes, pdfText as textOf } from '@letters/test/support/pdf'
 import { fontNames } from '@letters/contracts'
 import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, renderProof, type LetterToRender } from '../src/index.js'
 
@@ -54,6 +54,60 @@ describe('renderCard', () => {
   it.each(fontNames)('writes in %s', async (fontName) => {
     const { text } = await textOf(await renderCard({ ...letter, fontName }))
     expect(text).toContain(compact(letter.message))
+  })
+})
+
+/** Every glyph of every page lies whole on the page: nothing is printed cut off at an edge. */
+async function expectNothingCutOff(pdf: Buffer, label: string) {
+  const pages = await pdfTextBoxes(pdf)
+  for (const page of pages) {
+    const outside = page.boxes.filter((box) => box.x < 0 || box.x + box.width > page.width || box.y < 0 || box.y > page.height)
+    expect(outside.map((box) => `${box.text}@${Math.round(box.x)},${Math.round(box.y)}`), `${label}: glyphs off a ${Math.round(page.width)}×${Math.round(page.height)} page`).toEqual([])
+  }
+}
+
+describe('nothing written runs off the card or the envelope', () => {
+  const longWord = 'Supercalifragilísticoespialidoso'.repeat(32).slice(0, 1000)
+
+  it.each(fontNames)('breaks a 1,000-character word across lines in %s, losing nothing', async (fontName) => {
+    expect(longWord).toHaveLength(1000)
+    const pdf = await renderCard({ ...letter, fontName, message: longWord })
+    await expectNothingCutOff(pdf, fontName)
+    expect((await textOf(pdf)).text).toContain(compact(longWord))
+    const layout = cardLayout({ fontName, message: longWord })
+    expect(layout.lines.length).toBeGreaterThan(1)
+    expect(layout.lines.join('')).toBe(longWord)
+    expect(layout.lines.length * layout.size * layout.lineHeight).toBeLessThanOrEqual(MESSAGE_BOX.height)
+  })
+
+  it('keeps a long word whole on a line of its own when it fits there, and breaks it only when it does not', () => {
+    const fits = `Hola ${'a'.repeat(30)} adiós`
+    expect(cardLayout({ fontName: 'caveat', message: fits }).lines.join(' ')).toBe(fits)
+  })
+
+  it.each(fontNames)('writes a message of 200 short lines in %s as one paragraph rather than past the bottom', async (fontName) => {
+    const message = 'Hola\n'.repeat(200).slice(0, 999)
+    const layout = cardLayout({ fontName, message })
+    expect(layout.lines.length * layout.size * layout.lineHeight).toBeLessThanOrEqual(MESSAGE_BOX.height)
+    await expectNothingCutOff(await renderCard({ ...letter, fontName, message }), fontName)
+  })
+
+  it('keeps the line breaks of a message that fits with them', () => {
+    expect(cardLayout({ fontName: 'caveat', message: 'Querida Lucía:\n\nGracias.\nAna' }).lines).toEqual(['Querida Lucía:', '', 'Gracias.', 'Ana'])
+  })
+
+  it('fits a 200-character sender name in the signature strip', async () => {
+    const signature = 'Papelería y Librería Hermanos García de la Fuente, Sociedad Limitada, '.repeat(3).slice(0, 200)
+    const pdf = await renderCard({ ...letter, signature })
+    await expectNothingCutOff(pdf, 'signature')
+    expect((await textOf(pdf)).text).toContain(compact(signature))
+  })
+
+  it('breaks an address of one 200-character word on the envelope', async () => {
+    const street = 'Calle'.padEnd(200, 'x')
+    const pdf = await renderEnvelope({ ...letter, recipientLines: ['Lucía García', street, '28013 Madrid'], senderLines: ['Remitente'.padEnd(200, 'z')] })
+    await expectNothingCutOff(pdf, 'envelope')
+    expect((await textOf(pdf)).text).toContain(street)
   })
 })
 

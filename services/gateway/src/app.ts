@@ -4,12 +4,14 @@ import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
-import errorHandler from './plugins/app/error-handler.js'
+import authFailures from './plugins/app/auth-failures.js'
+import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import httpMetrics from './plugins/app/metrics.js'
 import underPressure from './plugins/app/under-pressure.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import artifacts from './plugins/external/artifacts.js'
 import configPlugin from './plugins/external/config.js'
+import helmet from './plugins/external/helmet.js'
 import postgres from './plugins/external/postgres.js'
 import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
@@ -30,6 +32,24 @@ export interface AppOptions {
 /** 64 KiB: a letter is at most a few kilobytes of JSON. */
 export const BODY_LIMIT_BYTES = 64 * 1024
 
+/**
+ * The server's limits: a socket that sends nothing, a request that never finishes and an idle
+ * keep-alive connection are all closed, and past `maxConnections` new sockets are refused, so
+ * idle clients cannot take every file descriptor the process has.
+ */
+function httpLimits(http: Config['http']) {
+  // Node refuses a headers timeout above the request timeout.
+  const headersTimeout = Math.min(http.headersTimeoutMs, http.requestTimeoutMs)
+  return {
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    // A socket silent this long (a client that stopped reading its response, too) is dropped.
+    connectionTimeout: http.requestTimeoutMs,
+    // Node checks the two timeouts every 30 s by default: a 1 s timeout would fire up to 31 s late.
+    http: { headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
+  }
+}
+
 /** Assembles the gateway: external plugins, then app plugins, then routes. */
 export async function buildApp(options: AppOptions) {
   const app = Fastify({
@@ -37,12 +57,17 @@ export async function buildApp(options: AppOptions) {
     logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
+    ...httpLimits(options.config.http),
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.server.maxConnections = options.config.http.maxConnections
   app.setValidatorCompiler(spanishValidatorCompiler)
   // JSON only: any other media type is answered 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain')
 
   await app.register(configPlugin, { config: options.config })
+  await app.register(helmet)
   await app.register(postgres, options.db ? { db: options.db } : {})
   await app.register(redis)
   await app.register(queues)
@@ -52,6 +77,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(errorHandler)
   await app.register(httpMetrics)
   await app.register(underPressure)
+  await app.register(authFailures)
   await app.register(apiKeyAuth)
 
   await app.register(health)

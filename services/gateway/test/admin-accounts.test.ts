@@ -22,7 +22,7 @@ async function newAccount(credits?: number) {
 describe('POST /admin/accounts', () => {
   it('creates an account with its opening credits and a first API key', async () => {
     const account = await newAccount(250)
-    expect(account).toEqual({ id: expect.any(String), name: 'Papelería Luna', balance: 250, apiKey: expect.stringMatching(/^lk_live_[A-Za-z0-9_-]{43}$/) })
+    expect(account).toEqual({ id: expect.any(String), name: 'Papelería Luna', balance: 250, apiKey: expect.stringMatching(/^lk_live_[A-Za-z0-9_-]{49}$/) })
     const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id))
     expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter])).toEqual([['top_up', 250, 250]])
   })

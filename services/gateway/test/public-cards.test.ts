@@ -217,6 +217,29 @@ describe('GET /cards', () => {
     expectError(await get(owner, `/cards?${query}`), 400, 'Bad Request', message)
   })
 
+  it.each([
+    ['year 0', '0000-01-01T00:00:00.000000Z|00000000-0000-4000-8000-000000000000'],
+    ['February 30', '2024-02-30T10:00:00.000000Z|00000000-0000-4000-8000-000000000000'],
+    ['hour 24', '2024-01-01T24:00:00.000000Z|00000000-0000-4000-8000-000000000000'],
+    ['milliseconds only', '2024-01-01T10:00:00.000Z|00000000-0000-4000-8000-000000000000'],
+    ['an offset instead of Z', '2024-01-01T10:00:00.000000+01|00000000-0000-4000-8000-000000000000'],
+    ['an id that is not a UUID', '2024-01-01T10:00:00.000000Z|00000000-0000-4000-8000-00000000000g'],
+    ['a third part', '2024-01-01T10:00:00.000000Z|00000000-0000-4000-8000-000000000000|x'],
+    ['no id', '2024-01-01T10:00:00.000000Z|'],
+    ['bytes that are not UTF-8', '\xff\xfe|\x00'],
+  ])('answers 400, never 500, to a forged cursor with %s', async (_name, content) => {
+    const cursor = Buffer.from(content, 'latin1').toString('base64url')
+    expectError(await get(owner, `/cards?cursor=${cursor}`), 400, 'Bad Request', "El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+  })
+
+  it('takes a well-formed cursor at the far ends of the calendar', async () => {
+    for (const position of ['0001-01-01T00:00:00.000000Z', '9999-12-31T23:59:59.999999Z']) {
+      const cursor = Buffer.from(`${position}|00000000-0000-4000-8000-000000000000`).toString('base64url')
+      const response = await get(owner, `/cards?cursor=${cursor}`)
+      expect(response.statusCode, response.body).toBe(200)
+    }
+  })
+
   it('answers 401 without a key', async () => {
     expectError(await get(undefined, '/cards'), 401, 'Unauthorized', /API key/)
   })

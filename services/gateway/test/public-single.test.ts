@@ -87,6 +87,11 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['a body that is an array', () => [], 'El cuerpo de la petición debe ser un objeto JSON'],
     ['a name of only spaces', (a) => singleLetter(a, { name: '   ' }), "El campo 'name' no puede estar vacío"],
     ['a zip of only spaces', (a) => singleLetter(a, { zip: '  ' }), /El campo 'zip'/],
+    ['a name of only a zero-width space', (a) => singleLetter(a, { name: '\u200b' }), "El campo 'name' no puede estar vacío"],
+    ['a surname of only joiners, a word joiner and a BOM', (a) => singleLetter(a, { surname: '\u200d\u200c\u2060\ufeff' }), "El campo 'surname' no puede estar vacío"],
+    ['a city of a Hangul filler between spaces', (a) => singleLetter(a, { city: ' \u3164 ' }), "El campo 'city' no puede estar vacío"],
+    ['an address of a soft hyphen and a lone combining accent', (a) => singleLetter(a, { address: '\u00ad\u0301' }), "El campo 'address' no puede estar vacío"],
+    ['a fontName longer than 50 characters', (a) => singleLetter(a, { fontName: 'c'.repeat(51) }), 'El campo \'fontName\' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam'],
     ['a NUL character in the message', (a) => singleLetter(a, { message: 'a\u0000b' }), "El campo 'message' contiene caracteres no válidos"],
     ['a NUL character in the surname', (a) => singleLetter(a, { surname: 'a\u0000b' }), "El campo 'surname' contiene caracteres no válidos"],
     ['half a surrogate pair in the city', (a) => singleLetter(a, { city: '\ud800x' }), "El campo 'city' contiene caracteres no válidos"],
@@ -99,6 +104,18 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     expect(after.balance).toBe(before.balance)
     expect(after.letters).toHaveLength(before.letters.length)
     expect(after.entries).toHaveLength(before.entries.length)
+  })
+
+  it('does not echo a 60 KB fontName back', async () => {
+    const response = await client.post('/single', singleLetter(account, { fontName: 'x'.repeat(60 * 1024) }))
+    expectError(response, 400, 'Bad Request', "El campo 'fontName' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam")
+    expect(response.body).not.toContain('xxxxxxxx')
+    expect(response.body.length).toBeLessThan(400)
+  })
+
+  it('takes a name with joiners and accents among visible letters', async () => {
+    const response = await client.post('/single', singleLetter(account, { name: 'Zoe\u0308 \u200dMari\u0301a' }))
+    expect(response.statusCode, response.body).toBe(200)
   })
 
   it('rejects a body that is not JSON, another media type and an oversized body', async () => {

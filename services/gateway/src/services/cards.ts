@@ -72,9 +72,10 @@ const encodeCursor = (row: CardRow) => Buffer.from(`${row.position}|${row.id}`).
 
 function decodeCursor(cursor: string): { position: string; id: string } {
   const [position, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  // The position must be a real instant too: Postgres would fail on "9999-99-99".
+  // The position must be a real instant Postgres can hold too: it fails on "9999-99-99" and on
+  // year 0, which JavaScript takes for 1 BC.
   const instant = position && CURSOR_POSITION.test(position) ? new Date(`${position.slice(0, 23)}Z`) : undefined
-  const real = instant && !Number.isNaN(instant.getTime()) && instant.toISOString().slice(0, 23) === position!.slice(0, 23)
+  const real = instant && !Number.isNaN(instant.getTime()) && instant.getUTCFullYear() >= 1 && instant.toISOString().slice(0, 23) === position!.slice(0, 23)
   if (!position || !id || rest.length > 0 || !UUID.test(id) || !real) {
     throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
   }

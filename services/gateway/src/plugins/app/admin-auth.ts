@@ -17,14 +17,17 @@ function presentedToken(header: string, acceptBasic: boolean): string {
 /**
  * Guards every route of the scope it is added to with `Authorization: Bearer <ADMIN_TOKEN>`.
  * Without an ADMIN_TOKEN the admin API does not exist: every route answers 404. The ops pages,
- * opened in a browser, also take Basic auth (any user name, the token as password).
+ * opened in a browser, also take Basic auth (any user name, the token as password). A wrong
+ * token counts as a failed authentication of the client's IP (see AuthFailures); a missing one
+ * does not, so a browser's first request before it asks for the password costs nothing.
  */
 export function requireAdmin(app: FastifyInstance, options: { browser?: boolean } = {}) {
   const expected = app.config.adminToken ? digest(app.config.adminToken) : undefined
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!expected) throw new ApiError(404, `La ruta ${request.method} ${request.url.split('?')[0]} no existe`)
     const token = presentedToken(request.headers.authorization ?? '', options.browser ?? false)
-    if (!token || !timingSafeEqual(digest(token), expected)) {
+    const valid = token && (await app.authFailures.check(request, reply, async () => timingSafeEqual(digest(token), expected) || null))
+    if (!valid) {
       if (options.browser) reply.header('www-authenticate', 'Basic realm="letters ops", charset="UTF-8"')
       throw new ApiError(401, 'El token de administración no es válido o no se ha enviado (Authorization: Bearer <token>)')
     }

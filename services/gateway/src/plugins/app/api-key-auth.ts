@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { and, eq, isNull } from 'drizzle-orm'
 import type { Redis } from 'ioredis'
 import { apiKeys, type Db } from '@letters/db'
 import { ApiError } from '../../errors.js'
 import { closeRedis } from '../external/redis.js'
-import { hashApiKey, revokeApiKey } from '../../services/api-keys.js'
+import { apiKeyFormat, hashApiKey, revokeApiKey } from '../../services/api-keys.js'
 
 export interface Caller {
   accountId: string
@@ -57,12 +57,18 @@ export class ApiKeyAuth {
     if (this.subscriber) await closeRedis(this.subscriber)
   }
 
-  async identify(key: string | undefined): Promise<Caller | null> {
-    if (!key) return null
+  /** The account of a key this replica looked up less than a second ago and found valid. */
+  knownCaller(key: string): Caller | undefined {
+    const cached = this.cache.get(hashApiKey(key))
+    return cached && cached.expiresAt > Date.now() && cached.caller ? cached.caller : undefined
+  }
+
+  /** The account behind a key, or null. A string that cannot be a key (wrong shape or checksum) is null without a lookup. */
+  async identify(key: string): Promise<Caller | null> {
+    if (!apiKeyFormat(key)) return null
     const keyHash = hashApiKey(key)
-    const now = Date.now()
     const cached = this.cache.get(keyHash)
-    if (cached && cached.expiresAt > now) return cached.caller
+    if (cached && cached.expiresAt > Date.now()) return cached.caller
 
     const [row] = await this.db
       .select({ keyId: apiKeys.id, accountId: apiKeys.accountId })
@@ -70,7 +76,7 @@ export class ApiKeyAuth {
       .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     const caller = row ?? null
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
-    this.cache.set(keyHash, { caller, expiresAt: now + CACHE_TTL_MS })
+    this.cache.set(keyHash, { caller, expiresAt: Date.now() + CACHE_TTL_MS })
     return caller
   }
 
@@ -99,12 +105,18 @@ async function apiKeyAuth(app: FastifyInstance) {
   app.addHook('onClose', () => auth.stop())
 }
 
-export default fp(apiKeyAuth, { name: 'api-key-auth', dependencies: ['postgres', 'redis', 'config'] })
+export default fp(apiKeyAuth, { name: 'api-key-auth', dependencies: ['postgres', 'redis', 'config', 'auth-failures'] })
 
-/** Reads X-API-KEY into `request.caller`. Added to the public scope; it never rejects by itself. */
+/**
+ * Reads X-API-KEY into `request.caller`. Added to the public scope; it never answers 401 itself
+ * (that waits until the rate limit has counted the IP), but every key it cannot vouch for from
+ * its cache is an authentication attempt of the client's IP, counted before the lookup: past the
+ * limit of failures the answer is 429 and Postgres is not asked.
+ */
 export function identifyCaller(app: FastifyInstance) {
-  return async (request: FastifyRequest) => {
-    const header = request.headers['x-api-key']
-    request.caller = await app.apiKeyAuth.identify(typeof header === 'string' ? header : undefined)
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = request.headers['x-api-key']
+    if (typeof key !== 'string' || !key) return
+    request.caller = app.apiKeyAuth.knownCaller(key) ?? (await app.authFailures.check(request, reply, () => app.apiKeyAuth.identify(key)))
   }
 }

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError, reasonPhrase } from '../../errors.js'
 
@@ -9,6 +11,8 @@ const frameworkMessages: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'El cuerpo de la petición está vacío: envía un objeto JSON',
   FST_ERR_CTP_INVALID_JSON_BODY: 'El cuerpo de la petición no es un JSON válido',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'La cabecera Content-Length no coincide con el cuerpo',
+  FST_ERR_BAD_URL: 'La URL no es válida: contiene una secuencia % que no codifica ningún carácter',
+  FST_ERR_MAX_PARAM_LENGTH: 'La URL es demasiado larga: uno de sus parámetros supera la longitud admitida',
 }
 
 const statusMessages: Record<number, string> = {
@@ -43,17 +47,53 @@ function clientMessage(error: FastifyError, status: number): string {
   return statusMessages[status] ?? 'La petición no es válida'
 }
 
+/** The HTTP parser's and the server's own refusals, answered before Fastify has a request. */
+const connectionErrors: Record<string, { status: number; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'La petición no ha llegado completa a tiempo; la conexión se cierra' },
+  HPE_HEADER_OVERFLOW: { status: 431, message: 'Las cabeceras de la petición (o su URL) son demasiado grandes' },
+}
+const malformedRequest = { status: 400, message: 'La petición HTTP está mal formada' }
+
+/**
+ * Answers what Node's HTTP server refuses before Fastify sees a request (timeouts, oversized
+ * headers, unparseable requests), in the same `{ error, message, requestId }` shape. It writes
+ * straight to the socket and closes it: the connection cannot carry another request.
+ */
+export function answerClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const { status, message } = (error.code && connectionErrors[error.code]) || malformedRequest
+  const requestId = randomUUID()
+  // The code only: the error's raw packet holds what the client sent.
+  this.log.debug({ requestId, code: error.code, status }, 'connection refused')
+  if (socket.writable) {
+    const body = JSON.stringify({ error: reasonPhrase(status), message, requestId })
+    socket.write(
+      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
+}
+
+/** Every error a request meets, logged and answered in the one shape. */
+function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
+  const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
+  if (status === 503) reply.header('retry-after', '5')
+  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
+  else request.log.info({ status, code: error.code }, 'request rejected')
+  return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
+}
+
+/**
+ * A URL the router cannot take (bad percent-encoding, an overlong parameter). Fastify calls this
+ * outside every route context, where the error handler set below does not apply.
+ */
+export const answerFrameworkError = answerError
+
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
 async function errorHandler(app: FastifyInstance) {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
-    const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
-    if (status === 503) reply.header('retry-after', '5')
-    if (status >= 500) request.log.error({ err: error }, 'request failed')
-    // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
-    else request.log.info({ status, code: error.code }, 'request rejected')
-    return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
-  })
+  app.setErrorHandler(answerError)
 
   app.setNotFoundHandler((request, reply) => {
     return reply

@@ -1,0 +1,128 @@
+import { connect, type Socket } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '../src/app.js'
+import { adminAccount, singleLetter, startGateway } from './helpers.js'
+import { moneyState } from './ledger-assertions.js'
+
+const MAX_CONNECTIONS = 50
+const HEADERS_TIMEOUT_MS = 1000
+const REQUEST_TIMEOUT_MS = 2000
+const KEEP_ALIVE_TIMEOUT_MS = 1000
+
+let app: App
+let port: number
+beforeAll(async () => {
+  app = await startGateway({
+    HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+    HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+    HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  port = (app.server.address() as { port: number }).port
+})
+afterAll(() => app.close())
+
+/** A raw client socket that remembers what the server sent and when the server closed it. */
+interface Watched {
+  socket: Socket
+  received: string
+  closedAt: number | undefined
+}
+
+function open(): Promise<Watched> {
+  return new Promise((resolve, reject) => {
+    const watched: Watched = { socket: connect(port, '127.0.0.1'), received: '', closedAt: undefined }
+    watched.socket.setEncoding('utf8')
+    watched.socket.on('data', (chunk: string) => (watched.received += chunk))
+    watched.socket.on('error', () => {})
+    watched.socket.on('close', () => (watched.closedAt = Date.now()))
+    watched.socket.once('connect', () => resolve(watched))
+    watched.socket.once('error', reject)
+  })
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
+}
+
+/** Status line and JSON body of a raw HTTP response. */
+function parseResponse(raw: string) {
+  const [head = '', body = ''] = raw.split('\r\n\r\n')
+  return { statusLine: head.split('\r\n')[0], body: body ? (JSON.parse(body) as Record<string, unknown>) : undefined }
+}
+
+describe('HTTP connection limits', () => {
+  it('refuses sockets past HTTP_MAX_CONNECTIONS, closes idle ones after the headers timeout with a 408, then serves /readyz again', async () => {
+    const sockets: Watched[] = []
+    try {
+      for (let i = 0; i < MAX_CONNECTIONS + 30; i++) sockets.push(await open())
+      const accepted = sockets.slice(0, MAX_CONNECTIONS)
+      const beyond = sockets.slice(MAX_CONNECTIONS)
+
+      // The 30 beyond the maximum are closed at once, with nothing written to them.
+      await until(() => beyond.every((s) => s.closedAt !== undefined), 5000)
+      expect(beyond.filter((s) => s.closedAt === undefined)).toHaveLength(0)
+      expect(beyond.map((s) => s.received).join('')).toBe('')
+
+      // The accepted ones sent nothing: the server drops them itself, each told why.
+      await until(() => accepted.every((s) => s.closedAt !== undefined), HEADERS_TIMEOUT_MS + 10_000)
+      expect(accepted.filter((s) => s.closedAt === undefined)).toHaveLength(0)
+      for (const socket of accepted) {
+        const { statusLine, body } = parseResponse(socket.received)
+        expect(statusLine).toBe('HTTP/1.1 408 Request Timeout')
+        expect(body).toEqual({ error: 'Request Timeout', message: 'La petición no ha llegado completa a tiempo; la conexión se cierra', requestId: expect.any(String) })
+      }
+
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
+      expect(ready.status).toBe(200)
+      expect(await ready.json()).toEqual({ status: 'ready' })
+    } finally {
+      for (const { socket } of sockets) socket.destroy()
+    }
+  })
+
+  it('answers a body sent too slowly with 408 in the error shape within the request timeout, and charges nothing', async () => {
+    const account = await adminAccount(app, 10)
+    const body = JSON.stringify(singleLetter(account))
+    const watched = await open()
+    const startedAt = Date.now()
+    watched.socket.write(
+      `POST /single HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-KEY: ${account.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    )
+    // One byte every 100 ms: the body would take half a minute to arrive.
+    let sent = 0
+    const drip = setInterval(() => {
+      if (watched.socket.writable && sent < body.length - 1) watched.socket.write(body[sent++]!)
+    }, 100)
+    try {
+      await until(() => watched.closedAt !== undefined, REQUEST_TIMEOUT_MS + 10_000)
+    } finally {
+      clearInterval(drip)
+      watched.socket.destroy()
+    }
+    expect(watched.closedAt, 'the server kept the slow request open').toBeDefined()
+    // The request timeout, plus Node's check interval (1 s here) and room for a loaded machine.
+    expect(watched.closedAt! - startedAt).toBeLessThan(REQUEST_TIMEOUT_MS + 1000 + 3000)
+    const { statusLine, body: error } = parseResponse(watched.received)
+    expect(statusLine).toBe('HTTP/1.1 408 Request Timeout')
+    expect(error).toEqual({ error: 'Request Timeout', message: 'La petición no ha llegado completa a tiempo; la conexión se cierra', requestId: expect.any(String) })
+
+    const state = await moneyState(app.db, account.id)
+    expect(state.balance).toBe(10)
+    expect(state.letters).toHaveLength(0)
+  })
+
+  it('closes a keep-alive connection left idle after HTTP_KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const watched = await open()
+    watched.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    await until(() => watched.received.includes('"status":"ok"'), 5000)
+    expect(watched.received).toMatch(/^HTTP\/1\.1 200 OK/)
+    const answeredAt = Date.now()
+    await until(() => watched.closedAt !== undefined, KEEP_ALIVE_TIMEOUT_MS + 10_000)
+    watched.socket.destroy()
+    expect(watched.closedAt, 'the idle keep-alive socket stayed open').toBeDefined()
+    expect(watched.closedAt! - answeredAt).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 100)
+  })
+})
