@@ -1,22 +1,61 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
-import { ledgerEntries, letters } from '@letters/db'
+import { ledgerEntries, letters, outbox } from '@letters/db'
+import { CommandPrinter } from '@letters/production-worker/printer'
+import { ADMIN_TOKEN } from '../support/context.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
 
 const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
 let pipeline: Pipeline
 let child: ChildProcess | undefined
+/** Where the print commands of this file write their log (one line per print) and nothing else. */
+let floorDir: string
 beforeAll(async () => {
   pipeline = await startPipeline('crash', { production: false })
+  floorDir = await mkdtemp(join(tmpdir(), 'letters-crash-prints-'))
 })
 afterAll(async () => {
   child?.kill('SIGKILL')
   await pipeline.close()
+  await rm(floorDir, { recursive: true, force: true })
 })
+
+/** A print command that takes `seconds` (or only for envelopes), then logs the file: one line per print. */
+const loggingCommand = (log: string, seconds: number, only: 'every file' | 'envelopes' = 'every file') =>
+  only === 'envelopes' ? `case {file} in *envelope.pdf) sleep ${seconds};; esac; echo {file} >> '${log}'` : `sleep ${seconds}; echo {file} >> '${log}'`
+
+/** How many times each file was printed, from the command's log. */
+async function printsIn(log: string): Promise<Map<string, number>> {
+  const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean)
+  const counts = new Map<string, number>()
+  for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1)
+  return counts
+}
+
+const printFilesOf = (id: string): [card: string, envelope: string] => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]
+
+/** Processes whose command line mentions `text`: the print commands of one test, found by their log's path. */
+async function processesMentioning(text: string): Promise<string[]> {
+  const found: string[] = []
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
+    if (commandLine.includes(text)) found.push(`${pid}: ${commandLine.replaceAll('\0', ' ')}`)
+  }
+  return found
+}
+
+/** Kills a worker process the hard way (no handler of its runs) and waits for it to be gone. */
+async function killHard(worker: ChildProcess) {
+  worker.kill('SIGKILL')
+  if (worker.exitCode === null && worker.signalCode === null) await once(worker, 'exit')
+}
 
 /** Starts the worker process; resolves once it consumes the production queue. */
 async function startWorkerProcess(env: Record<string, string>) {
@@ -76,4 +115,60 @@ describe('a production worker killed in the middle of a job', () => {
     const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
     expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
   })
+
+  it('prints each file once when a worker is killed while its print command runs: the command dies with it', async () => {
+    await pipeline.productionWorker?.close()
+    const log = join(floorDir, 'first-kill.log')
+    const command = loggingCommand(log, 0.5)
+    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
+    // Killed once a few files are out and a command is in the middle of its sleep.
+    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 }).toBe(true)
+    await killHard(child)
+    child = undefined
+    // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(await processesMentioning(log)).toEqual([])
+
+    // The worker restarted: it takes the dead one's jobs over once their locks expire.
+    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
+    const prints = await printsIn(log)
+    expect([...prints.keys()].sort()).toEqual(ids.flatMap(printFilesOf).sort())
+    expect([...prints.values()].filter((count) => count !== 1)).toEqual([])
+    await killHard(child)
+    child = undefined
+  }, 120_000)
+
+  it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async () => {
+    const log = join(floorDir, 'second-kill.log')
+    // The card prints at once, the envelope takes five seconds: each kill lands on the envelope.
+    const command = loggingCommand(log, 5, 'envelopes')
+    const printingEnvelope = async () => (await processesMentioning(log)).length > 0
+
+    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    const id = await pipeline.send()
+    const [cardFile, envelopeFile] = printFilesOf(id)
+    await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 15_000, interval: 20 }).toBe(true)
+    await killHard(child)
+
+    // A second worker takes it over, and dies on the envelope too.
+    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 15_000, interval: 50 }).toBe(2)
+    await expect.poll(printingEnvelope, { timeout: 10_000, interval: 20 }).toBe(true)
+    await killHard(child)
+    child = undefined
+
+    // Abandoned twice, the job fails for good and the letter waits for ops.
+    pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log, 0), 10_000) })
+    await reachStatus(pipeline, id, 'failed', 20_000)
+    const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
+    await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
+    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${row!.id}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    expect(retried.statusCode, retried.body).toBe(204)
+    const printed = await reachStatus(pipeline, id, 'printed', 20_000)
+    expect(printed.events.slice(-2).map((event) => event.status)).toEqual(['printing', 'printed'])
+    expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1, [envelopeFile]: 1 })
+    expect(await processesMentioning(log)).toEqual([])
+  }, 120_000)
 })

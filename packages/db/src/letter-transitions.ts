@@ -47,7 +47,9 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
     .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost, printClaim: letters.printClaim })
     .from(letters)
     .where(move.accountId ? and(eq(letters.id, letterId), eq(letters.accountId, move.accountId)) : eq(letters.id, letterId))
-    .for('update')
+    // Not FOR UPDATE: the key stays, so a floor handoff in progress (its record's foreign key
+    // holds KEY SHARE on the row while the printer works) does not hold up a status change.
+    .for('no key update')
   const superseded = typeof move.printClaim === 'number' && letter?.printClaim !== move.printClaim
   if (!letter || !move.from.includes(letter.status) || superseded) return { moved: false, letter, printClaim: letter?.printClaim }
   const [after] = await tx

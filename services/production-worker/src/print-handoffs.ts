@@ -1,9 +1,7 @@
-import { and, eq } from 'drizzle-orm'
+import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
 import { letters, printHandoffs, type Db } from '@letters/db'
-
-/** What a print run may do with its next file. */
-export type HandoffTurn = 'hand_over' | 'already_handed' | 'superseded'
+import type { Printer, PrintFile } from './printer.js'
 
 /** The files of a letter the printer has accepted, under any claim. */
 export async function handedOverFiles(db: Db, letterId: string): Promise<Set<string>> {
@@ -11,43 +9,64 @@ export async function handedOverFiles(db: Db, letterId: string): Promise<Set<str
   return new Set(rows.map((row) => row.file))
 }
 
-/**
- * Asked right before a file goes to the printer: whether the run holding `claim` may hand it
- * over. Not while the letter is no longer printing under that claim (another run took it over,
- * or it was marked failed), nor once the file is recorded.
- */
-export async function handoffTurn(db: Db, letterId: string, claim: number, file: string): Promise<HandoffTurn> {
-  const [row] = await db
-    .select({ status: letters.status, printClaim: letters.printClaim, handed: printHandoffs.file })
-    .from(letters)
-    .leftJoin(printHandoffs, and(eq(printHandoffs.letterId, letters.id), eq(printHandoffs.file, file)))
-    .where(eq(letters.id, letterId))
-  if (!row || row.status !== 'printing' || row.printClaim !== claim) return 'superseded'
-  return row.handed ? 'already_handed' : 'hand_over'
-}
-
 export interface Handoff {
   letterId: string
+  /** The file's name on the floor, e.g. `<letterId>.card.pdf`. */
   file: string
   claim: number
   printer: string
 }
 
-/** How long a handoff record is retried (a failover, a pooler restart) before the run gives up. */
+/** `superseded`: the letter is no longer printing under the run's claim; nothing was handed over. */
+export type HandoffOutcome = 'handed' | 'already_handed' | 'superseded'
+
+/**
+ * Hands one file to the printer for the run holding `claim`, at most once per file whatever
+ * the number of runs: the file's `print_handoffs` row is inserted first and stays uncommitted
+ * (locked) while the printer works, so another run reaching the same file waits for this one,
+ * then finds it recorded and skips it; if this one fails or dies, the row goes with it and the
+ * other run prints. The claim is checked once the row is ours, so a superseded run hands over
+ * nothing more. Both waits are bounded by `printTimeoutMs` plus a margin.
+ */
+export async function handOver(db: Db, printer: Printer, file: PrintFile, handoff: Handoff, log: Logger, printTimeoutMs: number): Promise<HandoffOutcome> {
+  let accepted = false
+  try {
+    return await db.transaction(async (tx) => {
+      const patience = String(printTimeoutMs + 30_000)
+      await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
+      const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
+      if (!ours) return 'already_handed'
+      const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, handoff.letterId))
+      if (letter?.status !== 'printing' || letter.printClaim !== handoff.claim) tx.rollback()
+      await printer.print(file)
+      accepted = true
+      return 'handed'
+    })
+  } catch (error) {
+    if (error instanceof TransactionRollbackError) return 'superseded'
+    if (!accepted) throw error
+    // The printer took the file but the connection went down before the commit: record it again.
+    await recordHandoff(db, handoff, log)
+    return 'handed'
+  }
+}
+
+/** How long a lost handoff record is retried (a failover, a pooler restart) before the run gives up. */
 const RECORD_PATIENCE_MS = 5 * 60_000
 const RECORD_BACKOFF_MAX_MS = 5_000
 
 /**
- * Records that the printer accepted a file, whatever the run's claim (it is a fact about the
- * paper). Giving up would print the file again on the next attempt, so a failed write is
- * retried for minutes rather than failing the job; the insert is idempotent, so a write that
- * committed but whose answer was lost does no harm when repeated.
+ * Records a file the printer accepted, whatever the run's claim (it is a fact about the paper).
+ * Giving up would print the file again on the next attempt, so a failed write is retried for
+ * minutes rather than failing the job; the insert is idempotent, so repeating a write that did
+ * commit (its answer lost) does no harm.
  */
 export async function recordHandoff(db: Db, handoff: Handoff, log: Logger, patienceMs = RECORD_PATIENCE_MS): Promise<void> {
   const deadline = Date.now() + patienceMs
   for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_BACKOFF_MAX_MS)) {
     try {
       await db.insert(printHandoffs).values(handoff).onConflictDoNothing()
+      log.info({ letterId: handoff.letterId, file: handoff.file }, 'recorded a file the printer accepted after the connection dropped')
       return
     } catch (err) {
       if (Date.now() + wait > deadline) throw err

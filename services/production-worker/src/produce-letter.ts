@@ -6,7 +6,7 @@ import { letters, moveLetter, senders, type Db, type LetterStatus } from '@lette
 import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
 import { metrics } from '@letters/observability'
 import type { ArtifactStore } from './artifact-store.js'
-import { handedOverFiles, handoffTurn, recordHandoff } from './print-handoffs.js'
+import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
 
 export interface Floor {
@@ -14,6 +14,8 @@ export interface Floor {
   store: ArtifactStore
   printer: Printer
   log: Logger
+  /** The longest the printer may take with one file (PRINT_TIMEOUT_MS): how long a run waits for another's handoff. */
+  printTimeoutMs: number
 }
 
 /** `superseded`: another run took the letter over (a newer claim) or it left `printing`; this run stopped. */
@@ -78,11 +80,11 @@ async function rendered(kind: (typeof printFiles)[number]['kind'], render: () =>
 
 /**
  * The floor's job for one letter: claim it (`printing`, the next print claim), render card and
- * envelope, keep the files in the artifact store, hand each to the printer and record it, mark
- * the letter `printed`. A letter already printed, mailed or cancelled is left as it is, so
- * running the job twice changes nothing. A run whose claim was superseded stops before its
- * next file and marks nothing. A file recorded as handed over (by any earlier run) is not sent
- * again; one the printer accepted just before this process died unrecorded is (README,
+ * envelope, keep the files in the artifact store, hand each to the printer with its record
+ * (`handOver`), mark the letter `printed`. A letter already printed, mailed or cancelled is
+ * left as it is, so running the job twice changes nothing. A run whose claim was superseded
+ * stops before its next file and marks nothing. A file recorded as handed over, by any run, is
+ * not sent again; one the printer accepted just before this process died unrecorded is (README,
  * Operations). `onClaimed` learns the claim once it is taken, for the bookkeeping of a failure.
  */
 export async function produceLetter(floor: Floor, letterId: string, onClaimed?: (claim: number) => void): Promise<ProductionOutcome> {
@@ -100,11 +102,8 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
       }),
     )
     for (const file of files) {
-      const turn = await handoffTurn(floor.db, letterId, held, file.name)
-      if (turn === 'superseded') return 'superseded'
-      if (turn === 'already_handed') continue
-      await floor.printer.print(file)
-      await recordHandoff(floor.db, { letterId, file: file.name, claim: held, printer: floor.printer.name }, floor.log)
+      const handoff = { letterId, file: file.name, claim: held, printer: floor.printer.name }
+      if ((await handOver(floor.db, floor.printer, file, handoff, floor.log, floor.printTimeoutMs)) === 'superseded') return 'superseded'
     }
   }
   const printed = await leavePrinting(floor.db, letterId, held, 'printed', `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre`)

@@ -35,7 +35,7 @@ const attemptsOf = (job: ProduceJob) => job.opts.attempts ?? 1
 /** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
 export function startProductionWorker(options: ProductionWorkerOptions) {
   const { config, db, log } = options
-  const floor = { db, log, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
+  const floor = { db, log, printTimeoutMs: config.printTimeoutMs, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
   const connection = workerConnection(config.redisUrl, 'production-worker', log)
 
   async function produce(job: ProduceJob) {

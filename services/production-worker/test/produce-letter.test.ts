@@ -21,7 +21,7 @@ let accountId: string
 beforeAll(async () => {
   db = createDb(testConfig().databaseUrl)
   directory = await mkdtemp(join(tmpdir(), 'letters-floor-'))
-  floor = { db, log: pino({ level: 'silent' }), store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
+  floor = { db, log: pino({ level: 'silent' }), printTimeoutMs: 10_000, store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
   accountId = (await newAccount(db)).id
   company = await newCompanyData(db, accountId)
 })
@@ -170,21 +170,27 @@ describe('fencing the floor', () => {
     ])
   })
 
-  it('stops a run whose claim was superseded before its next file: it neither prints the rest nor marks the letter', async () => {
+  it('stops a run whose claim was superseded: it hands over nothing more and cannot mark the letter printed', async () => {
     const letter = await readyLetter()
     const stalled = heldPrinter()
     const staleRun = produceLetter({ ...floor, printer: stalled }, letter.id)
     await stalled.reached
-    // Its worker looked dead (lock expired): another one takes the letter over and prints it.
+    // Its worker looked dead (lock expired): another one takes the letter over meanwhile.
     const takeover = countingPrinter()
-    expect(await produceLetter({ ...floor, printer: takeover }, letter.id)).toBe('printed')
+    const takeoverRun = produceLetter({ ...floor, printer: takeover }, letter.id)
+    await expect.poll(async () => (await eventsOf(letter.id)).length, { timeout: 5000, interval: 20 }).toBe(2)
     stalled.release()
+    expect(await takeoverRun).toBe('printed')
     expect(await staleRun).toBe('superseded')
-    // The card it had in the printer when it was superseded is the one it hands over (README,
-    // Operations); the envelope reaches the floor once.
+    // The card the stale run had in the printer counts as printed: the takeover waited for it
+    // and sent only the envelope. Each file reached the floor once.
     expect(stalled.printed).toEqual([`${letter.id}.card.pdf`])
-    expect(takeover.prints.get(`${letter.id}.envelope.pdf`)).toBe(1)
+    expect([...takeover.prints]).toEqual([[`${letter.id}.envelope.pdf`, 1]])
     expect((await eventsOf(letter.id)).map((event) => event.status)).toEqual(['printing', 'printing', 'printed'])
+    expect(await handoffsOf(letter.id)).toEqual([
+      [`${letter.id}.card.pdf`, 1, 'floor-2'],
+      [`${letter.id}.envelope.pdf`, 2, 'floor-1'],
+    ])
   })
 
   it('lets a superseded run neither fail the letter nor add to its history while the new run prints it', async () => {
