@@ -1,17 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import { CommandPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
+import { killHard, loggingCommand, printsIn, processesMentioning, startWorkerProcess } from '../support/floor-processes.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
-
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
 let pipeline: Pipeline
 let child: ChildProcess | undefined
@@ -27,53 +25,12 @@ afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-/** A print command that takes `seconds` (or only for envelopes), then logs the file: one line per print. */
-const loggingCommand = (log: string, seconds: number, only: 'every file' | 'envelopes' = 'every file') =>
-  only === 'envelopes' ? `case {file} in *envelope.pdf) sleep ${seconds};; esac; echo {file} >> '${log}'` : `sleep ${seconds}; echo {file} >> '${log}'`
-
-/** How many times each file was printed, from the command's log. */
-async function printsIn(log: string): Promise<Map<string, number>> {
-  const lines = (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean)
-  const counts = new Map<string, number>()
-  for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1)
-  return counts
-}
-
 const printFilesOf = (id: string): [card: string, envelope: string] => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]
-
-/** Processes whose command line mentions `text`: the print commands of one test, found by their log's path. */
-async function processesMentioning(text: string): Promise<string[]> {
-  const found: string[] = []
-  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
-    const commandLine = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')
-    if (commandLine.includes(text)) found.push(`${pid}: ${commandLine.replaceAll('\0', ' ')}`)
-  }
-  return found
-}
-
-/** Kills a worker process the hard way (no handler of its runs) and waits for it to be gone. */
-async function killHard(worker: ChildProcess) {
-  worker.kill('SIGKILL')
-  if (worker.exitCode === null && worker.signalCode === null) await once(worker, 'exit')
-}
-
-/** Starts the worker process; resolves once it consumes the production queue. */
-async function startWorkerProcess(env: Record<string, string>) {
-  const { config } = pipeline
-  const started = spawn(process.execPath, ['--import', 'tsx', 'test/support/production-worker-process.ts'], {
-    cwd: repositoryRoot,
-    env: { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, QUEUE_PREFIX: config.queuePrefix, ARTIFACTS_DIR: config.artifactsDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [line] = (await once(started.stdout!, 'data')) as [Buffer]
-  expect(line.toString()).toBe('consuming\n')
-  return started
-}
 
 describe('a production worker killed in the middle of a job', () => {
   it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async () => {
     // Its printer takes five seconds per file: the kill lands while the letters are in its hands.
-    child = await startWorkerProcess({ PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     // It works on two at a time: two letters printing, the third waiting in the queue.
     await expect.poll(async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing').length, { timeout: 10_000, interval: 50 }).toBe(2)
@@ -102,7 +59,7 @@ describe('a production worker killed in the middle of a job', () => {
 
   it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async () => {
     await pipeline.productionWorker!.close()
-    child = await startWorkerProcess({ PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const id = await pipeline.send()
     await reachStatus(pipeline, id, 'printing')
     child.kill('SIGKILL')
@@ -119,8 +76,8 @@ describe('a production worker killed in the middle of a job', () => {
   it('prints each file once when a worker is killed while its print command runs: the command dies with it', async () => {
     await pipeline.productionWorker?.close()
     const log = join(floorDir, 'first-kill.log')
-    const command = loggingCommand(log, 0.5)
-    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    const command = loggingCommand(log, { before: 0.5 })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
     const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
     // Killed once a few files are out and a command is in the middle of its sleep.
     await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 }).toBe(true)
@@ -131,7 +88,7 @@ describe('a production worker killed in the middle of a job', () => {
     expect(await processesMentioning(log)).toEqual([])
 
     // The worker restarted: it takes the dead one's jobs over once their locks expire.
-    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
     for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
     const prints = await printsIn(log)
     expect([...prints.keys()].sort()).toEqual(ids.flatMap(printFilesOf).sort())
@@ -143,24 +100,24 @@ describe('a production worker killed in the middle of a job', () => {
   it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async () => {
     const log = join(floorDir, 'second-kill.log')
     // The card prints at once, the envelope takes five seconds: each kill lands on the envelope.
-    const command = loggingCommand(log, 5, 'envelopes')
+    const command = loggingCommand(log, { before: 5, envelopesOnly: true })
     const printingEnvelope = async () => (await processesMentioning(log)).length > 0
 
-    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
     const id = await pipeline.send()
     const [cardFile, envelopeFile] = printFilesOf(id)
     await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 15_000, interval: 20 }).toBe(true)
     await killHard(child)
 
     // A second worker takes it over, and dies on the envelope too.
-    child = await startWorkerProcess({ PRINT_COMMAND: command })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
     await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 15_000, interval: 50 }).toBe(2)
     await expect.poll(printingEnvelope, { timeout: 10_000, interval: 20 }).toBe(true)
     await killHard(child)
     child = undefined
 
     // Abandoned twice, the job fails for good and the letter waits for ops.
-    pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log, 0), 10_000) })
+    pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log), 10_000) })
     await reachStatus(pipeline, id, 'failed', 20_000)
     const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
     await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')

@@ -29,7 +29,7 @@ export type HandoffOutcome = 'handed' | 'already_handed' | 'superseded'
  * nothing more. Both waits are bounded by `printTimeoutMs` plus a margin.
  */
 export async function handOver(db: Db, printer: Printer, file: PrintFile, handoff: Handoff, log: Logger, printTimeoutMs: number): Promise<HandoffOutcome> {
-  let accepted = false
+  let printing: Promise<void> | undefined
   try {
     return await db.transaction(async (tx) => {
       const patience = String(printTimeoutMs + 30_000)
@@ -38,14 +38,16 @@ export async function handOver(db: Db, printer: Printer, file: PrintFile, handof
       if (!ours) return 'already_handed'
       const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, handoff.letterId))
       if (letter?.status !== 'printing' || letter.printClaim !== handoff.claim) tx.rollback()
-      await printer.print(file)
-      accepted = true
+      printing = printer.print(file)
+      await printing
       return 'handed'
     })
   } catch (error) {
     if (error instanceof TransactionRollbackError) return 'superseded'
-    if (!accepted) throw error
-    // The printer took the file but the connection went down before the commit: record it again.
+    if (!printing) throw error
+    // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
+    // while the printer is still at work), the file may be on paper: the printer's answer decides.
+    await printing
     await recordHandoff(db, handoff, log)
     return 'handed'
   }
