@@ -1,7 +1,8 @@
 import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
 import { letters, printHandoffs, type Db } from '@letters/db'
-import type { Printer, PrintFile } from './printer.js'
+import type { PrintFile } from './printer.js'
+import type { Floor } from './produce-letter.js'
 
 /** The files of a letter the printer has accepted, under any claim. */
 export async function handedOverFiles(db: Db, letterId: string): Promise<Set<string>> {
@@ -9,35 +10,31 @@ export async function handedOverFiles(db: Db, letterId: string): Promise<Set<str
   return new Set(rows.map((row) => row.file))
 }
 
-export interface Handoff {
-  letterId: string
-  /** The file's name on the floor, e.g. `<letterId>.card.pdf`. */
-  file: string
-  claim: number
-  printer: string
-}
+type Handoff = typeof printHandoffs.$inferInsert
 
 /** `superseded`: the letter is no longer printing under the run's claim; nothing was handed over. */
 export type HandoffOutcome = 'handed' | 'already_handed' | 'superseded'
 
 /**
- * Hands one file to the printer for the run holding `claim`, at most once per file whatever
+ * Hands one file of a letter to the printer for the run holding `claim`, once per file whatever
  * the number of runs: the file's `print_handoffs` row is inserted first and stays uncommitted
  * (locked) while the printer works, so another run reaching the same file waits for this one,
  * then finds it recorded and skips it; if this one fails or dies, the row goes with it and the
  * other run prints. The claim is checked once the row is ours, so a superseded run hands over
- * nothing more. Both waits are bounded by `printTimeoutMs` plus a margin.
+ * nothing more. Both waits are bounded by the print timeout plus a margin.
  */
-export async function handOver(db: Db, printer: Printer, file: PrintFile, handoff: Handoff, log: Logger, printTimeoutMs: number): Promise<HandoffOutcome> {
+export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile): Promise<HandoffOutcome> {
+  const { db, printer, log } = floor
+  const handoff: Handoff = { letterId, file: file.name, claim, printer: printer.name }
   let printing: Promise<void> | undefined
   try {
     return await db.transaction(async (tx) => {
-      const patience = String(printTimeoutMs + 30_000)
+      const patience = String(floor.printTimeoutMs + 30_000)
       await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
       const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
       if (!ours) return 'already_handed'
-      const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, handoff.letterId))
-      if (letter?.status !== 'printing' || letter.printClaim !== handoff.claim) tx.rollback()
+      const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, letterId))
+      if (letter?.status !== 'printing' || letter.printClaim !== claim) tx.rollback()
       printing = printer.print(file)
       await printing
       return 'handed'
@@ -63,8 +60,8 @@ const RECORD_BACKOFF_MAX_MS = 5_000
  * minutes rather than failing the job; the insert is idempotent, so repeating a write that did
  * commit (its answer lost) does no harm.
  */
-export async function recordHandoff(db: Db, handoff: Handoff, log: Logger, patienceMs = RECORD_PATIENCE_MS): Promise<void> {
-  const deadline = Date.now() + patienceMs
+async function recordHandoff(db: Db, handoff: Handoff, log: Logger): Promise<void> {
+  const deadline = Date.now() + RECORD_PATIENCE_MS
   for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_BACKOFF_MAX_MS)) {
     try {
       await db.insert(printHandoffs).values(handoff).onConflictDoNothing()

@@ -102,8 +102,7 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
       }),
     )
     for (const file of files) {
-      const handoff = { letterId, file: file.name, claim: held, printer: floor.printer.name }
-      if ((await handOver(floor.db, floor.printer, file, handoff, floor.log, floor.printTimeoutMs)) === 'superseded') return 'superseded'
+      if ((await handOver(floor, letterId, held, file)) === 'superseded') return 'superseded'
     }
   }
   const printed = await leavePrinting(floor.db, letterId, held, 'printed', `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre`)
