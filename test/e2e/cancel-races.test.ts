@@ -12,6 +12,7 @@ import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
 import { adminAccount } from '../support/accounts.js'
 import { ADMIN_TOKEN, testConfig } from '../support/context.js'
+import { silentLog } from '../support/pipeline.js'
 
 let app: App
 let floorDir: string
@@ -73,7 +74,7 @@ describe('a cancellation racing a worker', () => {
   })
 
   it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async () => {
-    const floor = { db: app.db, store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
+    const floor = { db: app.db, log: silentLog, printTimeoutMs: 10_000, store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
     const start = await balance()
     const ids = await Promise.all(Array.from({ length: 15 }, () => send('Calle Mayor 1')))
     await Promise.all(ids.map((id) => normalizeLetter(app.db, offlineVerifier, id)))

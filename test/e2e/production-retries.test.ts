@@ -6,14 +6,19 @@ import { SpoolPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
 
-/** The floor's printer, out of paper until the test refills it. */
+/** The floor's printer, out of paper until the test refills it; its envelope feeder may jam. */
 let outOfPaper = true
+let envelopeJam = false
 let spool: SpoolPrinter
+/** How many times each file reached the printer. */
+const prints = new Map<string, number>()
 const printer: Printer = {
   name: 'floor-1',
-  async print(files) {
+  async print(file) {
     if (outOfPaper) throw new Error('floor-1: out of paper')
-    await spool.print(files)
+    if (envelopeJam && file.name.endsWith('.envelope.pdf')) throw new Error('floor-1: envelope feeder jammed')
+    await spool.print(file)
+    prints.set(file.name, (prints.get(file.name) ?? 0) + 1)
   },
 }
 
@@ -75,6 +80,22 @@ describe('when the printer keeps failing', () => {
       ['printed', 'Entregada a la impresora (floor-1): tarjeta y sobre'],
     ])
     expect(await pipeline.spooled()).toEqual(expect.arrayContaining([`${id}.card.pdf`, `${id}.envelope.pdf`]))
+  })
+
+  it('prints only the envelope on the ops retry of a letter that failed after its card was printed', async () => {
+    outOfPaper = false
+    envelopeJam = true
+    const { id, jobId } = await letterWithQuickRetries()
+    const failed = await reachStatus(pipeline, id, 'failed')
+    expect(failed.events.filter((event) => event.status === 'printing')).toHaveLength(5)
+    // Each attempt found the card already handed over and tried only the envelope.
+    expect(prints.get(`${id}.card.pdf`)).toBe(1)
+
+    envelopeJam = false
+    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${jobId}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    expect(retried.statusCode, retried.body).toBe(204)
+    await reachStatus(pipeline, id, 'printed')
+    expect([prints.get(`${id}.card.pdf`), prints.get(`${id}.envelope.pdf`)]).toEqual([1, 1])
   })
 
   it('fails at once, without retrying, a letter that can never be printed', async () => {

@@ -1,40 +1,36 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
-import { ledgerEntries, letters } from '@letters/db'
+import { ledgerEntries, letters, outbox } from '@letters/db'
+import { CommandPrinter } from '@letters/production-worker/printer'
+import { ADMIN_TOKEN } from '../support/context.js'
+import { killHard, loggingCommand, printsIn, processesMentioning, startWorkerProcess } from '../support/floor-processes.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
-
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
 let pipeline: Pipeline
 let child: ChildProcess | undefined
+/** Where the print commands of this file write their log (one line per print) and nothing else. */
+let floorDir: string
 beforeAll(async () => {
   pipeline = await startPipeline('crash', { production: false })
+  floorDir = await mkdtemp(join(tmpdir(), 'letters-crash-prints-'))
 })
 afterAll(async () => {
   child?.kill('SIGKILL')
   await pipeline.close()
+  await rm(floorDir, { recursive: true, force: true })
 })
 
-/** Starts the worker process; resolves once it consumes the production queue. */
-async function startWorkerProcess(env: Record<string, string>) {
-  const { config } = pipeline
-  const started = spawn(process.execPath, ['--import', 'tsx', 'test/support/production-worker-process.ts'], {
-    cwd: repositoryRoot,
-    env: { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, QUEUE_PREFIX: config.queuePrefix, ARTIFACTS_DIR: config.artifactsDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [line] = (await once(started.stdout!, 'data')) as [Buffer]
-  expect(line.toString()).toBe('consuming\n')
-  return started
-}
+const printFilesOf = (id: string): [card: string, envelope: string] => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]
 
 describe('a production worker killed in the middle of a job', () => {
   it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async () => {
     // Its printer takes five seconds per file: the kill lands while the letters are in its hands.
-    child = await startWorkerProcess({ PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     // It works on two at a time: two letters printing, the third waiting in the queue.
     await expect.poll(async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing').length, { timeout: 10_000, interval: 50 }).toBe(2)
@@ -63,7 +59,7 @@ describe('a production worker killed in the middle of a job', () => {
 
   it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async () => {
     await pipeline.productionWorker!.close()
-    child = await startWorkerProcess({ PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const id = await pipeline.send()
     await reachStatus(pipeline, id, 'printing')
     child.kill('SIGKILL')
@@ -76,4 +72,60 @@ describe('a production worker killed in the middle of a job', () => {
     const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
     expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
   })
+
+  it('prints each file once when a worker is killed while its print command runs: the command dies with it', async () => {
+    await pipeline.productionWorker?.close()
+    const log = join(floorDir, 'first-kill.log')
+    const command = loggingCommand(log, { before: 0.5 })
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
+    // Killed once a few files are out and a command is in the middle of its sleep.
+    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 }).toBe(true)
+    await killHard(child)
+    child = undefined
+    // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    expect(await processesMentioning(log)).toEqual([])
+
+    // The worker restarted: it takes the dead one's jobs over once their locks expire.
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
+    const prints = await printsIn(log)
+    expect([...prints.keys()].sort()).toEqual(ids.flatMap(printFilesOf).sort())
+    expect([...prints.values()].filter((count) => count !== 1)).toEqual([])
+    await killHard(child)
+    child = undefined
+  }, 120_000)
+
+  it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async () => {
+    const log = join(floorDir, 'second-kill.log')
+    // The card prints at once, the envelope takes five seconds: each kill lands on the envelope.
+    const command = loggingCommand(log, { before: 5, envelopesOnly: true })
+    const printingEnvelope = async () => (await processesMentioning(log)).length > 0
+
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    const id = await pipeline.send()
+    const [cardFile, envelopeFile] = printFilesOf(id)
+    await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 15_000, interval: 20 }).toBe(true)
+    await killHard(child)
+
+    // A second worker takes it over, and dies on the envelope too.
+    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 15_000, interval: 50 }).toBe(2)
+    await expect.poll(printingEnvelope, { timeout: 10_000, interval: 20 }).toBe(true)
+    await killHard(child)
+    child = undefined
+
+    // Abandoned twice, the job fails for good and the letter waits for ops.
+    pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log), 10_000) })
+    await reachStatus(pipeline, id, 'failed', 20_000)
+    const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
+    await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
+    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${row!.id}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    expect(retried.statusCode, retried.body).toBe(204)
+    const printed = await reachStatus(pipeline, id, 'printed', 20_000)
+    expect(printed.events.slice(-2).map((event) => event.status)).toEqual(['printing', 'printed'])
+    expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1, [envelopeFile]: 1 })
+    expect(await processesMentioning(log)).toEqual([])
+  }, 120_000)
 })

@@ -1,4 +1,4 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { metrics } from '@letters/observability'
 import type { Tx } from './client.js'
 import { letterEvents, letters, type LetterStatus } from './schema.js'
@@ -8,6 +8,7 @@ export interface LetterAtMove {
   status: LetterStatus
   accountId: string
   cost: number
+  printClaim: number
 }
 
 export interface LetterMove {
@@ -20,28 +21,46 @@ export interface LetterMove {
   set?: Partial<Pick<typeof letters.$inferInsert, 'address'>>
   /** Only a letter of this account counts as existing. */
   accountId?: string
+  /**
+   * The floor's fencing token. `'next'`: the move gives the letter the next print claim (a
+   * floor job taking it over). A number: the move happens only while that is still the
+   * letter's claim, so a job that was superseded cannot move it.
+   */
+  printClaim?: 'next' | number
+}
+
+export interface LetterMoved {
+  moved: boolean
+  /** The letter as it was, or undefined when there is no such letter. */
+  letter: LetterAtMove | undefined
+  /** The letter's print claim after the move (the one just taken, with `printClaim: 'next'`). */
+  printClaim: number | undefined
 }
 
 /**
  * The one way a letter changes status (DESIGN section 3): under the row's lock, the status
  * moves only from one it is expected in, and the change gets its `letter_events` row. Run it
- * inside the transaction that does the rest of the step (a refund, the next job). Returns the
- * letter as it was, or undefined when there is no such letter; `moved` says whether it moved.
+ * inside the transaction that does the rest of the step (a refund, the next job). `moved`
+ * says whether it moved.
  */
-export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<{ moved: boolean; letter: LetterAtMove | undefined }> {
+export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<LetterMoved> {
   const [letter] = await tx
-    .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost })
+    .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost, printClaim: letters.printClaim })
     .from(letters)
     .where(move.accountId ? and(eq(letters.id, letterId), eq(letters.accountId, move.accountId)) : eq(letters.id, letterId))
-    .for('update')
-  if (!letter || !move.from.includes(letter.status)) return { moved: false, letter }
-  await tx
+    // Not FOR UPDATE: the key stays, so a floor handoff in progress (its record's foreign key
+    // holds KEY SHARE on the row while the printer works) does not hold up a status change.
+    .for('no key update')
+  const superseded = typeof move.printClaim === 'number' && letter?.printClaim !== move.printClaim
+  if (!letter || !move.from.includes(letter.status) || superseded) return { moved: false, letter, printClaim: letter?.printClaim }
+  const [after] = await tx
     .update(letters)
-    .set({ ...move.set, status: move.to, updatedAt: new Date() })
+    .set({ ...move.set, status: move.to, updatedAt: new Date(), ...(move.printClaim === 'next' ? { printClaim: sql`${letters.printClaim} + 1` } : {}) })
     .where(and(eq(letters.id, letterId), inArray(letters.status, move.from)))
+    .returning({ printClaim: letters.printClaim })
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
   // Counted when made; the rare move whose transaction then rolls back is counted too.
   metrics.letterStatusChanges.inc({ to: move.to })
-  return { moved: true, letter }
+  return { moved: true, letter, printClaim: after?.printClaim }
 }

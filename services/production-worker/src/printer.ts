@@ -11,28 +11,50 @@ export interface PrintFile {
   location: string
 }
 
-/** Hands print files to the floor, in the order given. Throws when the printer did not take them. */
+/**
+ * Hands print files to the floor, one at a time. `print` resolves once the printer has accepted
+ * the file and throws when it did not: the caller records each accepted file before the next,
+ * so a retry hands over only what is missing.
+ */
 export interface Printer {
   readonly name: string
-  print(files: PrintFile[]): Promise<void>
+  print(file: PrintFile): Promise<void>
 }
 
 /**
  * The default printer: drops each file into a spool directory that the floor's print server
- * watches. Each file appears whole (written aside, then renamed), and in order: card first,
- * then envelope. Printing a letter again replaces its files rather than adding copies.
+ * watches. The file appears whole (written aside, then renamed); printing it again replaces
+ * it rather than adding a copy.
  */
 export class SpoolPrinter implements Printer {
   readonly name = 'spool'
 
   constructor(private readonly directory: string) {}
 
-  async print(files: PrintFile[]): Promise<void> {
-    for (const file of files) await writeWhole(join(this.directory, file.name), file.data)
+  async print(file: PrintFile): Promise<void> {
+    await writeWhole(join(this.directory, file.name), file.data)
   }
 }
 
 const shellQuoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+/**
+ * The shell that runs the operator's command (its `$1`) and ties it to the worker: a watchdog
+ * in the command's process group waits on a pipe whose other end only the worker holds, and
+ * when that end closes before the command is done (the worker died, even by SIGKILL, when no
+ * handler of ours runs) it kills the whole group, so no print completes after its worker is
+ * gone and the retry elsewhere is the only one. The command reads /dev/null, not the pipe.
+ */
+const watchedCommand = `
+exec 3<&0 </dev/null
+{ read -r _ <&3; kill -KILL 0; } 2>/dev/null &
+watchdog=$!
+exec 3<&-
+/bin/sh -c "$1" &
+wait $!
+status=$?
+kill -KILL $watchdog 2>/dev/null
+exit $status`
 
 /**
  * Runs an operator's command once per file (`lp -d floor-1 {file}`), `{file}` replaced by the
@@ -49,21 +71,16 @@ export class CommandPrinter implements Printer {
     private readonly timeoutMs: number,
   ) {}
 
-  async print(files: PrintFile[]): Promise<void> {
-    for (const file of files) {
-      if (isAbsolute(file.location)) {
-        await this.run(file.location)
-        continue
-      }
-      // The store keeps the file elsewhere (an object store): the command gets a local copy.
-      const directory = await mkdtemp(join(tmpdir(), 'letters-print-'))
-      try {
-        const path = join(directory, file.name)
-        await writeFile(path, file.data)
-        await this.run(path)
-      } finally {
-        await rm(directory, { recursive: true, force: true })
-      }
+  async print(file: PrintFile): Promise<void> {
+    if (isAbsolute(file.location)) return this.run(file.location)
+    // The store keeps the file elsewhere (an object store): the command gets a local copy.
+    const directory = await mkdtemp(join(tmpdir(), 'letters-print-'))
+    try {
+      const path = join(directory, file.name)
+      await writeFile(path, file.data)
+      await this.run(path)
+    } finally {
+      await rm(directory, { recursive: true, force: true })
     }
   }
 
@@ -75,8 +92,9 @@ export class CommandPrinter implements Printer {
   private run(path: string): Promise<void> {
     const command = this.template.replaceAll('{file}', shellQuoted(path))
     return new Promise((resolve, reject) => {
-      // Its own process group, so a timeout stops the whole pipeline the command started.
-      const child = spawn('/bin/sh', ['-c', command], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] })
+      // Its own process group, so a timeout stops the whole pipeline the command started; its
+      // stdin is the watchdog's pipe, never written to, closed when the worker is done with it.
+      const child = spawn('/bin/sh', ['-c', watchedCommand, 'print-command', command], { detached: true, stdio: ['pipe', 'ignore', 'pipe'] })
       const pid = child.pid
       if (pid) this.running.add(pid)
       let stderr = ''
@@ -86,6 +104,7 @@ export class CommandPrinter implements Printer {
         settled = true
         clearTimeout(timer)
         if (pid) this.running.delete(pid)
+        child.stdin.destroy()
         if (error) reject(error)
         else resolve()
       }

@@ -1,18 +1,25 @@
 import { UnrecoverableError } from 'bullmq'
+import type { Logger } from 'pino'
 import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
 import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
+import { metrics } from '@letters/observability'
+import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
 
 export interface Floor {
   db: Db
   store: ArtifactStore
   printer: Printer
+  log: Logger
+  /** The longest the printer may take with one file (PRINT_TIMEOUT_MS): how long a run waits for another's handoff. */
+  printTimeoutMs: number
 }
 
-export type ProductionOutcome = 'printed' | 'already_done'
+/** `superseded`: another run took the letter over (a newer claim) or it left `printing`; this run stopped. */
+export type ProductionOutcome = 'printed' | 'already_done' | 'superseded'
 
 /** Statuses a production job may (re)start from: a fresh letter, an interrupted run, an ops retry. */
 const claimable: LetterStatus[] = ['ready_for_print', 'printing', 'failed']
@@ -23,11 +30,12 @@ const claimDetail: Partial<Record<LetterStatus, string>> = {
   failed: 'En producción de nuevo: reintento pedido por operaciones',
 }
 
-/** Moves the letter to `printing`; false when it is past production or cancelled. */
-async function claim(db: Db, letterId: string): Promise<boolean> {
-  const { moved, letter } = await db.transaction((tx) => moveLetter(tx, letterId, { from: claimable, to: 'printing', detail: (from) => claimDetail[from.status] ?? null }))
+/** Moves the letter to `printing` under the next print claim; undefined when it is past production or cancelled. */
+async function claim(db: Db, letterId: string): Promise<number | undefined> {
+  const { moved, letter, printClaim } = await db.transaction((tx) => moveLetter(tx, letterId, { from: claimable, to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status] ?? null }))
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
-  return moved
+  if (!moved) return undefined
+  return printClaim
 }
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
@@ -43,46 +51,76 @@ async function letterToRender(db: Db, letterId: string): Promise<LetterToRender>
   return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as LetterRecord['recipient'] })
 }
 
-/** A transition out of `printing`, with its event; false when the letter was no longer printing. */
-async function leavePrinting(db: Db, letterId: string, status: 'printed' | 'failed', detail: string): Promise<boolean> {
-  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing'], to: status, detail }))
+/**
+ * A transition out of `printing`, with its event; false when the letter was no longer printing
+ * or, with a claim, no longer under that claim. `'any'`: whoever holds it (a job that failed
+ * before it could take a claim of its own, or that BullMQ failed without running it).
+ */
+async function leavePrinting(db: Db, letterId: string, claim: number | 'any', status: 'printed' | 'failed', detail: string): Promise<boolean> {
+  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing'], to: status, detail, ...(claim === 'any' ? {} : { printClaim: claim }) }))
   return moved
 }
 
+/** The print files of a letter, in the order the floor needs them: card first, then envelope. */
+const printFiles = [
+  { kind: 'card', render: renderCard },
+  { kind: 'envelope', render: renderEnvelope },
+] as const
+
+async function rendered(kind: (typeof printFiles)[number]['kind'], render: () => Promise<Buffer>): Promise<Buffer> {
+  const stop = metrics.renderSeconds.startTimer({ kind })
+  try {
+    return await render()
+  } finally {
+    stop()
+  }
+}
+
 /**
- * The floor's job for one letter: claim it (`printing`), render card and envelope, keep the
- * files in the artifact store, hand them to the printer, mark it `printed`. A letter already
- * printed, mailed or cancelled is left as it is, so running the job twice changes nothing.
- * A crash between the printer and the last step prints the letter again on the retry: the
- * spool printer replaces its files, a print command may print a second copy.
+ * The floor's job for one letter: claim it (`printing`, the next print claim), render card and
+ * envelope, keep the files in the artifact store, hand each to the printer with its record
+ * (`handOver`), mark the letter `printed`. A letter already printed, mailed or cancelled is
+ * left as it is, so running the job twice changes nothing. A run whose claim was superseded
+ * stops before its next file and marks nothing. A file recorded as handed over, by any run, is
+ * not sent again; one the printer accepted just before this process died unrecorded is (README,
+ * Operations). `onClaimed` learns the claim once it is taken, for the bookkeeping of a failure.
  */
-export async function produceLetter(floor: Floor, letterId: string): Promise<ProductionOutcome> {
-  if (!(await claim(floor.db, letterId))) return 'already_done'
-  const letter = await letterToRender(floor.db, letterId)
-  const [card, envelope] = await Promise.all([renderCard(letter), renderEnvelope(letter)])
-  const files = [
-    { name: `${letterId}.card.pdf`, data: card, location: await floor.store.put(`${letterId}/card.pdf`, card) },
-    { name: `${letterId}.envelope.pdf`, data: envelope, location: await floor.store.put(`${letterId}/envelope.pdf`, envelope) },
-  ]
-  await floor.printer.print(files)
-  const printed = await leavePrinting(floor.db, letterId, 'printed', `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre`)
-  return printed ? 'printed' : 'already_done'
+export async function produceLetter(floor: Floor, letterId: string, onClaimed?: (claim: number) => void): Promise<ProductionOutcome> {
+  const held = await claim(floor.db, letterId)
+  if (held === undefined) return 'already_done'
+  onClaimed?.(held)
+  const handed = await handedOverFiles(floor.db, letterId)
+  const missing = printFiles.filter((file) => !handed.has(`${letterId}.${file.kind}.pdf`))
+  if (missing.length > 0) {
+    const letter = await letterToRender(floor.db, letterId)
+    const files = await Promise.all(
+      missing.map(async ({ kind, render }) => {
+        const data = await rendered(kind, () => render(letter))
+        return { name: `${letterId}.${kind}.pdf`, data, location: await floor.store.put(`${letterId}/${kind}.pdf`, data) }
+      }),
+    )
+    for (const file of files) {
+      if ((await handOver(floor, letterId, held, file)) === 'superseded') return 'superseded'
+    }
+  }
+  const printed = await leavePrinting(floor.db, letterId, held, 'printed', `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre`)
+  return printed ? 'printed' : 'superseded'
 }
 
 // Event details are shown to the client (GET /cards/{id}): they say what happened, never the
 // technical reason, which stays in the job's failedReason and the logs for ops.
 
-/** After the last attempt: the letter goes to `failed`, for ops to see and retry. */
-export function markFailed(db: Db, letterId: string, attempts: number): Promise<boolean> {
+/** After the last attempt: the letter goes to `failed`, for ops to see and retry, unless another run has claimed it since. */
+export function markFailed(db: Db, letterId: string, attempts: number, claim: number | 'any'): Promise<boolean> {
   const detail = attempts > 1 ? `La producción falló tras ${attempts} intentos; operaciones revisará la carta` : 'La producción falló; operaciones revisará la carta'
-  return leavePrinting(db, letterId, 'failed', detail)
+  return leavePrinting(db, letterId, claim, 'failed', detail)
 }
 
 /** A failed attempt that will be retried, in the letter's history. */
-export async function recordFailedAttempt(db: Db, letterId: string, attempt: number, attempts: number): Promise<void> {
-  // Only for a letter the attempt had claimed: a claim that failed leaves no trace in the history.
+export async function recordFailedAttempt(db: Db, letterId: string, claim: number, attempt: number, attempts: number): Promise<void> {
+  // Only while the attempt's claim is the letter's: a run superseded since leaves no trace.
   await db.execute(sql`
     INSERT INTO letter_events (letter_id, status, detail)
     SELECT id, 'printing', ${`Intento ${attempt} de ${attempts} fallido; se reintentará`} FROM letters
-    WHERE id = ${letterId}::uuid AND status = 'printing'`)
+    WHERE id = ${letterId}::uuid AND status = 'printing' AND print_claim = ${claim}`)
 }

@@ -35,19 +35,24 @@ const attemptsOf = (job: ProduceJob) => job.opts.attempts ?? 1
 /** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
 export function startProductionWorker(options: ProductionWorkerOptions) {
   const { config, db, log } = options
-  const floor = { db, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
+  const floor = { db, log, printTimeoutMs: config.printTimeoutMs, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
   const connection = workerConnection(config.redisUrl, 'production-worker', log)
 
   async function produce(job: ProduceJob) {
     const { letterId } = job.data
+    let claim: number | undefined
     try {
-      const outcome = await produceLetter(floor, letterId)
-      log.info({ letterId, jobId: job.id, outcome }, 'production handled')
+      const outcome = await produceLetter(floor, letterId, (taken) => {
+        claim = taken
+      })
+      log.info({ letterId, jobId: job.id, claim, outcome }, 'production handled')
       return outcome
     } catch (error) {
       const attempt = job.attemptsMade + 1
-      // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops.
-      const recorded = error instanceof UnrecoverableError || attempt >= attemptsOf(job) ? markFailed(db, letterId, attempt) : recordFailedAttempt(db, letterId, attempt, attemptsOf(job))
+      const last = error instanceof UnrecoverableError || attempt >= attemptsOf(job)
+      // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops. An
+      // attempt that failed before taking a claim leaves no trace, unless it was the last one.
+      const recorded = last ? markFailed(db, letterId, attempt, claim ?? 'any') : claim === undefined ? Promise.resolve() : recordFailedAttempt(db, letterId, claim, attempt, attemptsOf(job))
       await recorded.catch((err: unknown) => log.error({ err, letterId }, 'could not record the failed attempt'))
       throw error
     }
@@ -66,9 +71,10 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
   worker.on('failed', (job, err) => {
     log.warn({ err, jobId: job?.id, letterId: job?.data.letterId, attempts: job?.attemptsMade }, 'production job failed')
     // A job abandoned too often (its workers died) fails with an UnrecoverableError without
-    // reaching the processor: mark the letter here too (a second mark changes nothing).
+    // reaching the processor, so no claim of its own is known here: mark the letter whoever
+    // holds it (a second mark changes nothing; the job is over, so no run of it goes on).
     if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= attemptsOf(job))) {
-      markFailed(db, job.data.letterId, job.attemptsMade).catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
+      markFailed(db, job.data.letterId, job.attemptsMade, 'any').catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
     }
   })
 

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { asc, eq } from 'drizzle-orm'
+import { pino } from 'pino'
 import { normalizeAddress } from '@letters/address'
-import { closeDb, createDb, letterEvents, letters, type Db, type LetterStatus } from '@letters/db'
+import { closeDb, createDb, letterEvents, letters, printHandoffs, type Db, type LetterStatus } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
 import { LocalArtifactStore } from '@letters/artifacts'
-import { SpoolPrinter, type Printer } from '../src/printer.js'
-import { markFailed, produceLetter, type Floor } from '../src/produce-letter.js'
+import { SpoolPrinter, type PrintFile, type Printer } from '../src/printer.js'
+import { markFailed, produceLetter, recordFailedAttempt, type Floor } from '../src/produce-letter.js'
 
 let db: Db
 let directory: string
@@ -20,7 +21,7 @@ let accountId: string
 beforeAll(async () => {
   db = createDb(testConfig().databaseUrl)
   directory = await mkdtemp(join(tmpdir(), 'letters-floor-'))
-  floor = { db, store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
+  floor = { db, log: pino({ level: 'silent' }), printTimeoutMs: 10_000, store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
   accountId = (await newAccount(db)).id
   company = await newCompanyData(db, accountId)
 })
@@ -36,19 +37,58 @@ const statusOf = async (id: string) => (await db.select({ status: letters.status
 const eventsOf = (id: string) => db.select().from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(asc(letterEvents.id))
 const spooled = async () => (await readdir(join(directory, 'spool')).catch(() => [])).filter((name) => !name.startsWith('.'))
 
-/** A printer that fails the first `failures` times it is called. */
+/** A printer that fails the first `failures` files it is given. */
 function flakyPrinter(failures: number): Printer & { calls: number } {
   const spool = new SpoolPrinter(join(directory, 'spool'))
   return {
     name: 'flaky',
     calls: 0,
-    async print(files) {
+    async print(file) {
       this.calls++
       if (this.calls <= failures) throw new Error('the printer is out of paper')
-      await spool.print(files)
+      await spool.print(file)
     },
   }
 }
+
+/** The spool printer, counting how often each file reached it; `jam` refuses the files it matches. */
+function countingPrinter(jam: (file: PrintFile) => boolean = () => false): Printer & { prints: Map<string, number> } {
+  const spool = new SpoolPrinter(join(directory, 'spool'))
+  const prints = new Map<string, number>()
+  return {
+    name: 'floor-1',
+    prints,
+    async print(file) {
+      if (jam(file)) throw new Error('floor-1: envelope feeder jammed')
+      await spool.print(file)
+      prints.set(file.name, (prints.get(file.name) ?? 0) + 1)
+    },
+  }
+}
+
+/** A printer that holds every file until the test releases it (a worker stalled in the printer). */
+function heldPrinter(): Printer & { printed: string[]; reached: Promise<void>; release: () => void } {
+  const spool = new SpoolPrinter(join(directory, 'spool'))
+  let reach!: () => void
+  let release!: () => void
+  const reached = new Promise<void>((resolve) => (reach = resolve))
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const printed: string[] = []
+  return {
+    name: 'floor-2',
+    printed,
+    reached,
+    release,
+    async print(file) {
+      reach()
+      await released
+      await spool.print(file)
+      printed.push(file.name)
+    },
+  }
+}
+
+const handoffsOf = async (id: string) => (await db.select().from(printHandoffs).where(eq(printHandoffs.letterId, id))).map((row) => [row.file, row.claim, row.printer]).sort()
 
 describe('produceLetter', () => {
   it('prints a ready letter: printing, then printed, with card and envelope in the store and the spool', async () => {
@@ -97,14 +137,76 @@ describe('produceLetter', () => {
   it('marks a letter failed after the last attempt, and an ops retry prints it', async () => {
     const letter = await readyLetter()
     await expect(produceLetter({ ...floor, printer: flakyPrinter(1) }, letter.id)).rejects.toThrow()
-    expect(await markFailed(db, letter.id, 4)).toBe(true)
+    expect(await markFailed(db, letter.id, 4, 'any')).toBe(true)
     expect(await statusOf(letter.id)).toBe('failed')
-    expect(await markFailed(db, letter.id, 4)).toBe(false)
+    expect(await markFailed(db, letter.id, 4, 'any')).toBe(false)
     expect(await produceLetter(floor, letter.id)).toBe('printed')
     expect((await eventsOf(letter.id)).map((event) => event.status)).toEqual(['printing', 'failed', 'printing', 'printed'])
   })
 
   it('fails for good on a letter that does not exist', async () => {
     await expect(produceLetter(floor, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ name: 'UnrecoverableError' })
+  })
+})
+
+describe('fencing the floor', () => {
+  it('prints only the envelope when a letter failed after its card was printed, without rewriting the spooled card', async () => {
+    const letter = await readyLetter()
+    const jammed = countingPrinter((file) => file.name.endsWith('.envelope.pdf'))
+    let claim: number | undefined
+    await expect(produceLetter({ ...floor, printer: jammed }, letter.id, (taken) => (claim = taken))).rejects.toThrow('jammed')
+    expect(await markFailed(db, letter.id, 4, claim!)).toBe(true)
+    const cardSpooledAt = (await stat(join(directory, 'spool', `${letter.id}.card.pdf`))).mtimeMs
+
+    // Ops retry it once the feeder is fixed.
+    const fixed = countingPrinter()
+    expect(await produceLetter({ ...floor, printer: fixed }, letter.id)).toBe('printed')
+    expect([...jammed.prints]).toEqual([[`${letter.id}.card.pdf`, 1]])
+    expect([...fixed.prints]).toEqual([[`${letter.id}.envelope.pdf`, 1]])
+    expect((await stat(join(directory, 'spool', `${letter.id}.card.pdf`))).mtimeMs).toBe(cardSpooledAt)
+    expect(await handoffsOf(letter.id)).toEqual([
+      [`${letter.id}.card.pdf`, 1, 'floor-1'],
+      [`${letter.id}.envelope.pdf`, 2, 'floor-1'],
+    ])
+  })
+
+  it('stops a run whose claim was superseded: it hands over nothing more and cannot mark the letter printed', async () => {
+    const letter = await readyLetter()
+    const stalled = heldPrinter()
+    const staleRun = produceLetter({ ...floor, printer: stalled }, letter.id)
+    await stalled.reached
+    // Its worker looked dead (lock expired): another one takes the letter over meanwhile.
+    const takeover = countingPrinter()
+    const takeoverRun = produceLetter({ ...floor, printer: takeover }, letter.id)
+    await expect.poll(async () => (await eventsOf(letter.id)).length, { timeout: 5000, interval: 20 }).toBe(2)
+    stalled.release()
+    expect(await takeoverRun).toBe('printed')
+    expect(await staleRun).toBe('superseded')
+    // The card the stale run had in the printer counts as printed: the takeover waited for it
+    // and sent only the envelope. Each file reached the floor once.
+    expect(stalled.printed).toEqual([`${letter.id}.card.pdf`])
+    expect([...takeover.prints]).toEqual([[`${letter.id}.envelope.pdf`, 1]])
+    expect((await eventsOf(letter.id)).map((event) => event.status)).toEqual(['printing', 'printing', 'printed'])
+    expect(await handoffsOf(letter.id)).toEqual([
+      [`${letter.id}.card.pdf`, 1, 'floor-2'],
+      [`${letter.id}.envelope.pdf`, 2, 'floor-1'],
+    ])
+  })
+
+  it('lets a superseded run neither fail the letter nor add to its history while the new run prints it', async () => {
+    const letter = await readyLetter()
+    let staleClaim: number | undefined
+    await expect(produceLetter({ ...floor, printer: countingPrinter((file) => file.name.endsWith('.envelope.pdf')) }, letter.id, (taken) => (staleClaim = taken))).rejects.toThrow('jammed')
+    const current = heldPrinter()
+    const currentRun = produceLetter({ ...floor, printer: current }, letter.id)
+    await current.reached
+    // The first run's failure bookkeeping arrives late, while the letter is in the new run's hands.
+    expect(await markFailed(db, letter.id, 4, staleClaim!)).toBe(false)
+    await recordFailedAttempt(db, letter.id, staleClaim!, 1, 4)
+    expect(await statusOf(letter.id)).toBe('printing')
+    current.release()
+    expect(await currentRun).toBe('printed')
+    expect(current.printed).toEqual([`${letter.id}.envelope.pdf`])
+    expect((await eventsOf(letter.id)).map((event) => event.status)).toEqual(['printing', 'printing', 'printed'])
   })
 })

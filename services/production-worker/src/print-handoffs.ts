@@ -1,0 +1,76 @@
+import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
+import type { Logger } from 'pino'
+import { letters, printHandoffs, type Db } from '@letters/db'
+import type { PrintFile } from './printer.js'
+import type { Floor } from './produce-letter.js'
+
+/** The files of a letter the printer has accepted, under any claim. */
+export async function handedOverFiles(db: Db, letterId: string): Promise<Set<string>> {
+  const rows = await db.select({ file: printHandoffs.file }).from(printHandoffs).where(eq(printHandoffs.letterId, letterId))
+  return new Set(rows.map((row) => row.file))
+}
+
+type Handoff = typeof printHandoffs.$inferInsert
+
+/** `superseded`: the letter is no longer printing under the run's claim; nothing was handed over. */
+export type HandoffOutcome = 'handed' | 'already_handed' | 'superseded'
+
+/**
+ * Hands one file of a letter to the printer for the run holding `claim`, once per file whatever
+ * the number of runs: the file's `print_handoffs` row is inserted first and stays uncommitted
+ * (locked) while the printer works, so another run reaching the same file waits for this one,
+ * then finds it recorded and skips it; if this one fails or dies, the row goes with it and the
+ * other run prints. The claim is checked once the row is ours, so a superseded run hands over
+ * nothing more. Both waits are bounded by the print timeout plus a margin.
+ */
+export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile): Promise<HandoffOutcome> {
+  const { db, printer, log } = floor
+  const handoff: Handoff = { letterId, file: file.name, claim, printer: printer.name }
+  let printing: Promise<void> | undefined
+  try {
+    return await db.transaction(async (tx) => {
+      const patience = String(floor.printTimeoutMs + 30_000)
+      await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
+      const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
+      if (!ours) return 'already_handed'
+      const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, letterId))
+      if (letter?.status !== 'printing' || letter.printClaim !== claim) tx.rollback()
+      printing = printer.print(file)
+      await printing
+      return 'handed'
+    })
+  } catch (error) {
+    if (error instanceof TransactionRollbackError) return 'superseded'
+    if (!printing) throw error
+    // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
+    // while the printer is still at work), the file may be on paper: the printer's answer decides.
+    await printing
+    await recordHandoff(db, handoff, log)
+    return 'handed'
+  }
+}
+
+/** How long a lost handoff record is retried (a failover, a pooler restart) before the run gives up. */
+const RECORD_PATIENCE_MS = 5 * 60_000
+const RECORD_BACKOFF_MAX_MS = 5_000
+
+/**
+ * Records a file the printer accepted, whatever the run's claim (it is a fact about the paper).
+ * Giving up would print the file again on the next attempt, so a failed write is retried for
+ * minutes rather than failing the job; the insert is idempotent, so repeating a write that did
+ * commit (its answer lost) does no harm.
+ */
+async function recordHandoff(db: Db, handoff: Handoff, log: Logger): Promise<void> {
+  const deadline = Date.now() + RECORD_PATIENCE_MS
+  for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_BACKOFF_MAX_MS)) {
+    try {
+      await db.insert(printHandoffs).values(handoff).onConflictDoNothing()
+      log.info({ letterId: handoff.letterId, file: handoff.file }, 'recorded a file the printer accepted after the connection dropped')
+      return
+    } catch (err) {
+      if (Date.now() + wait > deadline) throw err
+      log.warn({ err, letterId: handoff.letterId, file: handoff.file }, 'could not record a file the printer accepted; retrying')
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
+}

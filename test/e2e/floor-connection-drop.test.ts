@@ -1,0 +1,72 @@
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { killHard, loggingCommand, printsIn, startWorkerProcess } from '../support/floor-processes.js'
+import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+
+/** The worker process's connections carry this name, so the test terminates them and no others. */
+const applicationName = `floor-drop-${Math.random().toString(36).slice(2, 8)}`
+
+let pipeline: Pipeline
+let worker: ChildProcess | undefined
+let floorDir: string
+beforeAll(async () => {
+  pipeline = await startPipeline('drop', { production: false })
+  floorDir = await mkdtemp(join(tmpdir(), 'letters-drop-prints-'))
+})
+afterAll(async () => {
+  if (worker) await killHard(worker)
+  await pipeline.close()
+  await rm(floorDir, { recursive: true, force: true })
+})
+
+const workerBackends = async (where: 'any' | 'waiting on a lock') =>
+  (await pipeline.app.db.execute<{ pid: number }>(sql`
+    SELECT pid FROM pg_stat_activity
+    WHERE application_name = ${applicationName} AND (${where === 'any'} OR wait_event_type = 'Lock')`)).length
+
+/** What a failover or a pooler restart does to the worker: every one of its backends terminated. */
+async function terminateWorkerBackends(): Promise<number> {
+  const rows = await pipeline.app.db.execute<{ terminated: boolean }>(sql`
+    SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE application_name = ${applicationName}`)
+  return rows.filter((row) => row.terminated).length
+}
+
+describe('the floor when its Postgres connections drop', () => {
+  it('prints each file once when the connections drop after the printer took a file and before the letter is marked printed', async () => {
+    const log = join(floorDir, 'prints.log')
+    // The printer takes the file (logged), then keeps the command busy for a moment.
+    worker = await startWorkerProcess(pipeline, { PRINT_COMMAND: loggingCommand(log, { after: 0.5 }), PGAPPNAME: applicationName })
+    const ids: string[] = []
+    for (let round = 0; round < 3; round++) {
+      const id = await pipeline.send()
+      ids.push(id)
+      const card = join(pipeline.config.artifactsDir, id, 'card.pdf')
+      const envelope = join(pipeline.config.artifactsDir, id, 'envelope.pdf')
+
+      // 1. While the printer holds the card: the worker has nothing to say to Postgres yet.
+      await expect.poll(async () => (await printsIn(log)).has(card), { timeout: 15_000, interval: 10 }).toBe(true)
+      expect(await terminateWorkerBackends()).toBeGreaterThan(0)
+
+      // 2. Once the printer took the envelope, the letter's row is held so that the worker's next
+      // write waits, and its connections are dropped right there.
+      await expect.poll(async () => (await printsIn(log)).has(envelope), { timeout: 15_000, interval: 10 }).toBe(true)
+      await pipeline.app.db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT 1 FROM letters WHERE id = ${id} FOR UPDATE`)
+        await expect.poll(() => workerBackends('waiting on a lock'), { timeout: 10_000, interval: 10 }).toBeGreaterThan(0)
+        expect(await terminateWorkerBackends()).toBeGreaterThan(0)
+      })
+      await reachStatus(pipeline, id, 'printed', 30_000)
+    }
+
+    const prints = await printsIn(log)
+    expect(Object.fromEntries(prints)).toEqual(Object.fromEntries(ids.flatMap((id) => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]).map((file) => [file, 1])))
+    for (const id of ids) expect((await pipeline.card(id)).events.filter((event) => event.status === 'printed')).toHaveLength(1)
+    // The worker lived through it all.
+    expect([worker.exitCode, worker.signalCode]).toEqual([null, null])
+    expect(await workerBackends('any')).toBeGreaterThan(0)
+  }, 150_000)
+})
