@@ -107,6 +107,22 @@ describe('API keys', () => {
     expect((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: newAddress(), headers: { 'x-api-key': apiKey } })).statusCode).toBe(200)
   })
 
+  it('never refuse a right key, however many requests with it arrive at once', async () => {
+    const account = await adminAccount(app, 0)
+    const address = newAddress()
+    // A fresh replica: nothing cached, every request needs the key checked.
+    const cold = await gateway()
+    const campaigns = () => cold.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': account.apiKey } })
+    const first = await Promise.all(Array.from({ length: 3 * MAX }, campaigns))
+    expect(first.map((response) => response.statusCode)).toEqual(Array(3 * MAX).fill(200))
+    // Past the one-second cache, the address is as free as before.
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const again = await Promise.all(Array.from({ length: 3 * MAX }, campaigns))
+    expect(again.map((response) => response.statusCode)).toEqual(Array(3 * MAX).fill(200))
+    const admin = await Promise.all(Array.from({ length: 3 * MAX }, () => getAccount(cold, address, asAdmin(ADMIN_TOKEN))))
+    expect(admin.map((response) => response.statusCode)).toEqual(Array(3 * MAX).fill(404))
+  })
+
   it('issued before checksums (lk_live_ and 43 characters) keep working', async () => {
     const account = await adminAccount(app, 0)
     const legacy = API_KEY_PREFIX + randomBytes(32).toString('base64url')

@@ -35,6 +35,8 @@ const SUBSCRIBE_WAIT_MS = 2000
  */
 export class ApiKeyAuth {
   private readonly cache = new Map<string, { caller: Caller | null; expiresAt: number }>()
+  /** Lookups under way, by key hash: concurrent requests with one key share one query. */
+  private readonly lookups = new Map<string, Promise<Caller | null>>()
   private subscriber: Redis | undefined
 
   constructor(
@@ -69,7 +71,14 @@ export class ApiKeyAuth {
     const keyHash = hashApiKey(key)
     const cached = this.cache.get(keyHash)
     if (cached && cached.expiresAt > Date.now()) return cached.caller
+    const underWay = this.lookups.get(keyHash)
+    if (underWay) return underWay
+    const lookup = this.lookUp(keyHash).finally(() => this.lookups.delete(keyHash))
+    this.lookups.set(keyHash, lookup)
+    return lookup
+  }
 
+  private async lookUp(keyHash: string): Promise<Caller | null> {
     const [row] = await this.db
       .select({ keyId: apiKeys.id, accountId: apiKeys.accountId })
       .from(apiKeys)
@@ -109,9 +118,9 @@ export default fp(apiKeyAuth, { name: 'api-key-auth', dependencies: ['postgres',
 
 /**
  * Reads X-API-KEY into `request.caller`. Added to the public scope; it never answers 401 itself
- * (that waits until the rate limit has counted the IP), but every key it cannot vouch for from
- * its cache is an authentication attempt of the client's IP, counted before the lookup: past the
- * limit of failures the answer is 429 and Postgres is not asked.
+ * (that waits until the rate limit has counted the IP), but a key it cannot vouch for from its
+ * cache is checked against the client's IP's failures first: past the limit the answer is 429
+ * and Postgres is not asked; a key found wrong counts as a failure.
  */
 export function identifyCaller(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply) => {

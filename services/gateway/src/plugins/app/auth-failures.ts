@@ -18,25 +18,22 @@ interface Window {
 /** Addresses a replica tracks by itself while Redis is away; past it, expired windows are dropped first. */
 const MAX_LOCAL_ADDRESSES = 100_000
 
-/** Counts one attempt; the window opens with the first and is not stretched by later ones. */
-const COUNT_ATTEMPT = `
+/** Counts one failure; the window opens with the first and is not stretched by later ones. */
+const COUNT_FAILURE = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
-
-/** Takes back an attempt that authenticated; a window that has ended is left alone. */
-const REFUND_ATTEMPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('DECR', KEYS[1]) end
-return 0`
 
 /**
  * Failed authentications (a wrong admin token, an API key that is malformed, unknown or revoked)
  * per client IP: `max` per window, then 429 with Retry-After until the window ends.
  *
- * Every attempt is counted before the credential is compared or looked up, and given back when
- * it was right. So an address over the limit costs no database work whatever it sends, however
- * many requests it has in flight at once, and a right credential from it waits too: a guess
- * that happens to be right must not get through.
+ * The address's count is read before the credential is compared or looked up: an address over
+ * the limit costs no database work whatever it sends, and a right credential from it waits too
+ * (a guess that happens to be right must not get through). Only a wrong credential is counted,
+ * so clients that authenticate correctly are never refused, however many requests they have in
+ * flight. Guesses already in flight when the limit is reached still get their answer: the
+ * overshoot is bounded by how many requests one address has open at once.
  *
  * Counted in Redis so every replica agrees. While Redis cannot be reached each replica counts
  * in its own memory instead: the limit still holds, at most `max` per replica, and clients that
@@ -53,30 +50,16 @@ export class AuthFailures {
   ) {}
 
   /**
-   * Checks a credential as one attempt of the request's address: counted first (past the limit,
-   * 429 and `verify` never runs), given back unless `verify` found it wrong (null). A check that
-   * throws (Postgres down) is given back too: an outage must not lock clients out afterwards.
+   * Checks a credential for the request's address: past the limit of failures, 429 and `verify`
+   * never runs; a wrong credential (null) is counted. A check that throws (Postgres down) is not
+   * a failure: an outage must not lock clients out afterwards.
    */
   async check<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
-    const window = await this.count(request.ip)
-    if (window.count > this.max) throw this.refusal(reply, window)
-    let wrong = false
-    try {
-      const result = await verify()
-      wrong = result === null
-      return result
-    } finally {
-      if (!wrong) await this.giveBack(request.ip)
-    }
-  }
-
-  private async giveBack(ip: string): Promise<void> {
-    try {
-      await this.redis.eval(REFUND_ATTEMPT, 1, this.key(ip))
-    } catch {
-      const window = this.local.get(ip)
-      if (window && window.count > 0) window.count -= 1
-    }
+    const window = await this.current(request.ip)
+    if (window.count >= this.max) throw this.refusal(reply, window)
+    const result = await verify()
+    if (result === null) await this.countFailure(request.ip)
+    return result
   }
 
   private refusal(reply: FastifyReply, window: Window): ApiError {
@@ -89,16 +72,26 @@ export class AuthFailures {
     return `${this.keyPrefix}${ip}`
   }
 
-  private async count(ip: string): Promise<Window> {
+  /** The address's failures in the current window (Redis, or this replica's memory while Redis is away). */
+  private async current(ip: string): Promise<Window> {
     try {
-      const [count, ttl] = (await this.redis.eval(COUNT_ATTEMPT, 1, this.key(ip), this.windowMs)) as [number, number]
-      return { count, endsAt: Date.now() + Math.max(ttl, 0) }
+      const [count, ttl] = (await this.redis.multi().get(this.key(ip)).pttl(this.key(ip)).exec()) ?? []
+      if (count?.[0] || ttl?.[0]) throw count?.[0] ?? ttl?.[0]
+      return { count: Number(count?.[1] ?? 0), endsAt: Date.now() + Math.max(Number(ttl?.[1] ?? 0), 0) }
     } catch {
-      return this.countLocally(ip)
+      return this.localWindow(ip)
     }
   }
 
-  private countLocally(ip: string): Window {
+  private async countFailure(ip: string): Promise<void> {
+    try {
+      await this.redis.eval(COUNT_FAILURE, 1, this.key(ip), this.windowMs)
+    } catch {
+      this.localWindow(ip).count += 1
+    }
+  }
+
+  private localWindow(ip: string): Window {
     const now = Date.now()
     let window = this.local.get(ip)
     if (!window || window.endsAt <= now) {
@@ -109,7 +102,6 @@ export class AuthFailures {
       window = { count: 0, endsAt: now + this.windowMs }
       this.local.set(ip, window)
     }
-    window.count += 1
     return window
   }
 }
