@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
 import type { App } from '../src/app.js'
-import { requestFingerprint } from '../src/letters/idempotency.js'
+import { idempotencyLockName, requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
@@ -30,7 +30,7 @@ async function holdAccountRow(accountId: string) {
 async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
   const [row] = await app.db.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, key)}, 0)) AS held`)
   return row?.held ?? false
 }
 
@@ -89,12 +89,38 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
   })
 
-  it('replaces a claim without a response left by an earlier version, instead of answering 409', async () => {
+  it('answers 409 to a key an older version claimed less than a minute ago (a rolling deploy), and charges nothing', async () => {
     const account = await adminAccount(app, 30)
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
-      VALUES (${account.id}::uuid, 'k-old-claim', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+      VALUES (${account.id}::uuid, 'k-old-live', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+    expectError(await client.post('/single', body, { 'idempotency-key': 'k-old-live' }), 409, 'Conflict', /todavía se está procesando/)
+    expect((await moneyState(app.db, account.id)).balance).toBe(30)
+  })
+
+  it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    const held = await holdAccountRow(account.id)
+    const first = client.post('/single', body, { 'idempotency-key': 'k-mixed' }).then((response) => response)
+    await expect.poll(() => keyIsHeld(account.id, 'k-mixed'), { timeout: 3000, interval: 10 }).toBe(true)
+    // An old replica claims with a committed row and knows nothing of the advisory lock.
+    await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
+      VALUES (${account.id}::uuid, 'k-mixed', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
+    await held.release()
+    expectError(await first, 409, 'Conflict', /todavía se está procesando/)
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
+  })
+
+  it('replaces a claim without a response that an older version abandoned, instead of answering 409', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, created_at, expires_at)
+      VALUES (${account.id}::uuid, 'k-old-claim', ${requestFingerprint('single', body)}, now() - interval '2 minutes', now() + interval '1 day')`)
     const response = await client.post('/single', body, { 'idempotency-key': 'k-old-claim' })
     expect(response.statusCode).toBe(200)
     expect((await client.post('/single', body, { 'idempotency-key': 'k-old-claim' })).headers['idempotent-replayed']).toBe('true')

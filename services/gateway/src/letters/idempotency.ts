@@ -25,6 +25,16 @@ export function requestFingerprint(route: string, body: unknown): string {
   return createHash('sha256').update(route).update('\n').update(canonicalJson(body)).digest('hex')
 }
 
+/**
+ * A row without a response is a claim taken by an older version of this code, which claimed
+ * keys with a committed row: younger than this, an old replica may still be creating its
+ * letter (during a rolling deploy); older, it is abandoned.
+ */
+const OLD_CLAIM_ABANDONED_AFTER_SECONDS = 60
+
+/** The text whose hash is the key's advisory lock (one per account and key). */
+export const idempotencyLockName = (accountId: string, key: string) => `${accountId}/${key}`
+
 export const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos')
 
 /**
@@ -36,27 +46,39 @@ export const inFlight = () => new ApiError(409, 'Una petición con esta Idempote
  * response is replayed; another request under the same key is 422.
  */
 export async function holdIdempotencyKey(tx: Tx, accountId: string, key: string, fingerprint: string): Promise<KeyState> {
-  const [lock] = await tx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+  const [lock] = await tx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockName(accountId, key)}, 0)) AS held`)
   if (!lock?.held) throw inFlight()
-  // A row without a response is a claim left by an older version of this code: free.
-  const [stored] = await tx.execute<{ request_hash: string; response_status: number; response_body: unknown }>(sql`
-    SELECT request_hash, response_status, response_body FROM idempotency_keys
-    WHERE account_id = ${accountId}::uuid AND key = ${key} AND expires_at >= now() AND response_status IS NOT NULL`)
+  const [stored] = await tx.execute<{ request_hash: string; response_status: number | null; response_body: unknown; recent: boolean }>(sql`
+    SELECT request_hash, response_status, response_body, created_at > now() - make_interval(secs => ${OLD_CLAIM_ABANDONED_AFTER_SECONDS}) AS recent
+    FROM idempotency_keys
+    WHERE account_id = ${accountId}::uuid AND key = ${key} AND expires_at >= now()`)
   if (!stored) return { outcome: 'fresh' }
+  if (stored.response_status === null) {
+    if (stored.recent) throw inFlight()
+    return { outcome: 'fresh' }
+  }
   if (stored.request_hash !== fingerprint) {
     throw new ApiError(422, 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada carta')
   }
   return { outcome: 'replay', status: stored.response_status, body: stored.response_body }
 }
 
-/** Stores the response under the key, in the transaction that holds it (replacing an expired entry). */
+/**
+ * Stores the response under the key, in the transaction that holds it. It replaces only an
+ * expired entry or an abandoned old-version claim; a row an old replica wrote meanwhile makes
+ * this request 409 (and its transaction, charge included, roll back).
+ */
 export async function rememberResponse(tx: Tx, accountId: string, key: string, fingerprint: string, status: number, body: unknown): Promise<void> {
-  await tx.execute(sql`
+  const stored = await tx.execute(sql`
     INSERT INTO idempotency_keys AS k (account_id, key, request_hash, response_status, response_body, expires_at)
     VALUES (${accountId}::uuid, ${key}, ${fingerprint}, ${status}, ${JSON.stringify(body)}::jsonb, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS}))
     ON CONFLICT (account_id, key) DO UPDATE
       SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
-          created_at = now(), expires_at = EXCLUDED.expires_at`)
+          created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE k.expires_at < now()
+         OR (k.response_status IS NULL AND k.created_at <= now() - make_interval(secs => ${OLD_CLAIM_ABANDONED_AFTER_SECONDS}))
+    RETURNING 1`)
+  if (stored.length === 0) throw inFlight()
 }
 
 /** Keys are kept 24 h; a gateway deletes the expired ones now and then. */
