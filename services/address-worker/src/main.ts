@@ -1,6 +1,5 @@
-import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
-import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger } from '@letters/observability'
 import { startAddressWorker } from './worker.js'
 
@@ -12,7 +11,7 @@ const db = createDb(config.databaseUrl)
 const running = startAddressWorker({ config, db, log, dispatchOutbox: true })
 log.info({ queue: 'address', prefix: config.queuePrefix }, 'address worker consuming')
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: 10_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down')
   await running.close()

@@ -1,6 +1,5 @@
-import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
-import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger } from '@letters/observability'
 import { CommandPrinter } from './printer.js'
 import { configuredPrinter, startProductionWorker } from './worker.js'
@@ -18,7 +17,7 @@ log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.ar
 if (printer instanceof CommandPrinter) process.once('exit', () => printer.stopAll())
 
 // Long enough for the letters in hand to finish, their print commands included.
-closeWithGrace({ delay: config.printTimeoutMs + 30_000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: config.printTimeoutMs + 30_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down: finishing the letters in hand')
   await running.close()
