@@ -19,21 +19,33 @@ function thrownByDriver(error: ErrorLike): boolean {
   return firstFrame !== undefined && DRIVER_FRAME.test(firstFrame)
 }
 
+function* causes(error: unknown): Generator<ErrorLike> {
+  // drizzle wraps a failed query's error as its cause.
+  for (let current = error as ErrorLike | undefined, depth = 0; current && typeof current === 'object' && depth < 4; current = current.cause as ErrorLike | undefined, depth++) yield current
+}
+
 /**
- * True for an error of the Postgres driver about its connections: raised inside postgres.js
- * (as its null-socket TypeError was, from a timer), or a dropped connection's error that no one
- * awaited. Such an error concerns one connection, which the pool replaces on its next query;
- * anything else is a bug of ours, and the process stops. drizzle's wrapper is looked through.
+ * True when a query failed because its connection dropped or could not open: the pool opens a
+ * new one for the next query, so the work may be tried again at once.
  */
-export function isDriverError(error: unknown): boolean {
-  for (let current = error as ErrorLike | undefined, depth = 0; current && typeof current === 'object' && depth < 4; current = current.cause as ErrorLike | undefined, depth++) {
-    if (thrownByDriver(current)) return true
+export function isConnectionError(error: unknown): boolean {
+  for (const current of causes(error)) {
     const code = typeof current.code === 'string' ? current.code : ''
     if (CONNECTION_CODES.has(code) || code.startsWith('08')) return true
     // postgres.js marks each error it rejects a query with by the query's text.
     if (SOCKET_CODES.has(code) && 'query' in current) return true
   }
   return false
+}
+
+/**
+ * True for an error of the Postgres driver about its connections: raised inside postgres.js
+ * (as its null-socket TypeError was, from a timer), or a dropped connection's error that no one
+ * awaited. Such an error concerns one connection, which the pool replaces on its next query;
+ * anything else is a bug of ours, and the process stops.
+ */
+export function isDriverError(error: unknown): boolean {
+  return isConnectionError(error) || [...causes(error)].some(thrownByDriver)
 }
 
 /** What the guard writes: pino's logger or Fastify's. */

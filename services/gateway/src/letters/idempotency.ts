@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import type { Db } from '@letters/db'
+import { isConnectionError, type Db } from '@letters/db'
 import { ApiError } from '../errors.js'
 
 /** How long a key is remembered, per account. */
@@ -66,10 +66,18 @@ export async function claimIdempotencyKey(db: Db, accountId: string, key: string
 }
 
 /** Forgets this request's claim after it failed, so the client can retry with the same key. */
-export async function releaseIdempotencyKey(db: Db, accountId: string, claim: { key: string; token: string }): Promise<void> {
-  await db.execute(sql`
-    DELETE FROM idempotency_keys
-    WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL`)
+export async function releaseIdempotencyKey(db: Db, accountId: string, claim: { key: string; token: string }, attempts = 3): Promise<void> {
+  try {
+    await db.execute(sql`
+      DELETE FROM idempotency_keys
+      WHERE account_id = ${accountId}::uuid AND key = ${claim.key} AND created_at = ${claim.token}::timestamptz AND response_status IS NULL`)
+  } catch (error) {
+    // The request likely failed because its connection dropped (a failover): left claimed, the key
+    // would answer the client's retries 409 for a minute, while the pool's next connection can free it now.
+    if (attempts <= 1 || !isConnectionError(error)) throw error
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await releaseIdempotencyKey(db, accountId, claim, attempts - 1)
+  }
 }
 
 /**
