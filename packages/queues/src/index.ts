@@ -1,2 +1,3 @@
 export { OutboxDispatcher, type DispatcherOptions } from './dispatcher.js'
 export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Logger, type Queues } from './queues.js'
+export { Reconciler, RESUMED_DETAIL, type ReconcilerOptions } from './reconciler.js'

@@ -8,7 +8,9 @@ const log = createLogger('address-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
 const db = createDb(config.databaseUrl)
-const running = startAddressWorker({ config, db, log, dispatchOutbox: true })
+// The reconciler runs here, beside a dispatcher, on every replica (they share the work); not in
+// the gateway, which serves clients, nor on the floor, which may sit on another network.
+const running = startAddressWorker({ config, db, log, dispatchOutbox: true, reconcile: true })
 log.info({ queue: 'address', prefix: config.queuePrefix }, 'address worker consuming')
 
 guardProcess({ log, delay: 10_000 }, async ({ signal, err }) => {
