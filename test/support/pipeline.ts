@@ -23,10 +23,10 @@ export type CardView = {
 
 /**
  * The whole system in this process, on a database and queue prefix of its own: the gateway
- * with its outbox dispatcher, the address worker and (unless asked not to) the production
- * worker, printing into a spool directory of its own.
+ * with its outbox dispatcher, the address worker (with the reconciler if asked) and (unless
+ * asked not to) the production worker, printing into a spool directory of its own.
  */
-export async function startPipeline(label: string, options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false } = {}) {
+export async function startPipeline(label: string, options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false; reconcile?: boolean } = {}) {
   const database = await isolatedDatabase(label)
   const floorDir = await mkdtemp(join(tmpdir(), `letters-${label}-`))
   const config: Config = testConfig({
@@ -40,7 +40,7 @@ export async function startPipeline(label: string, options: { env?: Record<strin
   await app.ready()
   const dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
   dispatcher.start()
-  const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true })
+  const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true, reconcile: options.reconcile ?? false })
   const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) => startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
   let productionWorker = options.production === false ? undefined : startFloor()
 
@@ -56,6 +56,7 @@ export async function startPipeline(label: string, options: { env?: Record<strin
     app,
     account,
     spoolDir: config.spoolDir,
+    addressWorker: addressWorker.worker,
     admin,
     client,
     get productionWorker() {

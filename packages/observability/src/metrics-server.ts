@@ -13,9 +13,11 @@ export interface MetricsServerOptions {
 
 /**
  * A worker's small HTTP server: `GET /metrics` for Prometheus (this process's metrics, no
- * token: bind it to a private address) and `GET /healthz` for the orchestrator's probe.
+ * token: bind it to a private address) and `GET /healthz` for the orchestrator's probe. A port
+ * already taken (a second worker on the host with the same METRICS_PORT) is logged and the
+ * worker goes on without it: printing matters more than its figures.
  */
-export async function startMetricsServer(options: MetricsServerOptions): Promise<Server> {
+export async function startMetricsServer(options: MetricsServerOptions): Promise<Server | undefined> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0]
     if (request.method === 'GET' && path === '/metrics') {
@@ -36,7 +38,12 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Not Found' }))
   })
   server.listen(options.port, options.host)
-  await once(server, 'listening')
+  try {
+    await once(server, 'listening')
+  } catch (err) {
+    options.log.warn({ err, host: options.host, port: options.port }, 'metrics server not started: set METRICS_PORT to a free port to get /metrics and /healthz')
+    return undefined
+  }
   options.log.info({ host: options.host, port: options.port }, 'metrics and health on /metrics and /healthz')
   return server
 }

@@ -8,6 +8,7 @@ afterEach(() => close?.())
 
 async function serve(healthy: () => boolean) {
   const server = await startMetricsServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), healthy })
+  if (!server) throw new Error('the metrics server did not start')
   close = () => server.close()
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
@@ -23,6 +24,13 @@ describe('a worker’s metrics server', () => {
     expect(text).toMatch(/^letters_reconciled_total\{status="received"\} [1-9]/m)
     expect(text).toMatch(/^process_resident_memory_bytes \d/m)
     expect(text).not.toMatch(/letters_outbox_pending|letters_stuck|letters_queue_jobs/)
+  })
+
+  it('lets the worker go on without metrics when its port is taken', async () => {
+    const base = await serve(() => true)
+    const port = Number(new URL(base).port)
+    expect(await startMetricsServer({ host: '127.0.0.1', port, log: pino({ level: 'silent' }), healthy: () => true })).toBeUndefined()
+    expect((await fetch(`${base}/healthz`)).status).toBe(200)
   })
 
   it('answers /healthz 200 while the worker runs and 503 once it stopped; 404 elsewhere', async () => {

@@ -3,6 +3,7 @@ import type { Logger } from './queues.js'
 import { queueNames, type QueueName } from '@letters/contracts'
 import { outbox, type Db } from '@letters/db'
 import type { Queues } from './queues.js'
+import { Pause, withTimeout } from './timing.js'
 
 export interface DispatcherOptions {
   /** Rows moved per round. */
@@ -13,14 +14,6 @@ export interface DispatcherOptions {
   maxBackoffMs?: number
   /** How long one round may wait for Redis before giving up (BullMQ waits for a connection). */
   sendTimeoutMs?: number
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)
-  })
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
 }
 
 type OutboxRow = { id: string; queue: string; job_name: string; payload: Record<string, string> }
@@ -35,7 +28,7 @@ type OutboxRow = { id: string; queue: string; job_name: string; payload: Record<
 export class OutboxDispatcher {
   private running = false
   private loop: Promise<void> | undefined
-  private wake: (() => void) | undefined
+  private readonly pause = new Pause()
   private readonly batchSize: number
   private readonly idleMs: number
   private readonly maxBackoffMs: number
@@ -88,12 +81,12 @@ export class OutboxDispatcher {
 
   /** Runs a round now instead of at the end of the pause. */
   poke(): void {
-    this.wake?.()
+    this.pause.end()
   }
 
   async stop(): Promise<void> {
     this.running = false
-    this.wake?.()
+    this.pause.end()
     await this.loop
   }
 
@@ -111,18 +104,7 @@ export class OutboxDispatcher {
         pause = backoff
         this.log.warn({ err: error, retryInMs: backoff }, 'outbox dispatch failed; rows stay queued in Postgres')
       }
-      if (pause > 0 && this.running) await this.sleep(pause)
+      if (pause > 0 && this.running) await this.pause.for(pause)
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      function done() {
-        clearTimeout(timer)
-        resolve()
-      }
-      this.wake = done
-    })
   }
 }

@@ -1,6 +1,5 @@
-import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
-import { closeDb, createDb, prepareDatabase } from '@letters/db'
+import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger, startMetricsServer } from '@letters/observability'
 import { startAddressWorker } from './worker.js'
 
@@ -9,15 +8,19 @@ const log = createLogger('address-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
 const db = createDb(config.databaseUrl)
-const running = startAddressWorker({ config, db, log, dispatchOutbox: true })
+let running: ReturnType<typeof startAddressWorker> | undefined
+// Its own port (9101 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for
+// probes. Opened before consuming, so a port already taken never stops a worker mid-job.
+const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9101, log, healthy: () => running?.worker.isRunning() ?? false })
+// The reconciler runs here, beside a dispatcher, on every replica (they share the work); not in
+// the gateway, which serves clients, nor on the floor, which may sit on another network.
+running = startAddressWorker({ config, db, log, dispatchOutbox: true, reconcile: true })
 log.info({ queue: 'address', prefix: config.queuePrefix }, 'address worker consuming')
-// Its own port (9101 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for probes.
-const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9101, log, healthy: () => running.worker.isRunning() })
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: 10_000 }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down')
-  await running.close()
-  metricsServer.close()
+  await running?.close()
+  metricsServer?.close()
   await closeDb(db)
 })

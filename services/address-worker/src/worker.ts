@@ -4,7 +4,7 @@ import { offlineVerifier, type AddressVerifier } from '@letters/address'
 import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { closeQueues, OutboxDispatcher, openQueues, producerConnection, workerConnection } from '@letters/queues'
+import { closeQueues, OutboxDispatcher, openQueues, producerConnection, Reconciler, workerConnection } from '@letters/queues'
 import { normalizeLetter } from './normalize-letter.js'
 
 export interface AddressWorkerOptions {
@@ -15,6 +15,8 @@ export interface AddressWorkerOptions {
   concurrency?: number
   /** Also move outbox rows to BullMQ (the production jobs this worker writes). */
   dispatchOutbox?: boolean
+  /** Also queue again the jobs Redis lost (config.reconcileAfterMs, config.reconcileIntervalMs). */
+  reconcile?: boolean
 }
 
 /** Consumes the `address` queue; returns a function that stops it gracefully. */
@@ -34,14 +36,17 @@ export function startAddressWorker(options: AddressWorkerOptions) {
   worker.on('error', (err) => log.error({ err }, 'address worker error'))
   worker.on('failed', (job, err) => log.warn({ err, jobId: job?.id, attempts: job?.attemptsMade }, 'address job failed'))
 
-  const producer = options.dispatchOutbox ? producerConnection(config.redisUrl, 'address-worker-outbox', log) : undefined
+  const producer = options.dispatchOutbox || options.reconcile ? producerConnection(config.redisUrl, 'address-worker-outbox', log) : undefined
   const queues = producer ? openQueues(producer, config.queuePrefix, log) : undefined
-  const dispatcher = queues ? new OutboxDispatcher(db, queues, log) : undefined
+  const dispatcher = queues && options.dispatchOutbox ? new OutboxDispatcher(db, queues, log) : undefined
   dispatcher?.start()
+  const reconciler = queues && options.reconcile ? new Reconciler(db, queues, log.child({ component: 'reconciler' }), { afterMs: config.reconcileAfterMs, intervalMs: config.reconcileIntervalMs }) : undefined
+  reconciler?.start()
 
   return {
     worker,
     async close() {
+      await reconciler?.stop()
       await dispatcher?.stop()
       await worker.close()
       if (queues) await closeQueues(queues)

@@ -1,6 +1,5 @@
-import closeWithGrace from 'close-with-grace'
 import { loadConfigOrExit } from '@letters/config'
-import { prepareDatabase } from '@letters/db'
+import { guardProcess, prepareDatabase } from '@letters/db'
 import { OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
 import { purgeExpiredIdempotencyKeys } from './letters/idempotency.js'
@@ -27,7 +26,7 @@ const purge = setInterval(() => {
   purgeExpiredIdempotencyKeys(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not purge expired idempotency keys'))
 }, 10 * 60_000).unref()
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+guardProcess({ log: app.log, delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
   clearInterval(purge)

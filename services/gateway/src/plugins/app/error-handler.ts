@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isConnectionError } from '@letters/db'
 import { ApiError, reasonPhrase } from '../../errors.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
@@ -27,12 +28,13 @@ const statusMessages: Record<number, string> = {
   503: 'El servicio no está disponible en este momento; inténtalo de nuevo en unos segundos',
 }
 
-/** Connection-level failures of Postgres (postgres.js codes) or Redis (ioredis with no offline queue). */
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03'])
+/** Connection-level failures of Redis (ioredis with no offline queue); Postgres's are packages/db's isConnectionError. */
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'])
 const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
 
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
 function isDependencyUnavailable(error: unknown): boolean {
+  if (isConnectionError(error)) return true
   for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; current = current.cause as typeof current, depth++) {
     if (typeof current.code === 'string' && unavailableCodes.has(current.code)) return true
     if (typeof current.message === 'string' && redisUnavailable.test(current.message)) return true

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import postgres from 'postgres'
+import { testConfig } from '@letters/test/support/context'
+
+/**
+ * postgres.js 3.4.9 as patched by patches/postgres+3.4.9.patch (applied on install): a write
+ * that lands after the socket closed fails its queries with CONNECTION_CLOSED instead of
+ * throwing from a timer, and a closed socket's buffered bytes never delay the next connection.
+ */
+
+const packageDir = fileURLToPath(new URL('..', import.meta.url))
+
+/**
+ * Run in a process of its own, since unpatched it dies: the backend of a transaction (or of a
+ * reserved connection) is terminated mid-query, then the pool is used again. Upstream: issues
+ * porsager/postgres#1154 and #1208 (the ROLLBACK, or the next query, is written on a null socket).
+ */
+const terminateMidQuery = `
+import postgres from 'postgres'
+const url = process.env.DATABASE_URL
+const sql = postgres(url, { max: 2, onnotice() {} })
+const killer = postgres(url, { max: 1, onnotice() {} })
+let pid
+const reserved = process.argv[1] === 'reserve' ? await sql.reserve() : undefined
+const work = reserved
+  ? (async () => { pid = (await reserved\`SELECT pg_backend_pid() AS pid\`)[0].pid; await reserved\`SELECT pg_sleep(5)\` })()
+  : sql.begin(async (tx) => { pid = (await tx\`SELECT pg_backend_pid() AS pid\`)[0].pid; await tx\`SELECT pg_sleep(5)\` })
+while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
+await killer\`SELECT pg_terminate_backend(\${pid})\`
+console.log('work:', await work.then(() => 'resolved', (error) => error.code))
+if (reserved) console.log('next on the reserved connection:', await reserved\`SELECT 1\`.then(() => 'resolved', (error) => error.code))
+console.log('pool afterwards:', (await sql\`SELECT 1 AS one\`)[0].one)
+await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
+`
+
+async function runTerminateMidQuery(mode: 'begin' | 'reserve') {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', terminateMidQuery, mode], {
+    cwd: packageDir,
+    env: { ...process.env, DATABASE_URL: testConfig().databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+  const [code] = (await once(child, 'exit')) as [number | null]
+  clearTimeout(timer)
+  return { code, output }
+}
+
+describe('postgres.js when the backend of a busy connection is terminated', () => {
+  it('fails the transaction with CONNECTION_CLOSED, keeps the process alive and the pool usable', async () => {
+    const { code, output } = await runTerminateMidQuery('begin')
+    // The in-flight query may also fail with Postgres's own "terminating connection" (57P01).
+    expect(output).toMatch(/^work: (CONNECTION_CLOSED|57P01)\npool afterwards: 1\n$/)
+    expect(code).toBe(0)
+  })
+
+  it('fails the next query on a reserved connection with CONNECTION_CLOSED instead of ending the process', async () => {
+    const { code, output } = await runTerminateMidQuery('reserve')
+    expect(output).toMatch(/^work: (CONNECTION_CLOSED|57P01)\nnext on the reserved connection: CONNECTION_CLOSED\npool afterwards: 1\n$/)
+    expect(code).toBe(0)
+  })
+})
+
+describe('postgres.js when a socket closes with a write still buffered', () => {
+  it('sends nothing stale to the next connection: the pool answers again at once', async () => {
+    const url = testConfig().databaseUrl
+    const { hostname, port } = new URL(url)
+    let socket: Socket | undefined
+    // postgres.js's documented `socket` option (missing from its types) hands us the socket to close.
+    const options = {
+      max: 1,
+      onnotice: () => {},
+      socket: () =>
+        new Promise<Socket>((resolve, reject) => {
+          const opened = connect(Number(port || 5432), hostname)
+          opened.once('connect', () => resolve(opened)).once('error', reject)
+          socket = opened
+        }),
+    }
+    const sql = postgres(url, options)
+    try {
+      await sql`SELECT 1`
+      // The query is written in a check-phase callback and flushed on the next one; the socket's
+      // close callback runs in between, as when a backend dies while the process is busy.
+      const first = await new Promise<Promise<string>>((resolve) =>
+        setImmediate(async () => {
+          const query = sql`SELECT 2`.then(() => 'resolved', (error: { code?: string }) => String(error.code))
+          for (let tick = 0; tick < 3; tick++) await null
+          socket!.destroy()
+          resolve(query)
+        }),
+      )
+      expect(await first).toBe('CONNECTION_CLOSED')
+      // Unpatched, the next connection's startup message waits behind a stale timer until
+      // connect_timeout (30 s by default).
+      const next = await Promise.race([sql`SELECT 3 AS three`.then((rows) => rows[0]?.three), new Promise((resolve) => setTimeout(resolve, 5000, 'still waiting after 5 s'))])
+      expect(next).toBe(3)
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
+  })
+})

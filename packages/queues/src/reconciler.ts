@@ -1,0 +1,154 @@
+import { sql } from 'drizzle-orm'
+import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
+import { moveLetter, outbox, type Db } from '@letters/db'
+import { metrics } from '@letters/observability'
+import type { Logger, Queues } from './queues.js'
+import { Pause, withTimeout } from './timing.js'
+
+/** The job a letter in each pipeline status waits for. */
+const jobOfStatus = {
+  received: 'normalize-address',
+  ready_for_print: 'produce-letter',
+  printing: 'produce-letter',
+} as const satisfies Record<string, JobName>
+type PipelineStatus = keyof typeof jobOfStatus
+const pipelineStatuses = Object.keys(jobOfStatus) as PipelineStatus[]
+
+/** BullMQ states of a job that will still run; any other (completed, failed, unknown) runs no more. */
+const runnableStates = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'])
+
+/** The event a resumed letter gets: client-visible, so it says what happened, never why. */
+export const RESUMED_DETAIL = 'Reanudada tras una incidencia interna'
+
+export interface ReconcilerOptions {
+  /** A letter without progress for this long is looked at (RECONCILE_AFTER_MS). */
+  afterMs: number
+  /** Pause between rounds (RECONCILE_INTERVAL_MS). */
+  intervalMs: number
+  /** Letters looked at per transaction. */
+  batchSize?: number
+  /** How long a round may wait for Redis before giving up. */
+  redisTimeoutMs?: number
+}
+
+type Candidate = { id: string; status: PipelineStatus; updated_at: string; job_id: string | null; job_sent: boolean | null }
+type Cursor = { updatedAt: string; id: string }
+
+/**
+ * Rebuilds from Postgres the jobs Redis lost (a restart without persistence, a flush, a clean
+ * button): a letter in received, ready_for_print or printing whose last change is older than
+ * `afterMs`, and whose latest job for that status is neither waiting in the outbox nor
+ * runnable in BullMQ, gets a new job through the outbox and the event RESUMED_DETAIL.
+ *
+ * A job BullMQ holds as failed while its letter still waits for it is queued again too: the
+ * worker could not record the outcome (a letter the floor gave up on is `failed`, not
+ * `printing`; an address job fails only when the database was away through all its attempts),
+ * so the new job decides again, with the worker's own rules, at most once per `afterMs`.
+ *
+ * Safe with any number of replicas: each round locks the letters it looks at (SKIP LOCKED)
+ * and, before it commits, writes their new job and moves their `updated_at`, so no other
+ * round takes them again. If Redis does not answer, the round changes nothing.
+ */
+export class Reconciler {
+  private running = false
+  private loop: Promise<void> | undefined
+  private readonly pause = new Pause()
+  private readonly batchSize: number
+  private readonly redisTimeoutMs: number
+
+  constructor(
+    private readonly db: Db,
+    private readonly queues: Queues,
+    private readonly log: Logger,
+    private readonly options: ReconcilerOptions,
+  ) {
+    this.batchSize = options.batchSize ?? 100
+    this.redisTimeoutMs = options.redisTimeoutMs ?? 5000
+  }
+
+  /** Looks at every letter without progress, a page at a time; returns how many were queued again. */
+  async reconcileOnce(): Promise<number> {
+    let requeued = 0
+    for (let after: Cursor | undefined, page; ; after = page.last) {
+      page = await this.reconcilePage(after)
+      for (const letter of page.lost) metrics.lettersReconciled.inc({ status: letter.status })
+      if (page.lost.length > 0) this.log.warn({ letters: page.lost }, 'queued again the jobs Redis no longer had')
+      requeued += page.lost.length
+      if (!page.last) return requeued
+    }
+  }
+
+  /**
+   * One transaction over at most `batchSize` letters, after `after` in (updated_at, id) order:
+   * letters whose job is still runnable stay as they are, so the next page must start past them.
+   */
+  private reconcilePage(after: Cursor | undefined) {
+    const queueOfStatus = sql.join(
+      pipelineStatuses.map((status) => sql`WHEN ${status} THEN ${this.queueOf(status)}`),
+      sql` `,
+    )
+    return this.db.transaction(async (tx) => {
+      const candidates = await tx.execute<Candidate>(sql`
+        SELECT l.id, l.status, l.updated_at::text AS updated_at, job.id AS job_id, job.sent_at IS NOT NULL AS job_sent
+        FROM letters l
+        LEFT JOIN LATERAL (
+          SELECT o.id, o.sent_at FROM outbox o
+          WHERE o.payload ->> 'letterId' = l.id::text AND o.queue = CASE l.status ${queueOfStatus} END
+          ORDER BY o.created_at DESC
+          LIMIT 1
+        ) job ON true
+        WHERE l.status IN ${pipelineStatuses}
+          AND l.updated_at < now() - ${this.options.afterMs} * interval '1 millisecond'
+          ${after ? sql`AND (l.updated_at, l.id) > (${after.updatedAt}::timestamptz, ${after.id}::uuid)` : sql``}
+        ORDER BY l.updated_at, l.id
+        LIMIT ${this.batchSize}
+        FOR UPDATE OF l SKIP LOCKED`)
+      const lastCandidate = candidates.length === this.batchSize ? candidates[candidates.length - 1] : undefined
+      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updated_at, id: lastCandidate.id }
+      // An unsent row is still the dispatcher's to deliver.
+      const dispatched = candidates.filter((letter) => letter.job_id === null || letter.job_sent)
+      const states = await withTimeout(
+        Promise.all(dispatched.map((letter) => (letter.job_id ? this.queues[this.queueOf(letter.status)].getJobState(letter.job_id) : 'unknown'))),
+        this.redisTimeoutMs,
+        `reading ${dispatched.length} job states`,
+      )
+      const lost = dispatched
+        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.job_id, jobState: states[index]! }))
+        .filter((letter) => !runnableStates.has(letter.jobState))
+      for (const letter of lost) {
+        const jobName = jobOfStatus[letter.status]
+        await moveLetter(tx, letter.id, { from: [letter.status], to: letter.status, detail: RESUMED_DETAIL })
+        await tx.insert(outbox).values({ queue: queueOfJob[jobName], jobName, payload: { letterId: letter.id } })
+      }
+      return { lost, last }
+    })
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.pause.end()
+    await this.loop
+  }
+
+  private queueOf(status: PipelineStatus): QueueName {
+    return queueOfJob[jobOfStatus[status]]
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let pause = this.options.intervalMs
+      try {
+        if ((await this.reconcileOnce()) === this.batchSize) pause = 0
+      } catch (error) {
+        this.log.warn({ err: error }, 'reconciliation round failed; the next one tries again')
+      }
+      if (pause > 0 && this.running) await this.pause.for(pause)
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/** Rejects when `work` takes longer than `ms` (BullMQ waits for Redis as long as it takes). */
+export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** The background loops' wait between rounds, which `end()` cuts short (a poke, a stop). */
+export class Pause {
+  private wake: (() => void) | undefined
+
+  for(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.wake = undefined
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.wake = done
+    })
+  }
+
+  end(): void {
+    this.wake?.()
+  }
+}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, inArray, sql } from 'drizzle-orm'
+import postgres from 'postgres'
+import { closeDb, createDb, ledgerEntries, letterEvents, letters, type Db } from '@letters/db'
+import type { App } from '@letters/gateway/app'
+import { adminAccount } from '../support/accounts.js'
+import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
+import { freePort, serviceEnv, startProcess, waitUntilAnswering, type ServiceProcess } from '../support/processes.js'
+
+/**
+ * The gateway and both workers as real processes while every backend of their database is
+ * terminated, again and again, as a failover or a pooler restart does. Bounded: 10 rounds, two
+ * clients, 127.0.0.1 only.
+ */
+const ROUNDS = 10
+const CLIENTS = 2
+
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let floorDir: string
+let db: Db
+let baseUrl: string
+let services: Record<'gateway' | 'address' | 'production', ServiceProcess>
+
+beforeAll(async () => {
+  database = await isolatedDatabase('drops')
+  floorDir = await mkdtemp(join(tmpdir(), 'letters-drops-'))
+  const port = await freePort()
+  baseUrl = `http://127.0.0.1:${port}`
+  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-drops`, ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool') })
+  // Errors only: what the guard logs, and any crash.
+  // The default spool printer: a letter printed again replaces its files, so the spool holds
+  // each letter's card and envelope once whatever retries happened (a PRINT_COMMAND printer
+  // would print a second copy when a drop lands between the hand-over and the `printed` mark).
+  const env = serviceEnv(config, { PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'error' })
+  services = {
+    gateway: startProcess('services/gateway/src/main.ts', env),
+    address: startProcess('services/address-worker/src/main.ts', env),
+    production: startProcess('services/production-worker/src/main.ts', env),
+  }
+  db = createDb(database.url, { max: 2 })
+  await waitUntilAnswering(`${baseUrl}/healthz`)
+}, 60_000)
+
+afterAll(async () => {
+  for (const service of Object.values(services ?? {})) service.child.kill('SIGKILL')
+  await Promise.all(Object.values(services ?? {}).map((service) => service.exited))
+  await closeDb(db)
+  await database.drop()
+  await rm(floorDir, { recursive: true, force: true })
+})
+
+/** The admin helper's requests, sent over HTTP to the gateway process. */
+const overHttp = {
+  async inject({ method, url, headers, payload }: { method: string; url: string; headers: Record<string, string>; payload?: object }) {
+    const response = await fetch(`${baseUrl}${url}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(payload ?? {}) })
+    const body = await response.text()
+    return { statusCode: response.status, body, json: () => JSON.parse(body) }
+  },
+} as unknown as Pick<App, 'inject'>
+
+type Account = Awaited<ReturnType<typeof adminAccount>>
+
+/** POST /single as a careful client: one Idempotency-Key per letter, retried on 503, 409 (still running) and dropped connections. */
+async function sendLetter(account: Account, n: number): Promise<string> {
+  const key = randomUUID()
+  const body = JSON.stringify({ cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: `Carta ${n}`, name: 'Lucía', surname: 'García', address: 'C/ Mayor 1', zip: '28013', city: 'Madrid', province: '', country: 'ES' })
+  let last = ''
+  for (let attempt = 1; attempt <= 60; attempt++) {
+    const response = await fetch(`${baseUrl}/single`, { method: 'POST', headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json', 'idempotency-key': key }, body, signal: AbortSignal.timeout(15_000) }).catch(() => undefined)
+    if (response?.status === 200) return (await response.json() as { cardId: string }).cardId
+    const text = await response?.text()
+    last = `${response?.status ?? 'no response'} ${text ?? ''}`
+    if (response && ![503, 409].includes(response.status)) throw new Error(`letter ${n} answered ${response.status}: ${text}`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`letter ${n} was never accepted; last answer: ${last}`)
+}
+
+/** Terminates every backend of the test database but this connection's; returns how many. */
+async function terminateEveryBackend(killer: postgres.Sql): Promise<number> {
+  const rows = await killer`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`
+  return rows.length
+}
+
+describe('every Postgres backend terminated, ten times, while letters flow', () => {
+  it('crashes no process and loses nothing: every accepted letter printed once and charged once, every balance equal to its ledger', async () => {
+    const account = await adminAccount(overHttp, 1000)
+    const accepted: string[] = []
+    let sending = true
+    const clients = Array.from({ length: CLIENTS }, async (_, client) => {
+      // About three letters a second in all: as many as a loaded floor prints, so the drain stays short.
+      for (let n = 0; sending; n++) {
+        accepted.push(await sendLetter(account, client * 1000 + n))
+        await new Promise((resolve) => setTimeout(resolve, 600))
+      }
+    })
+
+    const killer = postgres(database.url, { max: 1, onnotice: () => {} })
+    const terminated: number[] = []
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 700 + Math.random() * 600))
+        terminated.push(await terminateEveryBackend(killer))
+      }
+    } finally {
+      sending = false
+      await killer.end()
+    }
+    await Promise.all(clients)
+    // Every round found the services connected again, and took their connections down.
+    expect(terminated.every((count) => count > 0), `backends terminated per round: ${terminated}`).toBe(true)
+    expect(accepted.length).toBeGreaterThan(ROUNDS)
+
+    const everyServiceAlive = () => {
+      for (const [name, service] of Object.entries(services)) expect(service.alive(), `${name} exited:\n${service.output()}`).toBe(true)
+    }
+    everyServiceAlive()
+    const notPrinted = async () => (await db.select({ id: letters.id }).from(letters).where(sql`${letters.status} <> 'printed'`)).length
+    // Production retries wait 5, 10 and 20 s: a letter hit by a drop on several attempts takes a while.
+    await expect.poll(notPrinted, { timeout: 120_000, interval: 500 }).toBe(0).catch(async (error: Error) => {
+      const stuck = await db.execute(sql`
+        SELECT l.id, l.status, l.updated_at, (SELECT json_agg(json_build_object('status', e.status, 'detail', e.detail, 'at', e.at) ORDER BY e.id) FROM letter_events e WHERE e.letter_id = l.id) AS events,
+          (SELECT json_agg(json_build_object('id', o.id, 'job', o.job_name, 'sent', o.sent_at) ORDER BY o.created_at) FROM outbox o WHERE o.payload ->> 'letterId' = l.id::text) AS jobs
+        FROM letters l WHERE l.status <> 'printed'`)
+      throw new Error(`${error.message}; not printed: ${JSON.stringify(stuck, null, 1)}`)
+    })
+
+
+    everyServiceAlive()
+    // The patched driver never gets that far; the guard would log it and carry on.
+    for (const service of Object.values(services)) expect(service.output()).not.toContain('Cannot read properties of null')
+
+    const stored = await db.select({ id: letters.id, accountId: letters.accountId }).from(letters)
+    expect(stored.map((letter) => letter.id).sort()).toEqual([...accepted].sort())
+    const charges = await db.select({ letterId: ledgerEntries.letterId, amount: ledgerEntries.amount }).from(ledgerEntries).where(eq(ledgerEntries.kind, 'charge'))
+    expect(charges.map((charge) => charge.letterId).sort()).toEqual([...accepted].sort())
+    const printedEvents = await db.select({ letterId: letterEvents.letterId }).from(letterEvents).where(eq(letterEvents.status, 'printed'))
+    expect(printedEvents.map((event) => event.letterId).sort()).toEqual([...accepted].sort())
+    const spooled = (await readdir(join(floorDir, 'spool'))).filter((name) => !name.startsWith('.')).sort()
+    expect(spooled).toEqual(accepted.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
+
+    const balances = await db.execute<{ id: string; balance: number; ledger: number }>(sql`
+      SELECT a.id, a.balance, COALESCE(SUM(e.amount), 0)::int AS ledger
+      FROM accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id GROUP BY a.id, a.balance`)
+    for (const row of balances) expect(row.balance).toBe(row.ledger)
+    expect(balances.find((row) => row.id === account.id)?.balance).toBe(1000 - 3 * accepted.length)
+    expect(await db.select({ id: letters.id }).from(letters).where(inArray(letters.status, ['failed']))).toEqual([])
+  }, 240_000)
+})
