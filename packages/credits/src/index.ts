@@ -103,6 +103,7 @@ export async function charge(tx: Executor, accountId: string, amount: number, le
 export async function refund(tx: Executor, accountId: string, amount: number, letterId: string, reason?: string): Promise<LedgerResult> {
   assertWholeCredits(amount, 'a refund')
   const refunded = await move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
+  // Counted when written, as charges are: a rare rollback after it is counted too.
   metrics.creditsRefunded.inc(amount)
   return refunded
 }

@@ -60,7 +60,8 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
     .returning({ printClaim: letters.printClaim })
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
-  // Counted when made; the rare move whose transaction then rolls back is counted too.
-  metrics.letterStatusChanges.inc({ to: move.to })
+  // Counted when made (a rare rollback after it is counted too); a letter resumed in the status
+  // it was in (the reconciler) changed nothing to count.
+  if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to })
   return { moved: true, letter, printClaim: after?.printClaim }
 }

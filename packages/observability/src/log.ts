@@ -44,6 +44,21 @@ export function safeError(error: unknown, depth = 0): SafeError | unknown {
   return safe
 }
 
+/**
+ * The same error with a failed query's parameters cut out of its message and stack, for what a
+ * job's failure leaves in Redis (BullMQ keeps the message and the stack, and /ops/queues shows
+ * them). It is rewritten in place so its class (UnrecoverableError, say) still counts.
+ */
+export function withoutQueryParameters<T>(error: T): T {
+  if (!(error instanceof Error)) return error
+  const message = withoutParameters(error.message)
+  if (message === error.message) return error
+  if (typeof error.stack === 'string') error.stack = [`${error.name}: ${message}`, ...error.stack.split('\n').filter((line) => /^\s+at /.test(line))].join('\n')
+  error.message = message
+  for (const field of ['params', 'parameters', 'args']) delete (error as unknown as Record<string, unknown>)[field]
+  return error
+}
+
 /** Serializers for every key our code logs errors under. */
 export const logSerializers = { err: safeError, error: safeError }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { safeError } from '../src/log.js'
+import { safeError, withoutQueryParameters } from '../src/log.js'
 
 describe('safeError', () => {
   it('cuts the parameters out of a failed query and drops fields that quote rows', () => {
@@ -26,5 +26,26 @@ describe('safeError', () => {
     const error = new Error('a') as Error & { cause?: unknown }
     error.cause = error
     expect(JSON.stringify(safeError(error))).toContain('"message":"a"')
+  })
+})
+
+describe('withoutQueryParameters', () => {
+  it('rewrites a failed query’s message and stack in place, keeping the error’s class', () => {
+    class Unrecoverable extends Error {
+      override name = 'UnrecoverableError'
+    }
+    const error = Object.assign(new Unrecoverable('Failed query: UPDATE letters SET address = $1\nparams: {"street":"Calle Mayor 1"}'), { params: ['x'] })
+    expect(withoutQueryParameters(error)).toBe(error)
+    expect(error).toBeInstanceOf(Unrecoverable)
+    expect(error.message).toBe('Failed query: UPDATE letters SET address = $1\nparams: [redacted]')
+    expect(error.stack).toMatch(/^UnrecoverableError: Failed query: UPDATE letters SET address = \$1\nparams: \[redacted\]\n\s+at /)
+    expect(JSON.stringify({ ...error, stack: error.stack })).not.toContain('Calle Mayor')
+  })
+
+  it('leaves other errors and values as they are', () => {
+    const plain = new Error('la impresora no responde')
+    const stack = plain.stack
+    expect(withoutQueryParameters(plain).stack).toBe(stack)
+    expect(withoutQueryParameters('texto')).toBe('texto')
   })
 })

@@ -12,7 +12,8 @@ const jobOfStatus = {
   printing: 'produce-letter',
 } as const satisfies Record<string, JobName>
 type PipelineStatus = keyof typeof jobOfStatus
-const pipelineStatuses = Object.keys(jobOfStatus) as PipelineStatus[]
+/** The statuses a letter passes through on its own; one that stays in them too long is stuck. */
+export const pipelineStatuses = Object.keys(jobOfStatus) as PipelineStatus[]
 
 /** BullMQ states of a job that will still run; any other (completed, failed, unknown) runs no more. */
 const runnableStates = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'])

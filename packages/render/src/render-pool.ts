@@ -54,10 +54,6 @@ export class RenderPool {
     this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax })
   }
 
-  get threads(): number {
-    return this.pool.maxThreads
-  }
-
   /** Renders finished (or failed) since the pool started. */
   get completed(): number {
     return this.pool.completed

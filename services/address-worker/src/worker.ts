@@ -1,5 +1,6 @@
 import { Worker } from 'bullmq'
 import type { Logger } from 'pino'
+import { withoutQueryParameters } from '@letters/observability'
 import { offlineVerifier, type AddressVerifier } from '@letters/address'
 import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
@@ -27,7 +28,10 @@ export function startAddressWorker(options: AddressWorkerOptions) {
   const worker = new Worker<JobPayloads['normalize-address']>(
     'address',
     async (job) => {
-      const outcome = await normalizeLetter(db, verifier, job.data.letterId)
+      // A failed query's message carries its parameters (the address): kept out of Redis, where the job's failure is stored.
+      const outcome = await normalizeLetter(db, verifier, job.data.letterId).catch((error: unknown) => {
+        throw withoutQueryParameters(error)
+      })
       log.info({ letterId: job.data.letterId, jobId: job.id, outcome }, 'address handled')
       return outcome
     },

@@ -11,6 +11,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A 503 the service answers on purpose, to shed load (a full render queue): its Spanish
+ * message tells the client what to do, unlike a 5xx from a fault, whose message is hidden.
+ */
+export class Unavailable extends ApiError {
+  override name = 'Unavailable'
+  constructor(message: string) {
+    super(503, message)
+  }
+}
+
 export const badRequest = (message: string) => new ApiError(400, message)
 export const notFound = (message: string) => new ApiError(404, message)
 export const conflict = (message: string) => new ApiError(409, message)

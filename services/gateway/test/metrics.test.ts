@@ -44,6 +44,21 @@ function sample(text: string, name: string): number | undefined {
 }
 
 describe('GET /metrics on the gateway', () => {
+  it('still serves the gateway’s own metrics while Postgres does not answer', async () => {
+    // A pool aimed at a port nobody listens on: every query fails at once, as in an outage.
+    const unreachable = createDb('postgres://postgres@127.0.0.1:1/letters')
+    const cut = await buildApp({ config: testConfig({ QUEUE_PREFIX: queuePrefix }), db: unreachable, logger: false })
+    try {
+      const response = await cut.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      expect(response.statusCode).toBe(200)
+      expect(response.body).toMatch(/^process_cpu_user_seconds_total \d/m)
+      expect(response.body).toContain('# TYPE letters_stuck gauge')
+    } finally {
+      await cut.close()
+      await closeDb(unreachable)
+    }
+  })
+
   it('answers 401 without the admin token, and 401 with a wrong one', async () => {
     expectError(await app.inject({ method: 'GET', url: '/metrics' }), 401, 'Unauthorized')
     expectError(await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer not-the-admin-token' } }), 401, 'Unauthorized')

@@ -62,7 +62,7 @@ describe('the render queue', () => {
     expect(refused.length).toBeGreaterThanOrEqual(1)
     expect(drawn.length).toBeGreaterThanOrEqual(1)
     for (const response of refused) {
-      expectError(response, 503, 'Service Unavailable', /inténtalo de nuevo/)
+      expectError(response, 503, 'Service Unavailable', 'Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
       expect(Number(response.headers['retry-after'])).toBeGreaterThan(0)
     }
     for (const response of drawn) expect(response.rawPayload.subarray(0, 5).toString()).toBe('%PDF-')

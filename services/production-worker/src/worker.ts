@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq'
 import type { Logger } from 'pino'
+import { withoutQueryParameters } from '@letters/observability'
 import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
@@ -54,7 +55,7 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
       // attempt that failed before taking a claim leaves no trace, unless it was the last one.
       const recorded = last ? markFailed(db, letterId, attempt, claim ?? 'any') : claim === undefined ? Promise.resolve() : recordFailedAttempt(db, letterId, claim, attempt, attemptsOf(job))
       await recorded.catch((err: unknown) => log.error({ err, letterId }, 'could not record the failed attempt'))
-      throw error
+      throw withoutQueryParameters(error)
     }
   }
 

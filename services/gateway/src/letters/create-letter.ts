@@ -193,15 +193,13 @@ async function insertLetter(ex: Executor, draft: LetterDraft): Promise<void> {
 async function storeLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
   const draft = await draftLetter(ex, deps, accountId, request, recipient)
   await insertLetter(ex, draft)
+  // Counted when written, as refunds are (packages/credits): a rare rollback after it is counted too.
+  metrics.lettersCreated.inc({ type: draft.type, country: draft.recipient.country })
+  metrics.creditsCharged.inc(draft.cost)
   return draft
 }
 
-/** Counted once the letter is committed. */
-function created(draft: LetterDraft): CreationResult {
-  metrics.lettersCreated.inc({ type: draft.type, country: draft.recipient.country })
-  metrics.creditsCharged.inc(draft.cost)
-  return { status: 200, body: { success: true, cardId: draft.id }, replayed: false }
-}
+const created = (draft: LetterDraft): CreationResult => ({ status: 200, body: { success: true, cardId: draft.id }, replayed: false })
 
 /**
  * The creation path of POST /single and POST /card: checks, idempotency, charge, letter,

@@ -14,7 +14,7 @@ const served = Registry.merge([registry, pipelineRegistry])
 const metricsRoute: FastifyPluginAsync = async (app) => {
   // Scraped under pressure too: that is when ops need the figures most.
   app.get('/metrics', { onRequest: requireAdmin(app), config: { pressureHandler: letThroughUnderPressure } }, async (_request, reply) => {
-    await refreshPipelineGauges(app.db, app.queues, app.config.reconcileAfterMs)
+    await refreshPipelineGauges(app.db, app.queues, app.config.reconcileAfterMs, app.log)
     return reply.type(served.contentType).send(await served.metrics())
   })
 }

@@ -4,7 +4,7 @@ import type { ArtifactStore } from '@letters/artifacts'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
 import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterRecord, type LetterToRender, type RenderPool } from '@letters/render'
-import { ApiError } from '../errors.js'
+import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 
 export interface ProofSources {
@@ -51,7 +51,7 @@ async function drawProof(pool: RenderPool, letter: LetterToRender): Promise<Buff
     return await pool.render('proof', letter)
   } catch (error) {
     // Every render thread is busy and the queue is full: come back in a few seconds.
-    if (error instanceof RenderQueueFull) throw new ApiError(503, 'Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
+    if (error instanceof RenderQueueFull) throw new Unavailable('Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
     throw error
   }
 }

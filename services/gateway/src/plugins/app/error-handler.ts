@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isConnectionError } from '@letters/db'
-import { ApiError, reasonPhrase } from '../../errors.js'
+import { ApiError, Unavailable, reasonPhrase } from '../../errors.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
 const frameworkMessages: Record<string, string> = {
@@ -43,6 +43,7 @@ function isDependencyUnavailable(error: unknown): boolean {
 }
 
 function clientMessage(error: FastifyError, status: number): string {
+  if (error instanceof Unavailable) return error.message
   if (status >= 500) return statusMessages[status] ?? statusMessages[500]!
   if (error instanceof ApiError) return error.message
   if (error.code && frameworkMessages[error.code]) return frameworkMessages[error.code]!
@@ -81,7 +82,8 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
   const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
   if (status === 503) reply.header('retry-after', '5')
-  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  if (error instanceof Unavailable) request.log.warn({ status }, 'request shed')
+  else if (status >= 500) request.log.error({ err: error }, 'request failed')
   // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
   else request.log.info({ status, code: error.code }, 'request rejected')
   return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
