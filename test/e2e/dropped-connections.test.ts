@@ -8,8 +8,8 @@ import postgres from 'postgres'
 import { closeDb, createDb, ledgerEntries, letterEvents, letters, type Db } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { adminAccount } from '../support/accounts.js'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
-import { freePort, serviceEnv, startProcess, waitUntilAnswering, type ServiceProcess } from '../support/processes.js'
+import { isolatedDatabase, testConfig } from '../support/context.js'
+import { freePort, startGatewayProcess, startServiceProcess, type ServiceProcess } from '../support/processes.js'
 
 /**
  * The gateway and both workers as real processes while every backend of their database is
@@ -23,7 +23,8 @@ let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let floorDir: string
 let db: Db
 let baseUrl: string
-let services: Record<'gateway' | 'address' | 'production', ServiceProcess>
+/** The gateway, address and production processes, each added as soon as it runs. */
+let services: Record<string, ServiceProcess> = {}
 
 beforeAll(async () => {
   database = await isolatedDatabase('drops')
@@ -35,19 +36,16 @@ beforeAll(async () => {
   // The default spool printer: a letter printed again replaces its files, so the spool holds
   // each letter's card and envelope once whatever retries happened (a PRINT_COMMAND printer
   // would print a second copy when a drop lands between the hand-over and the `printed` mark).
-  const env = serviceEnv(config, { PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'error' })
-  services = {
-    gateway: startProcess('services/gateway/src/main.ts', env),
-    address: startProcess('services/address-worker/src/main.ts', env),
-    production: startProcess('services/production-worker/src/main.ts', env),
-  }
+  const env = { LOG_LEVEL: 'error' }
+  // One after the other, each kept as soon as it runs, so that afterAll stops whichever started.
+  services.gateway = await startGatewayProcess(config, port, env)
+  services.address = await startServiceProcess('address-worker', config, env)
+  services.production = await startServiceProcess('production-worker', config, env)
   db = createDb(database.url, { max: 2 })
-  await waitUntilAnswering(`${baseUrl}/healthz`)
-}, 60_000)
+}, 90_000)
 
 afterAll(async () => {
-  for (const service of Object.values(services ?? {})) service.child.kill('SIGKILL')
-  await Promise.all(Object.values(services ?? {}).map((service) => service.exited))
+  await Promise.all(Object.values(services).map((service) => service.kill()))
   await closeDb(db)
   await database.drop()
   await rm(floorDir, { recursive: true, force: true })

@@ -1,24 +1,24 @@
-import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { killHard, loggingCommand, printsIn, startWorkerProcess } from '../support/floor-processes.js'
+import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 
 /** The worker process's connections carry this name, so the test terminates them and no others. */
 const applicationName = `floor-drop-${Math.random().toString(36).slice(2, 8)}`
 
 let pipeline: Pipeline
-let worker: ChildProcess | undefined
+let worker: ServiceProcess | undefined
 let floorDir: string
 beforeAll(async () => {
   pipeline = await startPipeline('drop', { production: false })
   floorDir = await mkdtemp(join(tmpdir(), 'letters-drop-prints-'))
 })
 afterAll(async () => {
-  if (worker) await killHard(worker)
+  await worker?.kill()
   await pipeline.close()
   await rm(floorDir, { recursive: true, force: true })
 })
@@ -39,7 +39,7 @@ describe('the floor when its Postgres connections drop', () => {
   it('prints each file once when the connections drop after the printer took a file and before the letter is marked printed', async () => {
     const log = join(floorDir, 'prints.log')
     // The printer takes the file (logged), then keeps the command busy for a moment.
-    worker = await startWorkerProcess(pipeline, { PRINT_COMMAND: loggingCommand(log, { after: 0.5 }), PGAPPNAME: applicationName })
+    worker = await startFloorProcess(pipeline.config, { PRINT_COMMAND: loggingCommand(log, { after: 0.5 }), PGAPPNAME: applicationName })
     const ids: string[] = []
     for (let round = 0; round < 3; round++) {
       const id = await pipeline.send()
@@ -66,7 +66,7 @@ describe('the floor when its Postgres connections drop', () => {
     expect(Object.fromEntries(prints)).toEqual(Object.fromEntries(ids.flatMap((id) => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]).map((file) => [file, 1])))
     for (const id of ids) expect((await pipeline.card(id)).events.filter((event) => event.status === 'printed')).toHaveLength(1)
     // The worker lived through it all.
-    expect([worker.exitCode, worker.signalCode]).toEqual([null, null])
+    expect(worker.alive(), worker.output()).toBe(true)
     expect(await workerBackends('any')).toBeGreaterThan(0)
   }, 150_000)
 })

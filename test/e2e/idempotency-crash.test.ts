@@ -4,7 +4,7 @@ import { buildApp, type App } from '@letters/gateway/app'
 import { adminAccount } from '../support/accounts.js'
 import { testConfig } from '../support/context.js'
 import { sampleRecipient } from '../support/factories.js'
-import { freePort, startGatewayProcess, type ServiceProcess } from '../support/service-process.js'
+import { freePort, startGatewayProcess, type ServiceProcess } from '../support/processes.js'
 
 let app: App
 let gateway: ServiceProcess | undefined

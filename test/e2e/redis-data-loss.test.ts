@@ -26,7 +26,7 @@ beforeAll(async () => {
   })
 })
 afterAll(async () => {
-  floor?.child.kill('SIGKILL')
+  await floor?.kill()
   await pipeline.close()
   await rm(logDir, { recursive: true, force: true })
 })
@@ -53,8 +53,7 @@ describe('every queue key deleted while letters are at every stage', () => {
     floor = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 30 && test -f {file}' })
     const onTheFloor = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     await expect.poll(() => statusesOf(onTheFloor), { timeout: 15_000, interval: 50 }).toEqual(['printing', 'printing', 'ready_for_print'])
-    floor.child.kill('SIGKILL')
-    await floor.exited
+    await floor.kill()
     floor = undefined
 
     // Three waiting for their address (received), their jobs handed to Redis.

@@ -1,26 +1,17 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { Redis } from 'ioredis'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { freePort } from '../support/processes.js'
 
 /**
  * This test stops Redis, so it runs a Redis server of its own (the one other test files share
  * must stay up). It needs the redis-server binary, which the machines CI runs on have.
  */
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
 
 let port: number
 let redis: ChildProcess | undefined

@@ -1,5 +1,3 @@
-import type { ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,11 +6,12 @@ import { eq, inArray } from 'drizzle-orm'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import { CommandPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { killHard, loggingCommand, printsIn, processesMentioning, startWorkerProcess } from '../support/floor-processes.js'
+import { loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 
 let pipeline: Pipeline
-let child: ChildProcess | undefined
+let child: ServiceProcess | undefined
 /** Where the print commands of this file write their log (one line per print) and nothing else. */
 let floorDir: string
 beforeAll(async () => {
@@ -20,7 +19,7 @@ beforeAll(async () => {
   floorDir = await mkdtemp(join(tmpdir(), 'letters-crash-prints-'))
 })
 afterAll(async () => {
-  child?.kill('SIGKILL')
+  await child?.kill()
   await pipeline.close()
   await rm(floorDir, { recursive: true, force: true })
 })
@@ -30,13 +29,12 @@ const printFilesOf = (id: string): [card: string, envelope: string] => [join(pip
 describe('a production worker killed in the middle of a job', () => {
   it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async () => {
     // Its printer takes five seconds per file: the kill lands while the letters are in its hands.
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     // It works on two at a time: two letters printing, the third waiting in the queue.
     await expect.poll(async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing').length, { timeout: 10_000, interval: 50 }).toBe(2)
 
-    child.kill('SIGKILL')
-    await once(child, 'exit')
+    await child.kill()
     child = undefined
     const held = await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))
     expect(held.map((row) => row.status).sort()).toEqual(['printing', 'printing', 'ready_for_print'])
@@ -59,11 +57,10 @@ describe('a production worker killed in the middle of a job', () => {
 
   it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async () => {
     await pipeline.productionWorker!.close()
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const id = await pipeline.send()
     await reachStatus(pipeline, id, 'printing')
-    child.kill('SIGKILL')
-    await once(child, 'exit')
+    await child.kill()
     child = undefined
     // No second chance: BullMQ fails the job without running it, and the letter must not stay `printing`.
     pipeline.startProductionWorker({ stalledIntervalMs: 300, maxStalledCount: 0 })
@@ -77,23 +74,22 @@ describe('a production worker killed in the middle of a job', () => {
     await pipeline.productionWorker?.close()
     const log = join(floorDir, 'first-kill.log')
     const command = loggingCommand(log, { before: 0.5 })
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
     // Killed once a few files are out and a command is in the middle of its sleep.
     await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 }).toBe(true)
-    await killHard(child)
+    await child.kill()
     child = undefined
     // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    expect(await processesMentioning(log)).toEqual([])
+    await expect.poll(() => processesMentioning(log), { timeout: 5000, interval: 20 }).toEqual([])
 
     // The worker restarted: it takes the dead one's jobs over once their locks expire.
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
     const prints = await printsIn(log)
     expect([...prints.keys()].sort()).toEqual(ids.flatMap(printFilesOf).sort())
     expect([...prints.values()].filter((count) => count !== 1)).toEqual([])
-    await killHard(child)
+    await child.kill()
     child = undefined
   }, 120_000)
 
@@ -103,17 +99,17 @@ describe('a production worker killed in the middle of a job', () => {
     const command = loggingCommand(log, { before: 5, envelopesOnly: true })
     const printingEnvelope = async () => (await processesMentioning(log)).length > 0
 
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const id = await pipeline.send()
     const [cardFile, envelopeFile] = printFilesOf(id)
     await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 15_000, interval: 20 }).toBe(true)
-    await killHard(child)
+    await child.kill()
 
     // A second worker takes it over, and dies on the envelope too.
-    child = await startWorkerProcess(pipeline, { PRINT_COMMAND: command })
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 15_000, interval: 50 }).toBe(2)
     await expect.poll(printingEnvelope, { timeout: 10_000, interval: 20 }).toBe(true)
-    await killHard(child)
+    await child.kill()
     child = undefined
 
     // Abandoned twice, the job fails for good and the letter waits for ops.

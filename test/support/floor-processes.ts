@@ -1,33 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { readdir, readFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
-import { expect } from 'vitest'
-import type { Pipeline } from './pipeline.js'
-
-const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
-
-/**
- * A production worker in a process of its own (production-worker-process.ts) on the pipeline's
- * database, Redis and queues, for a test to kill; resolves once it consumes the production queue.
- */
-export async function startWorkerProcess(pipeline: Pipeline, env: Record<string, string>): Promise<ChildProcess> {
-  const { config } = pipeline
-  const started = spawn(process.execPath, ['--import', 'tsx', 'test/support/production-worker-process.ts'], {
-    cwd: repositoryRoot,
-    env: { ...process.env, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, QUEUE_PREFIX: config.queuePrefix, ARTIFACTS_DIR: config.artifactsDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const [line] = (await once(started.stdout!, 'data')) as [Buffer]
-  expect(line.toString()).toBe('consuming\n')
-  return started
-}
-
-/** Kills a worker process the hard way (no handler of its runs) and waits for it to be gone. */
-export async function killHard(worker: ChildProcess): Promise<void> {
-  worker.kill('SIGKILL')
-  if (worker.exitCode === null && worker.signalCode === null) await once(worker, 'exit')
-}
 
 /**
  * A PRINT_COMMAND that logs every file it prints to `log`, one line (the file's path) per print:

@@ -6,6 +6,10 @@ import type { Config } from '@letters/config'
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
+/** How long a process may take to be ready: tsx compiles on start, and the machine is shared. */
+const READY_TIMEOUT_MS = 30_000
+
+/** A port nobody listens on now, for a process (or a server of the test's own) to take. */
 export async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -15,13 +19,14 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** The environment a child process needs to run on a test's database, Redis and queue prefix. */
+/** The environment a child process needs to run on a test's database, Redis, queue prefix and directories; `env` on top. */
 export function serviceEnv(config: Config, env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
     QUEUE_PREFIX: config.queuePrefix,
+    ...(config.adminToken === undefined ? {} : { ADMIN_TOKEN: config.adminToken }),
     ARTIFACTS_DIR: config.artifactsDir,
     SPOOL_DIR: config.spoolDir,
     LOG_LEVEL: 'silent',
@@ -30,6 +35,7 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
   }
 }
 
+/** A TypeScript entry point (a service's main.ts, a test fixture) in a process of its own, for a test to kill. */
 export interface ServiceProcess {
   child: ChildProcess
   /** Everything it wrote, stdout and stderr. */
@@ -37,32 +43,99 @@ export interface ServiceProcess {
   /** Resolves with its exit code (or signal) once it has exited. */
   exited: Promise<number | string>
   alive(): boolean
+  /** SIGKILL, as when the machine or the OOM killer takes it: no handler of its runs. Resolves once it is gone. */
+  kill(): Promise<void>
 }
 
-/** A TypeScript entry point (a service's main.ts, a test fixture) run as a process of its own through tsx. */
-export function startProcess(entry: string, env: NodeJS.ProcessEnv): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: repositoryRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+export interface StartOptions {
+  /**
+   * Through the tsx CLI, as `npm start` runs it, instead of `node --import tsx`: threads then
+   * inherit tsx's loader from the CLI's arguments. The CLI runs the entry in a child of its own,
+   * so the two get a process group of their own, which kill() ends as a whole.
+   */
+  throughTsxCli?: boolean
+  timeoutMs?: number
+}
+
+/** Starts `entry` (a path from the repository root); not waiting for anything. */
+function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<StartOptions, 'throughTsxCli'> = {}): ServiceProcess {
+  const args = options.throughTsxCli ? ['node_modules/tsx/dist/cli.mjs', entry] : ['--import', 'tsx', entry]
+  const detached = options.throughTsxCli ?? false
+  const child = spawn(process.execPath, args, { cwd: repositoryRoot, env, detached, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  let exitCode: number | string | undefined
-  const exited = once(child, 'exit').then(([code, signal]) => (exitCode = (code as number | null) ?? (signal as string)))
-  return { child, output: () => output, exited, alive: () => exitCode === undefined }
+  const exited = once(child, 'exit').then(([code, signal]) => (code as number | null) ?? (signal as string))
+  const alive = () => child.exitCode === null && child.signalCode === null
+  return {
+    child,
+    output: () => output,
+    exited,
+    alive,
+    async kill() {
+      if (alive()) process.kill(detached ? -child.pid! : child.pid!, 'SIGKILL')
+      await exited
+    },
+  }
+}
+
+/** The end of what a process wrote, for an error message. */
+const tail = (output: string) => (output.length > 4000 ? `…${output.slice(-4000)}` : output)
+
+/**
+ * Resolves once `ready` says so; fails as soon as `started` exits, or at the deadline, with what
+ * it wrote. Either way a process that never got ready is killed.
+ */
+async function untilReady(name: string, started: ServiceProcess, ready: () => boolean | Promise<boolean>, timeoutMs: number): Promise<ServiceProcess> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await Promise.resolve().then(ready).catch(() => false))) {
+    let failure: string | undefined
+    if (!started.alive()) failure = `${name} exited with ${await started.exited} before it was ready`
+    else if (Date.now() > deadline) failure = `${name} was not ready within ${timeoutMs} ms`
+    if (failure) {
+      await started.kill()
+      throw new Error(`${failure}; it wrote:\n${tail(started.output())}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return started
+}
+
+const answersHealthz = (port: string) => async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok
+
+export type ServiceName = 'gateway' | 'address-worker' | 'production-worker'
+
+/**
+ * Starts `services/<name>/src/main.ts` on 127.0.0.1 with the test's configuration, `env` on top;
+ * resolves once its /healthz answers 200: the gateway's on PORT (which `env` must give), a
+ * worker's on METRICS_PORT, a free one unless `env` gives it, since several workers in one run
+ * must not fight over the default 9101 and 9102.
+ */
+export async function startServiceProcess(name: ServiceName, config: Config, env: Record<string, string> = {}, options: StartOptions = {}): Promise<ServiceProcess> {
+  const ports: Record<string, string> = name === 'gateway' || env.METRICS_PORT ? {} : { METRICS_PORT: String(await freePort()) }
+  const variables = serviceEnv(config, { HOST: '127.0.0.1', ...ports, ...env })
+  const healthPort = name === 'gateway' ? variables.PORT : variables.METRICS_PORT
+  if (!healthPort) throw new Error(`${name} needs PORT in env: its readiness is its /healthz`)
+  const started = startProcess(`services/${name}/src/main.ts`, variables, options)
+  return untilReady(name, started, answersHealthz(healthPort), options.timeoutMs ?? READY_TIMEOUT_MS)
+}
+
+/** A gateway process on 127.0.0.1:`port`, ready once its /healthz answers. */
+export function startGatewayProcess(config: Config, port: number, env: Record<string, string> = {}, options: StartOptions = {}): Promise<ServiceProcess> {
+  return startServiceProcess('gateway', config, { PORT: String(port), ...env }, options)
 }
 
 /**
  * test/support/production-worker-process.ts: the real production worker with short locks, for a
  * test to kill. Resolves once it consumes the queue.
  */
-export async function startFloorProcess(config: Config, env: Record<string, string> = {}): Promise<ServiceProcess> {
+export function startFloorProcess(config: Config, env: Record<string, string> = {}, options: Pick<StartOptions, 'timeoutMs'> = {}): Promise<ServiceProcess> {
   const started = startProcess('test/support/production-worker-process.ts', serviceEnv(config, env))
-  const [line] = (await once(started.child.stdout!, 'data')) as [Buffer]
-  if (line.toString() !== 'consuming\n') throw new Error(`the production worker process said: ${line.toString()}`)
-  return started
+  return untilReady('the production worker process', started, () => started.output().includes('consuming\n'), options.timeoutMs ?? READY_TIMEOUT_MS)
 }
 
-/** Waits until `url` answers 200 (a gateway process started), outside a test's own polling. */
-export async function waitUntilAnswering(url: string, timeoutMs = 30_000): Promise<void> {
+/** Waits until `url` answers 200: a process the test started some other way (npm start) serves. */
+export async function waitUntilAnswering(url: string, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while ((await fetch(url).then((response) => response.status, () => 0)) !== 200) {
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)

@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { freePort, startGatewayProcess, type ServiceProcess } from '@letters/test/support/processes'
 import type { App } from '../src/app.js'
 import { adminAccount, sendSingle, startGateway } from './helpers.js'
 
-const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url))
 const PROOFS_IN_FLIGHT = 20
 const SAMPLES = 300
 /**
@@ -17,16 +13,6 @@ const SAMPLES = 300
  * in sight. Proofs drawn on the event loop put seconds on the p99, far past twice this.
  */
 const IDLE_P99_FLOOR_MS = 50
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
@@ -47,7 +33,7 @@ const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50) 
 
 let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let setup: App
-let gateway: ChildProcess | undefined
+let gateway: ServiceProcess | undefined
 let base: string
 
 beforeAll(async () => {
@@ -55,39 +41,19 @@ beforeAll(async () => {
   setup = await startGateway({ DATABASE_URL: database.url })
   const port = await freePort()
   base = `http://127.0.0.1:${port}`
-  const config = testConfig()
+  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-proofload` })
   // The gateway as `npm start` runs it: its own process, started by the tsx CLI, on 127.0.0.1.
-  gateway = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'services/gateway/src/main.ts'], {
-    cwd: repositoryRoot,
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      REDIS_URL: config.redisUrl,
-      QUEUE_PREFIX: `${config.queuePrefix}-proofload`,
-      ARTIFACTS_DIR: config.artifactsDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'silent',
-      SEED_DEMO: 'false',
-      // Only the renders' effect on the others is measured here: neither limit may refuse.
-      PROOF_RATE_LIMIT_MAX: '100000',
-      RATE_LIMIT_MAX: '100000',
-      RENDER_QUEUE_MAX: '64',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  for (const deadline = Date.now() + 30_000; (await fetch(`${base}/healthz`).then((response) => response.status, () => 0)) !== 200; ) {
-    if (Date.now() > deadline) throw new Error('the gateway did not start within 30 s')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  gateway = await startGatewayProcess(
+    config,
+    port,
+    // Only the renders' effect on the others is measured here: neither limit may refuse.
+    { PROOF_RATE_LIMIT_MAX: '100000', RATE_LIMIT_MAX: '100000', RENDER_QUEUE_MAX: '64' },
+    { throughTsxCli: true },
+  )
 }, 60_000)
 
 afterAll(async () => {
-  if (gateway && gateway.exitCode === null) {
-    gateway.kill('SIGTERM')
-    await once(gateway, 'exit')
-  }
+  await gateway?.kill()
   await setup?.close()
   await database?.drop()
 })
