@@ -102,13 +102,13 @@ describe('a production worker killed in the middle of a job', () => {
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const id = await pipeline.send()
     const [cardFile, envelopeFile] = printFilesOf(id)
-    await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 15_000, interval: 20 }).toBe(true)
+    await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 30_000, interval: 20 }).toBe(true)
     await child.kill()
 
     // A second worker takes it over, and dies on the envelope too.
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 15_000, interval: 50 }).toBe(2)
-    await expect.poll(printingEnvelope, { timeout: 10_000, interval: 20 }).toBe(true)
+    await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 30_000, interval: 50 }).toBe(2)
+    await expect.poll(printingEnvelope, { timeout: 30_000, interval: 20 }).toBe(true)
     await child.kill()
     child = undefined
 
@@ -123,5 +123,5 @@ describe('a production worker killed in the middle of a job', () => {
     expect(printed.events.slice(-2).map((event) => event.status)).toEqual(['printing', 'printed'])
     expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1, [envelopeFile]: 1 })
     expect(await processesMentioning(log)).toEqual([])
-  }, 120_000)
+  }, 180_000)
 })

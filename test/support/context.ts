@@ -29,6 +29,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // Every in-process request comes from 127.0.0.1 and test files run side by side: the default
     // 10 failed authentications a minute would turn other files' 401 tests into 429s.
     AUTH_FAILURES_MAX: '1000',
+    // Tests that render in their own process (the floor in-process) block the event loop for
+    // seconds on a loaded machine: load shedding would answer their gateway calls 503. The
+    // shedding tests set their own threshold.
+    EVENT_LOOP_MAX_DELAY_MS: '60000',
     ...overrides,
   })
 }
