@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,6 +9,7 @@ import { closeDb, createDb, ledgerEntries, letterEvents, letters, type Db } from
 import type { App } from '@letters/gateway/app'
 import { adminAccount } from '../support/accounts.js'
 import { isolatedDatabase, testConfig } from '../support/context.js'
+import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { freePort, startGatewayProcess, startServiceProcess, type ServiceProcess } from '../support/processes.js'
 
 /**
@@ -21,6 +22,7 @@ const CLIENTS = 2
 
 let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let floorDir: string
+let printLog: string
 let db: Db
 let baseUrl: string
 /** The gateway, address and production processes, each added as soon as it runs. */
@@ -32,11 +34,10 @@ beforeAll(async () => {
   const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
   const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-drops`, ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool') })
-  // Errors only: what the guard logs, and any crash.
-  // The default spool printer: a letter printed again replaces its files, so the spool holds
-  // each letter's card and envelope once whatever retries happened (a PRINT_COMMAND printer
-  // would print a second copy when a drop lands between the hand-over and the `printed` mark).
-  const env = { LOG_LEVEL: 'error' }
+  // Errors only: what the guard logs, and any crash. A print command that logs every file it
+  // prints: a second print of any file, whatever drop caused it, shows in the log.
+  printLog = join(floorDir, 'prints.log')
+  const env = { LOG_LEVEL: 'error', PRINT_COMMAND: loggingCommand(printLog) }
   // One after the other, each kept as soon as it runs, so that afterAll stops whichever started.
   services.gateway = await startGatewayProcess(config, port, env)
   services.address = await startServiceProcess('address-worker', config, env)
@@ -117,6 +118,7 @@ describe('every Postgres backend terminated, ten times, while letters flow', () 
       for (const [name, service] of Object.entries(services)) expect(service.alive(), `${name} exited:\n${service.output()}`).toBe(true)
     }
     everyServiceAlive()
+    const drainStarted = Date.now()
     const notPrinted = async () => (await db.select({ id: letters.id }).from(letters).where(sql`${letters.status} <> 'printed'`)).length
     // Production retries wait 5, 10 and 20 s: a letter hit by a drop on several attempts takes a while.
     await expect.poll(notPrinted, { timeout: 120_000, interval: 500 }).toBe(0).catch(async (error: Error) => {
@@ -138,8 +140,11 @@ describe('every Postgres backend terminated, ten times, while letters flow', () 
     expect(charges.map((charge) => charge.letterId).sort()).toEqual([...accepted].sort())
     const printedEvents = await db.select({ letterId: letterEvents.letterId }).from(letterEvents).where(eq(letterEvents.status, 'printed'))
     expect(printedEvents.map((event) => event.letterId).sort()).toEqual([...accepted].sort())
-    const spooled = (await readdir(join(floorDir, 'spool'))).filter((name) => !name.startsWith('.')).sort()
-    expect(spooled).toEqual(accepted.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
+    // Each file handed to the printer once: the floor's fencing held through every drop.
+    const prints = await printsIn(printLog)
+    expect([...prints.keys()].map((path) => path.split('/').slice(-2).join('.')).sort()).toEqual(accepted.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
+    expect([...prints.entries()].filter(([, count]) => count !== 1)).toEqual([])
+    console.info('dropped connections figures', JSON.stringify({ rounds: ROUNDS, backendsTerminatedPerRound: terminated, lettersAccepted: accepted.length, filesPrinted: prints.size, drainMs: Date.now() - drainStarted }))
 
     const balances = await db.execute<{ id: string; balance: number; ledger: number }>(sql`
       SELECT a.id, a.balance, COALESCE(SUM(e.amount), 0)::int AS ledger

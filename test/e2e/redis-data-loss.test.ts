@@ -63,13 +63,15 @@ describe('every queue key deleted while letters are at every stage', () => {
     await expect.poll(async () => (await pipeline.app.db.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt))).length, { timeout: 10_000, interval: 50 }).toBe(0)
     expect(await statusesOf(received)).toEqual(['received', 'received', 'received'])
 
-    expect(await deleteQueueKeys()).toBeGreaterThan(0)
+    const keysDeleted = await deleteQueueKeys()
+    expect(keysDeleted).toBeGreaterThan(0)
     const lostAt = Date.now()
     pipeline.addressWorker.resume()
     pipeline.startProductionWorker({ stalledIntervalMs: 300 })
 
     await expect.poll(() => statusesOf(ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))
     expect(Date.now() - lostAt).toBeLessThan(RECONCILE_AFTER_MS + 60_000)
+    console.info('redis data loss figures', JSON.stringify({ letters: ids.length, keysDeleted, reconcileAfterMs: RECONCILE_AFTER_MS, allPrintedAfterMs: Date.now() - lostAt }))
 
     for (const id of ids) {
       const card = await pipeline.card(id)
