@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
@@ -57,6 +58,8 @@ export async function buildApp(options: AppOptions) {
     logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
+    // Unique across replicas and restarts, like the ids of errors answered before a request exists.
+    genReqId: () => randomUUID(),
     ...httpLimits(options.config.http),
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,

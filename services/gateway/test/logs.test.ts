@@ -63,7 +63,9 @@ describe('logs of failed database statements', () => {
     const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, secret))
     await held
     await closeDb(holder)
-    expectError(response, 500, 'Internal Server Error')
+    // A statement that timed out did nothing: the client may retry (503 with Retry-After).
+    expectError(response, 503, 'Service Unavailable')
+    expect(response.headers['retry-after']).toBe('5')
     expect((await moneyState(db, account.id)).balance).toBe(30)
 
     expectNoRecipientData(lines)

@@ -127,6 +127,18 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
+  it('replays a finished request to every one of 20 copies arriving at once, never 409', async () => {
+    const account = await adminAccount(app, 30)
+    const client = publicClient(app, account.apiKey)
+    const body = singleLetter(account)
+    const first = await client.post('/single', body, { 'idempotency-key': 'k-replays' })
+    expect(first.statusCode).toBe(200)
+    const copies = await Promise.all(Array.from({ length: 20 }, () => client.post('/single', body, { 'idempotency-key': 'k-replays' })))
+    expect(copies.map((response) => [response.statusCode, response.headers['idempotent-replayed']])).toEqual(Array(20).fill([200, 'true']))
+    expect(new Set(copies.map((response) => response.json<{ cardId: string }>().cardId))).toEqual(new Set([first.json<{ cardId: string }>().cardId]))
+    expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
+  })
+
   it('lets a key be used again after its request failed', async () => {
     const account = await adminAccount(app, 2)
     const client = publicClient(app, account.apiKey)

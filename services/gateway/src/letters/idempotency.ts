@@ -46,16 +46,26 @@ export const inFlight = () => new ApiError(409, 'Una petición con esta Idempote
  * response is replayed; another request under the same key is 422.
  */
 export async function holdIdempotencyKey(tx: Tx, accountId: string, key: string, fingerprint: string): Promise<KeyState> {
+  // A key already answered is replayed without the lock, so copies of a finished request never
+  // queue behind one another (only a request still running answers 409).
+  const answered = await storedResponse(tx, accountId, key, fingerprint)
+  if (answered) return answered
   const [lock] = await tx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockName(accountId, key)}, 0)) AS held`)
   if (!lock?.held) throw inFlight()
+  // Read again under the lock: the request that held it may have committed meanwhile.
+  return (await storedResponse(tx, accountId, key, fingerprint)) ?? { outcome: 'fresh' }
+}
+
+/** The key's stored response to replay (or 422 for another request under it); 409 for a recent old-version claim. */
+async function storedResponse(tx: Tx, accountId: string, key: string, fingerprint: string): Promise<KeyState | undefined> {
   const [stored] = await tx.execute<{ request_hash: string; response_status: number | null; response_body: unknown; recent: boolean }>(sql`
     SELECT request_hash, response_status, response_body, created_at > now() - make_interval(secs => ${OLD_CLAIM_ABANDONED_AFTER_SECONDS}) AS recent
     FROM idempotency_keys
     WHERE account_id = ${accountId}::uuid AND key = ${key} AND expires_at >= now()`)
-  if (!stored) return { outcome: 'fresh' }
+  if (!stored) return undefined
   if (stored.response_status === null) {
     if (stored.recent) throw inFlight()
-    return { outcome: 'fresh' }
+    return undefined
   }
   if (stored.request_hash !== fingerprint) {
     throw new ApiError(422, 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada carta')

@@ -30,13 +30,18 @@ const statusMessages: Record<number, string> = {
 
 /** Connection-level failures of Redis (ioredis with no offline queue); Postgres's are packages/db's isConnectionError. */
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'])
+/**
+ * Postgres's query_canceled, which is what a statement timeout raises (a lock held too long, an
+ * overloaded database): the statement did nothing, so the client may retry, as after a drop.
+ */
+const STATEMENT_TIMEOUT = '57014'
 const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
 
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
 function isDependencyUnavailable(error: unknown): boolean {
   if (isConnectionError(error)) return true
   for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; current = current.cause as typeof current, depth++) {
-    if (typeof current.code === 'string' && unavailableCodes.has(current.code)) return true
+    if (typeof current.code === 'string' && (unavailableCodes.has(current.code) || current.code === STATEMENT_TIMEOUT)) return true
     if (typeof current.message === 'string' && redisUnavailable.test(current.message)) return true
   }
   return false
