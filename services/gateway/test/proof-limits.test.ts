@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { proofKey } from '../src/services/proofs.js'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
@@ -70,4 +72,37 @@ describe('the render queue', () => {
     // Refusals leave nothing behind: with the queue drained, the next proof is drawn.
     expect((await publicClient(app, account.apiKey).get(`/cards/${ids[0]}/proof`)).statusCode).toBe(200)
   })
+})
+
+describe('a proof that takes longer than the client may wait', () => {
+  let app: App
+  beforeAll(async () => {
+    // Half of a 2 s request timeout: one thread, so the third long proof waits well past it.
+    app = await startGateway({ RENDER_THREADS: '1', RENDER_QUEUE_MAX: '16', PROOF_RATE_LIMIT_MAX: '1000', HTTP_REQUEST_TIMEOUT_MS: '2000' })
+  })
+  afterAll(() => app.close())
+
+  it('answers 503 with Retry-After before the server would drop the socket, and the render it waited for is kept for the next request', async () => {
+    const account = await adminAccount(app)
+    const ids = await Promise.all(Array.from({ length: 12 }, () => sendSingle(app, account, { message: longMessage.slice(0, 1000) })))
+    // Verified addresses: their proofs are final and kept once drawn.
+    await app.db.execute(sql`UPDATE letters SET address = recipient WHERE id IN ${ids}`)
+    const started = Date.now()
+    const responses = await Promise.all(ids.map((id) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)))
+    const late = responses.filter((response) => response.statusCode === 503)
+    expect(late.length).toBeGreaterThan(0)
+    for (const response of late) {
+      expectError(response, 503, 'Service Unavailable', 'La prueba está tardando más de lo normal; vuelve a pedirla en unos segundos')
+      expect(response.headers['retry-after']).toBe('5')
+    }
+    expect(responses.every((response) => [200, 503].includes(response.statusCode))).toBe(true)
+    // Every answer went out near the 1 s deadline, long before a 2 s socket timeout plus the renders queued.
+    expect(Date.now() - started).toBeLessThan(12 * 1000)
+    // The renders went on: once the queue has drained, each late proof is served from the store.
+    const lateIds = ids.filter((_, i) => responses[i]!.statusCode === 503)
+    await expect.poll(async () => (await Promise.all(lateIds.map((id) => app.artifacts.get(proofKey(id))))).every(Boolean), { timeout: 60_000, interval: 200 }).toBe(true)
+    const completed = app.renderPool.completed
+    for (const id of lateIds) expect((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).statusCode).toBe(200)
+    expect(app.renderPool.completed).toBe(completed)
+  }, 90_000)
 })

@@ -11,7 +11,15 @@ export interface ProofSources {
   db: Db
   artifacts: ArtifactStore
   renderPool: RenderPool
+  config: { http: { requestTimeoutMs: number } }
 }
+
+/**
+ * How long a client waits for a proof being drawn before it is told to come back: half the
+ * request timeout, so the answer always goes out before the server would close an idle socket.
+ * The render goes on, and a final proof is kept, so the client's next request is served at once.
+ */
+const proofDeadline = (sources: ProofSources) => sources.config.http.requestTimeoutMs / 2
 
 /** Where a letter's final proof is kept, beside the floor's card.pdf and envelope.pdf. */
 export const proofKey = (letterId: string) => `${letterId}/proof-r${DRAWING_REVISION}.pdf`
@@ -40,10 +48,26 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, a
     if (kept) return kept
   }
   const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
-  const pdf = await drawProof(sources.renderPool, describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient }))
-  // Losing the copy costs one more render next time: the client still gets its proof.
-  if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
-  return pdf
+  const drawing = drawProof(sources.renderPool, describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient })).then(async (pdf) => {
+    // Losing the copy costs one more render next time: the client still gets its proof.
+    if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
+    return pdf
+  })
+  return within(drawing, proofDeadline(sources))
+}
+
+/** The proof if it is ready in time; else 503, while the drawing goes on (and is kept, if final). */
+async function within(drawing: Promise<Buffer>, ms: number): Promise<Buffer> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Unavailable('La prueba está tardando más de lo normal; vuelve a pedirla en unos segundos')), ms)
+  })
+  drawing.catch(() => {})
+  try {
+    return await Promise.race([drawing, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 async function drawProof(pool: RenderPool, letter: LetterToRender): Promise<Buffer> {
