@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import * as fontkit from 'fontkit'
 import type { FontName } from '@letters/contracts'
 
 const require = createRequire(import.meta.url)
@@ -23,4 +24,30 @@ export function fontData(name: FontName): Buffer {
     loaded.set(name, data)
   }
   return data
+}
+
+const parsed = new Map<FontName, fontkit.Font>()
+
+/**
+ * The characters of `text` the font has no glyph for: drawn, each would be an empty box (a
+ * Chinese name, an emoji, a Polish Ł in a latin-only font). White space and invisible format
+ * characters are laid out, not drawn.
+ * Distinct, in order of first appearance.
+ */
+export function unwritableCharacters(name: FontName, text: string): string[] {
+  let font = parsed.get(name)
+  if (!font) {
+    const created = fontkit.create(fontData(name))
+    // A WOFF file holds one font; a collection would be a packaging mistake of ours.
+    if (!('hasGlyphForCodePoint' in created)) throw new Error(`font ${name} is a collection, not a font`)
+    font = created
+    parsed.set(name, font)
+  }
+  const missing = new Set<string>()
+  for (const character of text) {
+    // Joiners, soft hyphens, variation selectors: laid out as nothing between letters.
+    if (/[\s\p{Default_Ignorable_Code_Point}]/u.test(character)) continue
+    if (!font.hasGlyphForCodePoint(character.codePointAt(0)!)) missing.add(character)
+  }
+  return [...missing]
 }

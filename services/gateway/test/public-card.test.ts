@@ -102,6 +102,7 @@ describe('POST /card rejects bad input with 400 and charges nothing', () => {
     ['variables that are not an object', () => cardBody({ variables: ['Ana'] }), "El campo 'variables' debe ser un objeto cuyos valores sean textos"],
     ['a bad zip', () => cardBody({ zip: 'ABCDE' }), "El campo 'zip' ('ABCDE') no es un código postal válido para ES"],
     ['an unknown field', () => cardBody({ message: 'otro texto' }), "El campo 'message' no está permitido"],
+    ['a variable the campaign’s font cannot write', () => cardBody({ variables: { nombre: 'Ana 🎄', cupon: 'X' } }), /^El mensaje de la campaña, con sus variables, contiene caracteres que la letra '[a-z-]+' no puede escribir: 🎄$/],
   ]
 
   it.each(cases)('%s', async (_name, body, message) => {

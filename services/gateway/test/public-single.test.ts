@@ -58,9 +58,12 @@ describe('POST /single', () => {
     expect(letter).toMatchObject({ message: '', fontName: 'caveat', recipient: { province: null, company: null } })
   })
 
-  it('takes a message of 1,000 characters, counting an emoji as one', async () => {
-    expect((await client.post('/single', singleLetter(account, { message: '✉'.repeat(1000) }))).statusCode).toBe(200)
-    expect((await client.post('/single', singleLetter(account, { message: '😀'.repeat(1000) }))).statusCode).toBe(200)
+  it('takes a message of 1,000 characters, counting characters rather than bytes', async () => {
+    expect((await client.post('/single', singleLetter(account, { message: 'ñ'.repeat(1000) }))).statusCode).toBe(200)
+    expect((await client.post('/single', singleLetter(account, { message: '€'.repeat(1000) }))).statusCode).toBe(200)
+    // 1,000 emoji are 2,000 UTF-16 units but 1,000 characters: refused for what the pen cannot write, not for their length.
+    const emoji = await client.post('/single', singleLetter(account, { message: '😀'.repeat(1000) }))
+    expectError(emoji, 400, 'Bad Request', "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 😀")
   })
 })
 
@@ -95,6 +98,10 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['a NUL character in the message', (a) => singleLetter(a, { message: 'a\u0000b' }), "El campo 'message' contiene caracteres no válidos"],
     ['a NUL character in the surname', (a) => singleLetter(a, { surname: 'a\u0000b' }), "El campo 'surname' contiene caracteres no válidos"],
     ['half a surrogate pair in the city', (a) => singleLetter(a, { city: '\ud800x' }), "El campo 'city' contiene caracteres no válidos"],
+    ['a Chinese name the handwriting font cannot write', (a) => singleLetter(a, { name: '王伟' }), "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: 王 伟"],
+    ['emoji in the message', (a) => singleLetter(a, { message: 'Gracias 👍🏽 por todo 👍🏽' }), "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 👍 🏽"],
+    ['a name of private-use characters', (a) => singleLetter(a, { name: '\ue000\ue001' }), "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: \ue000 \ue001"],
+    ['a Polish city in a latin-only font', (a) => singleLetter(a, { city: 'Łódź', fontName: 'kalam' }), "El campo 'city' contiene caracteres que la letra 'kalam' no puede escribir: Ł ź"],
   ]
 
   it.each(cases)('%s', async (_name, body, message) => {
@@ -111,6 +118,13 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     expectError(response, 400, 'Bad Request', "El campo 'fontName' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam")
     expect(response.body).not.toContain('xxxxxxxx')
     expect(response.body.length).toBeLessThan(400)
+  })
+
+  it('takes Spanish, French and German text with its punctuation in every font', async () => {
+    for (const fontName of ['caveat', 'dancing-script', 'homemade-apple', 'indie-flower', 'kalam']) {
+      const response = await client.post('/single', singleLetter(account, { fontName, name: 'Begoña Müller', surname: 'Çelik-Œuvre', message: '¡Hola! ¿Qué tal? «Gracias» — 20 € … “adiós”' }))
+      expect(response.statusCode, `${fontName}: ${response.body}`).toBe(200)
+    }
   })
 
   it('takes a name with joiners and accents among visible letters', async () => {
