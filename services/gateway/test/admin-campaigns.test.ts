@@ -63,6 +63,14 @@ describe('POST /admin/accounts/{id}/campaigns', () => {
     expectError(response, 400, 'Bad Request', "El campo 'variables[0].defaultValue' supera el máximo de 3 caracteres de la variable")
   })
 
+  it('rejects a template or a default its font cannot write, and stores nothing', async () => {
+    const before = await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'Feliz año 🎆 {{nombre}}' })), 400, 'Bad Request', "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 🎆")
+    const withDefault = campaignBody({ fontName: 'kalam', variables: [{ ...variables[0], defaultValue: 'Łucja' }, variables[1]] })
+    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, withDefault), 400, 'Bad Request', "El campo 'variables[0].defaultValue' contiene caracteres que la letra 'kalam' no puede escribir: Ł")
+    expect(await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))).toHaveLength(before.length)
+  })
+
   it('rejects an unknown font, listing the available ones, and stores nothing', async () => {
     const before = await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))
     const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ fontName: 'comic-sans' }))

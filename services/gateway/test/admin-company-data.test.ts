@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { senders } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminClient, expectError, startGateway } from './helpers.js'
 
@@ -27,5 +29,13 @@ describe.each(['card-designs', 'envelope-designs', 'senders', 'signatures'])('PO
 
   it('answers 404 for an unknown account', async () => {
     expectError(await admin.post(`/admin/accounts/${UNKNOWN_ID}/${kind}`, { name: 'X' }), 404, 'Not Found', 'La cuenta no existe')
+  })
+})
+
+describe('POST /admin/accounts/{id}/senders', () => {
+  it('refuses a name some handwriting font cannot write, since it signs letters in any of them, and stores nothing', async () => {
+    const response = await admin.post(`/admin/accounts/${accountId}/senders`, { name: 'Tienda 王 ✨' })
+    expectError(response, 400, 'Bad Request', "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: 王 ✨")
+    expect(await app.db.select().from(senders).where(eq(senders.name, 'Tienda 王 ✨'))).toEqual([])
   })
 })

@@ -5,9 +5,8 @@ import { isAssignedCountry, isPostalCodeOf, publicApi, type FontName } from '@le
 import { balance, chargeCtes } from '@letters/credits'
 import type { Db, Executor, Recipient } from '@letters/db'
 import { metrics } from '@letters/observability'
-import { unwritableCharacters } from '@letters/render'
 import { ApiError, badRequest } from '../errors.js'
-import { checkedFont } from '../services/fonts.js'
+import { assertWritable, checkedFont } from '../services/fonts.js'
 import { assertOwnership, ownershipColumns } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { holdIdempotencyKey, rememberResponse, requestFingerprint } from './idempotency.js'
@@ -190,38 +189,20 @@ async function insertLetter(ex: Executor, draft: LetterDraft): Promise<void> {
   if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(ex, draft.accountId))
 }
 
-/** Most characters named in a refusal: enough to find them, never a wall of text. */
-const NAMED_CHARACTERS = 10
-
 /**
- * Everything the floor writes on the card and the envelope is drawn in the letter's font: a
- * character the font has no glyph for (Chinese, an emoji, a Ł in a latin-only font) would come
- * out as an empty box on a letter the client paid for. Refused before anything is charged.
+ * Everything the floor writes on the card and the envelope is drawn in the letter's font: text
+ * it cannot write is refused before anything is charged.
  */
-function assertWritable(draft: LetterDraft): void {
+function assertDrawable(draft: LetterDraft): void {
   const { recipient } = draft
-  const drawn: Array<[string, string | null]> = [
-    ['message', draft.message],
-    ['name', recipient.name],
-    ['surname', recipient.surname],
-    ['company', recipient.company],
-    ['address', recipient.address],
-    ['zip', recipient.zip],
-    ['city', recipient.city],
-    ['province', recipient.province],
-  ]
-  for (const [field, text] of drawn) {
-    const missing = text ? unwritableCharacters(draft.fontName, text) : []
-    if (missing.length === 0) continue
-    const subject = field === 'message' ? (draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'") : `El campo '${field}'`
-    throw badRequest(`${subject} contiene caracteres que la letra '${draft.fontName}' no puede escribir: ${missing.slice(0, NAMED_CHARACTERS).join(' ')}`)
-  }
+  assertWritable(draft.fontName, draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'", draft.message)
+  for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const) assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
 }
 
 /** Checks, drafts and stores a letter on `ex`: the pool, or the transaction that holds the Idempotency-Key. */
 async function storeLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
   const draft = await draftLetter(ex, deps, accountId, request, recipient)
-  assertWritable(draft)
+  assertDrawable(draft)
   await insertLetter(ex, draft)
   // Counted when written, as refunds are (packages/credits): a rare rollback after it is counted too.
   metrics.lettersCreated.inc({ type: draft.type, country: draft.recipient.country })

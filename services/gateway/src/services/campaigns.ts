@@ -3,15 +3,17 @@ import type { admin } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
-import { checkedFont } from './fonts.js'
+import { assertWritable, checkedFont } from './fonts.js'
 import { assertOwnedDesigns } from './ownership.js'
-import { characterCount, placeholdersOf } from './templates.js'
+import { characterCount, literalText, placeholdersOf } from './templates.js'
 
 const campaignNotFound = () => notFound('La campaña no existe')
 
 /** The rules a campaign's variables and template must follow beyond their JSON shape. */
 function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
-  checkedFont(body.fontName)
+  const font = checkedFont(body.fontName)
+  // Every letter of the campaign would carry the template's text: its font must be able to write it.
+  assertWritable(font, "El campo 'message'", literalText(body.message))
   const declared = new Set<string>()
   body.variables.forEach((variable, index) => {
     if (declared.has(variable.name)) throw badRequest(`La variable '${variable.name}' está declarada dos veces`)
@@ -22,6 +24,7 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
     if (characterCount(variable.example) > variable.maxSize) {
       throw badRequest(`El campo 'variables[${index}].example' supera el máximo de ${variable.maxSize} caracteres de la variable`)
     }
+    assertWritable(font, `El campo 'variables[${index}].defaultValue'`, variable.defaultValue)
   })
   for (const name of placeholdersOf(body.message)) {
     if (!declared.has(name)) throw badRequest(`El mensaje usa la variable '{{${name}}}', que no está declarada en 'variables'`)

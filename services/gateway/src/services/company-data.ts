@@ -1,6 +1,8 @@
 import { asc, eq } from 'drizzle-orm'
 import { cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
+import { fontNames } from '@letters/contracts'
 import { accountNotFound } from './accounts.js'
+import { assertWritable } from './fonts.js'
 import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
 
 /** The four kinds of named entry an account owns, by the path segment that names them. */
@@ -13,6 +15,8 @@ export const companyTables = {
 export type CompanyKind = keyof typeof companyTables
 
 export async function createEntry(db: Db, kind: CompanyKind, accountId: string, name: string) {
+  // A sender's name signs its letters, in whatever font each letter is written in.
+  if (kind === 'senders') for (const font of fontNames) assertWritable(font, "El campo 'name'", name)
   const table = companyTables[kind]
   try {
     const [entry] = await db.insert(table).values({ accountId, name }).returning({ id: table.id, name: table.name })

@@ -1,4 +1,5 @@
 import { DEFAULT_FONT, fontFamilies, fontNames, isFontName, type FontName, type publicApi } from '@letters/contracts'
+import { unwritableCharacters } from '@letters/render'
 import { badRequest } from '../errors.js'
 
 /** The font a letter is written in: the default when none is asked for, 400 for an unknown one. */
@@ -12,4 +13,17 @@ export function checkedFont(fontName: string | null | undefined): FontName {
 export function listFonts(): publicApi.FontList {
   const ordered = [DEFAULT_FONT, ...fontNames.filter((name) => name !== DEFAULT_FONT)]
   return { data: ordered.map((name) => ({ name, family: fontFamilies[name], default: name === DEFAULT_FONT })) }
+}
+
+/** Most characters named in a refusal: enough to find them, never a wall of text. */
+const NAMED_CHARACTERS = 10
+
+/**
+ * Refuses (400) text the font has no glyph for: drawn, each such character (Chinese, an emoji, a
+ * Ł in a latin font) would come out as an empty box on a letter someone paid for. `subject`
+ * names the field in the Spanish message, e.g. "El campo 'name'".
+ */
+export function assertWritable(fontName: FontName, subject: string, text: string | null | undefined): void {
+  const missing = text ? unwritableCharacters(fontName, text) : []
+  if (missing.length > 0) throw badRequest(`${subject} contiene caracteres que la letra '${fontName}' no puede escribir: ${missing.slice(0, NAMED_CHARACTERS).join(' ')}`)
 }

@@ -5,6 +5,11 @@ export function placeholdersOf(template: string): string[] {
   return [...new Set([...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? ''))]
 }
 
+/** What a template writes itself, its placeholders left out. */
+export function literalText(template: string): string {
+  return template.replace(PLACEHOLDER, '')
+}
+
 /** Replaces every `{{name}}` with its value; every placeholder must have one. */
 export function fillTemplate(template: string, values: Record<string, string>): string {
   return template.replace(PLACEHOLDER, (_, name: string) => {
