@@ -1,10 +1,21 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { inflateSync } from 'node:zlib'
-import * as fontkit from 'fontkit'
+import type * as Fontkit from 'fontkit'
 import type { FontName } from '@letters/contracts'
 
 const require = createRequire(import.meta.url)
+// The copy of fontkit pdfkit requires: the fonts parsed here are the ones pdfkit lays out and embeds.
+const fontkit = require('fontkit') as typeof Fontkit
+
+declare global {
+  namespace PDFKit.Mixins {
+    interface PDFFont {
+      /** A font fontkit has parsed, shared by the documents of a process (patches/pdfkit+0.17.2.patch). */
+      registerFont(name: string, src: Fontkit.Font): this
+    }
+  }
+}
 
 /** Each handwriting font's file in its font package: the latin subset covers Spanish (á, ñ, ¿, ¡). */
 const fontFiles: Record<FontName, string> = {
@@ -57,19 +68,24 @@ export function sfntFromWoff(woff: Buffer): Buffer {
   return sfnt
 }
 
-const loaded = new Map<FontName, Buffer>()
+const parsed = new Map<FontName, Fontkit.Font>()
 
-/** The font's TrueType/OpenType bytes, read and unwrapped from its WOFF file once per process. */
-export function fontData(name: FontName): Buffer {
-  let data = loaded.get(name)
-  if (!data) {
-    data = sfntFromWoff(readFileSync(require.resolve(fontFiles[name])))
-    loaded.set(name, data)
+/**
+ * The font, read, unwrapped and parsed once per process, then shared by every document drawn in
+ * it and by the glyph check: its tables are decoded once, and pdfkit (patched) keeps the layout
+ * of each text it shapes with the font, for the next document.
+ */
+export function handFont(name: FontName): Fontkit.Font {
+  let font = parsed.get(name)
+  if (!font) {
+    const created = fontkit.create(sfntFromWoff(readFileSync(require.resolve(fontFiles[name]))))
+    // A WOFF file holds one font; a collection would be a packaging mistake of ours.
+    if (!('hasGlyphForCodePoint' in created)) throw new Error(`font ${name} is a collection, not a font`)
+    font = created
+    parsed.set(name, font)
   }
-  return data
+  return font
 }
-
-const parsed = new Map<FontName, fontkit.Font>()
 
 /**
  * The characters of `text` the font has no glyph for: drawn, each would be an empty box (a
@@ -78,14 +94,7 @@ const parsed = new Map<FontName, fontkit.Font>()
  * Distinct, in order of first appearance.
  */
 export function unwritableCharacters(name: FontName, text: string): string[] {
-  let font = parsed.get(name)
-  if (!font) {
-    const created = fontkit.create(fontData(name))
-    // A WOFF file holds one font; a collection would be a packaging mistake of ours.
-    if (!('hasGlyphForCodePoint' in created)) throw new Error(`font ${name} is a collection, not a font`)
-    font = created
-    parsed.set(name, font)
-  }
+  const font = handFont(name)
   const missing = new Set<string>()
   for (const character of text) {
     // Joiners, soft hyphens, variation selectors: laid out as nothing between letters.
