@@ -49,16 +49,22 @@ export const MIN_FONT_SIZE = 6
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
+/** Splits texts into characters (graphemes), each text once: fitting tries every word at every size. */
+function characterSplitter(): (text: string) => string[] {
+  const split = new Map<string, string[]>()
+  return (text) => split.get(text) ?? split.set(text, Array.from(graphemes.segment(text), ({ segment }) => segment)).get(text)!
+}
+
 /**
  * The width of a text as its characters' own widths added up, each measured once: close to the
  * real width (no kerning), and cheap at any length, where measuring a 1,000-character word whole
  * in a script font with many contextual forms takes tens of milliseconds.
  */
-function roughMeasure(doc: Doc): { characters: (text: string) => string[]; width: (characters: string[]) => number } {
+function roughMeasure(doc: Doc, characters: (text: string) => string[]): { characters: (text: string) => string[]; width: (characters: string[]) => number } {
   const widths = new Map<string, number>()
   const widthOf = (character: string) => widths.get(character) ?? widths.set(character, doc.widthOfString(character)).get(character)!
   return {
-    characters: (text) => Array.from(graphemes.segment(text), ({ segment }) => segment),
+    characters,
     width: (characters) => characters.reduce((sum, character) => sum + widthOf(character), 0),
   }
 }
@@ -83,8 +89,8 @@ function breakWord(doc: Doc, word: string, width: number, size: number, rough: R
 }
 
 /** Breaks text into lines that fit `width` at the document's current font and `size`. */
-function wrap(doc: Doc, text: string, width: number, size: number): string[] {
-  const rough = roughMeasure(doc)
+function wrap(doc: Doc, text: string, width: number, size: number, characters: (text: string) => string[]): string[] {
+  const rough = roughMeasure(doc, characters)
   const lines: string[] = []
   for (const paragraph of text.split('\n')) {
     let line = ''
@@ -114,15 +120,16 @@ function wrap(doc: Doc, text: string, width: number, size: number): string[] {
 export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
   const lineHeight = lineHeightOf(doc)
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
+  const characters = characterSplitter()
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
     for (let size = maxSize; size > minSize; size -= 0.5) {
       doc.fontSize(size)
-      const lines = wrap(doc, candidate, box.width, size)
+      const lines = wrap(doc, candidate, box.width, size, characters)
       if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight }
     }
   }
   doc.fontSize(minSize)
-  return { size: minSize, lines: wrap(doc, oneParagraph, box.width, minSize), lineHeight }
+  return { size: minSize, lines: wrap(doc, oneParagraph, box.width, minSize, characters), lineHeight }
 }
 
 /**

@@ -1,6 +1,6 @@
 import PDFDocument from 'pdfkit'
 import type { FontName } from '@letters/contracts'
-import { fontData } from './fonts.js'
+import { handFont } from './fonts.js'
 import { fitSize, writeByHand, type Box } from './handwriting.js'
 import { seededRandom } from './random.js'
 
@@ -61,7 +61,7 @@ const SIGNATURE_BOX: Box = { x: CARD_MARGIN, y: MESSAGE_BOX.y + MESSAGE_BOX.heig
 
 /** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
 export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>, doc = newDocument(CARD, 'layout')) {
-  doc.registerFont('hand', fontData(letter.fontName))
+  doc.registerFont('hand', handFont(letter.fontName))
   doc.font('hand')
   return fitSize(doc, letter.message, MESSAGE_BOX, 20)
 }
@@ -87,7 +87,7 @@ function drawCard(doc: PDFDoc, letter: LetterToRender): void {
 /** The envelope: the sender block at the top left, the recipient block in the lower right half. */
 function drawEnvelope(doc: PDFDoc, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:envelope`)
-  doc.registerFont('hand', fontData(letter.fontName))
+  doc.registerFont('hand', handFont(letter.fontName))
   doc.font('hand')
   const margin = 10 * MM
   const sender = fitSize(doc, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)

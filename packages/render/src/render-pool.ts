@@ -42,8 +42,9 @@ export interface RenderPoolOptions {
 }
 
 /**
- * Draws PDFs in worker threads, so that a render (a quarter of a second, a second for a long
- * message) never blocks the event loop that answers every other request. The threads start
+ * Draws PDFs in worker threads, so that a render (some 15 ms for a 600-character card and its
+ * envelope, a few times that for a thread's first, which parses its fonts) never blocks the
+ * event loop that answers every other request. The threads start
  * with the pool and stay; a process keeps one pool and closes it when it stops.
  */
 export class RenderPool {

@@ -27,6 +27,14 @@ describe('RenderPool', () => {
     expect(await proofRenders()).toBe(counted + 1)
   })
 
+  it('draws a letter the same in a thread new to its font as here after other letters in that font', async () => {
+    // Fonts are parsed once per thread and their layouts kept across documents: what a thread
+    // drew before must not change what it draws next.
+    const caveat: LetterToRender = { ...letter, fontName: 'caveat', message: '¡Hola, Lucía! Gracias por venir, ¿nos vemos el sábado en la tienda?' }
+    for (const message of ['Hola, Lucía.', 'Gracias por todo, de verdad.', '¿Nos vemos el sábado? ¡Hola!']) await renderProof({ ...caveat, message })
+    expect((await pool.render('proof', caveat)).equals(await renderProof(caveat))).toBe(true)
+  })
+
   it('keeps the event loop free while it draws', async () => {
     let longestGap = 0
     let last = performance.now()
