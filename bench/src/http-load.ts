@@ -25,10 +25,8 @@ export interface LoadResult {
   requestsPerSecond: number
   p50Ms: number
   p99Ms: number
-  /** Answers that were not 2xx, and requests without an answer (errors, timeouts). */
-  failed: number
-  /** Status code of the failures, with how many, e.g. "503×12". */
-  failures: string
+  /** Answers that were not 2xx by status code, and requests without an answer (errors, timeouts) under "no answer". */
+  failures: Record<string, number>
 }
 
 function run(target: LoadTarget, connections: number, durationSeconds: number) {
@@ -51,15 +49,19 @@ function run(target: LoadTarget, connections: number, durationSeconds: number) {
 export async function measureLoad(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   if (options.warmUpSeconds > 0) await run(target, options.connections, options.warmUpSeconds)
   const result = await run(target, options.connections, options.durationSeconds)
-  const failures = Object.entries(result.statusCodeStats ?? {})
-    .filter(([status]) => !status.startsWith('2'))
-    .map(([status, { count }]) => `${status}×${count ?? 0}`)
-  if (result.errors > 0) failures.push(`no answer×${result.errors}`)
-  return {
-    requestsPerSecond: result['2xx'] / result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    failed: result.non2xx + result.errors,
-    failures: failures.join(' '),
-  }
+  const failures = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {})
+      .filter(([status]) => !status.startsWith('2'))
+      .map(([status, { count }]) => [status, count ?? 0]),
+  )
+  if (result.errors > 0) failures['no answer'] = result.errors
+  return { requestsPerSecond: result['2xx'] / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, failures }
+}
+
+/** One target's rounds as one figure: rates and percentiles averaged, failures added up. */
+export function averaged(rounds: LoadResult[]): LoadResult {
+  const mean = (pick: (result: LoadResult) => number) => rounds.reduce((sum, result) => sum + pick(result), 0) / rounds.length
+  const failures: Record<string, number> = {}
+  for (const round of rounds) for (const [status, count] of Object.entries(round.failures)) failures[status] = (failures[status] ?? 0) + count
+  return { requestsPerSecond: mean((result) => result.requestsPerSecond), p50Ms: mean((result) => result.p50Ms), p99Ms: mean((result) => result.p99Ms), failures }
 }

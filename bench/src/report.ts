@@ -36,6 +36,8 @@ const oneDecimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1, mi
 export const figure = (value: number) => (Math.abs(value) >= 100 ? whole.format(value) : oneDecimal.format(value))
 export const perSecond = (value: number, unit: string) => `${figure(value)} ${unit}/s`
 export const ms = (value: number) => `${figure(value)} ms`
+/** autocannon's latencies come in whole milliseconds. */
+export const wholeMs = (value: number) => (value < 1 ? '< 1 ms' : `${whole.format(value)} ms`)
 export const times = (value: number, of: string) => `${value >= 10 ? whole.format(value) : value.toFixed(2)}× ${of}`
 export const percent = (value: number, of: string) => `${whole.format(value * 100)}% of ${of}`
 export const target = (wanted: string, met: boolean) => `${wanted}: ${met ? 'met' : 'not met'}`
