@@ -18,7 +18,7 @@ import { measureRenderThroughput } from './render-throughput.js'
 import { figure, markdownTable, ms, percent, perSecond, target, times, wholeMs, type Row } from './report.js'
 
 const USAGE = `npm run bench [-- options]
-  --duration <s>      seconds of load per HTTP row, after 1 s of warm-up (default 5)
+  --duration <s>      seconds of load per HTTP row and round, after 1 s of warm-up (default 5)
   --connections <n>   concurrent connections of the HTTP rows (default 50)
   --rounds <n>        times each HTTP row is measured, interleaved with its baseline, then averaged (default 2)
   --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 500)
