@@ -5,6 +5,7 @@ import postgres from 'postgres'
 import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
 import { runDirectory } from './context.js'
+import { deleteKeys } from './redis-keys.js'
 
 const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const localRedis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -75,16 +76,5 @@ export default async function setup(project: TestProject) {
     await deleteKeys(servers.redisUrl, `${queuePrefix}*`)
     await rm(runDirectory(queuePrefix), { recursive: true, force: true })
     await servers.stop()
-  }
-}
-
-async function deleteKeys(url: string, pattern: string): Promise<void> {
-  const redis = new Redis(url)
-  try {
-    for await (const keys of redis.scanStream({ match: pattern, count: 500 })) {
-      if ((keys as string[]).length > 0) await redis.unlink(...(keys as string[]))
-    }
-  } finally {
-    redis.disconnect()
   }
 }

@@ -55,6 +55,11 @@ export interface StartOptions {
    */
   throughTsxCli?: boolean
   timeoutMs?: number
+  /**
+   * Called with the process as soon as it is spawned, before it is ready: a caller that must
+   * kill everything it started when interrupted (the benchmark's Ctrl-C) holds it from then on.
+   */
+  onSpawn?: (started: ServiceProcess) => void
 }
 
 /** Starts `entry` (a path from the repository root); not waiting for anything. */
@@ -116,8 +121,17 @@ export async function startServiceProcess(name: ServiceName, config: Config, env
   const variables = serviceEnv(config, { HOST: '127.0.0.1', ...ports, ...env })
   const healthPort = name === 'gateway' ? variables.PORT : variables.METRICS_PORT
   if (!healthPort) throw new Error(`${name} needs PORT in env: its readiness is its /healthz`)
-  const started = startProcess(`services/${name}/src/main.ts`, variables, options)
-  return untilReady(name, started, answersHealthz(healthPort), options.timeoutMs ?? READY_TIMEOUT_MS)
+  return startHttpProcess(`services/${name}/src/main.ts`, variables, healthPort, options)
+}
+
+/**
+ * Starts any TypeScript entry point that serves HTTP (a service, the benchmark's baseline
+ * servers) with exactly `env`; resolves once its /healthz on 127.0.0.1:`healthPort` answers 200.
+ */
+export function startHttpProcess(entry: string, env: NodeJS.ProcessEnv, healthPort: string | number, options: StartOptions = {}): Promise<ServiceProcess> {
+  const started = startProcess(entry, env, options)
+  options.onSpawn?.(started)
+  return untilReady(entry, started, answersHealthz(String(healthPort)), options.timeoutMs ?? READY_TIMEOUT_MS)
 }
 
 /** A gateway process on 127.0.0.1:`port`, ready once its /healthz answers. */

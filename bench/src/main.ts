@@ -1,0 +1,213 @@
+/**
+ * npm run bench: the service and its baselines measured side by side in one run, on a fresh
+ * database, Redis key prefix and directory that are removed at the end (Ctrl-C and failures
+ * included). Prints a Markdown table with the ratios issue 9 tracks: absolute figures move
+ * with the machine's load, ratios between rows of one run much less.
+ */
+import { cpus } from 'node:os'
+import { performance } from 'node:perf_hooks'
+import { parseArgs } from 'node:util'
+import { createAccount, type BenchAccount } from './accounts.js'
+import { Cleanup } from './cleanup.js'
+import { prepareEnvironment, type BenchEnvironment } from './environment.js'
+import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
+import { bareLetter, singleLetter } from './letter.js'
+import { measurePipeline } from './pipeline.js'
+import { measureProofs } from './proofs.js'
+import { measureRenderThroughput } from './render-throughput.js'
+import { figure, markdownTable, ms, percent, perSecond, target, times, wholeMs, type Row } from './report.js'
+
+const USAGE = `npm run bench [-- options]
+  --duration <s>      seconds of load per HTTP row and round, after 1 s of warm-up (default 5)
+  --connections <n>   concurrent connections of the HTTP rows (default 50)
+  --rounds <n>        times each HTTP row is measured, interleaved with its baseline, then averaged (default 2)
+  --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 500)
+  --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
+  --redis <url>       the Redis server (default redis://127.0.0.1:6379)`
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '2' },
+    letters: { type: 'string' },
+    postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`)
+  process.exit(0)
+}
+const positive = (name: string, value: string | undefined) => {
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    process.stderr.write(`--${name}=${value}: must be a positive whole number\n\n${USAGE}\n`)
+    process.exit(2)
+  }
+  return parsed
+}
+const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
+const rounds = positive('rounds', args.rounds)
+const lettersAsked = args.letters === undefined ? undefined : positive('letters', args.letters)
+
+/** Accounts the spread rows share out, one per connection. */
+const SPREAD_ACCOUNTS = 50
+/** Letters whose proofs are timed. */
+const PROOF_LETTERS = 8
+const RENDER_MS = 4000
+
+const began = performance.now()
+const progress = (text: string) => process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(0).padStart(3)} s] ${text}\n`)
+
+/** About 20 s of one core's rendering, in tens, between 20 and 500: short now, meaningful once rendering is fast. */
+const pipelineLetters = (lettersPerSecond: number) => Math.min(500, Math.max(20, Math.floor((lettersPerSecond * 20) / 10) * 10))
+
+/** Waits until the gateway's dispatcher has moved every outbox row to Redis, so the backlog of one row does not slow the next. */
+async function untilOutboxEmpty(env: BenchEnvironment): Promise<void> {
+  const deadline = performance.now() + 60_000
+  for (;;) {
+    const [row] = await env.sql<Array<{ pending: number }>>`SELECT count(*)::int AS pending FROM outbox WHERE sent_at IS NULL`
+    if (!row || row.pending === 0) return
+    if (performance.now() > deadline) {
+      progress(`warning: ${row.pending} outbox rows still unsent after 60 s; going on`)
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+async function run(cleanup: Cleanup): Promise<string> {
+  progress('fresh database, Redis prefix and directory')
+  const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
+  progress(`starting the gateway and the baselines (${env.config.queuePrefix})`)
+  const [gateway, helloWorld, barePath] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-path')])
+
+  progress('creating accounts through the admin API')
+  const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
+  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
+  const [hot, pipelineOne, pipelineTwo] = await Promise.all([newAccount('Cuenta caliente'), newAccount('Tubería 1'), newAccount('Tubería 2')])
+
+  progress('rendering on one core')
+  const rendering = await measureRenderThroughput(RENDER_MS)
+  progress(`rendering: ${perSecond(rendering.lettersPerSecond, 'letters')}`)
+  const letters = lettersAsked ?? pipelineLetters(rendering.lettersPerSecond)
+
+  progress(`pipeline: ${letters} letters, 1 then 2 production workers`)
+  const { oneWorker, twoWorkers } = await measurePipeline(env, gateway, [pipelineOne, pipelineTwo], letters)
+  progress(`pipeline: ${figure(oneWorker.seconds)} s with 1 production worker, ${figure(twoWorkers.seconds)} s with 2`)
+
+  progress('proofs')
+  const proofLetters = await env.sql<Array<{ id: string }>>`SELECT id FROM letters WHERE account_id = ${pipelineOne.id} AND address IS NOT NULL LIMIT ${PROOF_LETTERS}`
+  const proofs = await measureProofs(gateway, pipelineOne.apiKey, proofLetters.map((row) => row.id))
+
+  const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
+  /**
+   * Measures a group of targets in turn, `rounds` times over (A B A B…), each target's figures
+   * averaged over its rounds: a burst of other work on a shared machine then weighs on a
+   * baseline and on the row compared with it alike. The outbox is drained after each target, so
+   * that one row's backlog does not slow the next.
+   */
+  const interleaved = async <Key extends string>(group: Record<Key, { label: string; request: LoadTarget }>): Promise<Record<Key, LoadResult>> => {
+    const entries = Object.entries(group) as Array<[Key, { label: string; request: LoadTarget }]>
+    const results = new Map<Key, LoadResult[]>(entries.map(([row]) => [row, []]))
+    for (let round = 0; round < rounds; round++) {
+      for (const [row, { label, request }] of entries) {
+        const result = await measureLoad(request, { ...load, warmUpSeconds: round === 0 ? load.warmUpSeconds : 0 })
+        progress(`${label}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
+        results.get(row)!.push(result)
+        await untilOutboxEmpty(env)
+      }
+    }
+    return Object.fromEntries(entries.map(([row]) => [row, averaged(results.get(row)!)])) as Record<Key, LoadResult>
+  }
+  const { bareSpread, singleSpread } = await interleaved({
+    bareSpread: { label: 'bare path, 50 accounts', request: { url: `${barePath}/single`, method: 'POST', requests: spread.map((account) => ({ body: bareLetter(account) })) } },
+    singleSpread: { label: 'POST /single, 50 accounts', request: { url: `${gateway}/single`, method: 'POST', requests: spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })) } },
+  })
+  const { bareHot, singleHot } = await interleaved({
+    bareHot: { label: 'bare path, one account', request: { url: `${barePath}/single`, method: 'POST', requests: [{ body: bareLetter(hot) }] } },
+    singleHot: { label: 'POST /single, one account', request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] } },
+  })
+  const { hello, cardDesigns, cardList } = await interleaved({
+    hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
+    cardDesigns: { label: 'GET /card-designs, 50 accounts', request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+    cardList: { label: 'GET /cards?limit=20, 50 accounts', request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+  })
+
+  const httpRow = (measure: string, result: LoadResult, extra: Pick<Row, 'ratio' | 'target'> = {}): Row => ({
+    measure,
+    result: perSecond(result.requestsPerSecond, 'req'),
+    p50: wholeMs(result.p50Ms),
+    p99: wholeMs(result.p99Ms),
+    failed: Object.entries(result.failures).map(([status, count]) => `${status}×${count}`).join(' ') || '0',
+    ...extra,
+  })
+  const renderMs = 1000 / rendering.lettersPerSecond
+  const twoThousandSeconds = 2000 / twoWorkers.lettersPerSecond
+  const rows: Row[] = [
+    httpRow('Fastify hello-world (baseline)', hello),
+    httpRow('Bare path, 50 accounts (baseline)', bareSpread),
+    httpRow('Bare path, one account (baseline)', bareHot),
+    httpRow('POST /single, 50 accounts', singleSpread, {
+      ratio: times(singleSpread.requestsPerSecond / bareSpread.requestsPerSecond, 'bare path'),
+      target: target('≥ 3×, p99 ≤ 50 ms', singleSpread.requestsPerSecond >= 3 * bareSpread.requestsPerSecond && singleSpread.p99Ms <= 50),
+    }),
+    httpRow('POST /single, one account', singleHot, {
+      ratio: times(singleHot.requestsPerSecond / bareHot.requestsPerSecond, 'bare path'),
+      target: target('≥ 5×, p99 ≤ 50 ms', singleHot.requestsPerSecond >= 5 * bareHot.requestsPerSecond && singleHot.p99Ms <= 50),
+    }),
+    httpRow('GET /card-designs, 50 accounts', cardDesigns, {
+      ratio: percent(cardDesigns.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
+      target: target('≥ 50%', cardDesigns.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
+    }),
+    httpRow('GET /cards?limit=20, 50 accounts', cardList, {
+      ratio: percent(cardList.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
+      target: target('≥ 50%', cardList.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
+    }),
+    {
+      measure: `Proof, fresh (${proofs.samples.fresh}, one at a time)`,
+      result: '',
+      p50: ms(proofs.freshP50Ms),
+      ratio: times(proofs.freshP50Ms / renderMs, 'one render'),
+      // A proof is one render plus a query and a file write; 10% allows for the noise of one run.
+      target: target('≤ one render (+10%)', proofs.freshP50Ms <= 1.1 * renderMs),
+    },
+    { measure: `Proof, kept in the store (${proofs.samples.kept})`, result: '', p50: ms(proofs.keptP50Ms), target: target('≤ 20 ms', proofs.keptP50Ms <= 20) },
+    {
+      measure: 'Rendering, card + envelope, one core',
+      result: `${perSecond(rendering.lettersPerSecond, 'letters')} (${ms(renderMs)} each)`,
+      target: target('≥ 200 letters/s', rendering.lettersPerSecond >= 200),
+    },
+    { measure: `Pipeline, ${letters} letters, 1 production worker`, result: `${perSecond(oneWorker.lettersPerSecond, 'letters')} (${figure(oneWorker.seconds)} s in all)` },
+    {
+      measure: `Pipeline, ${letters} letters, 2 production workers`,
+      result: `${perSecond(twoWorkers.lettersPerSecond, 'letters')} (${figure(twoWorkers.seconds)} s in all)`,
+      ratio: times(twoWorkers.lettersPerSecond / oneWorker.lettersPerSecond, '1 worker'),
+      target: target(`2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`, twoThousandSeconds < 30),
+    },
+  ]
+  const cpu = cpus()
+  const header =
+    `letters bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}; ` +
+    `HTTP rows: ${load.connections} connections, ${rounds} rounds of ${load.durationSeconds} s (after ${load.warmUpSeconds} s of warm-up), interleaved with their baselines and averaged`
+  return `\n${header}\n\n${markdownTable(rows)}\n`
+}
+
+const cleanup = new Cleanup()
+cleanup.closeOnSignals()
+let exitCode = 0
+try {
+  const table = await run(cleanup)
+  progress('stopping everything and removing the run’s data')
+  await cleanup.close()
+  process.stdout.write(table)
+  progress(`done in ${((performance.now() - began) / 1000).toFixed(0)} s`)
+} catch (error) {
+  // After Ctrl-C, the failures that follow (its servers gone) say nothing new.
+  if (!cleanup.interruptedBy) process.stderr.write(`\nbench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  exitCode = cleanup.interruptedBy ? 130 : 1
+  await cleanup.close()
+}
+process.exit(exitCode)

@@ -1,0 +1,43 @@
+/** One line of the results table; empty cells stay empty. */
+export interface Row {
+  measure: string
+  result: string
+  p50?: string
+  p99?: string
+  failed?: string
+  /** What the issue tracks: the result against its baseline in the same run. */
+  ratio?: string
+  /** Issue 9's target for the row, and whether this run met it. */
+  target?: string
+}
+
+const COLUMNS: Array<[keyof Row, string]> = [
+  ['measure', 'Measure'],
+  ['result', 'Result'],
+  ['p50', 'p50'],
+  ['p99', 'p99'],
+  ['failed', 'Not 2xx'],
+  ['ratio', 'Ratio'],
+  ['target', 'Target (issue 9)'],
+]
+
+/** A Markdown table, its columns padded so that it also reads well in a terminal. */
+export function markdownTable(rows: Row[]): string {
+  const cells = [COLUMNS.map(([, title]) => title), ...rows.map((row) => COLUMNS.map(([key]) => row[key] ?? ''))]
+  const widths = COLUMNS.map((_, column) => Math.max(...cells.map((line) => line[column]!.length)))
+  const line = (values: string[]) => `| ${values.map((value, column) => value.padEnd(widths[column]!)).join(' | ')} |`
+  return [line(cells[0]!), line(widths.map((width) => '-'.repeat(width))), ...cells.slice(1).map(line)].join('\n')
+}
+
+const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+const oneDecimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 })
+
+/** 1,310 for large figures, 2.5 for small ones. */
+export const figure = (value: number) => (Math.abs(value) >= 100 ? whole.format(value) : oneDecimal.format(value))
+export const perSecond = (value: number, unit: string) => `${figure(value)} ${unit}/s`
+export const ms = (value: number) => `${figure(value)} ms`
+/** autocannon's latencies come in whole milliseconds. */
+export const wholeMs = (value: number) => (value < 1 ? '< 1 ms' : `${whole.format(value)} ms`)
+export const times = (value: number, of: string) => `${value >= 10 ? whole.format(value) : value.toFixed(2)}× ${of}`
+export const percent = (value: number, of: string) => `${whole.format(value * 100)}% of ${of}`
+export const target = (wanted: string, met: boolean) => `${wanted}: ${met ? 'met' : 'not met'}`
