@@ -1,4 +1,3 @@
-import { describeLetter, type LetterToRender } from '@letters/render'
 import type { BenchAccount } from './accounts.js'
 
 /** The letter every row sends, renders and prints: a 600-character message, as issue 9 measures. */
@@ -21,15 +20,4 @@ export function singleLetter(account: BenchAccount) {
 /** The same letter for the bare path, which has no auth: the account goes in the body. */
 export function bareLetter(account: BenchAccount) {
   return { accountId: account.id, ...singleLetter(account) }
-}
-
-/** The same letter as the floor draws it once its address is verified. */
-export function letterToRender(letterId: string): LetterToRender {
-  return describeLetter({
-    letterId,
-    fontName: 'caveat',
-    message: MESSAGE,
-    senderName: SENDER_NAME,
-    recipient: { ...RECIPIENT, company: null, province: null, countryName: 'España' },
-  })
 }
