@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { offlineVerifier } from '@letters/address'
 import { normalizeLetter } from '@letters/address-worker/normalize-letter'
-import { ledgerEntries, letters } from '@letters/db'
+import { accounts, ledgerEntries, letters } from '@letters/db'
 import { buildApp, type App } from '@letters/gateway/app'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
 import { adminAccount } from '../support/accounts.js'
-import { ADMIN_TOKEN, testConfig } from '../support/context.js'
+import { testConfig } from '../support/context.js'
 import { silentLog } from '../support/pipeline.js'
 
 let app: App
@@ -40,7 +40,7 @@ async function send(address: string) {
 }
 
 const cancel = (id: string) => app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
-const balance = async () => (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>().balance
+const balance = async () => (await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, account.id)))[0]!.balance
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
