@@ -86,8 +86,9 @@ export async function measureRenderThroughput(options: RenderThroughputOptions =
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [letters, warmup] = process.argv.slice(2).map(Number)
   const result = await measureRenderThroughput({ letters: letters || undefined, warmup: Number.isInteger(warmup) ? warmup : undefined })
-  console.log(
+  // The command's answer, for a person at a terminal: not a log line.
+  process.stdout.write(
     `${result.letters} letters (card + envelope, 600 characters) in ${result.seconds.toFixed(2)} s (${result.cpuSeconds.toFixed(2)} s of CPU): ` +
-      `${result.lettersPerSecond.toFixed(1)} letters/s, ${result.lettersPerCpuSecond.toFixed(1)} per CPU second, ${result.msPerLetter.toFixed(2)} ms each`,
+      `${result.lettersPerSecond.toFixed(1)} letters/s, ${result.lettersPerCpuSecond.toFixed(1)} per CPU second, ${result.msPerLetter.toFixed(2)} ms each\n`,
   )
 }
