@@ -53,7 +53,9 @@ describe('the render queue', () => {
 
   it('answers 503 with Retry-After once every thread is busy and the queue is full, and every request ends', async () => {
     const account = await adminAccount(app)
-    const ids = await Promise.all(Array.from({ length: 8 }, () => sendSingle(app, account, { message: longMessage.slice(0, 1000) })))
+    // Many more than one in hand and one waiting, arriving together: even with renders of a few
+    // milliseconds, most find the queue full.
+    const ids = await Promise.all(Array.from({ length: 30 }, () => sendSingle(app, account, { message: longMessage.slice(0, 1000) })))
     const started = Date.now()
     const responses = await Promise.all(ids.map((id) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)))
     // Nothing waits without bound: one render in hand, one waiting, the rest refused at once.
