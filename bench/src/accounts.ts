@@ -1,34 +1,12 @@
+import { adminAccount, overHttp } from '@letters/test/support/accounts'
 import { SENDER_NAME } from './letter.js'
 
-/** An account made through the admin API, as ops (and test/support/accounts.ts) make one: credits, a key, one of each entry a letter needs. */
-export interface BenchAccount {
-  id: string
-  apiKey: string
-  cardDesignId: string
-  envelopeDesignId: string
-  senderId: string
-}
+/** An account made through the admin API, by the tests' own helper: credits, a key, one of each entry a letter needs. */
+export type BenchAccount = Awaited<ReturnType<typeof adminAccount>>
 
 /** The most credits the admin API grants at once: plenty for a few seconds of letters. */
 export const OPENING_CREDITS = 10_000_000
 
-export async function createAccount(gateway: string, adminToken: string, name: string): Promise<BenchAccount> {
-  const post = async (path: string, body: object) => {
-    const response = await fetch(`${gateway}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    if (response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`)
-    return (await response.json()) as { id: string; apiKey: string }
-  }
-  const account = await post('/admin/accounts', { name, credits: OPENING_CREDITS })
-  const entry = async (kind: string, entryName: string) => (await post(`/admin/accounts/${account.id}/${kind}`, { name: entryName })).id
-  return {
-    id: account.id,
-    apiKey: account.apiKey,
-    cardDesignId: await entry('card-designs', 'Tarjeta'),
-    envelopeDesignId: await entry('envelope-designs', 'Sobre'),
-    senderId: await entry('senders', SENDER_NAME),
-  }
+export function createAccount(gateway: string, adminToken: string, name: string): Promise<BenchAccount> {
+  return adminAccount(overHttp(gateway), OPENING_CREDITS, SENDER_NAME, { name, adminToken })
 }

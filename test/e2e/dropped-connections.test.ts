@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { closeDb, createDb, ledgerEntries, letterEvents, letters, type Db } from '@letters/db'
-import type { App } from '@letters/gateway/app'
-import { adminAccount } from '../support/accounts.js'
+import { adminAccount, overHttp } from '../support/accounts.js'
 import { isolatedDatabase, testConfig } from '../support/context.js'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { freePort, startGatewayProcess, startServiceProcess, type ServiceProcess } from '../support/processes.js'
@@ -52,14 +51,6 @@ afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-/** The admin helper's requests, sent over HTTP to the gateway process. */
-const overHttp = {
-  async inject({ method, url, headers, payload }: { method: string; url: string; headers: Record<string, string>; payload?: object }) {
-    const response = await fetch(`${baseUrl}${url}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(payload ?? {}) })
-    const body = await response.text()
-    return { statusCode: response.status, body, json: () => JSON.parse(body) }
-  },
-} as unknown as Pick<App, 'inject'>
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
@@ -87,7 +78,7 @@ async function terminateEveryBackend(killer: postgres.Sql): Promise<number> {
 
 describe('every Postgres backend terminated, ten times, while letters flow', () => {
   it('crashes no process and loses nothing: every accepted letter printed once and charged once, every balance equal to its ledger', async () => {
-    const account = await adminAccount(overHttp, 1000)
+    const account = await adminAccount(overHttp(baseUrl), 1000)
     const accepted: string[] = []
     let sending = true
     const clients = Array.from({ length: CLIENTS }, async (_, client) => {

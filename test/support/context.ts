@@ -11,7 +11,9 @@ declare module 'vitest' {
   }
 }
 
-export const ADMIN_TOKEN = 'test-admin-token-0123456789'
+import { ADMIN_TOKEN } from './admin-token.js'
+
+export { ADMIN_TOKEN }
 
 /** This run's scratch directory (artifact stores, spools); global setup removes it at the end. */
 export const runDirectory = (queuePrefix: string) => join(tmpdir(), queuePrefix)
