@@ -60,7 +60,7 @@ export function withoutQueryParameters<T>(error: T): T {
 }
 
 /** Serializers for every key our code logs errors under. */
-export const logSerializers = { err: safeError, error: safeError }
+const logSerializers = { err: safeError, error: safeError }
 
 /** The options every process's logger is built with (the gateway hands them to Fastify). */
 export function loggerOptions(name: string, level: string): LoggerOptions {
