@@ -2,7 +2,7 @@ import { eq, sql, type SQL } from 'drizzle-orm'
 import { accounts, type Executor, type LedgerKind } from '@letters/db'
 import { metrics } from '@letters/observability'
 
-/** A charge or a negative adjustment that the balance cannot cover. The gateway answers 402 (or 409 for admins). */
+/** A negative adjustment that the balance cannot cover. The admin API answers 409. */
 export class InsufficientCreditsError extends Error {
   override name = 'InsufficientCreditsError'
   constructor(
@@ -49,16 +49,16 @@ function assertWholeCredits(amount: number, what: string): void {
 }
 
 /**
- * The two common table expressions of a movement, to run alone or inside a larger statement:
- * `moved` (the account row after the movement) and `ledger_entry` (the entry appended). The
- * UPDATE takes the account's row lock, so concurrent movements on one account queue up and each
- * entry's `balance_after` is the balance that movement left. A movement that would go below
- * zero, or whose `condition` is false, moves nothing and appends nothing.
+ * A movement's statement: `moved` (the account row after the movement) and `ledger_entry` (the
+ * entry appended). The UPDATE takes the account's row lock, so concurrent movements on one
+ * account queue up and each entry's `balance_after` is the balance that movement left. A
+ * movement that would go below zero moves nothing and appends nothing. (Letters are charged by
+ * packages/intake, with the letters they pay for, under the same row lock.)
  */
-export function movementCtes(accountId: string, movement: Movement, condition: SQL = sql`TRUE`): SQL {
+function movementCtes(accountId: string, movement: Movement): SQL {
   return sql`moved AS (
       UPDATE accounts SET balance = balance + ${movement.amount}::integer
-      WHERE id = ${accountId}::uuid AND balance + ${movement.amount}::integer >= 0 AND (${condition})
+      WHERE id = ${accountId}::uuid AND balance + ${movement.amount}::integer >= 0
       RETURNING id, balance
     ),
     ledger_entry AS (
@@ -84,26 +84,11 @@ async function move(tx: Executor, accountId: string, movement: Movement): Promis
   throw new InsufficientCreditsError(accountId, -movement.amount)
 }
 
-/**
- * The CTEs of a charge for a letter, for a statement that also writes the letter: its other
- * parts read `moved` and `ledger_entry` and run only when the charge went through.
- */
-export function chargeCtes(accountId: string, amount: number, letterId: string, condition?: SQL): SQL {
-  assertWholeCredits(amount, 'a charge')
-  return movementCtes(accountId, { kind: 'charge', amount: -amount, letterId }, condition)
-}
-
-/** Takes `amount` credits for a letter. Throws InsufficientCreditsError when the balance is short. */
-export async function charge(tx: Executor, accountId: string, amount: number, letterId: string | null, reason?: string): Promise<LedgerResult> {
-  assertWholeCredits(amount, 'a charge')
-  return move(tx, accountId, { kind: 'charge', amount: -amount, letterId, reason: reason ?? null })
-}
-
 /** Gives back what a letter cost. A letter can be refunded once: a second refund violates a unique index. */
 export async function refund(tx: Executor, accountId: string, amount: number, letterId: string, reason?: string): Promise<LedgerResult> {
   assertWholeCredits(amount, 'a refund')
   const refunded = await move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
-  // Counted when written, as charges are: a rare rollback after it is counted too.
+  // Counted when written: a rare rollback after it is counted too.
   metrics.creditsRefunded.inc(amount)
   return refunded
 }

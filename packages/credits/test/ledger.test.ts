@@ -3,7 +3,7 @@ import { asc, eq } from 'drizzle-orm'
 import { closeDb, createDb, ledgerEntries, type Db } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { AccountNotFoundError, InsufficientCreditsError, adjust, balance, charge, refund, topUp } from '../src/index.js'
+import { AccountNotFoundError, InsufficientCreditsError, adjust, balance, refund, topUp } from '../src/index.js'
 
 let db: Db
 
@@ -30,13 +30,13 @@ async function expectConsistentLedger(accountId: string) {
 }
 
 describe('credits ledger', () => {
-  it('charges, refunds, tops up and adjusts, recording each movement with the balance it left', async () => {
+  it('refunds, tops up and adjusts, recording each movement with the balance it left', async () => {
     const account = await newAccount(db)
     const company = await newCompanyData(db, account.id)
     const letter = await newLetter(db, account.id, company)
 
     expect((await topUp(db, account.id, 10, 'bought')).balanceAfter).toBe(10)
-    expect((await charge(db, account.id, 3, letter.id)).balanceAfter).toBe(7)
+    expect((await adjust(db, account.id, -3, 'paid elsewhere')).balanceAfter).toBe(7)
     expect((await refund(db, account.id, 3, letter.id, 'address rejected')).balanceAfter).toBe(10)
     expect((await adjust(db, account.id, -4, 'correction')).balanceAfter).toBe(6)
     expect((await adjust(db, account.id, 2)).balanceAfter).toBe(8)
@@ -44,16 +44,15 @@ describe('credits ledger', () => {
     const entries = await expectConsistentLedger(account.id)
     expect(entries.map((entry) => [entry.kind, entry.amount, entry.letterId, entry.reason])).toEqual([
       ['top_up', 10, null, 'bought'],
-      ['charge', -3, letter.id, null],
+      ['adjustment', -3, null, 'paid elsewhere'],
       ['refund', 3, letter.id, 'address rejected'],
       ['adjustment', -4, null, 'correction'],
       ['adjustment', 2, null, null],
     ])
   })
 
-  it('rejects a charge the balance cannot cover and writes nothing', async () => {
+  it('rejects a debit the balance cannot cover and writes nothing', async () => {
     const account = await newAccount(db, { credits: 2 })
-    await expect(charge(db, account.id, 3, null)).rejects.toBeInstanceOf(InsufficientCreditsError)
     await expect(adjust(db, account.id, -3)).rejects.toBeInstanceOf(InsufficientCreditsError)
     expect(await balance(db, account.id)).toBe(2)
     expect(await entriesOf(account.id)).toHaveLength(1)
@@ -61,14 +60,14 @@ describe('credits ledger', () => {
 
   it('tells a missing account from a short balance', async () => {
     const missing = '00000000-0000-4000-8000-000000000000'
-    await expect(charge(db, missing, 3, null)).rejects.toBeInstanceOf(AccountNotFoundError)
+    await expect(adjust(db, missing, -3)).rejects.toBeInstanceOf(AccountNotFoundError)
     await expect(balance(db, missing)).rejects.toBeInstanceOf(AccountNotFoundError)
   })
 
   it('refuses amounts that are not positive whole credits', async () => {
     const account = await newAccount(db, { credits: 10 })
-    await expect(charge(db, account.id, 0, null)).rejects.toThrow(RangeError)
-    await expect(charge(db, account.id, 1.5, null)).rejects.toThrow(RangeError)
+    await expect(refund(db, account.id, 0, '00000000-0000-4000-8000-000000000000')).rejects.toThrow(RangeError)
+    await expect(adjust(db, account.id, 1.5)).rejects.toThrow(RangeError)
     await expect(topUp(db, account.id, -1)).rejects.toThrow(RangeError)
     await expect(adjust(db, account.id, 0)).rejects.toThrow(RangeError)
     expect(await balance(db, account.id)).toBe(10)
@@ -77,7 +76,7 @@ describe('credits ledger', () => {
   it('refunds a letter at most once', async () => {
     const account = await newAccount(db, { credits: 3 })
     const letter = await newLetter(db, account.id, await newCompanyData(db, account.id))
-    await charge(db, account.id, 3, letter.id)
+    await adjust(db, account.id, -3)
     await refund(db, account.id, 3, letter.id)
     await expect(refund(db, account.id, 3, letter.id)).rejects.toThrow()
     expect(await balance(db, account.id)).toBe(3)
@@ -88,7 +87,7 @@ describe('credits ledger', () => {
     const account = await newAccount(db, { credits: 10 })
     await expect(
       db.transaction(async (tx) => {
-        await charge(tx, account.id, 3, null)
+        await adjust(tx, account.id, -3)
         throw new Error('letter insert failed')
       }),
     ).rejects.toThrow('letter insert failed')
@@ -98,10 +97,10 @@ describe('credits ledger', () => {
 })
 
 describe('credits ledger under concurrency', () => {
-  it('lets exactly 50 of 200 parallel charges of 3 through on 150 credits', async () => {
+  it('lets exactly 50 of 200 parallel debits of 3 through on 150 credits', async () => {
     const account = await newAccount(db, { credits: 150 })
     const results = await Promise.allSettled(
-      Array.from({ length: 200 }, () => db.transaction((tx) => charge(tx, account.id, 3, null))),
+      Array.from({ length: 200 }, () => db.transaction((tx) => adjust(tx, account.id, -3))),
     )
     const succeeded = results.filter((result) => result.status === 'fulfilled')
     const failed = results.filter((result) => result.status === 'rejected')
@@ -110,24 +109,21 @@ describe('credits ledger under concurrency', () => {
     for (const failure of failed) expect((failure as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientCreditsError)
     expect(await balance(db, account.id)).toBe(0)
     const entries = await expectConsistentLedger(account.id)
-    expect(entries.filter((entry) => entry.kind === 'charge')).toHaveLength(50)
+    expect(entries.filter((entry) => entry.kind === 'adjustment')).toHaveLength(50)
   })
 
-  it('keeps the ledger exact with refunds and top-ups interleaved with the charges', async () => {
+  it('keeps the ledger exact with refunds and top-ups interleaved with debits', async () => {
     const account = await newAccount(db, { credits: 150 })
     const company = await newCompanyData(db, account.id)
-    // 20 letters already paid for, to be refunded while the charges run.
+    // 20 letters (paid for by an earlier debit), to be refunded while the debits run.
     const paid: Array<{ id: string }> = []
     await topUp(db, account.id, 60)
-    for (let i = 0; i < 20; i++) {
-      const letter = await newLetter(db, account.id, company)
-      await charge(db, account.id, 3, letter.id)
-      paid.push(letter)
-    }
+    await adjust(db, account.id, -60)
+    for (let i = 0; i < 20; i++) paid.push(await newLetter(db, account.id, company))
 
     const work: Array<Promise<unknown>> = []
     for (let i = 0; i < 200; i++) {
-      work.push(db.transaction((tx) => charge(tx, account.id, 3, null)))
+      work.push(db.transaction((tx) => adjust(tx, account.id, -3)))
       if (i % 10 === 0) work.push(db.transaction((tx) => refund(tx, account.id, 3, paid[i / 10]!.id)))
       if (i % 8 === 0) work.push(db.transaction((tx) => topUp(tx, account.id, 5)))
     }
@@ -136,7 +132,7 @@ describe('credits ledger under concurrency', () => {
     for (const failure of rejected) expect(failure.reason).toBeInstanceOf(InsufficientCreditsError)
 
     const entries = await expectConsistentLedger(account.id)
-    const concurrentCharges = entries.filter((entry) => entry.kind === 'charge' && entry.letterId === null)
+    const concurrentCharges = entries.filter((entry) => entry.kind === 'adjustment' && entry.amount === -3)
     expect(entries.filter((entry) => entry.kind === 'refund')).toHaveLength(20)
     expect(entries.filter((entry) => entry.kind === 'top_up')).toHaveLength(2 + 25)
     expect(concurrentCharges.length + rejected.length).toBe(200)
@@ -144,11 +140,11 @@ describe('credits ledger under concurrency', () => {
     expect(await balance(db, account.id)).toBe(150 + 125 + 60 - 3 * concurrentCharges.length)
   })
 
-  it('serializes charges across accounts without one blocking the other', async () => {
+  it('serializes debits across accounts without one blocking the other', async () => {
     const first = await newAccount(db, { credits: 30 })
     const second = await newAccount(db, { credits: 30 })
     await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => db.transaction((tx) => charge(tx, i % 2 ? first.id : second.id, 3, null))),
+      Array.from({ length: 40 }, (_, i) => db.transaction((tx) => adjust(tx, i % 2 ? first.id : second.id, -3))),
     )
     expect(await balance(db, first.id)).toBe(0)
     expect(await balance(db, second.id)).toBe(0)

@@ -36,6 +36,13 @@ export const creditsCharged = new Counter({
   registers: [registry],
 })
 
+export const intakeBatchOrders = new Histogram({
+  name: 'letters_intake_batch_orders',
+  help: 'Orders (creation requests) charged and stored together in one intake transaction',
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+  registers: [registry],
+})
+
 export const creditsRefunded = new Counter({
   name: 'letters_credits_refunded_total',
   help: 'Credits refunded for letters (address rejected, cancelled)',

@@ -7,6 +7,7 @@ import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
 import authFailures from './plugins/app/auth-failures.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
+import intake from './plugins/app/intake.js'
 import httpMetrics from './plugins/app/metrics.js'
 import underPressure from './plugins/app/under-pressure.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
@@ -77,6 +78,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(renderPool)
   await app.register(artifacts)
 
+  await app.register(intake)
   await app.register(errorHandler)
   await app.register(httpMetrics)
   await app.register(underPressure)

@@ -1,8 +1,8 @@
 import { loadConfigOrExit } from '@letters/config'
 import { guardProcess, prepareDatabase } from '@letters/db'
+import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
-import { purgeExpiredIdempotencyKeys } from './letters/idempotency.js'
 import { seedDemoAccount } from './seed-demo.js'
 
 const config = loadConfigOrExit()

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
 import type { App } from '../src/app.js'
-import { idempotencyLockName, requestFingerprint } from '../src/letters/idempotency.js'
+import { idempotencyLockName } from '@letters/intake'
+import { requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
-import { isAssignedCountry, isPostalCodeOf, publicApi, type FontName } from '@letters/contracts'
-import { balance, chargeCtes } from '@letters/credits'
+import { isAssignedCountry, isPostalCodeOf, publicApi } from '@letters/contracts'
 import type { Db, Executor, Recipient } from '@letters/db'
-import { metrics } from '@letters/observability'
+import { KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, badRequest } from '../errors.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
-import { assertOwnership, ownershipColumns } from '../services/ownership.js'
+import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
-import { holdIdempotencyKey, rememberResponse, requestFingerprint } from './idempotency.js'
+import { inFlight, keyReused, requestFingerprint } from './idempotency.js'
 
 export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
@@ -24,23 +23,10 @@ export interface CreationResult {
 
 export interface CreationDeps {
   db: Db
+  intake: LetterIntake
   letterCosts: Config['letterCosts']
 }
 
-/** Everything the creation statement writes, once the request has been checked. */
-interface LetterDraft {
-  id: string
-  accountId: string
-  type: 'single' | 'campaign'
-  campaignId: string | null
-  cardDesignId: string
-  envelopeDesignId: string
-  senderId: string
-  fontName: FontName
-  message: string
-  recipient: Recipient
-  cost: number
-}
 
 const paymentRequired = (cost: number, balance: number) =>
   new ApiError(402, `Créditos insuficientes: la carta cuesta ${cost} créditos y el saldo de la cuenta es ${balance}`)
@@ -123,8 +109,8 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
   return letterCosts.byCountry[country] ?? letterCosts.otherwise
 }
 
-async function draftLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
-  const common = { id: randomUUID(), accountId, recipient, cost: costOf(deps.letterCosts, recipient.country) }
+async function draftLetter(deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
+  const common = { id: randomUUID(), recipient, cost: costOf(deps.letterCosts, recipient.country) }
   if (request.kind === 'single') {
     const { body } = request
     return {
@@ -138,7 +124,7 @@ async function draftLetter(ex: Executor, deps: CreationDeps, accountId: string, 
       message: checkedMessage(body.message ?? ''),
     }
   }
-  const campaign = await loadCampaign(ex, accountId, request.body.campaignId)
+  const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
   const message = fillTemplate(campaign.message, campaignValues(campaign, request.body.variables ?? {}))
   return {
     ...common,
@@ -153,43 +139,6 @@ async function draftLetter(ex: Executor, deps: CreationDeps, accountId: string, 
 }
 
 /**
- * One statement, one round trip: checks that the designs and sender (or the campaign, still
- * active) are the account's, charges, stores the letter with its first event and queues its
- * address job in the outbox. Nothing but the checks happens when a check fails or the balance
- * is short.
- */
-async function insertLetter(ex: Executor, draft: LetterDraft): Promise<void> {
-  const campaignActive = draft.campaignId
-    ? sql`EXISTS (SELECT 1 FROM campaigns WHERE id = ${draft.campaignId}::uuid AND account_id = ${draft.accountId}::uuid AND active)`
-    : sql`TRUE`
-  const [outcome] = await ex.execute<{ card_ok: boolean; envelope_ok: boolean; sender_ok: boolean; campaign_ok: boolean; letter_id: string | null }>(sql`
-    WITH checks AS (
-      SELECT ${ownershipColumns(draft.accountId, draft)}, ${campaignActive} AS campaign_ok
-    ),
-    ${chargeCtes(draft.accountId, draft.cost, draft.id, sql`(SELECT card_ok AND envelope_ok AND sender_ok AND campaign_ok FROM checks)`)},
-    letter AS (
-      INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost)
-      SELECT ${draft.id}::uuid, moved.id, ${draft.type}, ${draft.campaignId}::uuid, ${draft.cardDesignId}::uuid, ${draft.envelopeDesignId}::uuid,
-        ${draft.senderId}::uuid, ${draft.fontName}, ${draft.message}, ${JSON.stringify(draft.recipient)}::jsonb, 'received', ${draft.cost}::integer
-      FROM moved
-      RETURNING id
-    ),
-    first_event AS (
-      INSERT INTO letter_events (letter_id, status, detail) SELECT id, 'received', NULL FROM letter
-    ),
-    address_job AS (
-      INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM letter
-    )
-    SELECT checks.*, (SELECT id FROM letter) AS letter_id
-    FROM checks`)
-  if (!outcome) throw new Error('creation statement returned no row')
-  assertOwnership(outcome)
-  if (!outcome.campaign_ok) throw badRequest('La campaña no está activa')
-  // The statement's snapshot predates the charges it waited for: read the balance afresh.
-  if (!outcome.letter_id) throw paymentRequired(draft.cost, await balance(ex, draft.accountId))
-}
-
-/**
  * Everything the floor writes on the card and the envelope is drawn in the letter's font: text
  * it cannot write is refused before anything is charged.
  */
@@ -199,24 +148,29 @@ function assertDrawable(draft: LetterDraft): void {
   for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const) assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
 }
 
-/** Checks, drafts and stores a letter on `ex`: the pool, or the transaction that holds the Idempotency-Key. */
-async function storeLetter(ex: Executor, deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
-  const draft = await draftLetter(ex, deps, accountId, request, recipient)
-  assertDrawable(draft)
-  await insertLetter(ex, draft)
-  // Counted when written, as refunds are (packages/credits): a rare rollback after it is counted too.
-  metrics.lettersCreated.inc({ type: draft.type, country: draft.recipient.country })
-  metrics.creditsCharged.inc(draft.cost)
-  return draft
+/** The answer of an order the intake did not store, as the client sees it. */
+function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>): ApiError {
+  switch (outcome.outcome) {
+    case 'unpaid':
+      return paymentRequired(outcome.cost, outcome.balance)
+    case 'not-owned':
+      return notOwned(outcome.field)
+    case 'campaign-inactive':
+      return badRequest('La campaña no está activa')
+    case 'key-in-flight':
+      return inFlight()
+    case 'key-reused':
+      return keyReused()
+    case 'no-account':
+      return new ApiError(401, 'La API key no corresponde a ninguna cuenta')
+  }
 }
 
-const created = (draft: LetterDraft): CreationResult => ({ status: 200, body: { success: true, cardId: draft.id }, replayed: false })
-
 /**
- * The creation path of POST /single and POST /card: checks, idempotency, charge, letter,
- * ledger entry and outbox row. The only entry point. With an Idempotency-Key, all of it runs in
- * one transaction that holds the key until it commits, with the response stored; a request that
- * fails (400, 402, a crash) leaves the key free for the client's retry.
+ * The creation path of POST /single and POST /card: checks, then the intake (idempotency,
+ * charge, letter, ledger entry and outbox row, stored together with the letters of the other
+ * requests arriving meanwhile). The only entry point. A request that fails (400, 402, a crash)
+ * leaves its Idempotency-Key free for the client's retry.
  */
 export async function createLetter(
   deps: CreationDeps,
@@ -225,14 +179,33 @@ export async function createLetter(
   idempotencyKey?: string,
 ): Promise<CreationResult> {
   const recipient = checkedRecipient(request.body)
-  if (idempotencyKey === undefined) return created(await storeLetter(deps.db, deps, accountId, request, recipient))
-  const fingerprint = requestFingerprint(request.kind, request.body)
-  const outcome = await deps.db.transaction(async (tx): Promise<{ replay: CreationResult } | { draft: LetterDraft }> => {
-    const key = await holdIdempotencyKey(tx, accountId, idempotencyKey, fingerprint)
-    if (key.outcome === 'replay') return { replay: { status: key.status, body: key.body as publicApi.LetterCreated, replayed: true } }
-    const draft = await storeLetter(tx, deps, accountId, request, recipient)
-    await rememberResponse(tx, accountId, idempotencyKey, fingerprint, 200, { success: true, cardId: draft.id })
-    return { draft }
-  })
-  return 'replay' in outcome ? outcome.replay : created(outcome.draft)
+  const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(request.kind, request.body)
+  let draft: LetterDraft
+  try {
+    draft = await draftLetter(deps, accountId, request, recipient)
+    assertDrawable(draft)
+  } catch (error) {
+    // A retry of a request answered before gets that answer, even if what it named changed since.
+    const earlier = fingerprint === undefined ? undefined : await answeredBefore(deps.db, accountId, idempotencyKey!, fingerprint)
+    if (earlier) return answerOf(earlier)
+    throw error
+  }
+  const body: publicApi.LetterCreated = { success: true, cardId: draft.id }
+  const outcome = await deps.intake
+    .submit({
+      accountId,
+      letters: [draft],
+      idempotency: fingerprint === undefined ? undefined : { key: idempotencyKey!, fingerprint, response: { status: 200, body } },
+    })
+    .catch((error: unknown) => {
+      // An older replica claimed the key while this request was being stored: nothing was.
+      throw error instanceof KeyTakenMeanwhileError ? inFlight() : error
+    })
+  if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
+  return answerOf(outcome)
+}
+
+function answerOf(outcome: UnstoredOutcome): CreationResult {
+  if (outcome.outcome === 'replay') return { status: outcome.status, body: outcome.body as publicApi.LetterCreated, replayed: true }
+  throw refusal(outcome)
 }

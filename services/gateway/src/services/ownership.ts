@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Executor } from '@letters/db'
+import type { OwnedField } from '@letters/intake'
 import { badRequest } from '../errors.js'
 
 export interface DesignChoice {
@@ -14,19 +15,27 @@ export interface Ownership {
   sender_ok: boolean
 }
 
-/** The three columns that say whether the designs and the sender are the account's, for any SELECT. */
-export function ownershipColumns(accountId: string, choice: DesignChoice) {
+/** The three columns that say whether the designs and the sender are the account's. */
+function ownershipColumns(accountId: string, choice: DesignChoice) {
   return sql`
     EXISTS (SELECT 1 FROM card_designs WHERE id = ${choice.cardDesignId}::uuid AND account_id = ${accountId}::uuid) AS card_ok,
     EXISTS (SELECT 1 FROM envelope_designs WHERE id = ${choice.envelopeDesignId}::uuid AND account_id = ${accountId}::uuid) AS envelope_ok,
     EXISTS (SELECT 1 FROM senders WHERE id = ${choice.senderId}::uuid AND account_id = ${accountId}::uuid) AS sender_ok`
 }
 
+const notOwnedMessages: Record<OwnedField, string> = {
+  cardDesignId: "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta",
+  envelopeDesignId: "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta",
+  senderId: "El campo 'senderId' no corresponde a ningún remitente de la cuenta",
+}
+
 /** An id of another account gets the same answer as an unknown one, so ids never leak across accounts. */
-export function assertOwnership(owned: Ownership | undefined): void {
-  if (!owned?.card_ok) throw badRequest("El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta")
-  if (!owned.envelope_ok) throw badRequest("El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta")
-  if (!owned.sender_ok) throw badRequest("El campo 'senderId' no corresponde a ningún remitente de la cuenta")
+export const notOwned = (field: OwnedField) => badRequest(notOwnedMessages[field])
+
+function assertOwnership(owned: Ownership | undefined): void {
+  if (!owned?.card_ok) throw notOwned('cardDesignId')
+  if (!owned.envelope_ok) throw notOwned('envelopeDesignId')
+  if (!owned.sender_ok) throw notOwned('senderId')
 }
 
 /** Checks in one round trip that the designs and the sender belong to the account. */

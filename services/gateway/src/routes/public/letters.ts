@@ -13,7 +13,7 @@ function send(reply: FastifyReply, result: CreationResult) {
 }
 
 const letters: FastifyPluginAsyncTypebox = async (app) => {
-  const deps = { db: app.db, letterCosts: app.config.letterCosts }
+  const deps = { db: app.db, intake: app.intake, letterCosts: app.config.letterCosts }
 
   app.post('/single', { schema: { headers, body: publicApi.SingleLetterBody, response } }, async (request, reply) =>
     send(reply, await createLetter(deps, request.caller!.accountId, { kind: 'single', body: request.body }, request.headers['idempotency-key'])),

@@ -1,0 +1,68 @@
+import type { Db } from '@letters/db'
+import type { UnstoredOutcome } from './orders.js'
+
+/** How long a key is remembered, per account. */
+export const IDEMPOTENCY_TTL_HOURS = 24
+
+/**
+ * A row without a response is a claim taken by an older version of this code, which claimed
+ * keys with a committed row: younger than this, an old replica may still be creating its
+ * letter (during a rolling deploy); older, it is abandoned and may be replaced.
+ */
+export const OLD_CLAIM_ABANDONED_AFTER_SECONDS = 60
+
+/**
+ * The text whose hash is the key's transaction-level advisory lock (one per account and key):
+ * the transaction that stores an order holds it until it commits or rolls back, and a copy of
+ * the request arriving meanwhile is told the key is in flight.
+ */
+export const idempotencyLockName = (accountId: string, key: string) => `${accountId}/${key}`
+
+/** A key's row, as the intake reads it. */
+export interface StoredKey {
+  request_hash: string
+  response_status: number | null
+  response_body: unknown
+  /** Younger than OLD_CLAIM_ABANDONED_AFTER_SECONDS. */
+  recent: boolean
+}
+
+/** The columns of `idempotency_keys` read for a StoredKey, with `k` as the table's alias. */
+export const storedKeyColumns = `k.request_hash, k.response_status, k.response_body,
+  k.created_at > now() - make_interval(secs => ${OLD_CLAIM_ABANDONED_AFTER_SECONDS}) AS recent`
+
+/**
+ * What a key's state means for a request with `fingerprint`: its stored response is replayed
+ * (whoever holds the lock: an answered key is never written again until it expires), another
+ * request's is 422, and otherwise the request may go on only if its transaction holds the lock
+ * and no recent old-version claim is pending. `undefined`: go on.
+ */
+export function keyVerdict(stored: StoredKey | undefined, fingerprint: string, held: boolean): UnstoredOutcome | undefined {
+  if (stored && stored.response_status !== null) {
+    if (stored.request_hash !== fingerprint) return { outcome: 'key-reused' }
+    return { outcome: 'replay', status: stored.response_status, body: stored.response_body }
+  }
+  if (!held || stored?.recent) return { outcome: 'key-in-flight' }
+  return undefined
+}
+
+/**
+ * The stored answer of a key, read without its lock, for a request the gateway refuses before
+ * it reaches the intake (a 400 that depends on data which changed since): a retry of a request
+ * that was answered gets the answer it got, not a new refusal.
+ */
+export async function answeredBefore(db: Db, accountId: string, key: string, fingerprint: string): Promise<UnstoredOutcome | undefined> {
+  const sql = db.$client
+  const [stored] = await sql.unsafe<StoredKey[]>(
+    `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.key = $2 AND k.expires_at >= now()`,
+    [accountId, key],
+  )
+  if (!stored || stored.response_status === null) return undefined
+  return keyVerdict(stored, fingerprint, true)
+}
+
+/** Keys are kept 24 h; a gateway deletes the expired ones now and then. */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const deleted = await db.$client`DELETE FROM idempotency_keys WHERE expires_at < now() - interval '1 hour'`
+  return deleted.count
+}

@@ -1,0 +1,269 @@
+import type { TransactionSql } from 'postgres'
+import type { Db } from '@letters/db'
+import { metrics } from '@letters/observability'
+import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
+import type { LetterDraft, LetterOrder, OrderOutcome } from './orders.js'
+
+/**
+ * The transaction failed at or after COMMIT: it may have committed. Its orders must not be
+ * stored again (that could charge twice); their requests get an error, and a client retry with
+ * its Idempotency-Key finds the stored answer if there is one.
+ */
+export class CommitUnknownError extends Error {
+  override name = 'CommitUnknownError'
+  constructor(override readonly cause: unknown) {
+    super('the outcome of the intake transaction is unknown: it failed while committing')
+  }
+}
+
+/** A key changed between its check and its write (an older replica's claim): the whole transaction rolls back. */
+export class KeyTakenMeanwhileError extends Error {
+  override name = 'KeyTakenMeanwhileError'
+  constructor() {
+    super('an Idempotency-Key was claimed by another writer while the order was being stored')
+  }
+}
+
+const json = (value: unknown) => JSON.stringify(value)
+
+/** Each order's own checks, per distinct choice of designs, sender and campaign. */
+interface CheckRow {
+  n: number
+  card_ok: boolean
+  envelope_ok: boolean
+  sender_ok: boolean
+  campaign_ok: boolean
+}
+
+/** A letter as the write statement reads it. */
+interface LetterRow extends Omit<LetterDraft, 'cost'> {
+  n: number
+  accountId: string
+  cost: number
+  balanceAfter: number
+}
+
+function validateOrders(orders: LetterOrder[]): void {
+  for (const order of orders) {
+    if (order.letters.length === 0) throw new RangeError('an order holds at least one letter')
+    for (const letter of order.letters) {
+      if (!Number.isSafeInteger(letter.cost) || letter.cost <= 0) throw new RangeError(`a letter costs a positive whole number of credits, got ${letter.cost}`)
+    }
+  }
+}
+
+/** The distinct choices of an order's letters: a bulk order usually has one. */
+function choicesOf(order: LetterOrder, n: number) {
+  const seen = new Map<string, object>()
+  for (const letter of order.letters) {
+    const choice = { n, account: order.accountId, card: letter.cardDesignId, envelope: letter.envelopeDesignId, sender: letter.senderId, campaign: letter.campaignId }
+    seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.campaign}`, choice)
+  }
+  return [...seen.values()]
+}
+
+function checkVerdict(rows: CheckRow[] | undefined): OrderOutcome | undefined {
+  for (const row of rows ?? []) {
+    if (!row.card_ok) return { outcome: 'not-owned', field: 'cardDesignId' }
+    if (!row.envelope_ok) return { outcome: 'not-owned', field: 'envelopeDesignId' }
+    if (!row.sender_ok) return { outcome: 'not-owned', field: 'senderId' }
+    if (!row.campaign_ok) return { outcome: 'campaign-inactive' }
+  }
+  return undefined
+}
+
+/**
+ * Charges and stores a batch of orders in one transaction: each order's letters, their first
+ * events, their address jobs in the outbox, one ledger entry per letter and the order's
+ * Idempotency-Key answer. Orders are taken in the given order, as if one after another: each is
+ * checked (its key, that the account owns its designs and sender, that its campaign is active)
+ * and paid from the balance the orders before it left, all or nothing. An order that fails a
+ * check or cannot be paid writes nothing and does not affect the others. Returns one outcome
+ * per order, in order.
+ *
+ * Round trips: BEGIN; when orders carry keys, their advisory locks taken and their stored
+ * answers read (two statements pipelined); the account rows locked `FOR UPDATE` in id order
+ * (so concurrent batches never deadlock) and the ownership checks (pipelined); one statement
+ * that writes everything; COMMIT. For a batch of dozens of requests.
+ */
+export async function storeOrders(db: Db, orders: LetterOrder[]): Promise<OrderOutcome[]> {
+  validateOrders(orders)
+  if (orders.length === 0) return []
+  let committing = false
+  try {
+    const outcomes = await db.$client.begin(async (sql) => {
+      const result = await storeInTransaction(sql, orders)
+      committing = true
+      return result
+    })
+    countStored(orders, outcomes)
+    return outcomes
+  } catch (error) {
+    if (committing) throw new CommitUnknownError(error)
+    throw error
+  }
+}
+
+async function storeInTransaction(sql: TransactionSql, orders: LetterOrder[]): Promise<OrderOutcome[]> {
+  const outcomes: Array<OrderOutcome | undefined> = orders.map(() => undefined)
+  // Each key is locked and read once; an order that repeats a key given earlier in the batch
+  // is a copy of a request in flight (or, if the key was answered before, replayed).
+  const firstWithKey = new Map<string, number>()
+  orders.forEach((order, n) => {
+    if (!order.idempotency) return
+    const name = idempotencyLockName(order.accountId, order.idempotency.key)
+    if (!firstWithKey.has(name)) firstWithKey.set(name, n)
+  })
+  const keyOf = (n: number) => firstWithKey.get(idempotencyLockName(orders[n]!.accountId, orders[n]!.idempotency!.key))!
+
+  const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({ n, name, account: orders[n]!.accountId, key: orders[n]!.idempotency!.key }))
+  if (keyRows.length > 0) {
+    // The keys first, before any account row is waited for: a copy of a request still in its
+    // transaction is told so at once. Pipelined and run one after the other, so the stored keys
+    // are read once the locks are held (a statement's snapshot is taken when it starts), and a
+    // request that held a key and committed meanwhile is seen.
+    const [held, stored] = await Promise.all([
+      sql<Array<{ n: number; held: boolean }>>`
+        SELECT i.n, pg_try_advisory_xact_lock(hashtextextended(i.name, 0)) AS held
+        FROM jsonb_to_recordset(${json(keyRows)}::jsonb) AS i(n int, name text)`,
+      sql.unsafe<Array<StoredKey & { n: number }>>(
+        `SELECT i.n, ${storedKeyColumns}
+         FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, key text)
+         JOIN idempotency_keys k ON k.account_id = i.account AND k.key = i.key AND k.expires_at >= now()`,
+        [json(keyRows)],
+        { prepare: true },
+      ),
+    ])
+    const heldKeys = new Map(held.map((row) => [row.n, row.held]))
+    const storedKeys = new Map(stored.map((row) => [row.n, row]))
+    orders.forEach((order, n) => {
+      if (!order.idempotency) return
+      const first = keyOf(n)
+      outcomes[n] = keyVerdict(storedKeys.get(first), order.idempotency.fingerprint, first === n && heldKeys.get(n) === true)
+    })
+  }
+
+  const live = orders.flatMap((order, n) => (outcomes[n] ? [] : [n]))
+  if (live.length === 0) return outcomes as OrderOutcome[]
+  const accountIds = [...new Set(live.map((n) => orders[n]!.accountId))].sort()
+  const choices = live.flatMap((n) => choicesOf(orders[n]!, n))
+  // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks.
+  const [locked, checks] = await Promise.all([
+    sql<Array<{ id: string; balance: number }>>`
+      SELECT id::text AS id, balance FROM accounts
+      WHERE id IN (SELECT value::uuid FROM jsonb_array_elements_text(${json(accountIds)}::jsonb))
+      ORDER BY id FOR UPDATE`,
+    sql<CheckRow[]>`
+      SELECT i.n,
+        EXISTS (SELECT 1 FROM card_designs WHERE id = i.card AND account_id = i.account) AS card_ok,
+        EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
+        EXISTS (SELECT 1 FROM senders WHERE id = i.sender AND account_id = i.account) AS sender_ok,
+        (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
+      FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, campaign uuid)`,
+  ])
+
+  const balances = new Map(locked.map((row) => [row.id, row.balance]))
+  const checksByOrder = new Map<number, CheckRow[]>()
+  for (const row of checks) checksByOrder.set(row.n, [...(checksByOrder.get(row.n) ?? []), row])
+
+  const letters: LetterRow[] = []
+  const answers: object[] = []
+  for (const n of live) {
+    const order = orders[n]!
+    const available = balances.get(order.accountId)
+    if (available === undefined) {
+      outcomes[n] = { outcome: 'no-account' }
+      continue
+    }
+    const refused = checkVerdict(checksByOrder.get(n))
+    if (refused) {
+      outcomes[n] = refused
+      continue
+    }
+    const cost = order.letters.reduce((sum, letter) => sum + letter.cost, 0)
+    if (cost > available) {
+      outcomes[n] = { outcome: 'unpaid', cost, balance: available }
+      continue
+    }
+
+    let balance = available
+    for (const letter of order.letters) {
+      balance -= letter.cost
+      letters.push({ ...letter, n: letters.length, accountId: order.accountId, balanceAfter: balance })
+    }
+    balances.set(order.accountId, balance)
+    if (order.idempotency) {
+      const { key, fingerprint, response } = order.idempotency
+      answers.push({ account: order.accountId, key, hash: fingerprint, status: response.status, body: response.body })
+    }
+    outcomes[n] = { outcome: 'stored', balanceAfter: balance }
+  }
+
+  if (letters.length > 0) await writeLetters(sql, letters, answers, balances)
+  return outcomes as OrderOutcome[]
+}
+
+/** One statement: the balances, the letters, their first events, outbox rows and charges, and the keys' answers. */
+async function writeLetters(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
+  const charged = new Map<string, number>()
+  for (const letter of letters) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
+  const debits = [...charged].map(([id, total]) => ({ id, total, expected: balances.get(id) }))
+  const [written] = await sql<Array<{ debited: number; mismatched: number; letters: number; answers: number }>>`
+    WITH new_letters AS (
+      SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
+        n int, id uuid, "accountId" uuid, type text, "campaignId" uuid, "cardDesignId" uuid, "envelopeDesignId" uuid, "senderId" uuid,
+        "fontName" text, message text, recipient jsonb, cost int, "balanceAfter" int)
+    ),
+    debited AS (
+      UPDATE accounts a SET balance = a.balance - d.total
+      FROM jsonb_to_recordset(${json(debits)}::jsonb) AS d(id uuid, total int, expected int)
+      WHERE a.id = d.id
+      RETURNING a.balance = d.expected AS as_expected
+    ),
+    stored AS (
+      INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
+      SELECT id, "accountId", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient, 'received', cost, clock_timestamp()
+      FROM new_letters ORDER BY n
+      RETURNING 1
+    ),
+    first_events AS (
+      INSERT INTO letter_events (letter_id, status) SELECT id, 'received' FROM new_letters ORDER BY n
+    ),
+    address_jobs AS (
+      INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters ORDER BY n
+    ),
+    charges AS (
+      INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)
+      SELECT "accountId", 'charge', -cost, "balanceAfter", id FROM new_letters ORDER BY n
+    ),
+    answered AS (
+      INSERT INTO idempotency_keys AS k (account_id, key, request_hash, response_status, response_body, expires_at)
+      SELECT account, key, hash, status, body, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+      FROM jsonb_to_recordset(${json(answers)}::jsonb) AS a(account uuid, key text, hash text, status int, body jsonb)
+      ON CONFLICT (account_id, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
+            created_at = now(), expires_at = EXCLUDED.expires_at
+        WHERE k.expires_at < now()
+           OR (k.response_status IS NULL AND k.created_at <= now() - make_interval(secs => ${OLD_CLAIM_ABANDONED_AFTER_SECONDS}))
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM debited)::int AS debited,
+      (SELECT count(*) FROM debited WHERE NOT as_expected)::int AS mismatched,
+      (SELECT count(*) FROM stored)::int AS letters,
+      (SELECT count(*) FROM answered)::int AS answers`
+  if (!written || written.debited !== debits.length || written.mismatched !== 0 || written.letters !== letters.length) {
+    // The rows locked at the start say otherwise: nothing may be kept.
+    throw new Error(`the intake's write disagreed with its locks: ${JSON.stringify(written)}`)
+  }
+  if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
+}
+
+function countStored(orders: LetterOrder[], outcomes: OrderOutcome[]): void {
+  orders.forEach((order, n) => {
+    if (outcomes[n]?.outcome !== 'stored') return
+    for (const letter of order.letters) {
+      metrics.lettersCreated.inc({ type: letter.type, country: letter.recipient.country })
+      metrics.creditsCharged.inc(letter.cost)
+    }
+  })
+}

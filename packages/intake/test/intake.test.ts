@@ -1,0 +1,330 @@
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { asc, eq, sql } from 'drizzle-orm'
+import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
+import { metrics } from '@letters/observability'
+import { testConfig } from '@letters/test/support/context'
+import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
+import { LetterIntake, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
+
+let db: Db
+/** A second pool, for what happens beside the intake: held locks, killed connections. */
+let other: Db
+
+beforeAll(() => {
+  db = createDb(testConfig().databaseUrl, { max: 10 })
+  other = createDb(testConfig().databaseUrl, { max: 4 })
+})
+afterAll(async () => {
+  await closeDb(db)
+  await closeDb(other)
+})
+
+type Company = Awaited<ReturnType<typeof newCompanyData>>
+
+function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDraft {
+  return {
+    id: randomUUID(),
+    type: 'single',
+    campaignId: null,
+    cardDesignId: company.cardDesignId,
+    envelopeDesignId: company.envelopeDesignId,
+    senderId: company.senderId,
+    fontName: 'caveat',
+    message: 'Gracias por tu pedido',
+    recipient: sampleRecipient,
+    cost: 3,
+    ...overrides,
+  }
+}
+
+async function customer(credits: number) {
+  const account = await newAccount(db, { credits })
+  return { account, company: await newCompanyData(db, account.id) }
+}
+
+const order = (accountId: string, company: Company, overrides: Partial<LetterOrder> = {}, letterOverrides: Partial<LetterDraft> = {}): LetterOrder => ({
+  accountId,
+  letters: [draft(company, letterOverrides)],
+  ...overrides,
+})
+
+const keyed = (key: string, fingerprint = 'fp-1') => ({ idempotency: { key, fingerprint, response: { status: 200, body: { key } } } })
+
+/**
+ * What an account holds, checked against the ledger's invariants: the balance is the sum of the
+ * entries, each entry's balance_after continues the one before, and each letter has exactly one
+ * charge of its cost, one first event and one address job.
+ */
+async function expectConsistent(accountId: string) {
+  const [account] = await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
+  const entries = await db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)).orderBy(asc(ledgerEntries.id))
+  const stored = await db.select().from(letters).where(eq(letters.accountId, accountId))
+  let running = 0
+  for (const entry of entries) {
+    running += entry.amount
+    expect(entry.balanceAfter).toBe(running)
+  }
+  expect(account!.balance).toBe(running)
+  const charges = entries.filter((entry) => entry.kind === 'charge')
+  expect(charges.map((entry) => entry.letterId).sort()).toEqual(stored.map((letter) => letter.id).sort())
+  for (const letter of stored) expect(charges.find((entry) => entry.letterId === letter.id)!.amount).toBe(-letter.cost)
+  const ids = stored.map((letter) => letter.id)
+  if (ids.length > 0) {
+    const events = await db.execute<{ letter_id: string; status: string }>(
+      sql`SELECT letter_id::text, status FROM letter_events WHERE letter_id IN (SELECT id FROM letters WHERE account_id = ${accountId}::uuid)`,
+    )
+    expect(events.map((event) => event.letter_id).sort()).toEqual([...ids].sort())
+    expect(new Set(events.map((event) => event.status))).toEqual(new Set(['received']))
+    const jobs = await db.execute<{ letter_id: string }>(
+      sql`SELECT payload->>'letterId' AS letter_id FROM outbox WHERE queue = 'address' AND payload->>'letterId' IN (SELECT id::text FROM letters WHERE account_id = ${accountId}::uuid)`,
+    )
+    expect(jobs.map((job) => job.letter_id).sort()).toEqual([...ids].sort())
+  }
+  return { balance: account!.balance, letters: stored, charges }
+}
+
+describe('storeOrders: charge and store a batch of letters', () => {
+  it('stores a letter with its charge, first event, address job and key answer', async () => {
+    const { account, company } = await customer(10)
+    const letter = draft(company)
+    const [outcome] = await storeOrders(db, [{ accountId: account.id, letters: [letter], ...keyed('k-1') }])
+    expect(outcome).toEqual({ outcome: 'stored', balanceAfter: 7 })
+    const state = await expectConsistent(account.id)
+    expect(state.letters).toMatchObject([{ id: letter.id, status: 'received', cost: 3, message: letter.message, recipient: sampleRecipient }])
+    expect(await db.select().from(letterEvents).where(eq(letterEvents.letterId, letter.id))).toMatchObject([{ status: 'received', detail: null }])
+    expect(await db.select().from(outbox).where(sql`${outbox.payload}->>'letterId' = ${letter.id}`)).toMatchObject([{ queue: 'address', jobName: 'normalize-address', sentAt: null }])
+    const [key] = await db.select().from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id))
+    expect(key).toMatchObject({ key: 'k-1', requestHash: 'fp-1', responseStatus: 200, responseBody: { key: 'k-1' } })
+  })
+
+  it('takes the orders of a batch one after another: each paid from what the ones before left, a refused one taking nothing', async () => {
+    const { account, company } = await customer(10)
+    const outcomes = await storeOrders(db, [
+      order(account.id, company),
+      order(account.id, company),
+      order(account.id, company, {}, { cost: 5 }),
+      order(account.id, company),
+      order(account.id, company),
+    ])
+    expect(outcomes).toEqual<OrderOutcome[]>([
+      { outcome: 'stored', balanceAfter: 7 },
+      { outcome: 'stored', balanceAfter: 4 },
+      { outcome: 'unpaid', cost: 5, balance: 4 },
+      { outcome: 'stored', balanceAfter: 1 },
+      { outcome: 'unpaid', cost: 3, balance: 1 },
+    ])
+    expect((await expectConsistent(account.id)).letters).toHaveLength(3)
+  })
+
+  it('stores an order of several letters whole or not at all', async () => {
+    const { account, company } = await customer(8)
+    const three = { accountId: account.id, letters: [draft(company), draft(company), draft(company)] }
+    const two = { accountId: account.id, letters: [draft(company), draft(company)] }
+    expect(await storeOrders(db, [three, two])).toEqual([
+      { outcome: 'unpaid', cost: 9, balance: 8 },
+      { outcome: 'stored', balanceAfter: 2 },
+    ])
+    const state = await expectConsistent(account.id)
+    expect(state.letters.map((letter) => letter.id).sort()).toEqual(two.letters.map((letter) => letter.id).sort())
+  })
+
+  it('refuses designs, senders and campaigns the account does not own or has paused, writing nothing for them', async () => {
+    const { account, company } = await customer(30)
+    const stranger = await customer(30)
+    const [paused] = await db
+      .insert(campaigns)
+      .values({ accountId: account.id, name: 'Pausada', active: false, message: 'Hola', ...company })
+      .returning({ id: campaigns.id })
+    const outcomes = await storeOrders(db, [
+      order(account.id, company, {}, { cardDesignId: stranger.company.cardDesignId }),
+      order(account.id, company, {}, { envelopeDesignId: stranger.company.envelopeDesignId }),
+      order(account.id, company, {}, { senderId: randomUUID() }),
+      order(account.id, company, {}, { type: 'campaign', campaignId: paused!.id }),
+      order(account.id, company),
+    ])
+    expect(outcomes).toEqual<OrderOutcome[]>([
+      { outcome: 'not-owned', field: 'cardDesignId' },
+      { outcome: 'not-owned', field: 'envelopeDesignId' },
+      { outcome: 'not-owned', field: 'senderId' },
+      { outcome: 'campaign-inactive' },
+      { outcome: 'stored', balanceAfter: 27 },
+    ])
+    expect((await expectConsistent(account.id)).letters).toHaveLength(1)
+  })
+
+  it('answers an account that does not exist without writing', async () => {
+    const { company } = await customer(0)
+    expect(await storeOrders(db, [order(randomUUID(), company)])).toEqual([{ outcome: 'no-account' }])
+  })
+
+  it('replays an answered key, refuses it for another request, and treats a copy in the same batch as in flight', async () => {
+    const { account, company } = await customer(30)
+    expect(await storeOrders(db, [order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a'))])).toEqual([
+      { outcome: 'stored', balanceAfter: 27 },
+      { outcome: 'key-in-flight' },
+    ])
+    expect(
+      await storeOrders(db, [order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a', 'fp-other'))]),
+    ).toEqual([
+      { outcome: 'replay', status: 200, body: { key: 'k-a' } },
+      { outcome: 'replay', status: 200, body: { key: 'k-a' } },
+      { outcome: 'key-reused' },
+    ])
+    expect((await expectConsistent(account.id)).letters).toHaveLength(1)
+  })
+
+  it('answers in flight at once for a key another transaction holds, even while that one waits for the account', async () => {
+    const { account, company } = await customer(30)
+    const release = await holdAccountRow(account.id)
+    const first = storeOrders(db, [order(account.id, company, keyed('k-held'))])
+    await expect.poll(() => keyHeld(account.id, 'k-held'), { timeout: 5000, interval: 20 }).toBe(true)
+    expect(await storeOrders(db, [order(account.id, company, keyed('k-held'))])).toEqual([{ outcome: 'key-in-flight' }])
+    await release()
+    expect(await first).toEqual([{ outcome: 'stored', balanceAfter: 27 }])
+    expect(await storeOrders(db, [order(account.id, company, keyed('k-held'))])).toEqual([{ outcome: 'replay', status: 200, body: { key: 'k-held' } }])
+  })
+
+  it('keeps the accounts of one batch apart', async () => {
+    const first = await customer(6)
+    const second = await customer(3)
+    const outcomes = await storeOrders(db, [
+      order(first.account.id, first.company),
+      order(second.account.id, second.company),
+      order(first.account.id, first.company),
+      order(second.account.id, second.company),
+    ])
+    expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['stored', 'stored', 'stored', 'unpaid'])
+    expect((await expectConsistent(first.account.id)).balance).toBe(0)
+    expect((await expectConsistent(second.account.id)).balance).toBe(0)
+  })
+
+  it('refuses an empty order and a cost that is not a positive whole number before touching the database', async () => {
+    const { account, company } = await customer(10)
+    await expect(storeOrders(db, [{ accountId: account.id, letters: [] }])).rejects.toThrow(RangeError)
+    await expect(storeOrders(db, [order(account.id, company, {}, { cost: 0 })])).rejects.toThrow(RangeError)
+    await expect(storeOrders(db, [order(account.id, company, {}, { cost: 1.5 })])).rejects.toThrow(RangeError)
+    expect((await expectConsistent(account.id)).balance).toBe(10)
+  })
+})
+
+/** Holds the account's row lock in a transaction of the other pool until released. */
+async function holdAccountRow(accountId: string): Promise<() => Promise<void>> {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => (locked = resolve))
+  const holder = other.transaction(async (tx) => {
+    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR UPDATE`)
+    locked()
+    await released
+  })
+  await isLocked
+  return async () => {
+    release()
+    await holder
+  }
+}
+
+async function keyHeld(accountId: string, key: string): Promise<boolean> {
+  const [row] = await other.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+  return row?.held ?? false
+}
+
+async function batchesObserved(): Promise<{ count: number; sum: number }> {
+  const values = (await metrics.intakeBatchOrders.get()).values
+  return {
+    count: values.find((value) => value.metricName === 'letters_intake_batch_orders_count')?.value ?? 0,
+    sum: values.find((value) => value.metricName === 'letters_intake_batch_orders_sum')?.value ?? 0,
+  }
+}
+
+describe('LetterIntake: group commit', () => {
+  it('lets exactly 50 of 200 parallel orders through on credits for 50, in batches, and the ledger agrees', async () => {
+    const { account, company } = await customer(150)
+    const intake = new LetterIntake(db)
+    const before = await batchesObserved()
+    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => intake.submit(order(account.id, company, i % 2 ? keyed(`k-${i}`) : {}))))
+    const after = await batchesObserved()
+    expect(outcomes.filter((outcome) => outcome.outcome === 'stored')).toHaveLength(50)
+    expect(outcomes.filter((outcome) => outcome.outcome === 'unpaid')).toHaveLength(150)
+    for (const outcome of outcomes) if (outcome.outcome === 'unpaid') expect(outcome).toEqual({ outcome: 'unpaid', cost: 3, balance: 0 })
+    // The 200 orders went through far fewer transactions than 200.
+    expect(after.sum - before.sum).toBe(200)
+    expect(after.count - before.count).toBeLessThan(50)
+    const state = await expectConsistent(account.id)
+    expect(state.balance).toBe(0)
+    expect(state.letters).toHaveLength(50)
+  })
+
+  it('keeps exactly-once across two intakes (two replicas) spending one account and crossing two', async () => {
+    const hot = await customer(150)
+    const cold = await customer(60)
+    const replicas = [new LetterIntake(db), new LetterIntake(other)]
+    const outcomes = await Promise.all(
+      Array.from({ length: 240 }, (_, i) => {
+        const owner = i % 3 === 0 ? cold : hot
+        return replicas[i % 2]!.submit(order(owner.account.id, owner.company))
+      }),
+    )
+    expect(outcomes.filter((outcome) => outcome.outcome === 'stored')).toHaveLength(70)
+    expect((await expectConsistent(hot.account.id)).letters).toHaveLength(50)
+    expect((await expectConsistent(cold.account.id)).letters).toHaveLength(20)
+  })
+
+  it('fails only the order that cannot be written: its batch is rolled back and the others stored again alone', async () => {
+    const { account, company } = await customer(30)
+    const intake = new LetterIntake(db, { concurrentBatches: 1 })
+    // Postgres refuses a NUL character in text: the batch's write statement fails.
+    const submitted = [
+      intake.submit(order(account.id, company)),
+      intake.submit(order(account.id, company, {}, { message: 'roto\u0000' })),
+      intake.submit(order(account.id, company, keyed('k-neighbour'))),
+      intake.submit(order(account.id, company)),
+    ]
+    const results = await Promise.allSettled(submitted)
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+    const state = await expectConsistent(account.id)
+    expect(state.letters).toHaveLength(3)
+    expect(state.balance).toBe(21)
+  })
+
+  it('stores every order once when the batch loses its connection before committing', async () => {
+    const { account, company } = await customer(30)
+    const intake = new LetterIntake(db, { concurrentBatches: 1 })
+    const release = await holdAccountRow(account.id)
+    const submitted = Array.from({ length: 5 }, (_, i) => intake.submit(order(account.id, company, i % 2 ? keyed(`k-drop-${i}`) : {})))
+    // The batch waits for the row; its connection is cut off.
+    let waiting: Array<{ pid: number }> = []
+    await expect
+      .poll(
+        async () => {
+          waiting = await other.execute<{ pid: number }>(
+            sql`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND datname = current_database()`,
+          )
+          return waiting.length
+        },
+        { timeout: 5000, interval: 20 },
+      )
+      .toBe(1)
+    await other.execute(sql`SELECT pg_terminate_backend(${waiting[0]!.pid})`)
+    await release()
+    const outcomes = await Promise.all(submitted)
+    expect(outcomes.map((outcome) => outcome.outcome)).toEqual(Array(5).fill('stored'))
+    const state = await expectConsistent(account.id)
+    expect(state.letters).toHaveLength(5)
+    expect(state.balance).toBe(15)
+  })
+
+  it('answers every order before drained() resolves', async () => {
+    const { account, company } = await customer(30)
+    const intake = new LetterIntake(db)
+    const answered: OrderOutcome[] = []
+    for (let i = 0; i < 10; i++) void intake.submit(order(account.id, company)).then((outcome) => answered.push(outcome))
+    await intake.drained()
+    await Promise.resolve()
+    expect(answered).toHaveLength(10)
+  })
+})

@@ -1,0 +1,19 @@
+import fp from 'fastify-plugin'
+import { LetterIntake } from '@letters/intake'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Charges and stores the letters of every creation request, together (group commit). */
+    intake: LetterIntake
+  }
+}
+
+export default fp(
+  async (app) => {
+    const intake = new LetterIntake(app.db)
+    app.decorate('intake', intake)
+    // Requests still waiting for their outcome are answered before the pool closes.
+    app.addHook('onClose', () => intake.drained())
+  },
+  { name: 'intake', dependencies: ['postgres'] },
+)
