@@ -41,6 +41,7 @@ const EnvSchema = Type.Object({
   AUTH_FAILURES_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
   AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
   METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
+  INTAKE_CONCURRENT_BATCHES: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -84,6 +85,8 @@ export interface Config {
   authFailures: { max: number; windowMs: number }
   /** Port of a worker's /metrics and /healthz; absent: the worker's own default. */
   metricsPort: number | undefined
+  /** Transactions of the gateway's group commit under way at once (the letters of the requests arriving meanwhile wait for the next). */
+  intakeConcurrentBatches: number
 }
 
 export class ConfigError extends Error {
@@ -120,6 +123,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   AUTH_FAILURES_MAX: 'must be a positive integer',
   AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
   METRICS_PORT: 'must be a port number (1-65535)',
+  INTAKE_CONCURRENT_BATCHES: 'must be an integer from 1 to 99',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
@@ -185,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     eventLoopMaxDelayMs: Number(vars.EVENT_LOOP_MAX_DELAY_MS),
     authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },
     metricsPort,
+    intakeConcurrentBatches: Number(vars.INTAKE_CONCURRENT_BATCHES),
   }
 }
 

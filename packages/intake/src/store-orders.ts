@@ -81,30 +81,36 @@ function checkVerdict(rows: CheckRow[] | undefined): OrderOutcome | undefined {
  * check or cannot be paid writes nothing and does not affect the others. Returns one outcome
  * per order, in order.
  *
- * Round trips: BEGIN; when orders carry keys, their advisory locks taken and their stored
- * answers read (two statements pipelined); the account rows locked `FOR UPDATE` in id order
- * (so concurrent batches never deadlock) and the ownership checks (pipelined); one statement
- * that writes everything; COMMIT. For a batch of dozens of requests.
+ * Round trips: BEGIN; for orders with keys, their advisory locks, then their stored answers;
+ * the account rows locked `FOR UPDATE` in id order (concurrent batches never deadlock) together
+ * with the ownership checks; the write statement; COMMIT. Four for a batch without keys, six
+ * with, however many orders it holds.
+ *
+ * Only statements that do not depend on each other share a round trip: postgres.js describes a
+ * statement with parameters before its first run on a connection, and a statement queued behind
+ * it may then run first (a COMMIT pipelined behind the write was seen to run before it, outside
+ * the transaction).
  */
 export async function storeOrders(db: Db, orders: LetterOrder[]): Promise<OrderOutcome[]> {
   validateOrders(orders)
   if (orders.length === 0) return []
-  let committing = false
+  const transaction = { committing: false }
   try {
-    const outcomes = await db.$client.begin(async (sql) => {
-      const result = await storeInTransaction(sql, orders)
-      committing = true
-      return result
-    })
+    const outcomes = await db.$client.begin((sql) => storeInTransaction(sql, transaction, orders))
     countStored(orders, outcomes)
     return outcomes
   } catch (error) {
-    if (committing) throw new CommitUnknownError(error)
+    if (transaction.committing) throw new CommitUnknownError(error)
     throw error
   }
 }
 
-async function storeInTransaction(sql: TransactionSql, orders: LetterOrder[]): Promise<OrderOutcome[]> {
+interface Transaction {
+  /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome unknown. */
+  committing: boolean
+}
+
+async function storeInTransaction(sql: TransactionSql, transaction: Transaction, orders: LetterOrder[]): Promise<OrderOutcome[]> {
   const outcomes: Array<OrderOutcome | undefined> = orders.map(() => undefined)
   // Each key is locked and read once; an order that repeats a key given earlier in the batch
   // is a copy of a request in flight (or, if the key was answered before, replayed).
@@ -119,21 +125,19 @@ async function storeInTransaction(sql: TransactionSql, orders: LetterOrder[]): P
   const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({ n, name, account: orders[n]!.accountId, key: orders[n]!.idempotency!.key }))
   if (keyRows.length > 0) {
     // The keys first, before any account row is waited for: a copy of a request still in its
-    // transaction is told so at once. Pipelined and run one after the other, so the stored keys
-    // are read once the locks are held (a statement's snapshot is taken when it starts), and a
-    // request that held a key and committed meanwhile is seen.
-    const [held, stored] = await Promise.all([
-      sql<Array<{ n: number; held: boolean }>>`
-        SELECT i.n, pg_try_advisory_xact_lock(hashtextextended(i.name, 0)) AS held
-        FROM jsonb_to_recordset(${json(keyRows)}::jsonb) AS i(n int, name text)`,
-      sql.unsafe<Array<StoredKey & { n: number }>>(
-        `SELECT i.n, ${storedKeyColumns}
-         FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, key text)
-         JOIN idempotency_keys k ON k.account_id = i.account AND k.key = i.key AND k.expires_at >= now()`,
-        [json(keyRows)],
-        { prepare: true },
-      ),
-    ])
+    // transaction is told so at once. The stored keys are read by a statement of their own,
+    // once the locks are held (a statement's snapshot is taken when it starts), so a request
+    // that held a key and committed meanwhile is seen.
+    const held = await sql<Array<{ n: number; held: boolean }>>`
+      SELECT i.n, pg_try_advisory_xact_lock(hashtextextended(i.name, 0)) AS held
+      FROM jsonb_to_recordset(${json(keyRows)}::jsonb) AS i(n int, name text)`
+    const stored = await sql.unsafe<Array<StoredKey & { n: number }>>(
+      `SELECT i.n, ${storedKeyColumns}
+       FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, key text)
+       JOIN idempotency_keys k ON k.account_id = i.account AND k.key = i.key AND k.expires_at >= now()`,
+      [json(keyRows)],
+      { prepare: true },
+    )
     const heldKeys = new Map(held.map((row) => [row.n, row.held]))
     const storedKeys = new Map(stored.map((row) => [row.n, row]))
     orders.forEach((order, n) => {
@@ -147,7 +151,8 @@ async function storeInTransaction(sql: TransactionSql, orders: LetterOrder[]): P
   if (live.length === 0) return outcomes as OrderOutcome[]
   const accountIds = [...new Set(live.map((n) => orders[n]!.accountId))].sort()
   const choices = live.flatMap((n) => choicesOf(orders[n]!, n))
-  // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks.
+  // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
+  // which do not depend on the locks: sent together.
   const [locked, checks] = await Promise.all([
     sql<Array<{ id: string; balance: number }>>`
       SELECT id::text AS id, balance FROM accounts
@@ -199,16 +204,20 @@ async function storeInTransaction(sql: TransactionSql, orders: LetterOrder[]): P
     outcomes[n] = { outcome: 'stored', balanceAfter: balance }
   }
 
-  if (letters.length > 0) await writeLetters(sql, letters, answers, balances)
+  if (letters.length > 0) await write(sql, letters, answers, balances)
+  transaction.committing = letters.length > 0
   return outcomes as OrderOutcome[]
 }
 
-/** One statement: the balances, the letters, their first events, outbox rows and charges, and the keys' answers. */
-async function writeLetters(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
+/**
+ * One statement writes the balances, the letters, their first events, outbox rows and charges,
+ * and the keys' answers. Counts that disagree with what the locks said roll it all back.
+ */
+async function write(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
   const charged = new Map<string, number>()
   for (const letter of letters) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
   const debits = [...charged].map(([id, total]) => ({ id, total, expected: balances.get(id) }))
-  const [written] = await sql<Array<{ debited: number; mismatched: number; letters: number; answers: number }>>`
+  const [written] = await sql<Array<{ debited: number; mismatched: number; answers: number }>>`
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
         n int, id uuid, "accountId" uuid, type text, "campaignId" uuid, "cardDesignId" uuid, "envelopeDesignId" uuid, "senderId" uuid,
@@ -224,7 +233,6 @@ async function writeLetters(sql: TransactionSql, letters: LetterRow[], answers: 
       INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
       SELECT id, "accountId", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient, 'received', cost, clock_timestamp()
       FROM new_letters ORDER BY n
-      RETURNING 1
     ),
     first_events AS (
       INSERT INTO letter_events (letter_id, status) SELECT id, 'received' FROM new_letters ORDER BY n
@@ -236,6 +244,7 @@ async function writeLetters(sql: TransactionSql, letters: LetterRow[], answers: 
       INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)
       SELECT "accountId", 'charge', -cost, "balanceAfter", id FROM new_letters ORDER BY n
     ),
+    -- An answer replaces only an expired entry or an abandoned old-version claim.
     answered AS (
       INSERT INTO idempotency_keys AS k (account_id, key, request_hash, response_status, response_body, expires_at)
       SELECT account, key, hash, status, body, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
@@ -249,12 +258,11 @@ async function writeLetters(sql: TransactionSql, letters: LetterRow[], answers: 
     )
     SELECT (SELECT count(*) FROM debited)::int AS debited,
       (SELECT count(*) FROM debited WHERE NOT as_expected)::int AS mismatched,
-      (SELECT count(*) FROM stored)::int AS letters,
       (SELECT count(*) FROM answered)::int AS answers`
-  if (!written || written.debited !== debits.length || written.mismatched !== 0 || written.letters !== letters.length) {
-    // The rows locked at the start say otherwise: nothing may be kept.
-    throw new Error(`the intake's write disagreed with its locks: ${JSON.stringify(written)}`)
+  if (!written || written.debited !== debits.length || written.mismatched !== 0) {
+    throw new Error(`the intake's debits disagree with the balances it locked: ${JSON.stringify(written)}`)
   }
+  // A row an older replica wrote meanwhile: nothing of this batch may be kept.
   if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
 }
 

@@ -199,6 +199,22 @@ describe('storeOrders: charge and store a batch of letters', () => {
     expect((await expectConsistent(second.account.id)).balance).toBe(0)
   })
 
+  it('keeps each transaction whole on connections that run its statements for the first time', async () => {
+    // A fresh pool: every statement is described before its first run on each connection, the
+    // moment a statement sent behind it could overtake it.
+    const fresh = createDb(testConfig().databaseUrl, { max: 8 })
+    try {
+      const { account, company } = await customer(60)
+      const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => storeOrders(fresh, [order(account.id, company, i % 2 ? keyed(`k-fresh-${i}`) : {})])))
+      expect(outcomes.map(([outcome]) => outcome!.outcome).sort()).toEqual([...Array(20).fill('stored'), ...Array(4).fill('unpaid')])
+      const state = await expectConsistent(account.id)
+      expect(state.balance).toBe(0)
+      expect(state.letters).toHaveLength(20)
+    } finally {
+      await closeDb(fresh)
+    }
+  })
+
   it('refuses an empty order and a cost that is not a positive whole number before touching the database', async () => {
     const { account, company } = await customer(10)
     await expect(storeOrders(db, [{ accountId: account.id, letters: [] }])).rejects.toThrow(RangeError)

@@ -25,6 +25,32 @@ describe('letters created in parallel', () => {
     expect(new Set(created.map((response) => response.json<{ cardId: string }>().cardId))).toEqual(new Set(state.letters.map((letter) => letter.id)))
   })
 
+  it('lets exactly 50 of 200 parallel creations through on credits for 50, keyed or not, each with its own answer', async () => {
+    const account = await adminAccount(app, 150)
+    const client = publicClient(app, account.apiKey)
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), i % 2 ? { 'idempotency-key': `par-${i}` } : {})),
+    )
+    const created = responses.filter((response) => response.statusCode === 200)
+    expect(created).toHaveLength(50)
+    for (const response of responses.filter((response) => response.statusCode !== 200)) {
+      expectError(response, 402, 'Payment Required', /la carta cuesta 3 créditos y el saldo de la cuenta es 0/)
+    }
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state.balance).toBe(0)
+    // Each answer names its own letter: the recipient it was created for.
+    const names = new Map(state.letters.map((letter) => [letter.id, letter.recipient.name]))
+    for (const response of created) {
+      const index = responses.indexOf(response)
+      expect(names.get(response.json<{ cardId: string }>().cardId)).toBe(`Cliente ${index}`)
+    }
+    // Keyed creations that succeeded are replayed, not charged again.
+    const keyedCreated = created.map((response) => responses.indexOf(response)).filter((i) => i % 2)
+    const replays = await Promise.all(keyedCreated.map((i) => client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), { 'idempotency-key': `par-${i}` })))
+    for (const replay of replays) expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect((await expectLedgerMatchesLetters(app.db, account.id)).letters).toHaveLength(50)
+  })
+
   it('keeps two accounts apart while both spend in parallel', async () => {
     const first = await adminAccount(app, 30)
     const second = await adminAccount(app, 15)

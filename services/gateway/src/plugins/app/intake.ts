@@ -10,10 +10,10 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const intake = new LetterIntake(app.db)
+    const intake = new LetterIntake(app.db, { concurrentBatches: app.config.intakeConcurrentBatches })
     app.decorate('intake', intake)
     // Requests still waiting for their outcome are answered before the pool closes.
     app.addHook('onClose', () => intake.drained())
   },
-  { name: 'intake', dependencies: ['postgres'] },
+  { name: 'intake', dependencies: ['config', 'postgres'] },
 )
