@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       eventLoopMaxDelayMs: 1000,
       authFailures: { max: 10, windowMs: 60_000 },
       metricsPort: undefined,
+      intakeConcurrentBatches: 2,
     })
   })
 
@@ -95,6 +96,7 @@ describe('loadConfig', () => {
     ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],
     ['RENDER_THREADS', '0', 'RENDER_THREADS=0: must be a positive integer'],
     ['AUTH_FAILURES_MAX', '1e3', 'AUTH_FAILURES_MAX=1e3: must be a positive integer'],
+    ['INTAKE_CONCURRENT_BATCHES', '0', 'INTAKE_CONCURRENT_BATCHES=0: must be an integer from 1 to 99'],
     ['METRICS_PORT', '99999', 'METRICS_PORT=99999: must be a port number (1-65535)'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)
