@@ -2,3 +2,4 @@ export type { IdempotentAnswer, LetterDraft, LetterOrder, OrderOutcome, OwnedFie
 export { CommitUnknownError, KeyTakenMeanwhileError, storeOrders } from './store-orders.js'
 export { LetterIntake, type IntakeOptions } from './letter-intake.js'
 export { IDEMPOTENCY_TTL_HOURS, answeredBefore, idempotencyLockName, purgeExpiredIdempotencyKeys } from './idempotency.js'
+export { unownedField } from './ownership.js'

@@ -3,6 +3,7 @@ import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import type { LetterDraft, LetterOrder, OrderOutcome } from './orders.js'
+import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
 
 /**
  * The transaction failed at or after COMMIT: it may have committed. Its orders must not be
@@ -26,15 +27,6 @@ export class KeyTakenMeanwhileError extends Error {
 
 const json = (value: unknown) => JSON.stringify(value)
 
-/** Each order's own checks, per distinct choice of designs, sender and campaign. */
-interface CheckRow {
-  n: number
-  card_ok: boolean
-  envelope_ok: boolean
-  sender_ok: boolean
-  campaign_ok: boolean
-}
-
 /** A letter as the write statement reads it. */
 interface LetterRow extends Omit<LetterDraft, 'cost'> {
   n: number
@@ -53,23 +45,13 @@ function validateOrders(orders: LetterOrder[]): void {
 }
 
 /** The distinct choices of an order's letters: a bulk order usually has one. */
-function choicesOf(order: LetterOrder, n: number) {
-  const seen = new Map<string, object>()
+function choicesOf(order: LetterOrder, n: number): Choice[] {
+  const seen = new Map<string, Choice>()
   for (const letter of order.letters) {
-    const choice = { n, account: order.accountId, card: letter.cardDesignId, envelope: letter.envelopeDesignId, sender: letter.senderId, campaign: letter.campaignId }
+    const choice: Choice = { n, account: order.accountId, card: letter.cardDesignId, envelope: letter.envelopeDesignId, sender: letter.senderId, campaign: letter.campaignId }
     seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.campaign}`, choice)
   }
   return [...seen.values()]
-}
-
-function checkVerdict(rows: CheckRow[] | undefined): OrderOutcome | undefined {
-  for (const row of rows ?? []) {
-    if (!row.card_ok) return { outcome: 'not-owned', field: 'cardDesignId' }
-    if (!row.envelope_ok) return { outcome: 'not-owned', field: 'envelopeDesignId' }
-    if (!row.sender_ok) return { outcome: 'not-owned', field: 'senderId' }
-    if (!row.campaign_ok) return { outcome: 'campaign-inactive' }
-  }
-  return undefined
 }
 
 /**
@@ -158,13 +140,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       SELECT id::text AS id, balance FROM accounts
       WHERE id IN (SELECT value::uuid FROM jsonb_array_elements_text(${json(accountIds)}::jsonb))
       ORDER BY id FOR UPDATE`,
-    sql<CheckRow[]>`
-      SELECT i.n,
-        EXISTS (SELECT 1 FROM card_designs WHERE id = i.card AND account_id = i.account) AS card_ok,
-        EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
-        EXISTS (SELECT 1 FROM senders WHERE id = i.sender AND account_id = i.account) AS sender_ok,
-        (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
-      FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, campaign uuid)`,
+    checkChoices(sql, choices),
   ])
 
   const balances = new Map(locked.map((row) => [row.id, row.balance]))
@@ -180,7 +156,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       outcomes[n] = { outcome: 'no-account' }
       continue
     }
-    const refused = checkVerdict(checksByOrder.get(n))
+    const refused = refusalOf(checksByOrder.get(n))
     if (refused) {
       outcomes[n] = refused
       continue

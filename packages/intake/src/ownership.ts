@@ -1,0 +1,53 @@
+import type { Sql, TransactionSql } from 'postgres'
+import type { Db } from '@letters/db'
+import type { OrderOutcome, OwnedField } from './orders.js'
+
+/** What a letter names that must be its account's: designs, sender, and the campaign (which must also be active). */
+export interface Choice {
+  /** The order it belongs to. */
+  n: number
+  account: string
+  card: string
+  envelope: string
+  sender: string
+  campaign: string | null
+}
+
+export interface CheckRow {
+  n: number
+  card_ok: boolean
+  envelope_ok: boolean
+  sender_ok: boolean
+  campaign_ok: boolean
+}
+
+const json = (value: unknown) => JSON.stringify(value)
+
+/** Checks every choice in one statement. */
+export function checkChoices(sql: Sql | TransactionSql, choices: Choice[]) {
+  return sql<CheckRow[]>`
+    SELECT i.n,
+      EXISTS (SELECT 1 FROM card_designs WHERE id = i.card AND account_id = i.account) AS card_ok,
+      EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
+      EXISTS (SELECT 1 FROM senders WHERE id = i.sender AND account_id = i.account) AS sender_ok,
+      (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
+    FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, campaign uuid)`
+}
+
+/** The first refusal among an order's checks, in the order a client reads its fields. */
+export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefined {
+  for (const row of rows ?? []) {
+    if (!row.card_ok) return { outcome: 'not-owned', field: 'cardDesignId' }
+    if (!row.envelope_ok) return { outcome: 'not-owned', field: 'envelopeDesignId' }
+    if (!row.sender_ok) return { outcome: 'not-owned', field: 'senderId' }
+    if (!row.campaign_ok) return { outcome: 'campaign-inactive' }
+  }
+  return undefined
+}
+
+/** The first of the designs and sender that is not the account's (an unknown id and another account's look the same), for what is not a letter: a campaign. */
+export async function unownedField(db: Db, accountId: string, choice: { cardDesignId: string; envelopeDesignId: string; senderId: string }): Promise<OwnedField | undefined> {
+  const rows = await checkChoices(db.$client, [{ n: 0, account: accountId, card: choice.cardDesignId, envelope: choice.envelopeDesignId, sender: choice.senderId, campaign: null }])
+  const refused = refusalOf(rows)
+  return refused?.outcome === 'not-owned' ? refused.field : undefined
+}
