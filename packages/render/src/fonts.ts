@@ -87,6 +87,12 @@ export function handFont(name: FontName): Fontkit.Font {
   return font
 }
 
+const UNKNOWN = 0
+const WRITABLE = 1
+const UNWRITABLE = 2
+/** Per font, what is known of each code point of the Basic Multilingual Plane: a message is checked on every letter created. */
+const knownCodePoints: Partial<Record<FontName, Uint8Array>> = {}
+
 /**
  * The characters of `text` the font has no glyph for: drawn, each would be an empty box (a
  * Chinese name, an emoji, a Polish Ł in a latin-only font). White space and invisible format
@@ -95,11 +101,17 @@ export function handFont(name: FontName): Fontkit.Font {
  */
 export function unwritableCharacters(name: FontName, text: string): string[] {
   const font = handFont(name)
+  const known = (knownCodePoints[name] ??= new Uint8Array(0x10000))
   const missing = new Set<string>()
   for (const character of text) {
-    // Joiners, soft hyphens, variation selectors: laid out as nothing between letters.
-    if (/[\s\p{Default_Ignorable_Code_Point}]/u.test(character)) continue
-    if (!font.hasGlyphForCodePoint(character.codePointAt(0)!)) missing.add(character)
+    const codePoint = character.codePointAt(0)!
+    let verdict = codePoint < 0x10000 ? known[codePoint]! : UNKNOWN
+    if (verdict === UNKNOWN) {
+      // Joiners, soft hyphens, variation selectors: laid out as nothing between letters.
+      verdict = /[\s\p{Default_Ignorable_Code_Point}]/u.test(character) || font.hasGlyphForCodePoint(codePoint) ? WRITABLE : UNWRITABLE
+      if (codePoint < 0x10000) known[codePoint] = verdict
+    }
+    if (verdict === UNWRITABLE) missing.add(character)
   }
   return [...missing]
 }
