@@ -5,16 +5,31 @@ import { CommitUnknownError, storeOrders } from './store-orders.js'
 
 export interface IntakeOptions {
   /** Transactions of orders under way at once; more orders wait and go into the next one. */
-  concurrentBatches?: number
+  concurrentBatches: number
   /** Letters in one transaction at most (an order larger than this goes alone). */
   maxLettersPerBatch?: number
+  /**
+   * Longest a batch waits for an account's row, held by another transaction (an admin's
+   * adjustment, another replica's batch), before its orders are stored one by one instead, so
+   * that one account held up does not hold up the requests of every other account.
+   */
+  lockTimeoutMs?: number
+  /** How long in all an order waits for its account's row before it fails (default 10 s, the statement timeout). */
+  maxWaitForLockMs?: number
+  /** Where a fault of the intake itself is reported (the requests it concerned get an error too). */
+  log?: { error(details: object, message: string): void }
 }
 
 interface Pending {
   order: LetterOrder
   resolve: (outcome: OrderOutcome) => void
   reject: (error: unknown) => void
+  /** Times it gave way alone to a lock held by another transaction. */
+  heldUp: number
 }
+
+const POSTGRES_LOCK_NOT_AVAILABLE = '55P03'
+const isHeldUp = (error: unknown) => (error as { code?: unknown }).code === POSTGRES_LOCK_NOT_AVAILABLE
 
 /**
  * Group commit for the letters of every request of this process. Orders that arrive while
@@ -22,48 +37,64 @@ interface Pending {
  * `storeOrders`, in one transaction: one lock of each account, a few round trips for dozens of
  * requests. Each order still gets its own outcome.
  *
- * A batch whose transaction fails before committing (a statement error, a dropped connection)
- * is rolled back whole; each of its orders is then stored again alone, so one order that
- * cannot be written fails only its own request. A batch that fails while committing may have
- * committed: its orders are not stored again (that could charge twice) and all fail.
+ * A batch rolled back (a statement error, a dropped connection, a commit that failed and was
+ * found rolled back, an account's row held longer than `lockTimeoutMs`) is stored again order by
+ * order, outside the batch slots and at most `concurrentBatches` at a time, so one order that
+ * cannot be written fails only its own request and one account held up does not stall the others. A batch whose
+ * commit failed and whose outcome could not be found out is not stored again (that could charge
+ * twice): its orders all fail.
  */
 export class LetterIntake {
   private readonly queue: Pending[] = []
+  private readonly alone: Pending[] = []
   private running = 0
+  private runningAlone = 0
   private scheduled = false
   private readonly idle = new Set<() => void>()
-  private readonly concurrentBatches: number
   private readonly maxLettersPerBatch: number
+  private readonly lockTimeoutMs: number
+  private readonly maxHeldUp: number
 
   constructor(
     private readonly db: Db,
-    options: IntakeOptions = {},
+    private readonly options: IntakeOptions,
   ) {
-    this.concurrentBatches = options.concurrentBatches ?? 2
     this.maxLettersPerBatch = options.maxLettersPerBatch ?? 1000
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 500
+    this.maxHeldUp = Math.max(1, Math.ceil((options.maxWaitForLockMs ?? 10_000) / this.lockTimeoutMs))
   }
 
   /** Charges and stores an order with the others that arrive meanwhile; resolves with its own outcome. */
   submit(order: LetterOrder): Promise<OrderOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ order, resolve, reject })
+      this.queue.push({ order, resolve, reject, heldUp: 0 })
       this.schedule()
     })
   }
 
   /** Resolves once every order submitted so far has its outcome. */
   drained(): Promise<void> {
-    if (this.queue.length === 0 && this.running === 0) return Promise.resolve()
+    if (this.isIdle()) return Promise.resolve()
     return new Promise((resolve) => this.idle.add(resolve))
   }
 
+  private isIdle(): boolean {
+    return this.queue.length === 0 && this.running === 0 && this.alone.length === 0 && this.runningAlone === 0
+  }
+
+  private settled(): void {
+    if (!this.isIdle()) return
+    for (const resolve of this.idle) resolve()
+    this.idle.clear()
+  }
+
   private schedule(): void {
-    if (this.scheduled || this.running >= this.concurrentBatches || this.queue.length === 0) return
+    if (this.scheduled || this.running >= this.options.concurrentBatches || this.queue.length === 0) return
     this.scheduled = true
     // The requests whose bodies arrived in this turn of the event loop join the batch.
     setImmediate(() => {
       this.scheduled = false
-      while (this.running < this.concurrentBatches && this.queue.length > 0) this.start(this.takeBatch())
+      while (this.running < this.options.concurrentBatches && this.queue.length > 0) this.start(this.takeBatch())
     })
   }
 
@@ -83,13 +114,11 @@ export class LetterIntake {
     this.running++
     metrics.intakeBatchOrders.observe(batch.length)
     this.store(batch)
-      .catch(() => {})
+      .catch((error: unknown) => this.fault(batch, error))
       .finally(() => {
         this.running--
         this.schedule()
-        if (this.running > 0 || this.queue.length > 0) return
-        for (const resolve of this.idle) resolve()
-        this.idle.clear()
+        this.settled()
       })
   }
 
@@ -99,23 +128,49 @@ export class LetterIntake {
       outcomes = await storeOrders(
         this.db,
         batch.map((pending) => pending.order),
+        { lockTimeoutMs: this.lockTimeoutMs },
       )
     } catch (error) {
-      if (batch.length === 1 || error instanceof CommitUnknownError) {
+      if (error instanceof CommitUnknownError || (batch.length === 1 && !isHeldUp(error))) {
         for (const pending of batch) pending.reject(error)
         return
       }
-      // Rolled back: each order again, alone, so that only the one at fault fails.
-      await Promise.all(
-        batch.map((pending) =>
-          storeOrders(this.db, [pending.order]).then(
-            ([outcome]) => pending.resolve(outcome!),
-            (alone: unknown) => pending.reject(alone),
-          ),
-        ),
-      )
+      // Rolled back: each order again, alone.
+      this.alone.push(...batch)
+      this.storeAlone()
       return
     }
     batch.forEach((pending, n) => pending.resolve(outcomes[n]!))
+  }
+
+  /**
+   * The orders of rolled-back batches, one transaction each. An order whose account's row is still
+   * held gives way again and goes to the back of the line, so that the orders of other accounts
+   * behind it are stored meanwhile; after `maxHeldUp` times (as long as a statement may wait) it fails.
+   */
+  private storeAlone(): void {
+    while (this.runningAlone < this.options.concurrentBatches && this.alone.length > 0) {
+      const pending = this.alone.shift()!
+      this.runningAlone++
+      storeOrders(this.db, [pending.order], { lockTimeoutMs: this.lockTimeoutMs })
+        .then(
+          ([outcome]) => pending.resolve(outcome!),
+          (error: unknown) => {
+            if (isHeldUp(error) && ++pending.heldUp < this.maxHeldUp) this.alone.push(pending)
+            else pending.reject(error)
+          },
+        )
+        .finally(() => {
+          this.runningAlone--
+          this.storeAlone()
+          this.settled()
+        })
+    }
+  }
+
+  /** A fault of the intake's own code: reported, and every request of the batch answered with it. */
+  private fault(batch: Pending[], error: unknown): void {
+    this.options.log?.error({ err: error, orders: batch.length }, 'the letter intake failed a batch')
+    for (const pending of batch) pending.reject(error)
   }
 }

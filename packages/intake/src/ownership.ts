@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres'
 import type { Db } from '@letters/db'
+import { json } from './json.js'
 import type { OrderOutcome, OwnedField } from './orders.js'
 
 /** What a letter names that must be its account's: designs, sender, and the campaign (which must also be active). */
@@ -20,8 +21,6 @@ export interface CheckRow {
   sender_ok: boolean
   campaign_ok: boolean
 }
-
-const json = (value: unknown) => JSON.stringify(value)
 
 /** Checks every choice in one statement. */
 export function checkChoices(sql: Sql | TransactionSql, choices: Choice[]) {

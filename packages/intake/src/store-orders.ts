@@ -2,19 +2,37 @@ import type { TransactionSql } from 'postgres'
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
+import { json } from './json.js'
 import type { LetterDraft, LetterOrder, OrderOutcome } from './orders.js'
 import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
 
 /**
- * The transaction failed at or after COMMIT: it may have committed. Its orders must not be
- * stored again (that could charge twice); their requests get an error, and a client retry with
- * its Idempotency-Key finds the stored answer if there is one.
+ * The transaction failed while committing and what became of it could not be found out: it may
+ * have committed. Its orders must not be stored again (that could charge twice); their requests
+ * get an error, and a client retry with its Idempotency-Key finds the stored answer if there is one.
  */
 export class CommitUnknownError extends Error {
   override name = 'CommitUnknownError'
-  constructor(override readonly cause: unknown) {
+  /** The commit's own failure, kept apart from `cause` so nothing reads it as a dependency merely unavailable. */
+  readonly commitError: unknown
+  constructor(commitError: unknown) {
     super('the outcome of the intake transaction is unknown: it failed while committing')
+    this.commitError = commitError
   }
+}
+
+/** The transaction failed while committing, and was found rolled back: nothing of it was kept, its orders may be stored again. */
+export class RolledBackError extends Error {
+  override name = 'RolledBackError'
+  constructor(override readonly cause: unknown) {
+    super('the intake transaction failed while committing and was rolled back')
+  }
+}
+
+/** Options of one storeOrders call. */
+export interface StoreOptions {
+  /** Longest the batch waits for an account's row before giving up (Postgres error 55P03); unset: up to the statement timeout. */
+  lockTimeoutMs?: number
 }
 
 /** A key changed between its check and its write (an older replica's claim): the whole transaction rolls back. */
@@ -25,7 +43,6 @@ export class KeyTakenMeanwhileError extends Error {
   }
 }
 
-const json = (value: unknown) => JSON.stringify(value)
 
 /** A letter as the write statement reads it. */
 interface LetterRow extends Omit<LetterDraft, 'cost'> {
@@ -73,23 +90,42 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
  * it may then run first (a COMMIT pipelined behind the write was seen to run before it, outside
  * the transaction).
  */
-export async function storeOrders(db: Db, orders: LetterOrder[]): Promise<OrderOutcome[]> {
+export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreOptions = {}): Promise<OrderOutcome[]> {
   validateOrders(orders)
   if (orders.length === 0) return []
-  const transaction = { committing: false }
+  const transaction: Transaction = { options }
   try {
     const outcomes = await db.$client.begin((sql) => storeInTransaction(sql, transaction, orders))
     countStored(orders, outcomes)
     return outcomes
   } catch (error) {
-    if (transaction.committing) throw new CommitUnknownError(error)
-    throw error
+    const { committing } = transaction
+    if (!committing) throw error
+    const kept = await committed(db, committing.witness).catch(() => undefined)
+    if (kept === undefined) throw new CommitUnknownError(error)
+    if (!kept) throw new RolledBackError(error)
+    countStored(orders, committing.outcomes)
+    return committing.outcomes
   }
 }
 
 interface Transaction {
-  /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome unknown. */
-  committing: boolean
+  options: StoreOptions
+  /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome to be found out. */
+  committing?: { outcomes: OrderOutcome[]; witness: { accountId: string; letterId: string } }
+}
+
+/**
+ * Whether the transaction that wrote `witness` committed, once it is over: the account's row is
+ * locked (it held that lock until it ended; Postgres ends the transaction of a connection that
+ * is gone), then the letter looked for. The batch is all or nothing, so one letter tells.
+ */
+async function committed(db: Db, witness: { accountId: string; letterId: string }): Promise<boolean> {
+  return db.$client.begin(async (sql) => {
+    await sql`SELECT 1 FROM accounts WHERE id = ${witness.accountId}::uuid FOR UPDATE`
+    const [found] = await sql`SELECT 1 FROM letters WHERE id = ${witness.letterId}::uuid`
+    return found !== undefined
+  })
 }
 
 async function storeInTransaction(sql: TransactionSql, transaction: Transaction, orders: LetterOrder[]): Promise<OrderOutcome[]> {
@@ -135,7 +171,10 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   const choices = live.flatMap((n) => choicesOf(orders[n]!, n))
   // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
   // which do not depend on the locks: sent together.
-  const [locked, checks] = await Promise.all([
+  const { lockTimeoutMs } = transaction.options
+  const [, locked, checks] = await Promise.all([
+    // Without parameters, so it runs ahead of the lock (see above).
+    lockTimeoutMs === undefined ? undefined : sql.unsafe(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`),
     sql<Array<{ id: string; balance: number }>>`
       SELECT id::text AS id, balance FROM accounts
       WHERE id IN (SELECT value::uuid FROM jsonb_array_elements_text(${json(accountIds)}::jsonb))
@@ -180,8 +219,10 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
     outcomes[n] = { outcome: 'stored', balanceAfter: balance }
   }
 
-  if (letters.length > 0) await write(sql, letters, answers, balances)
-  transaction.committing = letters.length > 0
+  if (letters.length > 0) {
+    await write(sql, letters, answers, balances)
+    transaction.committing = { outcomes: outcomes as OrderOutcome[], witness: { accountId: letters[0]!.accountId, letterId: letters[0]!.id } }
+  }
   return outcomes as OrderOutcome[]
 }
 

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import { createConnection, createServer, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { asc, eq, sql } from 'drizzle-orm'
 import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
-import { LetterIntake, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
+import { LetterIntake, RolledBackError, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
 
 let db: Db
 /** A second pool, for what happens beside the intake: held locks, killed connections. */
@@ -260,7 +262,7 @@ async function batchesObserved(): Promise<{ count: number; sum: number }> {
 describe('LetterIntake: group commit', () => {
   it('lets exactly 50 of 200 parallel orders through on credits for 50, in batches, and the ledger agrees', async () => {
     const { account, company } = await customer(150)
-    const intake = new LetterIntake(db)
+    const intake = new LetterIntake(db, { concurrentBatches: 2 })
     const before = await batchesObserved()
     const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => intake.submit(order(account.id, company, i % 2 ? keyed(`k-${i}`) : {}))))
     const after = await batchesObserved()
@@ -278,7 +280,7 @@ describe('LetterIntake: group commit', () => {
   it('keeps exactly-once across two intakes (two replicas) spending one account and crossing two', async () => {
     const hot = await customer(150)
     const cold = await customer(60)
-    const replicas = [new LetterIntake(db), new LetterIntake(other)]
+    const replicas = [new LetterIntake(db, { concurrentBatches: 2 }), new LetterIntake(other, { concurrentBatches: 2 })]
     const outcomes = await Promise.all(
       Array.from({ length: 240 }, (_, i) => {
         const owner = i % 3 === 0 ? cold : hot
@@ -336,11 +338,125 @@ describe('LetterIntake: group commit', () => {
 
   it('answers every order before drained() resolves', async () => {
     const { account, company } = await customer(30)
-    const intake = new LetterIntake(db)
+    const intake = new LetterIntake(db, { concurrentBatches: 2 })
     const answered: OrderOutcome[] = []
     for (let i = 0; i < 10; i++) void intake.submit(order(account.id, company)).then((outcome) => answered.push(outcome))
     await intake.drained()
     await Promise.resolve()
     expect(answered).toHaveLength(10)
+  })
+})
+
+/**
+ * A TCP proxy to Postgres that, once armed, loses the next COMMIT: either after Postgres ran it
+ * (its answer never comes back) or before (it never reaches Postgres, which rolls back when the
+ * connection goes). Either way the client sees its connection close while committing.
+ */
+async function commitLoser() {
+  const target = new URL(testConfig().databaseUrl)
+  let armed: 'after' | 'before' | undefined
+  const server = createServer((client: Socket) => {
+    const upstream = createConnection(Number(target.port || 5432), target.hostname)
+    const cut = () => {
+      armed = undefined
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('data', (chunk) => {
+      if (armed === 'before' && chunk.toString('latin1').includes('commit\u0000')) return cut()
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk) => {
+      if (armed === 'after' && chunk.toString('latin1').includes('COMMIT\u0000')) return cut()
+      client.write(chunk)
+    })
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => {})
+      socket.on('close', () => (socket === client ? upstream : client).destroy())
+    }
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const url = new URL(target)
+  url.hostname = '127.0.0.1'
+  url.port = String((server.address() as { port: number }).port)
+  const proxied = createDb(url.toString(), { max: 4 })
+  return {
+    db: proxied,
+    arm: (when: 'after' | 'before') => (armed = when),
+    armed: () => armed,
+    close: async () => {
+      // A connection the proxy cut can keep end() waiting for its whole timeout.
+      await proxied.$client.end({ timeout: 0.2 })
+      server.close()
+    },
+  }
+}
+
+describe('a commit whose answer is lost', () => {
+  it('is found committed, and its orders answered as stored, when Postgres ran it', async () => {
+    const proxy = await commitLoser()
+    try {
+      const { account, company } = await customer(30)
+      // Every statement prepared on the proxied connections first, so the batch's COMMIT is the one cut.
+      await storeOrders(proxy.db, [order(account.id, company)])
+      proxy.arm('after')
+      const outcomes = await storeOrders(proxy.db, [order(account.id, company, keyed('k-lost-1')), order(account.id, company), order(account.id, company, keyed('k-lost-2'))])
+      expect(proxy.armed()).toBeUndefined()
+      expect(outcomes).toEqual([
+        { outcome: 'stored', balanceAfter: 24 },
+        { outcome: 'stored', balanceAfter: 21 },
+        { outcome: 'stored', balanceAfter: 18 },
+      ])
+      const state = await expectConsistent(account.id)
+      expect(state.letters).toHaveLength(4)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('is found rolled back when Postgres never ran it, and the intake stores each order again', async () => {
+    const { account, company } = await customer(30)
+    // A fresh proxy (and pool) for each part: the COMMIT it recognizes is one not yet prepared on its connection.
+    const first = await commitLoser()
+    try {
+      first.arm('before')
+      await expect(storeOrders(first.db, [order(account.id, company), order(account.id, company)])).rejects.toBeInstanceOf(RolledBackError)
+      expect(first.armed()).toBeUndefined()
+      expect((await expectConsistent(account.id)).letters).toHaveLength(0)
+    } finally {
+      await first.close()
+    }
+    const second = await commitLoser()
+    try {
+      const intake = new LetterIntake(second.db, { concurrentBatches: 1 })
+      second.arm('before')
+      const outcomes = await Promise.all([intake.submit(order(account.id, company)), intake.submit(order(account.id, company, keyed('k-again')))])
+      expect(second.armed()).toBeUndefined()
+      expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['stored', 'stored'])
+      const state = await expectConsistent(account.id)
+      expect(state.letters).toHaveLength(2)
+      expect(state.balance).toBe(24)
+    } finally {
+      await second.close()
+    }
+  })
+})
+
+describe('an account whose row is held', () => {
+  it('does not hold up the orders of other accounts: its batches give way and its orders wait alone', async () => {
+    const held = await customer(30)
+    const free = await customer(30)
+    const intake = new LetterIntake(db, { concurrentBatches: 2, lockTimeoutMs: 100 })
+    const release = await holdAccountRow(held.account.id)
+    // Two batches for the held account, one in each slot.
+    const first = intake.submit(order(held.account.id, held.company))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const second = intake.submit(order(held.account.id, held.company))
+    // The other account is answered while the row is still held.
+    expect(await intake.submit(order(free.account.id, free.company))).toEqual({ outcome: 'stored', balanceAfter: 27 })
+    await release()
+    expect((await Promise.all([first, second])).map((outcome) => outcome.outcome)).toEqual(['stored', 'stored'])
+    expect((await expectConsistent(held.account.id)).letters).toHaveLength(2)
   })
 })

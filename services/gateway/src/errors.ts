@@ -22,6 +22,20 @@ export class Unavailable extends ApiError {
   }
 }
 
+/**
+ * A 500 whose Spanish message the client needs: what it asked for may or may not have been
+ * done. Its cause stays in the logs, never in the answer.
+ */
+export class OutcomeUnknown extends ApiError {
+  override name = 'OutcomeUnknown'
+  constructor(
+    message: string,
+    override readonly cause: unknown,
+  ) {
+    super(500, message)
+  }
+}
+
 export const badRequest = (message: string) => new ApiError(400, message)
 export const notFound = (message: string) => new ApiError(404, message)
 export const conflict = (message: string) => new ApiError(409, message)

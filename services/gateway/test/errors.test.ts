@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { testConfig } from '@letters/test/support/context'
+import { CommitUnknownError } from '@letters/intake'
 import { buildApp, type App } from '../src/app.js'
+import { OutcomeUnknown } from '../src/errors.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 import { moneyState } from './ledger-assertions.js'
 
@@ -19,6 +21,20 @@ describe('error bodies', () => {
     const body = expectError(response, 500, 'Internal Server Error', 'Se ha producido un error inesperado')
     expect(Object.keys(body).sort()).toEqual(['error', 'message', 'requestId'])
     expect(response.body).not.toMatch(/SELECT|secret|\.ts|at /)
+  })
+
+  it('answers a creation whose commit could not be confirmed 500 without Retry-After, saying how to retry safely', async () => {
+    const app = await buildApp({ config: testConfig(), logger: false })
+    opened.push(app)
+    // What the intake throws when the connection died while committing and the outcome stayed unknown.
+    const lost = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' })
+    app.get('/unknown-outcome', async () => {
+      throw new OutcomeUnknown('No se ha podido confirmar si la carta quedó guardada', new CommitUnknownError(lost))
+    })
+    await app.ready()
+    const response = await app.inject({ method: 'GET', url: '/unknown-outcome' })
+    expectError(response, 500, 'Internal Server Error', 'No se ha podido confirmar si la carta quedó guardada')
+    expect(response.headers['retry-after']).toBeUndefined()
   })
 
   it('keeps taking letters while Redis cannot be reached: charged once, the job waiting in the outbox, /readyz 503', async () => {

@@ -3,8 +3,8 @@ import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf, publicApi } from '@letters/contracts'
 import type { Db, Executor, Recipient } from '@letters/db'
-import { KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type UnstoredOutcome } from '@letters/intake'
-import { ApiError, badRequest } from '../errors.js'
+import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type UnstoredOutcome } from '@letters/intake'
+import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
@@ -27,6 +27,13 @@ export interface CreationDeps {
   letterCosts: Config['letterCosts']
 }
 
+
+/**
+ * Whether the letter was stored could not be found out (the database went away while committing
+ * it): a 500, not a 503, since a blind retry could pay twice; its message says how to retry safely.
+ */
+const outcomeUnknown = (error: CommitUnknownError) =>
+  new OutcomeUnknown('No se ha podido confirmar si la carta quedó guardada. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo', error)
 
 const paymentRequired = (cost: number, balance: number) =>
   new ApiError(402, `Créditos insuficientes: la carta cuesta ${cost} créditos y el saldo de la cuenta es ${balance}`)
@@ -186,7 +193,7 @@ export async function createLetter(
     assertDrawable(draft)
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.
-    const earlier = fingerprint === undefined ? undefined : await answeredBefore(deps.db, accountId, idempotencyKey!, fingerprint)
+    const earlier = fingerprint === undefined || !(error instanceof ApiError) ? undefined : await answeredBefore(deps.db, accountId, idempotencyKey!, fingerprint)
     if (earlier) return answerOf(earlier)
     throw error
   }
@@ -199,7 +206,9 @@ export async function createLetter(
     })
     .catch((error: unknown) => {
       // An older replica claimed the key while this request was being stored: nothing was.
-      throw error instanceof KeyTakenMeanwhileError ? inFlight() : error
+      if (error instanceof KeyTakenMeanwhileError) throw inFlight()
+      if (error instanceof CommitUnknownError) throw outcomeUnknown(error)
+      throw error
     })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
   return answerOf(outcome)

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isConnectionError } from '@letters/db'
-import { ApiError, Unavailable, reasonPhrase } from '../../errors.js'
+import { ApiError, OutcomeUnknown, Unavailable, reasonPhrase } from '../../errors.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
 const frameworkMessages: Record<string, string> = {
@@ -31,24 +31,25 @@ const statusMessages: Record<number, string> = {
 /** Connection-level failures of Redis (ioredis with no offline queue); Postgres's are packages/db's isConnectionError. */
 const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'])
 /**
- * Postgres's query_canceled, which is what a statement timeout raises (a lock held too long, an
- * overloaded database): the statement did nothing, so the client may retry, as after a drop.
+ * Postgres's query_canceled (a statement timeout: a lock held too long, an overloaded database)
+ * and lock_not_available (a lock timeout: an account's row held too long): the statement did
+ * nothing, so the client may retry, as after a drop.
  */
-const STATEMENT_TIMEOUT = '57014'
+const TIMED_OUT = new Set(['57014', '55P03'])
 const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
 
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
 function isDependencyUnavailable(error: unknown): boolean {
   if (isConnectionError(error)) return true
   for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; current = current.cause as typeof current, depth++) {
-    if (typeof current.code === 'string' && (unavailableCodes.has(current.code) || current.code === STATEMENT_TIMEOUT)) return true
+    if (typeof current.code === 'string' && (unavailableCodes.has(current.code) || TIMED_OUT.has(current.code))) return true
     if (typeof current.message === 'string' && redisUnavailable.test(current.message)) return true
   }
   return false
 }
 
 function clientMessage(error: FastifyError, status: number): string {
-  if (error instanceof Unavailable) return error.message
+  if (error instanceof Unavailable || error instanceof OutcomeUnknown) return error.message
   if (status >= 500) return statusMessages[status] ?? statusMessages[500]!
   if (error instanceof ApiError) return error.message
   if (error.code && frameworkMessages[error.code]) return frameworkMessages[error.code]!
@@ -85,7 +86,7 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
 /** Every error a request meets, logged and answered in the one shape. */
 function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
-  const status = declared === 500 && isDependencyUnavailable(error) ? 503 : declared
+  const status = declared === 500 && !(error instanceof OutcomeUnknown) && isDependencyUnavailable(error) ? 503 : declared
   if (status === 503) reply.header('retry-after', '5')
   if (error instanceof Unavailable) request.log.warn({ status }, 'request shed')
   else if (status >= 500) request.log.error({ err: error }, 'request failed')

@@ -10,7 +10,7 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const intake = new LetterIntake(app.db, { concurrentBatches: app.config.intakeConcurrentBatches })
+    const intake = new LetterIntake(app.db, { concurrentBatches: app.config.intakeConcurrentBatches, log: app.log.child({ component: 'intake' }) })
     app.decorate('intake', intake)
     // Requests still waiting for their outcome are answered before the pool closes.
     app.addHook('onClose', () => intake.drained())
