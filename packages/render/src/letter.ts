@@ -1,7 +1,7 @@
 import PDFDocument from 'pdfkit'
 import type { FontName } from '@letters/contracts'
 import { handFont } from './fonts.js'
-import { fitSize, writeByHand, type Box } from './handwriting.js'
+import { fitSize, handWidth, writeByHand, type Box } from './handwriting.js'
 import { seededRandom } from './random.js'
 
 const MM = 72 / 25.4
@@ -29,7 +29,7 @@ export interface LetterToRender {
  * handwriting.ts, pdfkit, a font package), so that kept proofs are drawn again as the floor now
  * prints them.
  */
-export const DRAWING_REVISION = 1
+export const DRAWING_REVISION = 2
 
 function newDocument(size: { width: number; height: number }, title: string) {
   // Fixed metadata: a reprint must be byte for byte the same file.
@@ -77,8 +77,7 @@ function drawCard(doc: PDFDoc, letter: LetterToRender): void {
   const signature = fitSize(doc, letter.signature, SIGNATURE_BOX, Math.min(20, Math.max(size, 12)))
   const lastLineY = CARD.height - margin - signature.size * 1.2
   signature.lines.forEach((line, index) => {
-    doc.fontSize(signature.size)
-    const x = Math.max(margin, CARD.width - margin - doc.widthOfString(line))
+    const x = Math.max(margin, CARD.width - margin - handWidth(doc, line, signature.size))
     const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
     writeByHand(doc, [line], { x, y }, signature.size, lineHeight, random)
   })
