@@ -193,10 +193,18 @@ export function handWidth(doc: Doc, line: string, size: number): number {
   return size * (words.reduce((sum, word) => sum + measure.width(word), 0) + (words.length - 1) * measure.space)
 }
 
-/** A number as a content stream writes it: to a thousandth of a point, enough for print. */
+const thousandths = Array.from({ length: 1000 }, (_, n) => `.${String(n).padStart(3, '0')}`.replace(/\.?0+$/, ''))
+
+/**
+ * A number as a content stream writes it: to a thousandth of a point, enough for print. Built
+ * from integers: turning a fraction into its shortest decimal string costs far more, and a card
+ * writes some 3,600 numbers.
+ */
 function pdfNumber(value: number): string {
-  const rounded = Math.round(value * 1000) / 1000
-  return rounded === 0 ? '0' : String(rounded)
+  const rounded = Math.round(Math.abs(value) * 1000)
+  const whole = Math.floor(rounded / 1000)
+  const text = `${whole}${thousandths[rounded - whole * 1000]}`
+  return value < 0 && rounded !== 0 ? `-${text}` : text
 }
 
 /**
