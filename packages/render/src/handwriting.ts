@@ -193,19 +193,13 @@ export function handWidth(doc: Doc, line: string, size: number): number {
   return size * (words.reduce((sum, word) => sum + measure.width(word), 0) + (words.length - 1) * measure.space)
 }
 
-const thousandths = Array.from({ length: 1000 }, (_, n) => `.${String(n).padStart(3, '0')}`.replace(/\.?0+$/, ''))
-
 /**
- * A number as a content stream writes it: to a thousandth of a point, enough for print. Built
- * from integers: turning a fraction into its shortest decimal string costs far more, and a card
- * writes some 3,600 numbers.
+ * The glyphs are placed in hundredths of a point (a third of a micrometre on paper, far below
+ * any printer's dot), so that every number in the page's stream is an integer: short, and cheap
+ * to write, where a fraction's shortest decimal string costs far more (a card has some 3,600).
  */
-function pdfNumber(value: number): string {
-  const rounded = Math.round(Math.abs(value) * 1000)
-  const whole = Math.floor(rounded / 1000)
-  const text = `${whole}${thousandths[rounded - whole * 1000]}`
-  return value < 0 && rounded !== 0 ? `-${text}` : text
-}
+const UNITS_PER_POINT = 100
+const units = (points: number) => Math.round(points * UNITS_PER_POINT)
 
 /**
  * Writes lines glyph by glyph as a hand would: each glyph a little off the baseline, a little
@@ -223,7 +217,7 @@ export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: n
   // Each character's glyphs, codes in this document's subset and offsets, encoded once per document.
   const encoded = new Map<string, ReturnType<PdfFont['encode']>>()
   const ascender = pdfFont.ascender / 1000
-  const content: string[] = []
+  const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
   lines.forEach((line, index) => {
     const slope = (wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180
     let x = origin.x + wobble(random) * hand.lineIndent * size
@@ -247,7 +241,7 @@ export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: n
         let codes = encoded.get(glyph)
         if (!codes) encoded.set(glyph, (codes = pdfFont.encode(glyph)))
         const [hexes, positions] = codes
-        const matrix = `${pdfNumber(a)} ${pdfNumber(b)} ${pdfNumber(c)} ${pdfNumber(d)}`
+        const matrix = `${units(a)} ${units(b)} ${units(c)} ${units(d)}`
         // Mostly one glyph; a character the font composes of several (a letter and its accent)
         // places each by its offsets, in thousandths of an em.
         let pen = 0
@@ -255,7 +249,7 @@ export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: n
           const position = positions[glyphIndex]!
           const dx = (pen + position.xOffset) / 1000
           const dy = position.yOffset / 1000
-          content.push(`${matrix} ${pdfNumber(e + a * dx + c * dy)} ${pdfNumber(f + b * dx + d * dy)} Tm <${hex}> Tj`)
+          content.push(`${matrix} ${units(e + a * dx + c * dy)} ${units(f + b * dx + d * dy)} Tm <${hex}> Tj`)
           pen += position.xAdvance
         })
       }
@@ -263,5 +257,6 @@ export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: n
     }
     content.push('ET')
   })
+  content.push('Q')
   doc.addContent(content.join('\n'))
 }
