@@ -213,50 +213,72 @@ const units = (points: number) => Math.round(points * UNITS_PER_POINT)
 export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: number }, size: number, lineHeight: number, random: () => number): void {
   const { _font: pdfFont, page } = internals(doc)
   page.fonts[pdfFont.id] ??= pdfFont.ref()
-  const measure = measureOf(doc)
-  // Each character's glyphs, codes in this document's subset and offsets, encoded once per document.
-  const encoded = new Map<string, ReturnType<PdfFont['encode']>>()
+  const characters = charactersOf(doc)
   const ascender = pdfFont.ascender / 1000
   const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
   lines.forEach((line, index) => {
-    const slope = (wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180
+    const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
     let x = origin.x + wobble(random) * hand.lineIndent * size
     const lineY = origin.y + index * size * lineHeight
     content.push(`BT /${pdfFont.id} 1 Tf`)
-    for (const glyph of line) {
-      const advance = (glyph === ' ' ? measure.space : measure.width(glyph)) * size
-      if (glyph.trim()) {
+    for (const character of line) {
+      const { advance, glyphs } = characters(character)
+      if (glyphs) {
         const glyphSize = size * (1 + wobble(random) * hand.size)
         // The glyph's top left corner, as a line of text is placed from it.
-        const y = lineY + (x - origin.x) * Math.tan(slope) + wobble(random) * hand.baseline * size
+        const y = lineY + (x - origin.x) * slope + wobble(random) * hand.baseline * size
         // Slanted about its bottom left corner. The page's space runs downwards (pdfkit turns it
         // upside down), hence the text matrix's negative d: glyphs stand upright.
         const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
-        const cos = Math.cos(angle)
-        const sin = Math.sin(angle)
-        const drop = glyphSize * (ascender - 1)
-        const [a, b, c, d] = [glyphSize * cos, glyphSize * sin, glyphSize * sin, -glyphSize * cos]
-        const e = x - sin * drop
-        const f = y + glyphSize + cos * drop
-        let codes = encoded.get(glyph)
-        if (!codes) encoded.set(glyph, (codes = pdfFont.encode(glyph)))
-        const [hexes, positions] = codes
-        const matrix = `${units(a)} ${units(b)} ${units(c)} ${units(d)}`
+        const a = glyphSize * Math.cos(angle)
+        const b = glyphSize * Math.sin(angle)
+        const drop = ascender - 1
+        const e = x - b * drop
+        const f = y + glyphSize + a * drop
+        const matrix = `${units(a)} ${units(b)} ${units(b)} ${units(-a)}`
         // Mostly one glyph; a character the font composes of several (a letter and its accent)
-        // places each by its offsets, in thousandths of an em.
-        let pen = 0
-        hexes.forEach((hex, glyphIndex) => {
-          const position = positions[glyphIndex]!
-          const dx = (pen + position.xOffset) / 1000
-          const dy = position.yOffset / 1000
-          content.push(`${matrix} ${units(e + a * dx + c * dy)} ${units(f + b * dx + d * dy)} Tm <${hex}> Tj`)
-          pen += position.xAdvance
-        })
+        // places each by its offset.
+        for (const { code, dx, dy } of glyphs) content.push(`${matrix} ${units(e + a * dx + b * dy)} ${units(f + b * dx - a * dy)} Tm <${code}> Tj`)
       }
-      x += advance + wobble(random) * hand.spacing * size
+      x += advance * size + wobble(random) * hand.spacing * size
     }
     content.push('ET')
   })
   content.push('Q')
   doc.addContent(content.join('\n'))
+}
+
+/** How a character is written: its advance, and its glyphs (none for white space) with their offsets, in ems. */
+interface Written {
+  advance: number
+  glyphs: Array<{ code: string; dx: number; dy: number }> | null
+}
+
+/**
+ * Each character as the document's font writes it, worked out once per document: the glyph
+ * codes are those of the document's font subset, which `encode` fills as it goes.
+ */
+function charactersOf(doc: Doc): (character: string) => Written {
+  const pdfFont = internals(doc)._font
+  const measure = measureOf(doc)
+  const known = new Map<string, Written>()
+  return (character) => {
+    let written = known.get(character)
+    if (written) return written
+    if (character === ' ') written = { advance: measure.space, glyphs: null }
+    else if (!character.trim()) written = { advance: measure.width(character), glyphs: null }
+    else {
+      const [codes, positions] = pdfFont.encode(character)
+      let pen = 0
+      const glyphs = codes.map((code, index) => {
+        const { xAdvance, xOffset, yOffset } = positions[index]!
+        const glyph = { code, dx: (pen + xOffset) / 1000, dy: yOffset / 1000 }
+        pen += xAdvance
+        return glyph
+      })
+      written = { advance: measure.width(character), glyphs }
+    }
+    known.set(character, written)
+    return written
+  }
 }
