@@ -40,6 +40,8 @@ interface PdfFont {
   /** The ascender, in thousandths of the font size. */
   ascender: number
   encode(text: string): [string[], GlyphPosition[]]
+  /** Per glyph code in the subset, the characters a reader gets from it (the ToUnicode map). */
+  unicode: number[][]
   widthOfString(text: string, size: number): number
   ref(): unknown
 }
@@ -269,6 +271,13 @@ function charactersOf(doc: Doc): (character: string) => Written {
     else if (!character.trim()) written = { advance: measure.width(character), glyphs: null }
     else {
       const [codes, positions] = pdfFont.encode(character)
+      // The text a reader copies from a glyph is the character it was written for. pdfkit takes
+      // it from the parsed glyph, made the first time the process met it, and shared by every
+      // document since: a glyph first read as part of another (the U of a Ú) has no character,
+      // and the file would depend on what the process drew before. The first glyph carries the
+      // character, any others (a separate accent) nothing.
+      const codePoints = Array.from(character, (part) => part.codePointAt(0)!)
+      codes.forEach((code, index) => (pdfFont.unicode[parseInt(code, 16)] = index === 0 ? codePoints : []))
       let pen = 0
       const glyphs = codes.map((code, index) => {
         const { xAdvance, xOffset, yOffset } = positions[index]!
