@@ -56,8 +56,6 @@ const lettersAsked = args.letters === undefined ? undefined : positive('letters'
 const SPREAD_ACCOUNTS = 50
 /** Letters whose proofs are timed. */
 const PROOF_LETTERS = 8
-/** Letters the render row draws on one core (after 20 not counted): a few seconds at today's speed. */
-const RENDER_LETTERS = 200
 
 const began = performance.now()
 const progress = (text: string) => process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(0).padStart(3)} s] ${text}\n`)
@@ -92,7 +90,8 @@ async function run(cleanup: Cleanup): Promise<string> {
 
   progress('rendering on one core')
   // Per CPU second: letters per second of one core, a figure that holds on a shared machine.
-  const measured = await measureRenderThroughput({ letters: RENDER_LETTERS, warmup: 20 })
+  // Its own defaults: some seconds of drawing, after a warm-up that keeps compilation out.
+  const measured = await measureRenderThroughput()
   const rendering = { lettersPerSecond: measured.lettersPerCpuSecond }
   progress(`rendering: ${perSecond(rendering.lettersPerSecond, 'letters')}`)
   const letters = lettersAsked ?? pipelineLetters(rendering.lettersPerSecond)

@@ -63,7 +63,9 @@ function letterNumber(index: number, messageLength: number, fonts: readonly Font
 
 /** Draws the card and the envelope of `letters` letters on this thread and times it. */
 export async function measureRenderThroughput(options: RenderThroughputOptions = {}): Promise<RenderThroughput> {
-  const { letters = 200, warmup = 20, messageLength = 600, fonts = fontNames } = options
+  // A render takes a few milliseconds: 20 letters of warm-up ended before the engine had compiled
+  // the drawing code, and 200 measured ones took well under a second, both a matter of noise.
+  const { letters = 1000, warmup = 200, messageLength = 600, fonts = fontNames } = options
   for (let index = 0; index < warmup; index++) {
     const letter = letterNumber(index, messageLength, fonts)
     await renderCard(letter)

@@ -1,4 +1,5 @@
 import type PDFDocument from 'pdfkit'
+import type * as Fontkit from 'fontkit'
 import { wobble } from './random.js'
 
 type Doc = InstanceType<typeof PDFDocument>
@@ -21,18 +22,70 @@ const hand = {
   wordSpace: 0.4, // the least gap between words, of the font size
 }
 
-/**
- * The gap a hand leaves between words: the font's space, widened where it is narrower than
- * `hand.wordSpace` (connected script fonts reach into their space with their exit strokes).
- */
-function wordSpace(doc: Doc, size: number): number {
-  return Math.max(doc.widthOfString(' '), hand.wordSpace * size)
+/** A glyph's place as pdfkit lays it out, in thousandths of the font size. */
+interface GlyphPosition {
+  xAdvance: number
+  xOffset: number
+  yOffset: number
 }
 
-/** How wide a line is written by hand at `size` (the document's current size). */
-function handWidth(doc: Doc, line: string, size: number): number {
-  const spaces = line.split(' ').length - 1
-  return doc.widthOfString(line) + spaces * (wordSpace(doc, size) - doc.widthOfString(' '))
+/**
+ * The parts of pdfkit's font of a document (its EmbeddedFont, not in @types/pdfkit) that writing
+ * glyphs ourselves needs: its resource name, the parsed font, and `encode`, which adds the glyphs
+ * of a text to the document's font subset and gives their codes in it.
+ */
+interface PdfFont {
+  id: string
+  font: Fontkit.Font
+  /** The ascender, in thousandths of the font size. */
+  ascender: number
+  encode(text: string): [string[], GlyphPosition[]]
+  /** Per glyph code in the subset, the characters a reader gets from it (the ToUnicode map). */
+  unicode: number[][]
+  widthOfString(text: string, size: number): number
+  ref(): unknown
+}
+
+interface DocInternals {
+  _font: PdfFont
+  page: { fonts: Record<string, unknown> }
+}
+
+const internals = (doc: Doc) => doc as unknown as DocInternals
+
+/**
+ * The advance of each character (code point) of a font, in ems, kept with the parsed font: the
+ * hand writes every character on its own, so a text is as wide as its characters added up (no
+ * kerning or contextual forms between them), at any size.
+ */
+const advances = new WeakMap<Fontkit.Font, Map<string, number>>()
+
+/** How a document's current font measures text, in ems (multiply by the size). */
+interface Measure {
+  /** The width of a run of characters without spaces. */
+  width(text: string): number
+  /** The gap a hand leaves between words: the font's space, at least `hand.wordSpace`. */
+  space: number
+}
+
+function measureOf(doc: Doc): Measure {
+  const pdfFont = internals(doc)._font
+  let known = advances.get(pdfFont.font)
+  if (!known) advances.set(pdfFont.font, (known = new Map()))
+  const advance = (character: string) => {
+    let width = known.get(character)
+    if (width === undefined) known.set(character, (width = pdfFont.widthOfString(character, 1)))
+    return width
+  }
+  return {
+    width(text) {
+      let width = 0
+      for (const character of text) width += advance(character)
+      return width
+    },
+    // Connected script fonts reach into their space with their exit strokes: a hand leaves more.
+    space: Math.max(advance(' '), hand.wordSpace),
+  }
 }
 
 /**
@@ -49,62 +102,64 @@ export const MIN_FONT_SIZE = 6
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
 
-/** Splits texts into characters (graphemes), each text once: fitting tries every word at every size. */
-function characterSplitter(): (text: string) => string[] {
-  const split = new Map<string, string[]>()
-  return (text) => split.get(text) ?? split.set(text, Array.from(graphemes.segment(text), ({ segment }) => segment)).get(text)!
-}
-
 /**
- * The width of a text as its characters' own widths added up, each measured once: close to the
- * real width (no kerning), and cheap at any length, where measuring a 1,000-character word whole
- * in a script font with many contextual forms takes tens of milliseconds.
+ * A word wider than the line (`width` ems), cut into pieces that each fit it (between
+ * characters, never inside one: an accent stays with its letter). Nothing of it may run off the card.
  */
-function roughMeasure(doc: Doc, characters: (text: string) => string[]): { characters: (text: string) => string[]; width: (characters: string[]) => number } {
-  const widths = new Map<string, number>()
-  const widthOf = (character: string) => widths.get(character) ?? widths.set(character, doc.widthOfString(character)).get(character)!
-  return {
-    characters,
-    width: (characters) => characters.reduce((sum, character) => sum + widthOf(character), 0),
-  }
-}
-
-/**
- * A word wider than the line, cut into pieces that each fit it (between characters, never
- * inside one: an accent stays with its letter). Nothing of it may run off the card.
- */
-function breakWord(doc: Doc, word: string, width: number, size: number, rough: ReturnType<typeof roughMeasure>): string[] {
-  const characters = rough.characters(word)
+function breakWord(word: string, width: number, measure: Measure): string[] {
   const pieces: string[] = []
-  for (let start = 0; start < characters.length; ) {
-    // The rough widths say where the line ends; the piece measured whole, kerning and all, has
-    // the last word. At least one character per piece, so it always moves on.
-    let end = start + 1
-    while (end < characters.length && rough.width(characters.slice(start, end + 1)) <= width) end++
-    while (end > start + 1 && handWidth(doc, characters.slice(start, end).join(''), size) > width) end--
-    pieces.push(characters.slice(start, end).join(''))
-    start = end
+  let piece = ''
+  let pieceWidth = 0
+  for (const { segment } of graphemes.segment(word)) {
+    const segmentWidth = measure.width(segment)
+    // At least one character per piece, so it always moves on.
+    if (piece && pieceWidth + segmentWidth > width) {
+      pieces.push(piece)
+      piece = ''
+      pieceWidth = 0
+    }
+    piece += segment
+    pieceWidth += segmentWidth
   }
+  pieces.push(piece)
   return pieces
 }
 
-/** Breaks text into lines that fit `width` at the document's current font and `size`. */
-function wrap(doc: Doc, text: string, width: number, size: number, characters: (text: string) => string[]): string[] {
-  const rough = roughMeasure(doc, characters)
+/** A text's paragraphs as words, each with its width in ems. */
+type Paragraphs = Array<Array<{ word: string; width: number }>>
+
+function paragraphsOf(text: string, measure: Measure): Paragraphs {
+  const widths = new Map<string, number>()
+  return text.split('\n').map((paragraph) =>
+    paragraph.split(/ +/).map((word) => {
+      let width = widths.get(word)
+      if (width === undefined) widths.set(word, (width = measure.width(word)))
+      return { word, width }
+    }),
+  )
+}
+
+/**
+ * Breaks paragraphs into lines that fit `width` ems. Widths are in ems, so one measurement of
+ * each word serves every size tried.
+ */
+function wrap(paragraphs: Paragraphs, width: number, measure: Measure): string[] {
   const lines: string[] = []
-  for (const paragraph of text.split('\n')) {
+  for (const words of paragraphs) {
     let line = ''
-    for (const word of paragraph.split(/ +/)) {
-      // Twice the line by its rough width: too wide whatever its kerning, not worth measuring whole.
-      const hopeless = rough.width(rough.characters(word)) > 2 * width
-      const candidate = line ? `${line} ${word}` : word
-      if (!hopeless && handWidth(doc, candidate, size) <= width) line = candidate
-      else {
+    let lineWidth = 0
+    for (const { word, width: wordWidth } of words) {
+      const candidateWidth = line ? lineWidth + measure.space + wordWidth : wordWidth
+      if (candidateWidth <= width) {
+        line = line ? `${line} ${word}` : word
+        lineWidth = candidateWidth
+      } else {
         // Alone on a line the word may fit; if it did not fit there already (line empty), it never will.
-        const pieces = line && !hopeless && handWidth(doc, word, size) <= width ? [word] : breakWord(doc, word, width, size, rough)
+        const pieces = line && wordWidth <= width ? [word] : breakWord(word, width, measure)
         if (line) lines.push(line)
         lines.push(...pieces.slice(0, -1))
         line = pieces.at(-1)!
+        lineWidth = measure.width(line)
       }
     }
     lines.push(line)
@@ -119,41 +174,120 @@ function wrap(doc: Doc, text: string, width: number, size: number, characters: (
  */
 export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
   const lineHeight = lineHeightOf(doc)
+  const measure = measureOf(doc)
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
-  const characters = characterSplitter()
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
+    const paragraphs = paragraphsOf(candidate, measure)
     for (let size = maxSize; size > minSize; size -= 0.5) {
-      doc.fontSize(size)
-      const lines = wrap(doc, candidate, box.width, size, characters)
+      // Too many paragraphs for the box at this size whatever their widths.
+      if (paragraphs.length * size * lineHeight > box.height) continue
+      const lines = wrap(paragraphs, box.width / size, measure)
       if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight }
     }
   }
-  doc.fontSize(minSize)
-  return { size: minSize, lines: wrap(doc, oneParagraph, box.width, minSize, characters), lineHeight }
+  return { size: minSize, lines: wrap(paragraphsOf(oneParagraph, measure), box.width / minSize, measure), lineHeight }
 }
+
+/** How wide a line is written by hand at `size`, less the hand's random spacing. */
+export function handWidth(doc: Doc, line: string, size: number): number {
+  const measure = measureOf(doc)
+  const words = line.split(' ')
+  return size * (words.reduce((sum, word) => sum + measure.width(word), 0) + (words.length - 1) * measure.space)
+}
+
+/**
+ * The glyphs are placed in hundredths of a point (a third of a micrometre on paper, far below
+ * any printer's dot), so that every number in the page's stream is an integer: short, and cheap
+ * to write, where a fraction's shortest decimal string costs far more (a card has some 3,600).
+ */
+const UNITS_PER_POINT = 100
+const units = (points: number) => Math.round(points * UNITS_PER_POINT)
 
 /**
  * Writes lines glyph by glyph as a hand would: each glyph a little off the baseline, a little
  * bigger or smaller, slanted and spaced its own way; each line starting a little in or out and
  * drifting slightly up or down.
+ *
+ * The glyphs go into the page's content directly, each placed by its own text matrix (position,
+ * size and slant in one) inside one text object per line: drawn through pdfkit's `text`, each
+ * glyph cost a saved and restored graphics state, two transformations and a text object.
  */
 export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: number }, size: number, lineHeight: number, random: () => number): void {
+  const { _font: pdfFont, page } = internals(doc)
+  page.fonts[pdfFont.id] ??= pdfFont.ref()
+  const characters = charactersOf(doc)
+  const ascender = pdfFont.ascender / 1000
+  const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
   lines.forEach((line, index) => {
-    const slope = (wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180
+    const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
     let x = origin.x + wobble(random) * hand.lineIndent * size
     const lineY = origin.y + index * size * lineHeight
-    for (const glyph of line) {
-      doc.fontSize(size)
-      const advance = glyph === ' ' ? wordSpace(doc, size) : doc.widthOfString(glyph)
-      if (glyph.trim()) {
+    content.push(`BT /${pdfFont.id} 1 Tf`)
+    for (const character of line) {
+      const { advance, glyphs } = characters(character)
+      if (glyphs) {
         const glyphSize = size * (1 + wobble(random) * hand.size)
-        const y = lineY + (x - origin.x) * Math.tan(slope) + wobble(random) * hand.baseline * size
-        doc.save()
-        doc.rotate(wobble(random) * hand.slantDegrees, { origin: [x, y + glyphSize] })
-        doc.fontSize(glyphSize).text(glyph, x, y, { lineBreak: false })
-        doc.restore()
+        // The glyph's top left corner, as a line of text is placed from it.
+        const y = lineY + (x - origin.x) * slope + wobble(random) * hand.baseline * size
+        // Slanted about its bottom left corner. The page's space runs downwards (pdfkit turns it
+        // upside down), hence the text matrix's negative d: glyphs stand upright.
+        const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
+        const a = glyphSize * Math.cos(angle)
+        const b = glyphSize * Math.sin(angle)
+        const drop = ascender - 1
+        const e = x - b * drop
+        const f = y + glyphSize + a * drop
+        const matrix = `${units(a)} ${units(b)} ${units(b)} ${units(-a)}`
+        // Mostly one glyph; a character the font composes of several (a letter and its accent)
+        // places each by its offset.
+        for (const { code, dx, dy } of glyphs) content.push(`${matrix} ${units(e + a * dx + b * dy)} ${units(f + b * dx - a * dy)} Tm <${code}> Tj`)
       }
-      x += advance + wobble(random) * hand.spacing * size
+      x += advance * size + wobble(random) * hand.spacing * size
     }
+    content.push('ET')
   })
+  content.push('Q')
+  doc.addContent(content.join('\n'))
+}
+
+/** How a character is written: its advance, and its glyphs (none for white space) with their offsets, in ems. */
+interface Written {
+  advance: number
+  glyphs: Array<{ code: string; dx: number; dy: number }> | null
+}
+
+/**
+ * Each character as the document's font writes it, worked out once per document: the glyph
+ * codes are those of the document's font subset, which `encode` fills as it goes.
+ */
+function charactersOf(doc: Doc): (character: string) => Written {
+  const pdfFont = internals(doc)._font
+  const measure = measureOf(doc)
+  const known = new Map<string, Written>()
+  return (character) => {
+    let written = known.get(character)
+    if (written) return written
+    if (character === ' ') written = { advance: measure.space, glyphs: null }
+    else if (!character.trim()) written = { advance: measure.width(character), glyphs: null }
+    else {
+      const [codes, positions] = pdfFont.encode(character)
+      // The text a reader copies from a glyph is the character it was written for. pdfkit takes
+      // it from the parsed glyph, made the first time the process met it, and shared by every
+      // document since: a glyph first read as part of another (the U of a Ú) has no character,
+      // and the file would depend on what the process drew before. The first glyph carries the
+      // character, any others (a separate accent) nothing.
+      const codePoints = Array.from(character, (part) => part.codePointAt(0)!)
+      codes.forEach((code, index) => (pdfFont.unicode[parseInt(code, 16)] = index === 0 ? codePoints : []))
+      let pen = 0
+      const glyphs = codes.map((code, index) => {
+        const { xAdvance, xOffset, yOffset } = positions[index]!
+        const glyph = { code, dx: (pen + xOffset) / 1000, dy: yOffset / 1000 }
+        pen += xAdvance
+        return glyph
+      })
+      written = { advance: measure.width(character), glyphs }
+    }
+    known.set(character, written)
+    return written
+  }
 }

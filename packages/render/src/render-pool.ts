@@ -42,10 +42,10 @@ export interface RenderPoolOptions {
 }
 
 /**
- * Draws PDFs in worker threads, so that a render (some 15 ms for a 600-character card and its
- * envelope, a few times that for a thread's first, which parses its fonts) never blocks the
- * event loop that answers every other request. The threads start
- * with the pool and stay; a process keeps one pool and closes it when it stops.
+ * Draws PDFs in worker threads, so that a render (a few milliseconds for a 600-character card
+ * and its envelope) never blocks the event loop that answers every other request. The threads
+ * start with the pool and stay, each drawing sample proofs first (see render-thread.ts); a
+ * process keeps one pool and closes it when it stops.
  */
 export class RenderPool {
   private readonly pool: Piscina

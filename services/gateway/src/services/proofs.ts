@@ -33,6 +33,10 @@ export const proofKey = (letterId: string) => `${letterId}/proof-r${DRAWING_REVI
  */
 export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, accountId: string, cardId: string): Promise<Buffer> {
   assertCardId(cardId)
+  // The kept proof is looked for while the letter is read, not after: one wait fewer. It is
+  // served only once the row shows the letter is the account's and final.
+  const keptProof = sources.artifacts.get(proofKey(cardId))
+  keptProof.catch(() => {})
   const [row] = await sources.db
     .select({ fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
     .from(letters)
@@ -44,7 +48,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, a
 
   const final = row.address !== null
   if (final) {
-    const kept = await sources.artifacts.get(proofKey(cardId))
+    const kept = await keptProof
     if (kept) return kept
   }
   const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
