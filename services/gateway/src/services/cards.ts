@@ -82,7 +82,12 @@ function decodeCursor(cursor: string): { position: string; id: string } {
   return { position, id }
 }
 
-/** The account's letters, newest first, a page at a time. */
+/**
+ * The account's letters, newest first, a page at a time. The order is spelt NULLS LAST, like
+ * letters_account_created_idx (both columns are NOT NULL, so it changes nothing else): a bare
+ * DESC means NULLS FIRST, which that index cannot serve, and Postgres would then read and sort
+ * every letter of the account for each page.
+ */
 export async function listCards(ex: Executor, accountId: string, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -92,7 +97,7 @@ export async function listCards(ex: Executor, accountId: string, query: publicAp
       ${query.status ? sql`AND l.status = ${query.status}` : sql``}
       ${query.campaignId ? sql`AND l.campaign_id = ${query.campaignId}::uuid` : sql``}
       ${after ? sql`AND (l.created_at, l.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
-    ORDER BY l.created_at DESC, l.id DESC
+    ORDER BY l.created_at DESC NULLS LAST, l.id DESC NULLS LAST
     LIMIT ${limit + 1}`)
   const page = rows.slice(0, limit)
   const last = page.at(-1)
