@@ -25,14 +25,21 @@ type CardRow = {
   recipient: Recipient
   address: Record<string, unknown> | null
   cost: number
-  created_at: Date
-  updated_at: Date
+  created_at: string
+  updated_at: string
   /** `created_at` in UTC to the microsecond (a JS Date keeps only milliseconds), for the next page's cursor. */
   position: string
 }
 
+/**
+ * The instants come as the API writes them (toISOString's format, milliseconds cut as a JS Date
+ * cuts them): Postgres formats them faster than the gateway can parse them into Dates and back,
+ * twenty times per page.
+ */
 const cardColumns = sql`l.id, l.type, l.status, l.campaign_id, l.card_design_id, l.envelope_design_id, l.sender_id, l.font_name,
-  l.message, l.recipient, l.address, l.cost, l.created_at, l.updated_at,
+  l.message, l.recipient, l.address, l.cost,
+  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+  to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
 
 function toSummary(row: CardRow): publicApi.CardSummary {
@@ -49,8 +56,8 @@ function toSummary(row: CardRow): publicApi.CardSummary {
     recipient: row.recipient,
     address: row.address,
     cost: row.cost,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   }
 }
 
