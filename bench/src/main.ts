@@ -27,7 +27,7 @@ const USAGE = `npm run bench [-- options]
   --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 500)
   --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
   --redis <url>       the Redis server (default redis://127.0.0.1:6379)
-  --only lists        only the list GETs and hello-world, on accounts given ${LIST_LETTERS} letters each
+  --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
                       (one made through POST /single, the rest copied in SQL): about 30 s`
 
 const { values: args } = parseArgs({
@@ -111,11 +111,14 @@ async function interleaved<Key extends string>(env: BenchEnvironment, group: Rec
   return Object.fromEntries(entries.map(([row]) => [row, averaged(results.get(row)!)])) as Record<Key, LoadResult>
 }
 
-/** The list GETs, one account per connection, interleaved with hello-world. */
-function measureLists(env: BenchEnvironment, gateway: string, helloWorld: string, spread: BenchAccount[]) {
+/** The list GETs, one account per connection, interleaved with hello-world and the bare reads. */
+function measureLists(env: BenchEnvironment, gateway: string, helloWorld: string, bareRead: string, spread: BenchAccount[]) {
+  const withAccount = (account: BenchAccount) => ({ 'x-account-id': account.id })
   return interleaved(env, {
     hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
+    bareDesigns: { label: 'bare read, GET /card-designs', request: { url: `${bareRead}/card-designs`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
     cardDesigns: { label: 'GET /card-designs, 50 accounts', request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+    bareList: { label: 'bare read, GET /cards?limit=20', request: { url: `${bareRead}/cards?limit=20`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
     cardList: { label: 'GET /cards?limit=20, 50 accounts', request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
   })
 }
@@ -131,8 +134,11 @@ function httpRow(measure: string, result: LoadResult, extra: Pick<Row, 'ratio' |
   }
 }
 
-function listRows({ hello, cardDesigns, cardList }: Awaited<ReturnType<typeof measureLists>>): Row[] {
+function listRows({ hello, bareDesigns, cardDesigns, bareList, cardList }: Awaited<ReturnType<typeof measureLists>>): Row[] {
+  const ofHello = (result: LoadResult) => ({ ratio: percent(result.requestsPerSecond / hello.requestsPerSecond, 'hello-world') })
   return [
+    httpRow('Bare read, GET /card-designs (baseline)', bareDesigns, ofHello(bareDesigns)),
+    httpRow('Bare read, GET /cards?limit=20 (baseline)', bareList, ofHello(bareList)),
     httpRow('GET /card-designs, 50 accounts', cardDesigns, {
       ratio: percent(cardDesigns.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
       target: target('≥ 50%', cardDesigns.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
@@ -162,7 +168,7 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
   const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
   progress(`starting the gateway and hello-world (${env.config.queuePrefix})`)
-  const [gateway, helloWorld] = await Promise.all([env.startGateway(), env.startBaseline('hello-world')])
+  const [gateway, helloWorld, bareRead] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-read')])
   progress(`creating accounts through the admin API, ${LIST_LETTERS} letters each`)
   const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => createAccount(gateway, env.adminToken, `Cuenta ${index + 1}`)))
   await Promise.all(
@@ -177,7 +183,7 @@ async function runLists(cleanup: Cleanup): Promise<string> {
       l.created_at - copy * interval '1 millisecond', l.updated_at - copy * interval '1 millisecond'
     FROM letters l, generate_series(1, ${LIST_LETTERS - 1}) AS copy`
   await env.sql`ANALYZE letters`
-  const lists = await measureLists(env, gateway, helloWorld, spread)
+  const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
   return report([httpRow('Fastify hello-world (baseline)', lists.hello), ...listRows(lists)])
 }
 
@@ -185,7 +191,12 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
   const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
   progress(`starting the gateway and the baselines (${env.config.queuePrefix})`)
-  const [gateway, helloWorld, barePath] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-path')])
+  const [gateway, helloWorld, barePath, bareRead] = await Promise.all([
+    env.startGateway(),
+    env.startBaseline('hello-world'),
+    env.startBaseline('bare-path'),
+    env.startBaseline('bare-read'),
+  ])
 
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
@@ -215,7 +226,7 @@ async function run(cleanup: Cleanup): Promise<string> {
     bareHot: { label: 'bare path, one account', request: { url: `${barePath}/single`, method: 'POST', requests: [{ body: bareLetter(hot) }] } },
     singleHot: { label: 'POST /single, one account', request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] } },
   })
-  const lists = await measureLists(env, gateway, helloWorld, spread)
+  const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
 
   const renderMs = 1000 / rendering.lettersPerSecond
   const twoThousandSeconds = 2000 / twoWorkers.lettersPerSecond
