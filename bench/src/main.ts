@@ -28,7 +28,7 @@ const USAGE = `npm run bench [-- options]
   --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
   --redis <url>       the Redis server (default redis://127.0.0.1:6379)
   --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
-                      (one made through POST /single, the rest copied in SQL): about 30 s`
+                      (one made through POST /single, the rest copied in SQL): about a minute`
 
 const { values: args } = parseArgs({
   options: {
