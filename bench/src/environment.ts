@@ -27,7 +27,7 @@ const SETTINGS = {
   PROOF_RATE_LIMIT_MAX: '1000000',
 }
 
-export type Baseline = 'hello-world' | 'bare-path'
+export type Baseline = 'hello-world' | 'bare-path' | 'bare-read'
 
 /** One run's world: a fresh database, Redis prefix and directory, and the processes it starts. */
 export interface BenchEnvironment {

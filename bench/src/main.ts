@@ -17,13 +17,18 @@ import { measureProofs } from './proofs.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
 import { figure, markdownTable, ms, percent, perSecond, target, times, wholeMs, type Row } from './report.js'
 
+/** Letters each account holds in a `--only lists` run: the full run's accounts hold a few hundred by the list rows. */
+const LIST_LETTERS = 1000
+
 const USAGE = `npm run bench [-- options]
   --duration <s>      seconds of load per HTTP row and round, after 1 s of warm-up (default 5)
   --connections <n>   concurrent connections of the HTTP rows (default 50)
   --rounds <n>        times each HTTP row is measured, interleaved with its baseline, then averaged (default 2)
   --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 500)
   --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
-  --redis <url>       the Redis server (default redis://127.0.0.1:6379)`
+  --redis <url>       the Redis server (default redis://127.0.0.1:6379)
+  --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
+                      (one made through POST /single, the rest copied in SQL): about a minute`
 
 const { values: args } = parseArgs({
   options: {
@@ -33,6 +38,7 @@ const { values: args } = parseArgs({
     letters: { type: 'string' },
     postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
@@ -47,6 +53,10 @@ const positive = (name: string, value: string | undefined) => {
     process.exit(2)
   }
   return parsed
+}
+if (args.only !== undefined && args.only !== 'lists') {
+  process.stderr.write(`--only=${args.only}: the one choice is 'lists'\n\n${USAGE}\n`)
+  process.exit(2)
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
 const rounds = positive('rounds', args.rounds)
@@ -77,11 +87,114 @@ async function untilOutboxEmpty(env: BenchEnvironment): Promise<void> {
   }
 }
 
+const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
+
+/**
+ * Measures a group of targets in turn, `rounds` times over (A B A B…), each target's figures
+ * averaged over its rounds: a burst of other work on a shared machine then weighs on a
+ * baseline and on the row compared with it alike. The outbox is drained after each target, so
+ * that one row's backlog does not slow the next.
+ */
+async function interleaved<Key extends string>(env: BenchEnvironment, group: Record<Key, { label: string; request: LoadTarget }>): Promise<Record<Key, LoadResult>> {
+  const entries = Object.entries(group) as Array<[Key, { label: string; request: LoadTarget }]>
+  const results = new Map<Key, LoadResult[]>(entries.map(([row]) => [row, []]))
+  for (let round = 0; round < rounds; round++) {
+    for (const [row, { label, request }] of entries) {
+      const result = await measureLoad(request, { ...load, warmUpSeconds: round === 0 ? load.warmUpSeconds : 0 })
+      progress(`${label}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
+      results.get(row)!.push(result)
+      await untilOutboxEmpty(env)
+    }
+  }
+  return Object.fromEntries(entries.map(([row]) => [row, averaged(results.get(row)!)])) as Record<Key, LoadResult>
+}
+
+/** The list GETs, one account per connection, interleaved with hello-world and the bare reads. */
+function measureLists(env: BenchEnvironment, gateway: string, helloWorld: string, bareRead: string, spread: BenchAccount[]) {
+  const withAccount = (account: BenchAccount) => ({ 'x-account-id': account.id })
+  return interleaved(env, {
+    hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
+    bareDesigns: { label: 'bare read, GET /card-designs', request: { url: `${bareRead}/card-designs`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
+    cardDesigns: { label: 'GET /card-designs, 50 accounts', request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+    bareList: { label: 'bare read, GET /cards?limit=20', request: { url: `${bareRead}/cards?limit=20`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
+    cardList: { label: 'GET /cards?limit=20, 50 accounts', request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+  })
+}
+
+function httpRow(measure: string, result: LoadResult, extra: Pick<Row, 'ratio' | 'target'> = {}): Row {
+  return {
+    measure,
+    result: perSecond(result.requestsPerSecond, 'req'),
+    p50: wholeMs(result.p50Ms),
+    p99: wholeMs(result.p99Ms),
+    failed: Object.entries(result.failures).map(([status, count]) => `${status}×${count}`).join(' ') || '0',
+    ...extra,
+  }
+}
+
+function listRows({ hello, bareDesigns, cardDesigns, bareList, cardList }: Awaited<ReturnType<typeof measureLists>>): Row[] {
+  const ofHello = (result: LoadResult) => ({ ratio: percent(result.requestsPerSecond / hello.requestsPerSecond, 'hello-world') })
+  return [
+    httpRow('Bare read, GET /card-designs (baseline)', bareDesigns, ofHello(bareDesigns)),
+    httpRow('Bare read, GET /cards?limit=20 (baseline)', bareList, ofHello(bareList)),
+    httpRow('GET /card-designs, 50 accounts', cardDesigns, {
+      ratio: percent(cardDesigns.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
+      target: target('≥ 50%', cardDesigns.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
+    }),
+    httpRow('GET /cards?limit=20, 50 accounts', cardList, {
+      ratio: percent(cardList.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
+      target: target('≥ 50%', cardList.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
+    }),
+  ]
+}
+
+/** The table under a line that says when, where and how it was measured. */
+function report(rows: Row[]): string {
+  const cpu = cpus()
+  const header =
+    `letters bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}; ` +
+    `HTTP rows: ${load.connections} connections, ${rounds} rounds of ${load.durationSeconds} s (after ${load.warmUpSeconds} s of warm-up), interleaved with their baselines and averaged`
+  return `\n${header}\n\n${markdownTable(rows)}\n`
+}
+
+/**
+ * `--only lists`: hello-world and the list GETs alone, on 50 accounts of LIST_LETTERS letters
+ * each. One letter per account goes through POST /single; the rest are copies of it made in
+ * SQL, each a millisecond older than the last, which is all a list read cares about.
+ */
+async function runLists(cleanup: Cleanup): Promise<string> {
+  progress('fresh database, Redis prefix and directory')
+  const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
+  progress(`starting the gateway and hello-world (${env.config.queuePrefix})`)
+  const [gateway, helloWorld, bareRead] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-read')])
+  progress(`creating accounts through the admin API, ${LIST_LETTERS} letters each`)
+  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => createAccount(gateway, env.adminToken, `Cuenta ${index + 1}`)))
+  await Promise.all(
+    spread.map(async (account) => {
+      const response = await fetch(`${gateway}/single`, { method: 'POST', headers: { ...withKey(account), 'content-type': 'application/json' }, body: JSON.stringify(singleLetter(account)) })
+      if (!response.ok) throw new Error(`POST /single answered ${response.status}: ${await response.text()}`)
+    }),
+  )
+  await env.sql`
+    INSERT INTO letters (account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, address, status, cost, created_at, updated_at)
+    SELECT l.account_id, l.type, l.campaign_id, l.card_design_id, l.envelope_design_id, l.sender_id, l.font_name, l.message, l.recipient, l.address, l.status, l.cost,
+      l.created_at - copy * interval '1 millisecond', l.updated_at - copy * interval '1 millisecond'
+    FROM letters l, generate_series(1, ${LIST_LETTERS - 1}) AS copy`
+  await env.sql`ANALYZE letters`
+  const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
+  return report([httpRow('Fastify hello-world (baseline)', lists.hello), ...listRows(lists)])
+}
+
 async function run(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
   const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
   progress(`starting the gateway and the baselines (${env.config.queuePrefix})`)
-  const [gateway, helloWorld, barePath] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-path')])
+  const [gateway, helloWorld, barePath, bareRead] = await Promise.all([
+    env.startGateway(),
+    env.startBaseline('hello-world'),
+    env.startBaseline('bare-path'),
+    env.startBaseline('bare-read'),
+  ])
 
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
@@ -104,52 +217,20 @@ async function run(cleanup: Cleanup): Promise<string> {
   const proofLetters = await env.sql<Array<{ id: string }>>`SELECT id FROM letters WHERE account_id = ${pipelineOne.id} AND address IS NOT NULL LIMIT ${PROOF_LETTERS}`
   const proofs = await measureProofs(gateway, pipelineOne.apiKey, proofLetters.map((row) => row.id))
 
-  const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
-  /**
-   * Measures a group of targets in turn, `rounds` times over (A B A B…), each target's figures
-   * averaged over its rounds: a burst of other work on a shared machine then weighs on a
-   * baseline and on the row compared with it alike. The outbox is drained after each target, so
-   * that one row's backlog does not slow the next.
-   */
-  const interleaved = async <Key extends string>(group: Record<Key, { label: string; request: LoadTarget }>): Promise<Record<Key, LoadResult>> => {
-    const entries = Object.entries(group) as Array<[Key, { label: string; request: LoadTarget }]>
-    const results = new Map<Key, LoadResult[]>(entries.map(([row]) => [row, []]))
-    for (let round = 0; round < rounds; round++) {
-      for (const [row, { label, request }] of entries) {
-        const result = await measureLoad(request, { ...load, warmUpSeconds: round === 0 ? load.warmUpSeconds : 0 })
-        progress(`${label}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
-        results.get(row)!.push(result)
-        await untilOutboxEmpty(env)
-      }
-    }
-    return Object.fromEntries(entries.map(([row]) => [row, averaged(results.get(row)!)])) as Record<Key, LoadResult>
-  }
-  const { bareSpread, singleSpread } = await interleaved({
+  const { bareSpread, singleSpread } = await interleaved(env, {
     bareSpread: { label: 'bare path, 50 accounts', request: { url: `${barePath}/single`, method: 'POST', requests: spread.map((account) => ({ body: bareLetter(account) })) } },
     singleSpread: { label: 'POST /single, 50 accounts', request: { url: `${gateway}/single`, method: 'POST', requests: spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })) } },
   })
-  const { bareHot, singleHot } = await interleaved({
+  const { bareHot, singleHot } = await interleaved(env, {
     bareHot: { label: 'bare path, one account', request: { url: `${barePath}/single`, method: 'POST', requests: [{ body: bareLetter(hot) }] } },
     singleHot: { label: 'POST /single, one account', request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] } },
   })
-  const { hello, cardDesigns, cardList } = await interleaved({
-    hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
-    cardDesigns: { label: 'GET /card-designs, 50 accounts', request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
-    cardList: { label: 'GET /cards?limit=20, 50 accounts', request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
-  })
+  const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
 
-  const httpRow = (measure: string, result: LoadResult, extra: Pick<Row, 'ratio' | 'target'> = {}): Row => ({
-    measure,
-    result: perSecond(result.requestsPerSecond, 'req'),
-    p50: wholeMs(result.p50Ms),
-    p99: wholeMs(result.p99Ms),
-    failed: Object.entries(result.failures).map(([status, count]) => `${status}×${count}`).join(' ') || '0',
-    ...extra,
-  })
   const renderMs = 1000 / rendering.lettersPerSecond
   const twoThousandSeconds = 2000 / twoWorkers.lettersPerSecond
   const rows: Row[] = [
-    httpRow('Fastify hello-world (baseline)', hello),
+    httpRow('Fastify hello-world (baseline)', lists.hello),
     httpRow('Bare path, 50 accounts (baseline)', bareSpread),
     httpRow('Bare path, one account (baseline)', bareHot),
     httpRow('POST /single, 50 accounts', singleSpread, {
@@ -160,14 +241,7 @@ async function run(cleanup: Cleanup): Promise<string> {
       ratio: times(singleHot.requestsPerSecond / bareHot.requestsPerSecond, 'bare path'),
       target: target('≥ 5×, p99 ≤ 50 ms', singleHot.requestsPerSecond >= 5 * bareHot.requestsPerSecond && singleHot.p99Ms <= 50),
     }),
-    httpRow('GET /card-designs, 50 accounts', cardDesigns, {
-      ratio: percent(cardDesigns.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
-      target: target('≥ 50%', cardDesigns.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
-    }),
-    httpRow('GET /cards?limit=20, 50 accounts', cardList, {
-      ratio: percent(cardList.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
-      target: target('≥ 50%', cardList.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
-    }),
+    ...listRows(lists),
     {
       measure: `Proof, fresh (${proofs.samples.fresh}, one at a time)`,
       result: '',
@@ -190,18 +264,14 @@ async function run(cleanup: Cleanup): Promise<string> {
       target: target(`2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`, twoThousandSeconds < 30),
     },
   ]
-  const cpu = cpus()
-  const header =
-    `letters bench, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}; ` +
-    `HTTP rows: ${load.connections} connections, ${rounds} rounds of ${load.durationSeconds} s (after ${load.warmUpSeconds} s of warm-up), interleaved with their baselines and averaged`
-  return `\n${header}\n\n${markdownTable(rows)}\n`
+  return report(rows)
 }
 
 const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
 try {
-  const table = await run(cleanup)
+  const table = await (args.only === 'lists' ? runLists(cleanup) : run(cleanup))
   progress('stopping everything and removing the run’s data')
   await cleanup.close()
   process.stdout.write(table)

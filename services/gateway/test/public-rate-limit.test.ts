@@ -38,6 +38,23 @@ describe('rate limit', () => {
     expect((await moneyState(replicaA.db, account.id)).balance).toBe(100)
   })
 
+  it('stays exact when requests of two replicas arrive at once: each gets its own count, and only the limit passes', async () => {
+    const account = await adminAccount(replicaA, 100)
+    const quiet = await adminAccount(replicaA, 100)
+    // Sent together, the requests of one replica reach the limiter in one turn of the event
+    // loop and are counted in one Redis call; the two replicas still count together.
+    const responses = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) => publicClient(i % 2 ? replicaB : replicaA, account.apiKey).get('/senders')),
+      publicClient(replicaA, quiet.apiKey).get('/senders'),
+    ])
+    const mine = responses.slice(0, 6)
+    expect(mine.map((response) => response.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 429])
+    const remaining = mine.filter((response) => response.statusCode === 200).map((response) => Number(response.headers['x-ratelimit-remaining']))
+    expect(remaining.sort()).toEqual([0, 1, 2, 3, 4])
+    expect(responses[6]!.statusCode).toBe(200)
+    expect(responses[6]!.headers['x-ratelimit-remaining']).toBe('4')
+  })
+
   it('limits each account on its own', async () => {
     const busy = await adminAccount(replicaA, 10)
     const quiet = await adminAccount(replicaA, 10)

@@ -25,14 +25,21 @@ type CardRow = {
   recipient: Recipient
   address: Record<string, unknown> | null
   cost: number
-  created_at: Date
-  updated_at: Date
+  created_at: string
+  updated_at: string
   /** `created_at` in UTC to the microsecond (a JS Date keeps only milliseconds), for the next page's cursor. */
   position: string
 }
 
+/**
+ * The instants come as the API writes them (toISOString's format, milliseconds cut as a JS Date
+ * cuts them): Postgres formats them faster than the gateway can parse them into Dates and back,
+ * twenty times per page.
+ */
 const cardColumns = sql`l.id, l.type, l.status, l.campaign_id, l.card_design_id, l.envelope_design_id, l.sender_id, l.font_name,
-  l.message, l.recipient, l.address, l.cost, l.created_at, l.updated_at,
+  l.message, l.recipient, l.address, l.cost,
+  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+  to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
 
 function toSummary(row: CardRow): publicApi.CardSummary {
@@ -49,8 +56,8 @@ function toSummary(row: CardRow): publicApi.CardSummary {
     recipient: row.recipient,
     address: row.address,
     cost: row.cost,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   }
 }
 
@@ -82,7 +89,12 @@ function decodeCursor(cursor: string): { position: string; id: string } {
   return { position, id }
 }
 
-/** The account's letters, newest first, a page at a time. */
+/**
+ * The account's letters, newest first, a page at a time. The order is spelt NULLS LAST, like
+ * letters_account_created_idx (both columns are NOT NULL, so it changes nothing else): a bare
+ * DESC means NULLS FIRST, which that index cannot serve, and Postgres would then read and sort
+ * every letter of the account for each page.
+ */
 export async function listCards(ex: Executor, accountId: string, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -92,7 +104,7 @@ export async function listCards(ex: Executor, accountId: string, query: publicAp
       ${query.status ? sql`AND l.status = ${query.status}` : sql``}
       ${query.campaignId ? sql`AND l.campaign_id = ${query.campaignId}::uuid` : sql``}
       ${after ? sql`AND (l.created_at, l.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
-    ORDER BY l.created_at DESC, l.id DESC
+    ORDER BY l.created_at DESC NULLS LAST, l.id DESC NULLS LAST
     LIMIT ${limit + 1}`)
   const page = rows.slice(0, limit)
   const last = page.at(-1)

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
 import type { Config } from '@letters/config'
 import { ApiError } from '../../errors.js'
+import { batchedRedisStore } from './rate-limit-store.js'
 
 /** The 429 of a limit of `what` (peticiones, pruebas) per window. */
 function limitExceeded(windowMs: number, what: string): RateLimitOptions['errorResponseBuilder'] {
@@ -14,15 +15,15 @@ function limitExceeded(windowMs: number, what: string): RateLimitOptions['errorR
  * is known (missing, unknown or revoked) the client's IP is the one counted, so guessing keys
  * is throttled too. Registered in the public scope after `identifyCaller`: the limiter's hook
  * runs at route level, after the scope's own onRequest hooks, so the caller is known by then.
- * While Redis cannot be reached nothing is counted (see skipOnError).
+ * While Redis cannot be reached nothing is counted (see skipOnError). The counts of one turn
+ * of the event loop go to Redis in one call (batchedRedisStore).
  */
 export async function registerRateLimit(app: FastifyInstance) {
   const { max, windowMs } = app.config.rateLimit
   await app.register(rateLimit, {
     max,
     timeWindow: windowMs,
-    redis: app.redis,
-    nameSpace: `${app.config.queuePrefix}:rate-limit:`,
+    store: batchedRedisStore(app.redis, `${app.config.queuePrefix}:rate-limit:`),
     keyGenerator: (request: FastifyRequest) => (request.caller ? `account:${request.caller.accountId}` : `ip:${request.ip}`),
     // Redis down: requests go through unlimited rather than fail. A letter needs only Postgres
     // (its job waits in the outbox until Redis is back), and an outage is short next to the
