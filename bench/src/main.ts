@@ -24,7 +24,7 @@ const USAGE = `npm run bench [-- options]
   --duration <s>      seconds of load per HTTP row and round, after 1 s of warm-up (default 5)
   --connections <n>   concurrent connections of the HTTP rows (default 50)
   --rounds <n>        times each HTTP row is measured, interleaved with its baseline, then averaged (default 2)
-  --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 500)
+  --letters <n>       letters per pipeline round (default: about 20 s of rendering on one core, 20 to 2,000)
   --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
   --redis <url>       the Redis server (default redis://127.0.0.1:6379)
   --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
@@ -70,8 +70,8 @@ const PROOF_LETTERS = 8
 const began = performance.now()
 const progress = (text: string) => process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(0).padStart(3)} s] ${text}\n`)
 
-/** About 20 s of one core's rendering, in tens, between 20 and 500: short now, meaningful once rendering is fast. */
-const pipelineLetters = (lettersPerSecond: number) => Math.min(500, Math.max(20, Math.floor((lettersPerSecond * 20) / 10) * 10))
+/** About 20 s of one core's rendering, in tens, between 20 and 2,000 (the issue's figure, measured rather than projected once rendering is fast enough). */
+const pipelineLetters = (lettersPerSecond: number) => Math.min(2000, Math.max(20, Math.floor((lettersPerSecond * 20) / 10) * 10))
 
 /** Waits until the gateway's dispatcher has moved every outbox row to Redis, so the backlog of one row does not slow the next. */
 async function untilOutboxEmpty(env: BenchEnvironment): Promise<void> {
@@ -261,7 +261,10 @@ async function run(cleanup: Cleanup): Promise<string> {
       measure: `Pipeline, ${letters} letters, 2 production workers`,
       result: `${perSecond(twoWorkers.lettersPerSecond, 'letters')} (${figure(twoWorkers.seconds)} s in all)`,
       ratio: times(twoWorkers.lettersPerSecond / oneWorker.lettersPerSecond, '1 worker'),
-      target: target(`2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`, twoThousandSeconds < 30),
+      target: target(
+        letters === 2000 ? `2,000 letters < 30 s (took ${figure(twoWorkers.seconds)} s)` : `2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`,
+        twoThousandSeconds < 30,
+      ),
     },
   ]
   return report(rows)

@@ -48,5 +48,10 @@ async function renderInThread({ kind, letter }: { kind: RenderKind; letter: Lett
 }
 
 // Piscina calls the default export; given a promise, it waits for it before the thread takes
-// tasks. (Not top-level await: Piscina tries require() first, which refuses such a module.)
-export default warmUp().then(() => renderInThread)
+// tasks. (Not top-level await: Piscina tries require() first, which refuses such a module.) A
+// warm-up that fails (a font file missing) must not stop the thread from starting, over and over:
+// each render then fails with that same cause, answered to whoever asked for it.
+export default warmUp().then(
+  () => renderInThread,
+  () => renderInThread,
+)

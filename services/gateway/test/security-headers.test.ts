@@ -35,6 +35,7 @@ describe('security headers', () => {
     ['a public route refused without a key', { method: 'GET' as const, url: '/campaigns' }],
     ['an admin route refused without a token', { method: 'GET' as const, url: '/admin/accounts/00000000-0000-4000-8000-000000000000' }],
     ['an unknown route', { method: 'GET' as const, url: '/nada' }],
+    ['a URL the router cannot read (broken percent-encoding)', { method: 'GET' as const, url: '/cards/%E0%A4%A' }],
   ])('are on %s', async (_name, request) => {
     const response = await app.inject(request)
     expectFramingDenied(response.headers)

@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import { isConnectionError } from '@letters/db'
 import { ApiError, OutcomeUnknown, Unavailable, reasonPhrase } from '../../errors.js'
+import { SECURITY_HEADERS } from '../external/helmet.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
 const frameworkMessages: Record<string, string> = {
@@ -99,7 +100,11 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
  * A URL the router cannot take (bad percent-encoding, an overlong parameter). Fastify calls this
  * outside every route context, where the error handler set below does not apply.
  */
-export const answerFrameworkError = answerError
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // No onRequest hook ran for it: the security headers are set here.
+  reply.headers(SECURITY_HEADERS)
+  return answerError(error, request, reply)
+}
 
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
 async function errorHandler(app: FastifyInstance) {

@@ -6,7 +6,8 @@ type Counted = (error: Error | null, result?: { current: number; ttl: number }) 
 /**
  * Adds each key's count of the batch (ARGV: count, window in ms, per key) and answers each key's
  * total and milliseconds left. A key this batch created gets its window, as @fastify/rate-limit's
- * own script does on a first increment.
+ * own script does on a first increment. All keys in one script: a single Redis, not a cluster
+ * (there a batch of keys in different slots would fail, and skipOnError let everything through).
  */
 const INCREMENT_ALL = `
   local answers = {}
@@ -19,6 +20,11 @@ const INCREMENT_ALL = `
       redis.call('PEXPIRE', key, window)
     else
       ttl = redis.call('PTTL', key)
+      -- A count without a window (whatever left it) would refuse the account for good: it gets one.
+      if ttl < 0 then
+        redis.call('PEXPIRE', key, window)
+        ttl = window
+      end
     end
     answers[i] = {current, ttl}
   end
@@ -68,18 +74,24 @@ class IncrementBatcher {
     this.pending = new Map()
     const args: Array<string | number> = batch.map(([key]) => key)
     for (const [, { window, callbacks }] of batch) args.push(callbacks.length, window)
-    this.redis.rateLimitIncrementAll(batch.length, ...args).then(
-      (answers) => {
+    const answered = new Set<Counted>()
+    this.redis
+      .rateLimitIncrementAll(batch.length, ...args)
+      .then((answers) => {
         batch.forEach(([, { callbacks }], index) => {
           const [total, ttl] = answers[index]!
           const first = total - callbacks.length
-          callbacks.forEach((counted, position) => counted(null, { current: first + position + 1, ttl }))
+          callbacks.forEach((counted, position) => {
+            answered.add(counted)
+            counted(null, { current: first + position + 1, ttl })
+          })
         })
-      },
-      (error: Error) => {
-        for (const [, { callbacks }] of batch) for (const counted of callbacks) counted(error)
-      },
-    )
+      })
+      // Redis failed, or answering did: whoever has no answer yet gets the error (skipOnError lets them through).
+      .catch((error: unknown) => {
+        const failure = error instanceof Error ? error : new Error(String(error))
+        for (const [, { callbacks }] of batch) for (const counted of callbacks) if (!answered.has(counted)) counted(failure)
+      })
   }
 
   read(key: string, counted: Counted): void {

@@ -34,11 +34,13 @@ export function securityHeaders(options: HelmetOptions = POLICY): Record<string,
   return headers
 }
 
+/** The record every response carries; the error handler also sets it on what Fastify refuses before any hook runs (a malformed URL). */
+export const SECURITY_HEADERS = securityHeaders()
+
 export default fp(
   async (app) => {
-    const headers = securityHeaders()
     app.addHook('onRequest', (_request, reply, done) => {
-      reply.headers(headers)
+      reply.headers(SECURITY_HEADERS)
       done()
     })
   },
