@@ -42,6 +42,10 @@ const EnvSchema = Type.Object({
   AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
   METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   INTAKE_CONCURRENT_BATCHES: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
+  WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(Flag),
+  WEBHOOK_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]{1,10}(,[0-9]{1,10})*$', default: '5000,30000,120000,600000,3600000,21600000,86400000' }),
+  WEBHOOK_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -87,6 +91,16 @@ export interface Config {
   metricsPort: number | undefined
   /** Transactions of the gateway's group commit under way at once (the letters of the requests arriving meanwhile wait for the next). */
   intakeConcurrentBatches: number
+  webhooks: {
+    /** Lets endpoints on loopback, private, link-local and metadata addresses be registered and called (local development, tests). */
+    allowPrivateUrls: boolean
+    /** Longest a delivery may wait for the receiver's answer. */
+    timeoutMs: number
+    /** The delays before each retry of a failed delivery, in milliseconds; jitter is added. */
+    retryScheduleMs: number[]
+    /** Deliveries in flight at once per webhook worker. */
+    concurrency: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -124,6 +138,10 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
   METRICS_PORT: 'must be a port number (1-65535)',
   INTAKE_CONCURRENT_BATCHES: 'must be an integer from 1 to 99',
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'must be "true" or "false"',
+  WEBHOOK_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  WEBHOOK_RETRY_SCHEDULE: 'must list delays in milliseconds separated by commas (e.g. 5000,30000,120000)',
+  WEBHOOK_CONCURRENCY: 'must be an integer from 1 to 9999',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
@@ -190,6 +208,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },
     metricsPort,
     intakeConcurrentBatches: Number(vars.INTAKE_CONCURRENT_BATCHES),
+    webhooks: {
+      allowPrivateUrls: vars.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
+      timeoutMs: Number(vars.WEBHOOK_TIMEOUT_MS),
+      retryScheduleMs: vars.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
+      concurrency: Number(vars.WEBHOOK_CONCURRENCY),
+    },
   }
 }
 

@@ -28,7 +28,14 @@ describe('loadConfig', () => {
       authFailures: { max: 10, windowMs: 60_000 },
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
+      webhooks: { allowPrivateUrls: false, timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 100 },
     })
+  })
+
+  it('reads the webhook settings, and refuses a schedule that is not a list of delays', () => {
+    const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_RETRY_SCHEDULE: '100,200', WEBHOOK_CONCURRENCY: '20' })
+    expect(config.webhooks).toEqual({ allowPrivateUrls: true, timeoutMs: 2500, retryScheduleMs: [100, 200], concurrency: 20 })
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5s,30s' })).toThrow('WEBHOOK_RETRY_SCHEDULE=5s,30s: must list delays')
   })
 
   it('reads the floor: where files go and how they are printed', () => {

@@ -2,12 +2,14 @@
  * The job registry: every queue, every job on it and its payload. Payloads carry ids only; a
  * worker reloads the rows it needs.
  */
-export const queueNames = ['address', 'production'] as const
+export const queueNames = ['address', 'production', 'webhooks'] as const
 export type QueueName = (typeof queueNames)[number]
 
 export interface JobPayloads {
   'normalize-address': { letterId: string }
   'produce-letter': { letterId: string }
+  /** One webhook event for one endpoint: its id is also the job id and the `webhook-id` header. */
+  'deliver-webhook': { eventId: string }
 }
 export type JobName = keyof JobPayloads
 
@@ -15,6 +17,7 @@ export type JobName = keyof JobPayloads
 export const queueOfJob: Record<JobName, QueueName> = {
   'normalize-address': 'address',
   'produce-letter': 'production',
+  'deliver-webhook': 'webhooks',
 }
 
 export type JobOf<Name extends JobName> = { name: Name; data: JobPayloads[Name] }

@@ -248,3 +248,69 @@ export const idempotencyKeys = pgTable(
   },
   (table) => [primaryKey({ columns: [table.accountId, table.key] }), index('idempotency_keys_expires_idx').on(table.expiresAt)],
 )
+
+/** A client's webhook endpoint. The secret is kept to sign with; it is shown to the client once, at creation. */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: id(),
+    accountId: accountRef(),
+    url: text('url').notNull(),
+    /** The event types it receives. */
+    events: text('events').array().notNull(),
+    /** `whsec_` + base64 of 32 random bytes, as the client got it. */
+    secret: text('secret').notNull(),
+    /** Set once its last 50 events all failed: it gets nothing more. */
+    disabled: boolean('disabled').notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.createdAt)],
+)
+
+export const webhookEventStates = ['pending', 'delivered', 'failed', 'dropped'] as const
+export type WebhookEventState = (typeof webhookEventStates)[number]
+
+/**
+ * One event for one endpoint, written in the transaction of the change it tells of. Its id is
+ * the `webhook-id` header and the BullMQ job id; its body is fixed when written, so every retry
+ * sends (and signs) the same bytes.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: id(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    body: text('body').notNull(),
+    state: text('state', { enum: webhookEventStates }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    createdAt: createdAt(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (table) => [index('webhook_events_endpoint_idx').on(table.endpointId, table.finishedAt)],
+)
+
+/** Every delivery attempt, as GET /webhooks/{id}/deliveries shows them. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    eventId: uuid('event_id')
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    statusCode: integer('status_code'),
+    /** `timeout`, `connection` or `refused_address` when no HTTP status came back. */
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    outcome: text('outcome', { enum: ['delivered', 'retrying', 'failed'] }).notNull(),
+  },
+  (table) => [index('webhook_attempts_endpoint_idx').on(table.endpointId, table.id.desc())],
+)

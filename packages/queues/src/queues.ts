@@ -23,6 +23,14 @@ export const jobOptions: Record<QueueName, DefaultJobOptions> = {
     removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
     removeOnFail: false,
   },
+  // These retries are for our own faults (Postgres unreachable): a receiver's failures are
+  // retried on WEBHOOK_RETRY_SCHEDULE by the worker itself, which records each attempt.
+  webhooks: {
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 2000, jitter: 0.5 },
+    removeOnComplete: { age: 24 * 3600, count: 10_000 },
+    removeOnFail: false,
+  },
 }
 
 /** For producers: fail at once while Redis is down (the outbox keeps the work), never hang. */

@@ -4,6 +4,7 @@ import { registerRateLimit } from '../../plugins/app/rate-limit.js'
 import cards from './cards.js'
 import catalog from './catalog.js'
 import letters from './letters.js'
+import webhooks from './webhooks.js'
 
 /**
  * The public API. Per request: the key is read (onRequest), the rate limit counts the account
@@ -17,6 +18,7 @@ const publicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(catalog)
   await app.register(letters)
   await app.register(cards)
+  await app.register(webhooks)
 }
 
 export default publicRoutes

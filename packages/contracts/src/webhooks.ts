@@ -1,0 +1,88 @@
+import { Type, type Static } from 'typebox'
+import { strict } from './common.js'
+
+/** The letter events, one per status a letter can reach. */
+export const letterEventTypes = [
+  'letter.received',
+  'letter.ready_for_print',
+  'letter.printing',
+  'letter.printed',
+  'letter.mailed',
+  'letter.address_rejected',
+  'letter.cancelled',
+  'letter.failed',
+] as const
+export type LetterEventType = (typeof letterEventTypes)[number]
+
+/** What an endpoint may subscribe to; `webhook.test` is sent on request to any endpoint, never subscribed. */
+export const webhookEventTypes = letterEventTypes
+export type WebhookEventType = LetterEventType | 'webhook.test'
+
+export const WEBHOOK_URL_MAX_CHARACTERS = 2000
+export const WEBHOOK_ENDPOINTS_PER_ACCOUNT = 10
+
+const EventType = Type.Union(
+  letterEventTypes.map((type) => Type.Literal(type)),
+  { errorMessage: `Tipo de evento desconocido: los tipos válidos son ${letterEventTypes.join(', ')}` },
+)
+
+export const WebhookCreateBody = Type.Object(
+  {
+    url: Type.String({
+      minLength: 1,
+      maxLength: WEBHOOK_URL_MAX_CHARACTERS,
+      errorMessage: `El campo 'url' debe ser una URL http o https de como mucho ${WEBHOOK_URL_MAX_CHARACTERS} caracteres`,
+    }),
+    events: Type.Optional(Type.Array(EventType, { minItems: 1, uniqueItems: true, errorMessage: "El campo 'events' debe ser una lista no vacía y sin repeticiones de tipos de evento" })),
+  },
+  strict,
+)
+export type WebhookCreateBody = Static<typeof WebhookCreateBody>
+
+const endpointFields = {
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+}
+
+/** The answer to a creation: the only time the secret is shown. */
+export const WebhookCreated = Type.Object({ ...endpointFields, secret: Type.String({ pattern: '^whsec_' }) })
+export type WebhookCreated = Static<typeof WebhookCreated>
+
+export const WebhookEndpoint = Type.Object({ ...endpointFields, disabled: Type.Boolean() })
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>
+
+export const WebhookList = Type.Object({ data: Type.Array(WebhookEndpoint) })
+
+export const WebhookParams = Type.Object({ id: Type.String() })
+
+export const WebhookTestQueued = Type.Object({ eventId: Type.String({ format: 'uuid' }), type: Type.Literal('webhook.test') })
+
+export const WebhookDeliveryQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  strict,
+)
+export type WebhookDeliveryQuery = Static<typeof WebhookDeliveryQuery>
+
+/** One delivery attempt: an HTTP status, or the kind of error that left none. */
+export const WebhookAttempt = Type.Object({
+  eventId: Type.String({ format: 'uuid' }),
+  type: Type.String(),
+  attempt: Type.Integer({ minimum: 1 }),
+  statusCode: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.Literal('timeout'), Type.Literal('connection'), Type.Literal('refused_address'), Type.Null()]),
+  durationMs: Type.Integer(),
+  at: Type.String({ format: 'date-time' }),
+  /** When it is tried again; null after a success or the last attempt. */
+  nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  /** The event's state after this attempt. */
+  outcome: Type.Union([Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('failed')]),
+})
+export type WebhookAttempt = Static<typeof WebhookAttempt>
+
+export const WebhookDeliveryList = Type.Object({ data: Type.Array(WebhookAttempt), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+

@@ -1,0 +1,50 @@
+import { sql } from 'drizzle-orm'
+import type { Tx } from './client.js'
+import type { LetterStatus } from './schema.js'
+
+const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * The letter of the `letters` row (or RETURNING row) named `alias`, as JSON text exactly as
+ * GET /cards/{id} shows it without its events: the same keys in the same order, instants in
+ * the same format (the gateway's `toSummary`).
+ */
+export function letterJsonSql(alias: string): string {
+  const l = alias
+  return `json_build_object('id', ${l}.id, 'type', ${l}.type, 'status', ${l}.status, 'campaignId', ${l}.campaign_id,
+    'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
+    'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address, 'cost', ${l}.cost,
+    'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)})`
+}
+
+/**
+ * A webhook's body, `{ type, timestamp, data }`, as the text that is signed and sent: fixed
+ * when the event is written, so the snapshot is the letter at its change (deliveries may arrive
+ * in any order; each tells what the letter was then) and every retry sends the same bytes.
+ * `json`, not `jsonb`, keeps the keys in this order.
+ */
+export function webhookBodySql(typeExpression: string, dataExpression: string): string {
+  return `json_build_object('type', ${typeExpression}, 'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${dataExpression})::text`
+}
+
+export const letterEventType = (status: LetterStatus) => `letter.${status}` as const
+
+/**
+ * Writes the letter's event for each endpoint of its account subscribed to it (not disabled),
+ * and their delivery jobs in the outbox (the job id is the event id), in the transaction of the
+ * change. Called by moveLetter once the letter's row shows the new status.
+ */
+export async function recordLetterWebhooks(tx: Tx, letterId: string, status: LetterStatus): Promise<void> {
+  const type = letterEventType(status)
+  await tx.execute(sql`
+    WITH events AS (
+      INSERT INTO webhook_events (endpoint_id, type, body)
+      SELECT e.id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
+      FROM (SELECT ${type}::text AS type) t
+      JOIN letters l ON l.id = ${letterId}::uuid
+      JOIN webhook_endpoints e ON e.account_id = l.account_id AND NOT e.disabled AND t.type = ANY(e.events)
+      RETURNING id
+    )
+    INSERT INTO outbox (id, queue, job_name, payload)
+    SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM events`)
+}

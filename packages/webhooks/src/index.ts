@@ -1,0 +1,2 @@
+export { assertPublicHost, hostOf, isPublicAddress, RefusedAddressError } from './addresses.js'
+export { newWebhookSecret } from './secret.js'

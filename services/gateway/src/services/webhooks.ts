@@ -1,0 +1,127 @@
+import { and, desc, eq, lt, sql } from 'drizzle-orm'
+import {
+  WEBHOOK_ENDPOINTS_PER_ACCOUNT,
+  webhookEventTypes,
+  type WebhookAttempt,
+  type WebhookCreateBody,
+  type WebhookCreated,
+  type WebhookDeliveryQuery,
+  type WebhookEndpoint,
+} from '@letters/contracts'
+import { outbox, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
+import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
+import { badRequest, conflict, notFound } from '../errors.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const endpointNotFound = () => notFound('El webhook no existe')
+
+/** The URL as the client may register it: http or https, and (unless allowed) a host with only public addresses. */
+async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string> {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw badRequest("El campo 'url' no es una URL válida")
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest("La URL del webhook debe empezar por http:// o https://")
+  if (url.username || url.password) throw badRequest('La URL del webhook no puede llevar usuario ni contraseña')
+  if (allowPrivateUrls) return url.href
+  try {
+    await assertPublicHost(hostOf(url))
+  } catch (error) {
+    if (error instanceof RefusedAddressError) {
+      throw badRequest(`La URL del webhook apunta a una dirección privada, local o de metadatos (${error.host}): solo se admiten direcciones públicas`)
+    }
+    throw badRequest(`No se puede resolver el nombre '${hostOf(url)}' de la URL del webhook`)
+  }
+  return url.href
+}
+
+const iso = (date: Date) => date.toISOString()
+
+/**
+ * Registers an endpoint. The account's endpoints are counted under a lock of the account's
+ * webhooks, so two creations at once cannot both be the tenth.
+ */
+export async function createWebhook(db: Db, accountId: string, body: WebhookCreateBody, allowPrivateUrls: boolean): Promise<WebhookCreated> {
+  const url = await checkUrl(body.url, allowPrivateUrls)
+  const events = body.events ?? [...webhookEventTypes]
+  const secret = newWebhookSecret()
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`)
+    const [{ count } = { count: 0 }] = await tx.select({ count: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId))
+    if (count >= WEBHOOK_ENDPOINTS_PER_ACCOUNT) {
+      throw badRequest(`Una cuenta puede tener como mucho ${WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhooks: borra alguno antes de crear otro`)
+    }
+    const [row] = await tx.insert(webhookEndpoints).values({ accountId, url, events, secret }).returning()
+    return { id: row!.id, url: row!.url, events: row!.events, secret, createdAt: iso(row!.createdAt) }
+  })
+}
+
+export async function listWebhooks(ex: Executor, accountId: string): Promise<{ data: WebhookEndpoint[] }> {
+  const rows = await ex.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id)
+  return { data: rows.map((row) => ({ id: row.id, url: row.url, events: row.events, createdAt: iso(row.createdAt), disabled: row.disabled })) }
+}
+
+async function ownedEndpoint(ex: Executor, accountId: string, id: string) {
+  if (!UUID.test(id)) throw endpointNotFound()
+  const [row] = await ex.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId)))
+  if (!row) throw endpointNotFound()
+  return row
+}
+
+/** Deletes the endpoint with its events and attempts; jobs still queued for it find nothing and end. */
+export async function deleteWebhook(ex: Executor, accountId: string, id: string): Promise<void> {
+  if (!UUID.test(id)) throw endpointNotFound()
+  const deleted = await ex.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId))).returning({ id: webhookEndpoints.id })
+  if (deleted.length === 0) throw endpointNotFound()
+}
+
+/** Queues a `webhook.test` event for the endpoint: the event and its job in one transaction. */
+export async function testWebhook(db: Db, accountId: string, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
+  return db.transaction(async (tx) => {
+    const endpoint = await ownedEndpoint(tx, accountId, id)
+    if (endpoint.disabled) throw conflict('El webhook está desactivado porque sus últimos 50 eventos fallaron: vuelve a crearlo')
+    const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
+    const [event] = await tx.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` }).returning({ id: webhookEvents.id })
+    await tx.insert(outbox).values({ id: event!.id, queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: event!.id } })
+    return { eventId: event!.id, type: 'webhook.test' as const }
+  })
+}
+
+const decodeCursor = (cursor: string): number => {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!/^[1-9][0-9]{0,15}$/.test(text)) throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+  return Number(text)
+}
+
+/** The endpoint's delivery attempts, newest first, a page at a time. */
+export async function listDeliveries(ex: Executor, accountId: string, id: string, query: WebhookDeliveryQuery): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
+  const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  const endpoint = await ownedEndpoint(ex, accountId, id)
+  const limit = query.limit ?? 20
+  const rows = await ex
+    .select({ attempt: webhookAttempts, type: webhookEvents.type })
+    .from(webhookAttempts)
+    .innerJoin(webhookEvents, eq(webhookEvents.id, webhookAttempts.eventId))
+    .where(and(eq(webhookAttempts.endpointId, endpoint.id), before === undefined ? undefined : lt(webhookAttempts.id, before)))
+    .orderBy(desc(webhookAttempts.id))
+    .limit(limit + 1)
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return {
+    data: page.map(({ attempt, type }) => ({
+      eventId: attempt.eventId,
+      type,
+      attempt: attempt.attempt,
+      statusCode: attempt.statusCode,
+      error: attempt.error as WebhookAttempt['error'],
+      durationMs: attempt.durationMs,
+      at: iso(attempt.at),
+      nextAttemptAt: attempt.nextAttemptAt ? iso(attempt.nextAttemptAt) : null,
+      outcome: attempt.outcome,
+    })),
+    nextCursor: rows.length > limit && last ? Buffer.from(String(last.attempt.id)).toString('base64url') : null,
+  }
+}

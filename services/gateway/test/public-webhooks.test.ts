@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { letterEventTypes } from '@letters/contracts'
+import { outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+
+type Account = Awaited<ReturnType<typeof adminAccount>>
+
+/** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
+const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
+
+let app: App
+let account: Account
+let other: Account
+beforeAll(async () => {
+  app = await startGateway()
+  account = await adminAccount(app, 10)
+  other = await adminAccount(app, 10)
+})
+afterAll(() => app.close())
+
+const client = (owner: Account) => publicClient(app, owner.apiKey)
+const create = async (owner: Account, body: object = { url: PUBLIC_URL }) => {
+  const response = await client(owner).post('/webhooks', body)
+  expect(response.statusCode, response.body).toBe(201)
+  return response.json<{ id: string; url: string; events: string[]; secret: string; createdAt: string }>()
+}
+const removeAll = (owner: Account) => app.db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, owner.id))
+
+describe('POST /webhooks', () => {
+  it('registers an endpoint for every event type when none are given, and shows its secret once', async () => {
+    const created = await create(account)
+    expect(created).toEqual({ id: expect.any(String), url: PUBLIC_URL, events: [...letterEventTypes], secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), createdAt: expect.any(String) })
+    expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64')).toHaveLength(32)
+    const listed = await client(account).get('/webhooks')
+    expect(listed.body).not.toContain(created.secret)
+    await removeAll(account)
+  })
+
+  it('keeps the events asked for', async () => {
+    const created = await create(account, { url: PUBLIC_URL, events: ['letter.printed', 'letter.mailed'] })
+    expect(created.events).toEqual(['letter.printed', 'letter.mailed'])
+    await removeAll(account)
+  })
+
+  it.each([
+    ['a scheme other than http or https', { url: 'ftp://93.184.216.34/x' }, /http:\/\/ o https:\/\//],
+    ['something that is not a URL', { url: 'no es una url' }, /no es una URL válida/],
+    ['a URL longer than 2,000 characters', { url: `https://93.184.216.34/${'a'.repeat(2000)}` }, /como mucho 2000 caracteres/],
+    ['an unknown event type', { url: PUBLIC_URL, events: ['letter.lost'] }, /Tipo de evento desconocido/],
+    ['an empty event list', { url: PUBLIC_URL, events: [] }, /lista no vacía/],
+    ['a field the route does not know', { url: PUBLIC_URL, secret: 'mine' }, /secret/],
+    ['credentials in the URL', { url: 'https://user:pass@93.184.216.34/' }, /usuario ni contraseña/],
+  ])('refuses %s with 400', async (_, body, message) => {
+    expectError(await client(account).post('/webhooks', body), 400, 'Bad Request', message)
+    expect(await app.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, account.id))).toEqual([])
+  })
+
+  it.each(['http://127.0.0.1:8080/', 'http://localhost/', 'http://[::1]/', 'http://10.0.0.7/', 'http://192.168.1.20/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/', 'http://[::ffff:127.0.0.1]/'])(
+    'refuses %s, a loopback, private, link-local, unique-local or metadata address, with 400',
+    async (url) => {
+      expectError(await client(account).post('/webhooks', { url }), 400, 'Bad Request', /dirección privada, local o de metadatos/)
+    },
+  )
+
+  it('accepts a private address when WEBHOOK_ALLOW_PRIVATE_URLS=true', async () => {
+    const permissive = await startGateway({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
+    try {
+      const response = await publicClient(permissive, account.apiKey).post('/webhooks', { url: 'http://127.0.0.1:8080/hooks' })
+      expect(response.statusCode, response.body).toBe(201)
+    } finally {
+      await permissive.close()
+      await removeAll(account)
+    }
+  })
+
+  it('refuses an eleventh endpoint for the account with 400, while another account may still create', async () => {
+    for (let n = 0; n < 10; n++) await create(account, { url: `${PUBLIC_URL}/${n}` })
+    expectError(await client(account).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks/)
+    await create(other)
+    await removeAll(account)
+    await removeAll(other)
+  })
+
+  it('answers 401 without a key', async () => {
+    expectError(await app.inject({ method: 'POST', url: '/webhooks', payload: { url: PUBLIC_URL } }), 401, 'Unauthorized')
+  })
+})
+
+describe('GET /webhooks', () => {
+  it("lists only the account's endpoints, without secrets", async () => {
+    const mine = await create(account)
+    await create(other)
+    const response = await client(account).get('/webhooks')
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ data: [{ id: mine.id, url: PUBLIC_URL, events: [...letterEventTypes], createdAt: mine.createdAt, disabled: false }] })
+    await removeAll(account)
+    await removeAll(other)
+  })
+
+  it('answers 401 without a key', async () => {
+    expectError(await app.inject({ method: 'GET', url: '/webhooks' }), 401, 'Unauthorized')
+  })
+})
+
+describe('DELETE /webhooks/{id}', () => {
+  it('deletes the endpoint with 204', async () => {
+    const created = await create(account)
+    const response = await client(account).delete(`/webhooks/${created.id}`)
+    expect(response.statusCode).toBe(204)
+    expect(response.body).toBe('')
+    expect((await client(account).get('/webhooks')).json()).toEqual({ data: [] })
+  })
+
+  it("answers 404 for another account's endpoint, an unknown id and one that is not a UUID, deleting nothing", async () => {
+    const theirs = await create(other)
+    for (const id of [theirs.id, UNKNOWN_ID, 'no-es-un-id']) expectError(await client(account).delete(`/webhooks/${id}`), 404, 'Not Found', 'El webhook no existe')
+    expect((await client(other).get('/webhooks')).json<{ data: unknown[] }>().data).toHaveLength(1)
+    await removeAll(other)
+  })
+
+  it('answers 400 to a body with fields', async () => {
+    const created = await create(account)
+    expectError(await app.inject({ method: 'DELETE', url: `/webhooks/${created.id}`, headers: { 'x-api-key': account.apiKey }, payload: { force: true } }), 400, 'Bad Request')
+    await removeAll(account)
+  })
+})
+
+describe('POST /webhooks/{id}/test', () => {
+  it('answers 202 and queues a webhook.test event with its delivery job in the outbox', async () => {
+    const created = await create(account)
+    const response = await client(account).post(`/webhooks/${created.id}/test`, {})
+    expect(response.statusCode, response.body).toBe(202)
+    const { eventId } = response.json<{ eventId: string; type: string }>()
+    const [event] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId))
+    expect(event).toMatchObject({ endpointId: created.id, type: 'webhook.test', state: 'pending' })
+    expect(JSON.parse(event!.body)).toEqual({ type: 'webhook.test', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), data: { webhookId: created.id } })
+    expect(await app.db.select().from(outbox).where(eq(outbox.id, eventId))).toMatchObject([{ queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId } }])
+    await removeAll(account)
+  })
+
+  it("answers 404 for another account's endpoint", async () => {
+    const theirs = await create(other)
+    expectError(await client(account).post(`/webhooks/${theirs.id}/test`, {}), 404, 'Not Found')
+    await removeAll(other)
+  })
+
+  it('answers 409 for a disabled endpoint', async () => {
+    const created = await create(account)
+    await app.db.update(webhookEndpoints).set({ disabled: true }).where(eq(webhookEndpoints.id, created.id))
+    expectError(await client(account).post(`/webhooks/${created.id}/test`, {}), 409, 'Conflict', /desactivado/)
+    expect((await client(account).get('/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(true)
+    await removeAll(account)
+  })
+})
+
+describe('GET /webhooks/{id}/deliveries', () => {
+  it('lists the attempts newest first, a page at a time', async () => {
+    const created = await create(account)
+    const [event] = await app.db.insert(webhookEvents).values({ endpointId: created.id, type: 'letter.printed', body: '{}' }).returning()
+    const retryAt = new Date(Date.now() + 5000)
+    await app.db.insert(webhookAttempts).values([
+      { eventId: event!.id, endpointId: created.id, attempt: 1, statusCode: 500, durationMs: 12, nextAttemptAt: retryAt, outcome: 'retrying' },
+      { eventId: event!.id, endpointId: created.id, attempt: 2, error: 'timeout', durationMs: 10_000, nextAttemptAt: retryAt, outcome: 'retrying' },
+      { eventId: event!.id, endpointId: created.id, attempt: 3, statusCode: 204, durationMs: 8, outcome: 'delivered' },
+    ])
+    const first = await client(account).get(`/webhooks/${created.id}/deliveries?limit=2`)
+    expect(first.statusCode, first.body).toBe(200)
+    const page = first.json<{ data: Array<Record<string, unknown>>; nextCursor: string }>()
+    expect(page.data).toEqual([
+      { eventId: event!.id, type: 'letter.printed', attempt: 3, statusCode: 204, error: null, durationMs: 8, at: expect.any(String), nextAttemptAt: null, outcome: 'delivered' },
+      { eventId: event!.id, type: 'letter.printed', attempt: 2, statusCode: null, error: 'timeout', durationMs: 10_000, at: expect.any(String), nextAttemptAt: retryAt.toISOString(), outcome: 'retrying' },
+    ])
+    const second = await client(account).get(`/webhooks/${created.id}/deliveries?limit=2&cursor=${page.nextCursor}`)
+    expect(second.json()).toMatchObject({ data: [{ attempt: 1, statusCode: 500 }], nextCursor: null })
+    await removeAll(account)
+  })
+
+  it('answers 400 to a bad cursor or limit, and 404 for another account’s endpoint', async () => {
+    const created = await create(account)
+    expectError(await client(account).get(`/webhooks/${created.id}/deliveries?cursor=xyz`), 400, 'Bad Request', /cursor/)
+    expectError(await client(account).get(`/webhooks/${created.id}/deliveries?limit=0`), 400, 'Bad Request', /limit/)
+    expectError(await client(other).get(`/webhooks/${created.id}/deliveries`), 404, 'Not Found')
+    await removeAll(account)
+  })
+})
