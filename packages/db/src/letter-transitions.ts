@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import { metrics } from '@letters/observability'
 import type { Tx } from './client.js'
 import { letterEvents, letters, type LetterStatus } from './schema.js'
+import { recordLetterWebhooks } from './webhook-events.js'
 
 /** What a transition knows of the letter it looked at. */
 export interface LetterAtMove {
@@ -39,7 +40,8 @@ export interface LetterMoved {
 
 /**
  * The one way a letter changes status (DESIGN section 3): under the row's lock, the status
- * moves only from one it is expected in, and the change gets its `letter_events` row. Run it
+ * moves only from one it is expected in, and the change gets its `letter_events` row and its
+ * webhook events (with their delivery jobs) for the account's endpoints. Run it
  * inside the transaction that does the rest of the step (a refund, the next job). `moved`
  * says whether it moved.
  */
@@ -60,6 +62,8 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
     .returning({ printClaim: letters.printClaim })
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
+  // A letter resumed in the status it was in (the reconciler) changed nothing to tell.
+  if (letter.status !== move.to) await recordLetterWebhooks(tx, letterId, move.to)
   // Counted when made (a rare rollback after it is counted too); a letter resumed in the status
   // it was in (the reconciler) changed nothing to count.
   if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to })

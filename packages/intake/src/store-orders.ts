@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres'
-import type { Db } from '@letters/db'
+import { letterJsonSql, webhookBodySql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
@@ -226,8 +226,10 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   return outcomes as OrderOutcome[]
 }
 
+const RECEIVED_WEBHOOK_BODY = webhookBodySql(`'letter.received'`, letterJsonSql('s'))
+
 /**
- * One statement writes the balances, the letters, their first events, outbox rows and charges,
+ * One statement writes the balances, the letters, their first events, outbox rows, webhook events and charges,
  * and the keys' answers. Counts that disagree with what the locks said roll it all back.
  */
 async function write(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
@@ -250,12 +252,23 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
       SELECT id, "accountId", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient, 'received', cost, clock_timestamp()
       FROM new_letters ORDER BY n
+      RETURNING *
     ),
     first_events AS (
       INSERT INTO letter_events (letter_id, status) SELECT id, 'received' FROM new_letters ORDER BY n
     ),
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters ORDER BY n
+    ),
+    -- The letter.received event of each endpoint of the letter's account subscribed to it, and its delivery job.
+    received_webhooks AS (
+      INSERT INTO webhook_events (endpoint_id, type, body)
+      SELECT e.id, 'letter.received', ${sql.unsafe(RECEIVED_WEBHOOK_BODY)}
+      FROM stored s JOIN webhook_endpoints e ON e.account_id = s.account_id AND NOT e.disabled AND 'letter.received' = ANY(e.events)
+      RETURNING id
+    ),
+    webhook_jobs AS (
+      INSERT INTO outbox (id, queue, job_name, payload) SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM received_webhooks
     ),
     charges AS (
       INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)

@@ -95,3 +95,16 @@ export const lettersReconciled = new Counter({
   labelNames: ['status'] as const,
   registers: [registry],
 })
+
+export const webhookAttempts = new Counter({
+  name: 'webhook_attempts_total',
+  help: 'Webhook delivery attempts, by their outcome (delivered, retrying, failed)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+})
+
+export const webhookEndpointsDisabled = new Counter({
+  name: 'webhook_endpoints_disabled_total',
+  help: 'Webhook endpoints disabled because their last 50 events all failed',
+  registers: [registry],
+})

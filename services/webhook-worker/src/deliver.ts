@@ -1,0 +1,103 @@
+import { and, eq, sql } from 'drizzle-orm'
+import { Webhook } from 'standardwebhooks'
+import { metrics } from '@letters/observability'
+import { webhookAttempts, webhookEndpoints, webhookEvents, type Db } from '@letters/db'
+import { send, type SendResult } from './send.js'
+
+/** An endpoint whose last this many finished events all failed is disabled. */
+export const DISABLE_AFTER_FAILED_EVENTS = 50
+
+export interface DeliverySettings {
+  timeoutMs: number
+  retryScheduleMs: number[]
+  allowPrivateUrls: boolean
+}
+
+export type DeliveryOutcome =
+  | { outcome: 'delivered' | 'failed'; attempt: number }
+  | { outcome: 'retrying'; attempt: number; retryAt: Date }
+  /** The event was delivered or given up before (a repeated job), or its endpoint is gone or disabled. */
+  | { outcome: 'already_done' | 'gone' | 'dropped' }
+
+/** The schedule's delay before retry `retry` (1 = the first), with up to ±20% of jitter so retries of many events spread out. */
+export function retryDelay(schedule: number[], retry: number, random = Math.random): number | undefined {
+  const delay = schedule[retry - 1]
+  return delay === undefined ? undefined : Math.round(delay * (0.8 + 0.4 * random()))
+}
+
+const succeeded = (result: SendResult) => 'statusCode' in result && result.statusCode >= 200 && result.statusCode < 300
+
+/**
+ * One delivery attempt of one event: signed and sent, then recorded (the attempt, the event's
+ * state) in one transaction. Returns what became of the event; a retry's time is for the
+ * caller to schedule. An event's attempt number comes from its row, so a job that runs twice
+ * records its attempts in order, never twice under one number.
+ */
+export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: string, now = () => new Date()): Promise<DeliveryOutcome> {
+  const [row] = await db
+    .select({ event: webhookEvents, endpoint: webhookEndpoints })
+    .from(webhookEvents)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookEvents.endpointId))
+    .where(eq(webhookEvents.id, eventId))
+  if (!row) return { outcome: 'gone' }
+  const { event, endpoint } = row
+  if (event.state !== 'pending') return { outcome: 'already_done' }
+  if (endpoint.disabled) {
+    await db.update(webhookEvents).set({ state: 'dropped', finishedAt: now() }).where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending')))
+    return { outcome: 'dropped' }
+  }
+
+  const attempt = event.attempts + 1
+  const sentAt = now()
+  const signature = new Webhook(endpoint.secret).sign(event.id, sentAt, event.body)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'letters-webhooks/1.0',
+    'webhook-id': event.id,
+    'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    'webhook-signature': signature,
+  }
+  const result = await send(new URL(endpoint.url), headers, event.body, { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateUrls })
+
+  const delay = succeeded(result) ? undefined : retryDelay(settings.retryScheduleMs, attempt)
+  const outcome = succeeded(result) ? 'delivered' : delay === undefined ? 'failed' : 'retrying'
+  const retryAt = delay === undefined ? undefined : new Date(now().getTime() + delay)
+  const recorded = await db.transaction(async (tx) => {
+    const updated = await tx
+      .update(webhookEvents)
+      .set({ attempts: attempt, state: outcome === 'retrying' ? 'pending' : outcome, finishedAt: outcome === 'retrying' ? null : now() })
+      .where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending'), eq(webhookEvents.attempts, event.attempts)))
+      .returning({ id: webhookEvents.id })
+    // Another run of the same job recorded this attempt first: this one changes nothing.
+    if (updated.length === 0) return false
+    await tx.insert(webhookAttempts).values({
+      eventId: event.id,
+      endpointId: endpoint.id,
+      attempt,
+      statusCode: 'statusCode' in result ? result.statusCode : null,
+      error: 'error' in result ? result.error : null,
+      durationMs: result.durationMs,
+      at: sentAt,
+      nextAttemptAt: retryAt ?? null,
+      outcome,
+    })
+    if (outcome === 'failed') await disableIfAllFailed(tx, endpoint.id)
+    return true
+  })
+  if (!recorded) return { outcome: 'already_done' }
+  metrics.webhookAttempts.inc({ outcome })
+  return outcome === 'retrying' ? { outcome, attempt, retryAt: retryAt! } : { outcome, attempt }
+}
+
+/** Disables the endpoint when its last DISABLE_AFTER_FAILED_EVENTS finished events all failed. */
+async function disableIfAllFailed(tx: Parameters<Parameters<Db['transaction']>[0]>[0], endpointId: string): Promise<void> {
+  const disabled = await tx.execute(sql`
+    UPDATE webhook_endpoints SET disabled = true
+    WHERE id = ${endpointId}::uuid AND NOT disabled
+      AND (SELECT count(*) FILTER (WHERE state = 'failed') FROM (
+            SELECT state FROM webhook_events
+            WHERE endpoint_id = ${endpointId}::uuid AND state IN ('delivered', 'failed')
+            ORDER BY finished_at DESC NULLS LAST LIMIT ${DISABLE_AFTER_FAILED_EVENTS}) last) = ${DISABLE_AFTER_FAILED_EVENTS}
+    RETURNING id`)
+  if (disabled.length > 0) metrics.webhookEndpointsDisabled.inc()
+}

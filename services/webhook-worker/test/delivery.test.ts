@@ -1,0 +1,170 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { buildApp, type App } from '@letters/gateway/app'
+import { webhookEndpoints, webhookEvents } from '@letters/db'
+import { OutboxDispatcher } from '@letters/queues'
+import { adminAccount } from '@letters/test/support/accounts'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { silentLog } from '@letters/test/support/pipeline'
+import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
+import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
+import { startWebhookWorker } from '../src/worker.js'
+
+/** Two quick retries, a short timeout: the schedule's shape, at test speed. */
+const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300', WEBHOOK_TIMEOUT_MS: '1000' }
+
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let app: App
+let dispatcher: OutboxDispatcher
+let worker: ReturnType<typeof startWebhookWorker>
+let account: Awaited<ReturnType<typeof adminAccount>>
+const receivers: WebhookReceiver[] = []
+
+beforeAll(async () => {
+  database = await isolatedDatabase('webhooks')
+  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-webhooks`, ...env })
+  app = await buildApp({ config, logger: false })
+  await app.ready()
+  dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
+  dispatcher.start()
+  worker = startWebhookWorker({ config, db: app.db, log: silentLog })
+  account = await adminAccount(app, 100)
+})
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+  await app.db.delete(webhookEndpoints)
+})
+afterAll(async () => {
+  await dispatcher.stop()
+  await worker.close()
+  await app.close()
+  await database.drop()
+})
+
+const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
+  app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })
+
+async function endpointFor(answer: Parameters<typeof startWebhookReceiver>[0], url?: (receiver: WebhookReceiver) => string) {
+  const receiver = await startWebhookReceiver(answer)
+  receivers.push(receiver)
+  const response = await call('POST', '/webhooks', { url: url ? url(receiver) : receiver.url })
+  expect(response.statusCode, response.body).toBe(201)
+  return { receiver, endpoint: response.json<{ id: string; secret: string }>() }
+}
+
+const sendTest = async (endpointId: string) => (await call('POST', `/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
+const deliveries = async (endpointId: string) =>
+  (await call('GET', `/webhooks/${endpointId}/deliveries`)).json<{ data: Array<{ eventId: string; attempt: number; statusCode: number | null; error: string | null; outcome: string; nextAttemptAt: string | null }> }>().data
+
+describe('delivering a webhook', () => {
+  it('sends the Standard Webhooks headers and a signature the standardwebhooks package verifies', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204)
+    const eventId = await sendTest(endpoint.id)
+    await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(1)
+    const [webhook] = receiver.received
+    expect(webhook!.headers).toMatchObject({ 'webhook-id': eventId, 'content-type': 'application/json', 'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/) })
+    expect(Math.abs(Number(webhook!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30)
+    expect(receiver.verify(endpoint.secret, webhook!)).toEqual({ type: 'webhook.test', timestamp: expect.any(String), data: { webhookId: endpoint.id } })
+    // Another secret does not verify it.
+    expect(() => receiver.verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, webhook!)).toThrow()
+    await expect.poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 }).toEqual([expect.objectContaining({ eventId, attempt: 1, statusCode: 204, error: null, outcome: 'delivered', nextAttemptAt: null })])
+  })
+
+  it('retries a 500 with the same webhook-id and body, then records the success', async () => {
+    const { receiver, endpoint } = await endpointFor((n) => (n === 0 ? 500 : 200))
+    const eventId = await sendTest(endpoint.id)
+    await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(2)
+    const [first, second] = receiver.received
+    expect([first!.headers['webhook-id'], second!.headers['webhook-id']]).toEqual([eventId, eventId])
+    expect(second!.body).toBe(first!.body)
+    for (const webhook of receiver.received) receiver.verify(endpoint.secret, webhook)
+    await expect.poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 }).toEqual([
+      expect.objectContaining({ attempt: 2, statusCode: 200, outcome: 'delivered' }),
+      expect.objectContaining({ attempt: 1, statusCode: 500, outcome: 'retrying', nextAttemptAt: expect.any(String) }),
+    ])
+  })
+
+  it('gives up after the last retry of the schedule and shows the delivery failed', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 503)
+    const eventId = await sendTest(endpoint.id)
+    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([
+      expect.objectContaining({ attempt: 3, statusCode: 503, outcome: 'failed', nextAttemptAt: null }),
+      expect.objectContaining({ attempt: 2, outcome: 'retrying' }),
+      expect.objectContaining({ attempt: 1, outcome: 'retrying' }),
+    ])
+    expect(receiver.received).toHaveLength(3)
+    expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]).toMatchObject({ state: 'failed', attempts: 3 })
+  })
+
+  it('does not follow a redirect: a 302 is a failed attempt and its target gets nothing', async () => {
+    const target = await startWebhookReceiver(() => 204)
+    receivers.push(target)
+    const redirecting = await startWebhookReceiver(() => 302)
+    receivers.push(redirecting)
+    const response = await call('POST', '/webhooks', { url: redirecting.url })
+    const endpoint = response.json<{ id: string }>()
+    await sendTest(endpoint.id)
+    await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
+    expect(target.received).toEqual([])
+  })
+
+  it('times out a receiver that never answers, while another endpoint is served meanwhile', async () => {
+    const dead = await endpointFor(() => 'hang')
+    const live = await endpointFor(() => 204)
+    const deadEvent = await sendTest(dead.endpoint.id)
+    await expect.poll(() => dead.receiver.received.length, { timeout: 5000, interval: 20 }).toBe(1)
+    await sendTest(live.endpoint.id)
+    await expect.poll(() => live.receiver.received.length, { timeout: 5000, interval: 20 }).toBe(1)
+    await expect
+      .poll(async () => (await deliveries(dead.endpoint.id)).find((attempt) => attempt.attempt === 1), { timeout: 5000, interval: 50 })
+      .toMatchObject({ eventId: deadEvent, error: 'timeout', statusCode: null })
+    // The live endpoint was served while the dead receiver still held its delivery.
+    const [attempt] = (await deliveries(dead.endpoint.id)).filter((entry) => entry.attempt === 1) as unknown as Array<{ at: string; durationMs: number }>
+    expect(live.receiver.received[0]!.at).toBeLessThan(new Date(attempt!.at).getTime() + attempt!.durationMs)
+  })
+
+  it('sends nothing to an endpoint that answers only a connection error, and records it', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204)
+    await receiver.close()
+    await sendTest(endpoint.id)
+    await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, error: 'connection', statusCode: null })
+  })
+})
+
+describe('the delivery-time address check', () => {
+  it('refuses to connect to a private address when private URLs are not allowed, whatever was registered', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204, (r) => r.url.replace('127.0.0.1', 'localhost'))
+    const [event] = await app.db.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' }).returning()
+    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }, event!.id)
+    expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
+    expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
+    expect(receiver.received).toEqual([])
+  })
+})
+
+describe('disabling an endpoint', () => {
+  it(`disables an endpoint once its last ${DISABLE_AFTER_FAILED_EVENTS} events all failed, and drops what it had pending`, async () => {
+    const { endpoint } = await endpointFor(() => 500)
+    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true }
+    const failed = Array.from({ length: DISABLE_AFTER_FAILED_EVENTS - 1 }, (_, n) => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', state: 'failed' as const, attempts: 1, finishedAt: new Date(Date.now() - 60_000 + n) }))
+    await app.db.insert(webhookEvents).values([{ ...failed[0]!, state: 'delivered' }, ...failed.slice(1)])
+    const [first, second, pending] = await app.db.insert(webhookEvents).values([0, 1, 2].map(() => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' }))).returning()
+    // 48 failed and one success among the last 50: still enabled.
+    expect(await deliverEvent(app.db, settings, first!.id)).toEqual({ outcome: 'failed', attempt: 1 })
+    expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(false)
+    // The success drops out of the last 50: disabled.
+    expect(await deliverEvent(app.db, settings, second!.id)).toEqual({ outcome: 'failed', attempt: 1 })
+    expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(true)
+    expect(await deliverEvent(app.db, settings, pending!.id)).toEqual({ outcome: 'dropped' })
+  })
+})
+
+describe('retryDelay', () => {
+  it('follows the schedule with up to 20% of jitter either way, and ends with it', () => {
+    const schedule = [5000, 30_000]
+    expect(retryDelay(schedule, 1, () => 0)).toBe(4000)
+    expect(retryDelay(schedule, 1, () => 1)).toBe(6000)
+    expect(retryDelay(schedule, 2, () => 0.5)).toBe(30_000)
+    expect(retryDelay(schedule, 3)).toBeUndefined()
+  })
+})

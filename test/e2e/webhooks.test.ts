@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startWebhookWorker } from '@letters/webhook-worker/worker'
+import { adminAccount } from '../support/accounts.js'
+import { reachStatus, silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
+
+let pipeline: Pipeline
+let webhookWorker: ReturnType<typeof startWebhookWorker>
+let receiver: WebhookReceiver
+let otherReceiver: WebhookReceiver
+let secret: string
+
+beforeAll(async () => {
+  pipeline = await startPipeline('webhooks', { env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300,300', WEBHOOK_TIMEOUT_MS: '2000' } })
+  webhookWorker = startWebhookWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog })
+  // The account's receiver answers 500 to the first request of each event, then 204.
+  const seen = new Set<string>()
+  receiver = await startWebhookReceiver((_, webhook) => {
+    const id = String(webhook.headers['webhook-id'])
+    if (seen.has(id)) return 204
+    seen.add(id)
+    return 500
+  })
+  otherReceiver = await startWebhookReceiver(() => 204)
+  const created = await pipeline.client('POST', '/webhooks', { url: receiver.url })
+  expect(created.statusCode, created.body).toBe(201)
+  secret = created.json<{ secret: string }>().secret
+  // Another account, with an endpoint of its own, subscribed to everything.
+  const other = await adminAccount(pipeline.app, 10)
+  const theirs = await pipeline.app.inject({ method: 'POST', url: '/webhooks', headers: { 'x-api-key': other.apiKey }, payload: { url: otherReceiver.url } })
+  expect(theirs.statusCode, theirs.body).toBe(201)
+})
+afterAll(async () => {
+  await webhookWorker?.close()
+  await receiver?.close()
+  await otherReceiver?.close()
+  await pipeline?.close()
+})
+
+/** The deliveries that reached the receiver for a letter, first of each webhook-id, verified. */
+function verifiedFor(letterId: string) {
+  const firsts = new Map<string, ReturnType<WebhookReceiver['verify']>>()
+  for (const webhook of receiver.received) {
+    const payload = receiver.verify(secret, webhook)
+    if (payload.data.id === letterId && !firsts.has(String(webhook.headers['webhook-id']))) firsts.set(String(webhook.headers['webhook-id']), payload)
+  }
+  return [...firsts.values()]
+}
+
+describe('webhooks on the running pipeline', () => {
+  it('delivers a signed webhook for every status a letter passes through, each retried after a 500 with the same webhook-id', async () => {
+    const id = await pipeline.send()
+    await reachStatus(pipeline, id, 'printed')
+    const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
+    expect(mailed.statusCode, mailed.body).toBe(200)
+    const statuses = ['received', 'ready_for_print', 'printing', 'printed', 'mailed']
+    await expect
+      .poll(() => verifiedFor(id).map((payload) => payload.type).sort(), { timeout: 20_000, interval: 100 })
+      .toEqual(statuses.map((status) => `letter.${status}`).sort())
+
+    // Every event came twice (a 500, then the retry), under one webhook-id and with the same body.
+    const requestsFor = () => receiver.received.filter((webhook) => webhook.json.data.id === id)
+    await expect.poll(() => requestsFor().length, { timeout: 20_000, interval: 100 }).toBe(statuses.length * 2)
+    const requests = requestsFor()
+    const byId = new Map<string, typeof requests>()
+    for (const webhook of requests) byId.set(String(webhook.headers['webhook-id']), [...(byId.get(String(webhook.headers['webhook-id'])) ?? []), webhook])
+    expect(byId.size).toBe(statuses.length)
+    for (const pair of byId.values()) expect(pair.map((webhook) => webhook.body)).toEqual([pair[0]!.body, pair[0]!.body])
+
+    // Each body is the letter as it was at its change; the last is the letter as GET /cards shows it, without events.
+    for (const payload of verifiedFor(id)) expect(payload.data.status).toBe(payload.type.slice('letter.'.length))
+    const { events: _events, ...card } = await pipeline.card(id)
+    const last = verifiedFor(id).find((payload) => payload.type === 'letter.mailed')!
+    expect(last.data).toEqual(card)
+    expect(verifiedFor(id).find((payload) => payload.type === 'letter.received')!.data.address).toBeNull()
+  })
+
+  it('tells of a refused address', async () => {
+    const rejected = await pipeline.send({ address: '...' })
+    await reachStatus(pipeline, rejected, 'address_rejected')
+    await expect.poll(() => verifiedFor(rejected).map((payload) => payload.type).sort(), { timeout: 20_000, interval: 100 }).toEqual(['letter.address_rejected', 'letter.received'])
+  })
+
+  it("delivers nothing to another account's endpoint", async () => {
+    // Every letter of the file went through above; the other account's receiver got none of them.
+    expect(receiver.received.length).toBeGreaterThan(0)
+    expect(otherReceiver.received).toEqual([])
+  })
+})

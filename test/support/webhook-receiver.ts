@@ -1,0 +1,57 @@
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import { Webhook } from 'standardwebhooks'
+
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders
+  body: string
+  /** When it arrived (ms since the epoch). */
+  at: number
+  /** The body parsed, for assertions. */
+  json: { type: string; timestamp: string; data: Record<string, unknown> & { id?: string; status?: string } }
+}
+
+/**
+ * What the receiver does with the n-th request (0-based) it gets: answer with a status, or
+ * never answer (a dead receiver, until the sender gives up).
+ */
+export type Answer = (request: number, received: ReceivedWebhook) => number | 'hang'
+
+/** A real HTTP webhook receiver on 127.0.0.1, recording every request it gets. */
+export async function startWebhookReceiver(answer: Answer = () => 204) {
+  const received: ReceivedWebhook[] = []
+  const hanging: ServerResponse[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      const webhook = { headers: request.headers, body, at: Date.now(), json: JSON.parse(body) as ReceivedWebhook['json'] }
+      const n = received.push(webhook) - 1
+      const status = receiver.answer(n, webhook)
+      if (status === 'hang') hanging.push(response)
+      else response.writeHead(status, { 'content-type': 'text/plain' }).end('ok')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  const receiver = {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    received,
+    answer,
+    /** Checks a request's signature with the standardwebhooks package; returns the verified payload. */
+    verify(secret: string, webhook: ReceivedWebhook) {
+      return new Webhook(secret).verify(webhook.body, webhook.headers as Record<string, string>) as ReceivedWebhook['json']
+    },
+    async close() {
+      for (const response of hanging) response.destroy()
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+  return receiver
+}
+
+export type WebhookReceiver = Awaited<ReturnType<typeof startWebhookReceiver>>
