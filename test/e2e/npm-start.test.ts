@@ -59,7 +59,7 @@ afterAll(async () => {
 })
 
 describe.skipIf(!onLinux)('npm start', () => {
-  it('restarts a process that crashed, leaves the other two running, and stops all three on Ctrl-C', async () => {
+  it('restarts a process that crashed, leaves the others running, and stops all four on Ctrl-C', async () => {
     const pgid = npm!.pid!
     const gateway = await serviceProcess(pgid, 'services/gateway/src/main.ts')
     await expect.poll(() => serviceProcess(pgid, 'services/address-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
@@ -74,6 +74,7 @@ describe.skipIf(!onLinux)('npm start', () => {
     expect((await serviceProcess(pgid, 'services/gateway/src/main.ts'))?.pid).toBe(gateway!.pid)
     expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200)
     expect(await serviceProcess(pgid, 'services/production-worker/src/main.ts')).toBeDefined()
+    await expect.poll(() => serviceProcess(pgid, 'services/webhook-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
 
     // Ctrl-C: the terminal sends SIGINT to the whole foreground group.
     process.kill(-pgid, 'SIGINT')

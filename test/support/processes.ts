@@ -108,7 +108,7 @@ async function untilReady(name: string, started: ServiceProcess, ready: () => bo
 
 const answersHealthz = (port: string) => async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok
 
-export type ServiceName = 'gateway' | 'address-worker' | 'production-worker'
+export type ServiceName = 'gateway' | 'address-worker' | 'production-worker' | 'webhook-worker'
 
 /**
  * Starts `services/<name>/src/main.ts` on 127.0.0.1 with the test's configuration, `env` on top;

@@ -98,3 +98,22 @@ describe('logs of failed database statements', () => {
     expect(failed[0]!.err).toMatchObject({ type: 'PostgresError', query: expect.stringMatching(/INSERT INTO letters/), code: '23514', constraint_name: 'logs_test_refused', table_name: 'letters' })
   })
 })
+
+describe('logs of webhook endpoints', () => {
+  it('never carry a webhook secret, when the endpoint is created or when its row is refused', async () => {
+    const account = await adminAccount(app, 1)
+    lines.length = 0
+    const created = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/ok' })
+    expect(created.statusCode, created.body).toBe(201)
+    expect(lines.join('\n')).not.toContain(created.json<{ secret: string }>().secret)
+
+    await db.execute(sql.raw(`ALTER TABLE webhook_endpoints ADD CONSTRAINT logs_test_refused CHECK (url NOT LIKE '%refuse-me%')`))
+    lines.length = 0
+    const refused = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/refuse-me' })
+    await db.execute(sql`ALTER TABLE webhook_endpoints DROP CONSTRAINT logs_test_refused`)
+    expectError(refused, 500, 'Internal Server Error')
+    const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
+    expect(JSON.stringify(failed[0]!.err)).toMatch(/insert into \\"webhook_endpoints\\"[\s\S]*params: \[redacted\]/)
+    expect(lines.join('\n')).not.toContain('whsec_')
+  })
+})

@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { createServer } from 'node:http'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { buildApp, type App } from '@letters/gateway/app'
@@ -121,6 +123,23 @@ describe('delivering a webhook', () => {
     // The live endpoint was served while the dead receiver still held its delivery.
     const [attempt] = (await deliveries(dead.endpoint.id)).filter((entry) => entry.attempt === 1) as unknown as Array<{ at: string; durationMs: number }>
     expect(live.receiver.received[0]!.at).toBeLessThan(new Date(attempt!.at).getTime() + attempt!.durationMs)
+  })
+
+  it('reads at most 1 KB of an answer: a 200 whose body never ends is a success, not a timeout', async () => {
+    const server = createServer((_, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' })
+      response.write('x'.repeat(4096))
+    }).listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    try {
+      const response = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
+      const endpoint = response.json<{ id: string }>()
+      await sendTest(endpoint.id)
+      await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, statusCode: 200, error: null, outcome: 'delivered' })
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
   })
 
   it('sends nothing to an endpoint that answers only a connection error, and records it', async () => {
