@@ -5,9 +5,9 @@ import type { LetterStatus } from './schema.js'
 const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
- * The letter of the `letters` row (or RETURNING row) named `alias`, as JSON text exactly as
- * GET /cards/{id} shows it without its events: the same keys in the same order, instants in
- * the same format (the gateway's `toSummary`).
+ * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
+ * its events: the one home of that shape, used by GET /cards, GET /cards/{id} and every
+ * webhook body. Instants in toISOString's format (milliseconds cut as a JS Date cuts them).
  */
 export function letterJsonSql(alias: string): string {
   const l = alias
