@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import type { App } from '../src/app.js'
 import { isInternal, openapiPath, registeredRoutes } from './contract.js'
-import { startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
 
 interface Operation {
   parameters?: Array<{ in: string; name: string }>
@@ -84,5 +84,18 @@ describe('GET /openapi.json', () => {
 
   it('describes the proof as a PDF', () => {
     expect(Object.keys(document.paths['/cards/{cardId}/proof']!.get!.responses['200']!.content!)).toEqual(['application/pdf'])
+  })
+})
+
+describe('the status check of every test gateway (contract.ts)', () => {
+  it('fails the closing of a gateway that answered a status missing from the document', async () => {
+    const gateway = await startGateway()
+    const account = await adminAccount(gateway)
+    // The document is built once and cached: take the 404 out of it, as if the route had never declared it.
+    const cached = gateway.swagger() as unknown as Document
+    delete cached.paths['/cards/{cardId}']!.get!.responses['404']
+    const response = await gateway.inject({ method: 'GET', url: `/cards/${UNKNOWN_ID}`, headers: { 'x-api-key': account.apiKey } })
+    expect(response.statusCode).toBe(404)
+    await expect(gateway.close()).rejects.toThrow('Answers missing from /openapi.json: GET /cards/:cardId → 404')
   })
 })

@@ -16,7 +16,7 @@ export const API_KEY_SCHEME = 'ApiKey'
 type Json = Record<string, unknown>
 type Operation = { parameters?: Array<{ in: string; name: string }>; responses: Record<string, Json>; security?: unknown; tags?: string[] }
 
-const integerHeader = (description: string) => ({ schema: { type: 'integer' }, description })
+const integerHeader = (description: string) => ({ schema: { type: 'integer' as const }, description })
 
 /** What @fastify/rate-limit sends on every answer of a public route, the refused ones included. */
 const RATE_LIMIT_HEADERS = {
