@@ -8,6 +8,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your card designs, envelope designs, senders and signatures, in one answer */
         get: {
             parameters: {
                 query?: never;
@@ -118,6 +119,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your active campaigns and the variables each one takes */
         get: {
             parameters: {
                 query?: never;
@@ -217,6 +219,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** The handwriting fonts a letter can use */
         get: {
             parameters: {
                 query?: never;
@@ -310,6 +313,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your card designs */
         get: {
             parameters: {
                 query?: never;
@@ -403,6 +407,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your envelope designs */
         get: {
             parameters: {
                 query?: never;
@@ -496,6 +501,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your signatures */
         get: {
             parameters: {
                 query?: never;
@@ -589,6 +595,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** Your senders */
         get: {
             parameters: {
                 query?: never;
@@ -684,6 +691,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** Send a single letter, outside any campaign */
         post: {
             parameters: {
                 query?: never;
@@ -890,6 +898,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** Send a letter of one of your active campaigns, filling in its variables */
         post: {
             parameters: {
                 query?: never;
@@ -1092,6 +1101,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** List your letters, newest first (filter by status or campaign; paginate with cursor) */
         get: {
             parameters: {
                 query?: {
@@ -1231,6 +1241,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** A letter with its status history */
         get: {
             parameters: {
                 query?: never;
@@ -1357,6 +1368,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        /** Cancel a letter the print floor has not taken yet, refunding its credits */
         delete: {
             parameters: {
                 query?: never;
@@ -1521,6 +1533,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** The letter as it will be printed: a PDF, card on page 1 and envelope on page 2 */
         get: {
             parameters: {
                 query?: never;

@@ -30,7 +30,7 @@ const headerRefs = (names: string[]) => Object.fromEntries(names.map((name) => [
 const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' }
 const ERROR_SCHEMA_JSON = JSON.stringify(ErrorResponse)
 
-/** The first path segment, as the reference page groups routes: /cards/{cardId}/proof → cards. */
+/** The group of a route that names none in its schema's `tags`: its first path segment (/webhooks/{id} → webhooks). */
 const tagOf = (url: string) => url.split('/')[1] ?? ''
 
 /**
@@ -51,7 +51,7 @@ function decorate(operation: Operation, url: string) {
   operation.parameters = operation.parameters?.filter((parameter) => !(parameter.in === 'header' && parameter.name === 'x-api-key'))
   if (operation.parameters?.length === 0) delete operation.parameters
   operation.security = [{ [API_KEY_SCHEME]: [] }]
-  operation.tags = [tagOf(url)]
+  operation.tags ??= [tagOf(url)]
   for (const [status, response] of Object.entries(operation.responses)) {
     response.description = STATUS_CODES[status] ?? status
     response.headers = {
