@@ -68,6 +68,24 @@ describe('createClient', () => {
     }
   })
 
+  it('retries a creation answered 409 because its key is still in flight, but not a 409 of a cancellation', async () => {
+    const owner = await adminAccount(app, 100)
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '409-in-flight' : 'forward'))
+    try {
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      const { data } = await client.POST('/single', { body: singleLetter(owner) })
+      expect(proxy.seen).toHaveLength(2)
+      expect(proxy.seen[1]!.idempotencyKey).toBe(proxy.seen[0]!.idempotencyKey)
+      const cardId = data!.cardId
+      await client.DELETE('/cards/{cardId}', { params: { path: { cardId } } })
+      const again = await client.DELETE('/cards/{cardId}', { params: { path: { cardId } } }).catch((error: unknown) => error)
+      expect(again).toMatchObject({ status: 409, error: 'Conflict' })
+      expect(proxy.seen).toHaveLength(4)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it('repeats the first answer to a creation sent again with the same key, and charges once', async () => {
     const owner = await adminAccount(app, 100)
     const client = createClient({ apiKey: owner.apiKey, baseUrl })

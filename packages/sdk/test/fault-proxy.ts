@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-export type Fault = 'forward' | '503' | 'drop'
+export type Fault = 'forward' | '503' | '409-in-flight' | 'drop'
 
 /**
  * An HTTP server on 127.0.0.1 in front of a real gateway: each request is forwarded, answered
- * 503 with Retry-After, or has its socket destroyed (a network error), as `plan` says for the
- * nth request; it records the Idempotency-Key of every request it saw.
+ * 503 with Retry-After, answered the gateway's 409 for a key still in flight (a state too short
+ * to hit on purpose), or has its socket destroyed (a network error), as `plan` says for the nth
+ * request; it records the Idempotency-Key of every request it saw.
  */
 export async function faultProxy(target: string, plan: (n: number, request: IncomingMessage) => Fault) {
   const seen: Array<{ method: string; url: string; idempotencyKey: string | undefined }> = []
@@ -17,6 +18,10 @@ export async function faultProxy(target: string, plan: (n: number, request: Inco
     for await (const chunk of request) chunks.push(chunk as Buffer)
     const fault = plan(seen.length, request)
     if (fault === 'drop') return request.socket.destroy()
+    if (fault === '409-in-flight') {
+      response.writeHead(409, { 'content-type': 'application/json' })
+      return response.end(JSON.stringify({ error: 'Conflict', message: 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos' }))
+    }
     if (fault === '503') {
       response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' })
       return response.end(JSON.stringify({ error: 'Service Unavailable', message: 'El servicio está saturado; inténtalo de nuevo' }))
