@@ -6,7 +6,7 @@ import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
 
 interface Operation {
   parameters?: Array<{ in: string; name: string }>
-  requestBody?: { content: Record<string, { schema: { examples?: unknown[] }; example?: unknown }> }
+  requestBody?: { required?: boolean; content: Record<string, { schema: { examples?: unknown[] }; example?: unknown }> }
   responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>
   security?: unknown
 }
@@ -80,6 +80,11 @@ describe('GET /openapi.json', () => {
       expect(JSON.stringify(media.example ?? media.schema.examples)).toMatch(/"country":"ES"/)
     }
     expect(JSON.stringify(document.paths['/single']!.post!.requestBody)).toMatch(/Querida Lucía/)
+  })
+
+  it('lets a route that takes no body be called without one', () => {
+    expect(document.paths['/cards/{cardId}']!.delete!.requestBody).toMatchObject({ required: false })
+    expect(document.paths['/single']!.post!.requestBody).toMatchObject({ required: true })
   })
 
   it('describes the proof as a PDF', () => {

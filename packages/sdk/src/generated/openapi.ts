@@ -1378,7 +1378,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": null | Record<string, never>;
                 };

@@ -14,7 +14,13 @@ declare module 'fastify' {
 export const API_KEY_SCHEME = 'ApiKey'
 
 type Json = Record<string, unknown>
-type Operation = { parameters?: Array<{ in: string; name: string }>; responses: Record<string, Json>; security?: unknown; tags?: string[] }
+interface Operation {
+  parameters?: Array<{ in: string; name: string }>
+  requestBody?: { required?: boolean; content?: Record<string, { schema: unknown }> }
+  responses: Record<string, Json>
+  security?: unknown
+  tags?: string[]
+}
 
 const integerHeader = (description: string) => ({ schema: { type: 'integer' as const }, description })
 
@@ -50,6 +56,9 @@ export function markPublic(route: RouteOptions) {
 function decorate(operation: Operation, url: string) {
   operation.parameters = operation.parameters?.filter((parameter) => !(parameter.in === 'header' && parameter.name === 'x-api-key'))
   if (operation.parameters?.length === 0) delete operation.parameters
+  // A body schema that accepts null (NoBody) means the request may have no body at all.
+  const body = operation.requestBody?.content?.['application/json']?.schema as { anyOf?: Json[] } | undefined
+  if (operation.requestBody && body?.anyOf?.some((option) => option.type === 'null')) operation.requestBody.required = false
   operation.security = [{ [API_KEY_SCHEME]: [] }]
   operation.tags ??= [tagOf(url)]
   for (const [status, response] of Object.entries(operation.responses)) {
