@@ -26,7 +26,25 @@ export const SingleLetterBody = Type.Object(
     company: OptionalText(100),
     ...recipient,
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        cardDesignId: '6f1c2b7e-3d4a-4c5b-9e8f-1a2b3c4d5e6f',
+        envelopeDesignId: '7a2d3c8f-4e5b-4d6c-8f9a-2b3c4d5e6f70',
+        senderId: '8b3e4d9a-5f6c-4e7d-9a0b-3c4d5e6f7081',
+        fontName: 'caveat',
+        message: 'Querida Lucía, gracias por confiar en nosotros este año. ¡Felices fiestas!',
+        name: 'Lucía',
+        surname: 'García Pérez',
+        address: 'Calle Mayor 1, 3º B',
+        zip: '28013',
+        city: 'Madrid',
+        province: 'Madrid',
+        country: 'ES',
+      },
+    ],
+  },
 )
 export type SingleLetterBody = Static<typeof SingleLetterBody>
 
@@ -41,13 +59,35 @@ export const CampaignLetterBody = Type.Object(
       }),
     ),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        campaignId: '9c4f5e0b-6a7d-4f8e-8b1c-4d5e6f708192',
+        name: 'Javier',
+        surname: 'Martín',
+        company: 'Ferretería Martín S.L.',
+        address: 'Avenida de la Constitución 25',
+        zip: '41004',
+        city: 'Sevilla',
+        province: 'Sevilla',
+        country: 'ES',
+        variables: { nombre: 'Javier', cupon: 'OTONO10' },
+      },
+    ],
+  },
 )
 export type CampaignLetterBody = Static<typeof CampaignLetterBody>
 
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres" }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres",
+      description: 'A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.',
+      examples: ['4b0c7a52-5d1e-4c3b-9f0a-8e2d6c1b7a90'],
+    }),
   ),
 })
 

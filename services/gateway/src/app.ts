@@ -9,6 +9,7 @@ import authFailures from './plugins/app/auth-failures.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import intake from './plugins/app/intake.js'
 import httpMetrics from './plugins/app/metrics.js'
+import openapi from './plugins/app/openapi.js'
 import underPressure from './plugins/app/under-pressure.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import artifacts from './plugins/external/artifacts.js'
@@ -19,6 +20,7 @@ import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
 import renderPool from './plugins/external/render-pool.js'
 import adminRoutes from './routes/admin/index.js'
+import docs from './routes/docs.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import ops from './routes/ops/index.js'
@@ -84,12 +86,14 @@ export async function buildApp(options: AppOptions) {
   await app.register(underPressure)
   await app.register(authFailures)
   await app.register(apiKeyAuth)
+  await app.register(openapi)
 
   await app.register(health)
   await app.register(metricsRoute)
   await app.register(adminRoutes, { prefix: '/admin' })
   await app.register(ops)
   await app.register(publicRoutes)
+  await app.register(docs)
   return app
 }
 

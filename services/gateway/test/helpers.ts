@@ -3,10 +3,12 @@ import type { InjectOptions } from 'fastify'
 import { ADMIN_TOKEN, testConfig } from '@letters/test/support/context'
 import { sampleRecipient } from '@letters/test/support/factories'
 import { buildApp, type App } from '../src/app.js'
+import { checkStatusesAgainstContract } from './contract.js'
 
-/** A gateway on this run's database and Redis; `overrides` are environment variables. */
+/** A gateway on this run's database and Redis; `overrides` are environment variables. Closing it fails if a public route answered a status /openapi.json does not list. */
 export async function startGateway(overrides: Record<string, string> = {}): Promise<App> {
   const app = await buildApp({ config: testConfig(overrides), logger: false })
+  checkStatusesAgainstContract(app)
   await app.ready()
   return app
 }

@@ -1,0 +1,120 @@
+import createFetchClient, { type Middleware } from 'openapi-fetch'
+import type { paths } from './generated/openapi.js'
+
+export interface ClientOptions {
+  /** The account's key, sent as X-API-KEY. */
+  apiKey: string
+  /** Where the API lives, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string
+  /** Attempts after the first one, on 429, 503, a 409 "still in flight" and network errors. Default 3. */
+  retries?: number
+  /** The first wait when the answer gives no Retry-After; it doubles each time (with jitter). Default 500 ms. */
+  retryDelayMs?: number
+  /** The longest the client waits between two attempts, Retry-After included. Default 30 s. */
+  maxRetryDelayMs?: number
+  /** A fetch of your own (a proxy, a test double); the global one by default. */
+  fetch?: (request: Request) => Promise<Response>
+}
+
+/** Every error the API answers, typed: `message` is Spanish and meant for people, `error` is the reason phrase. */
+export class LettersApiError extends Error {
+  override readonly name = 'LettersApiError'
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+    readonly requestId: string | undefined,
+  ) {
+    super(message)
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Retry-After in seconds (what the API sends) or as an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(response: Response): number | undefined {
+  const value = response.headers.get('retry-after')
+  if (!value) return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+/**
+ * Whether an answer is worth sending again, unchanged. 429 and 503 are temporary by
+ * definition; a 409 to a creation that carries an Idempotency-Key means the first request
+ * with that key is still being processed (the only 409 of POST /single and /card), and the
+ * retry returns its answer once done. Every other 4xx would fail again the same way.
+ */
+function isRetryable(request: Request, status: number): boolean {
+  if (status === 429 || status === 503) return true
+  return status === 409 && request.method === 'POST' && request.headers.has('idempotency-key')
+}
+
+/**
+ * A fetch that retries the same request (same body, same Idempotency-Key, so a creation is
+ * never charged twice) on temporary answers and on network errors.
+ */
+function retryingFetch(options: Required<Pick<ClientOptions, 'retries' | 'retryDelayMs' | 'maxRetryDelayMs'>>, fetchOnce: (request: Request) => Promise<Response>) {
+  return async (request: Request): Promise<Response> => {
+    for (let attempt = 0; ; attempt++) {
+      const backoff = Math.min(options.maxRetryDelayMs, options.retryDelayMs * 2 ** attempt * (0.5 + Math.random() / 2))
+      let response: Response
+      try {
+        response = await fetchOnce(request.clone())
+      } catch (error) {
+        // A network error (refused, reset, DNS): nothing came back, the same request may go again.
+        if (attempt >= options.retries || request.signal.aborted) throw error
+        await sleep(backoff)
+        continue
+      }
+      if (attempt >= options.retries || !isRetryable(request, response.status)) return response
+      await response.body?.cancel()
+      await sleep(Math.min(options.maxRetryDelayMs, retryAfterMs(response) ?? backoff))
+    }
+  }
+}
+
+/** Sets the key and, on every POST (every creation), an Idempotency-Key unless the caller gave one. */
+const headersMiddleware = (apiKey: string): Middleware => ({
+  onRequest({ request }) {
+    request.headers.set('x-api-key', apiKey)
+    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID())
+    return request
+  },
+})
+
+/** Turns every error answer into a thrown LettersApiError, so `data` is always there on success. */
+const errorsMiddleware: Middleware = {
+  async onResponse({ response }) {
+    if (response.ok) return undefined
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => undefined)) as { error?: unknown; message?: unknown; requestId?: unknown } | undefined
+    throw new LettersApiError(
+      response.status,
+      typeof body?.error === 'string' ? body.error : response.statusText,
+      typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`,
+      typeof body?.requestId === 'string' ? body.requestId : (response.headers.get('x-request-id') ?? undefined),
+    )
+  },
+}
+
+/**
+ * A typed client of every public route: `client.GET('/cards/{cardId}', { params: { path: { cardId } } })`,
+ * `client.POST('/single', { body })`… Paths, parameters, bodies and answers come from the
+ * generated types (src/generated/openapi.ts); an error answer is thrown as LettersApiError.
+ */
+export function createClient(options: ClientOptions) {
+  const fetchOnce = options.fetch ?? ((request: Request) => globalThis.fetch(request))
+  const client = createFetchClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    fetch: retryingFetch({ retries: options.retries ?? 3, retryDelayMs: options.retryDelayMs ?? 500, maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000 }, fetchOnce),
+  })
+  client.use(headersMiddleware(options.apiKey), errorsMiddleware)
+  return client
+}
+
+export type LettersClient = ReturnType<typeof createClient>

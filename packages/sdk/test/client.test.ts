@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { count, eq } from 'drizzle-orm'
+import { letters } from '@letters/db'
+import type { App } from '@letters/gateway/app'
+import { adminAccount, singleLetter, startGateway, UNKNOWN_ID } from '../../../services/gateway/test/helpers.js'
+import { createClient, LettersApiError } from '../src/index.js'
+import { faultProxy } from './fault-proxy.js'
+
+type Account = Awaited<ReturnType<typeof adminAccount>>
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+let app: App
+let baseUrl: string
+let account: Account
+beforeAll(async () => {
+  app = await startGateway()
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+  account = await adminAccount(app, 100)
+})
+afterAll(() => app.close())
+
+const lettersOf = async (owner: Account) =>
+  (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id)))[0]!.n
+
+describe('createClient', () => {
+  it('sends a card and reads it back, typed', async () => {
+    const client = createClient({ apiKey: account.apiKey, baseUrl })
+    const { data: created } = await client.POST('/single', { body: singleLetter(account) })
+    expect(created!.cardId).toMatch(UUID)
+    const { data: card } = await client.GET('/cards/{cardId}', { params: { path: { cardId: created!.cardId } } })
+    expect(card).toMatchObject({ id: created!.cardId, status: expect.any(String), recipient: { name: 'Lucía' } })
+    const { data: fonts } = await client.GET('/fonts')
+    expect(fonts!.data.length).toBeGreaterThan(0)
+  })
+
+  it('sends a fresh UUID Idempotency-Key on every creation, or the one given', async () => {
+    const proxy = await faultProxy(baseUrl, () => 'forward')
+    try {
+      const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url })
+      await client.POST('/single', { body: singleLetter(account) })
+      await client.POST('/single', { body: singleLetter(account) })
+      await client.POST('/single', { body: singleLetter(account), params: { header: { 'idempotency-key': 'pedido-42' } } })
+      await client.GET('/campaigns')
+      const [first, second, given, read] = proxy.seen.map((request) => request.idempotencyKey)
+      expect(first).toMatch(UUID)
+      expect(second).toMatch(UUID)
+      expect(second).not.toBe(first)
+      expect(given).toBe('pedido-42')
+      expect(read).toBeUndefined()
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('retries a creation after a 503 and after a dropped connection with the same key, and charges once', async () => {
+    const owner = await adminAccount(app, 100)
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '503' : n === 2 ? 'drop' : 'forward'))
+    try {
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      const { data } = await client.POST('/single', { body: singleLetter(owner) })
+      expect(data!.cardId).toMatch(UUID)
+      expect(proxy.seen).toHaveLength(3)
+      expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
+      expect(await lettersOf(owner)).toBe(1)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('retries a creation answered 409 because its key is still in flight, but not a 409 of a cancellation', async () => {
+    const owner = await adminAccount(app, 100)
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '409-in-flight' : 'forward'))
+    try {
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      const { data } = await client.POST('/single', { body: singleLetter(owner) })
+      expect(proxy.seen).toHaveLength(2)
+      expect(proxy.seen[1]!.idempotencyKey).toBe(proxy.seen[0]!.idempotencyKey)
+      const cardId = data!.cardId
+      await client.DELETE('/cards/{cardId}', { params: { path: { cardId } } })
+      const again = await client.DELETE('/cards/{cardId}', { params: { path: { cardId } } }).catch((error: unknown) => error)
+      expect(again).toMatchObject({ status: 409, error: 'Conflict' })
+      expect(proxy.seen).toHaveLength(4)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('repeats the first answer to a creation sent again with the same key, and charges once', async () => {
+    const owner = await adminAccount(app, 100)
+    const client = createClient({ apiKey: owner.apiKey, baseUrl })
+    const params = { header: { 'idempotency-key': 'pedido-7' } }
+    const first = await client.POST('/single', { body: singleLetter(owner), params })
+    const again = await client.POST('/single', { body: singleLetter(owner), params })
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.data!.cardId).toBe(first.data!.cardId)
+    expect(await lettersOf(owner)).toBe(1)
+  })
+
+  it('waits out a 429 as Retry-After says, then succeeds', async () => {
+    const limited = await startGateway({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '1000' })
+    try {
+      const limitedUrl = await limited.listen({ host: '127.0.0.1', port: 0 })
+      const owner = await adminAccount(limited, 10)
+      const proxy = await faultProxy(limitedUrl, () => 'forward')
+      const statuses: number[] = []
+      const client = createClient({
+        apiKey: owner.apiKey,
+        baseUrl: proxy.url,
+        fetch: async (request) => {
+          const response = await fetch(request)
+          statuses.push(response.status)
+          if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
+          return response
+        },
+      })
+      await client.GET('/fonts')
+      const { data } = await client.GET('/fonts')
+      expect(data!.data.length).toBeGreaterThan(0)
+      expect(statuses).toEqual([200, 429, 200])
+      await proxy.close()
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('never retries another 4xx, and throws it typed with the request id', async () => {
+    const proxy = await faultProxy(baseUrl, () => 'forward')
+    try {
+      const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      const failure = await client.GET('/cards/{cardId}', { params: { path: { cardId: UNKNOWN_ID } } }).catch((error: unknown) => error)
+      expect(failure).toBeInstanceOf(LettersApiError)
+      expect(failure).toMatchObject({ status: 404, error: 'Not Found', requestId: expect.stringMatching(UUID) })
+      expect((failure as LettersApiError).message).toMatch(/\S/)
+      const invalid = await client.POST('/single', { body: singleLetter(account, { country: 'España' }) }).catch((error: unknown) => error)
+      expect(invalid).toMatchObject({ status: 400, error: 'Bad Request' })
+      expect(proxy.seen).toHaveLength(2)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('throws a 401 for a wrong key without retrying', async () => {
+    const client = createClient({ apiKey: 'clave-falsa', baseUrl })
+    await expect(client.GET('/campaigns')).rejects.toMatchObject({ status: 401, error: 'Unauthorized' })
+  })
+})

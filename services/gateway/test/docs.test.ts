@@ -1,0 +1,62 @@
+import { mkdir } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser } from 'playwright-core'
+import type { App } from '../src/app.js'
+import { startGateway } from './helpers.js'
+
+/** Debian's chromium (`apt-get install chromium`, done by .ci/run when missing): no browser download. */
+const CHROMIUM = '/usr/bin/chromium'
+const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
+
+let app: App
+let baseUrl: string
+let browser: Browser
+beforeAll(async () => {
+  app = await startGateway()
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+})
+afterAll(async () => {
+  await browser?.close()
+  await app.close()
+})
+
+describe('GET /docs', () => {
+  it('renders every public route in a real browser, with nothing fetched from outside and no CSP violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } })
+    const outside: string[] = []
+    const problems: string[] = []
+    // Anything not served by the gateway is refused and recorded: the page must work offline.
+    await page.route('**/*', (route) => {
+      const url = route.request().url()
+      if (url.startsWith(baseUrl) || url.startsWith('data:')) return route.continue()
+      outside.push(url)
+      return route.abort()
+    })
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text())
+    })
+    page.on('pageerror', (error) => problems.push(error.message))
+
+    const response = await page.goto(`${baseUrl}/docs`)
+    expect(response?.status()).toBe(200)
+    await page.locator('.opblock').first().waitFor({ timeout: 15_000 })
+
+    const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
+    const expected = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+    const rendered = await page.locator('.opblock-summary').evaluateAll((blocks) =>
+      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+    )
+    expect(rendered.sort()).toEqual(expected.sort())
+    await expect(page.locator('.info .title').innerText()).resolves.toMatch(/Letters API/)
+
+    // Open POST /single, so that the screenshot shows its Spanish example body.
+    await page.locator('#operations-Letters-post_single .opblock-summary').click()
+    await expect(page.locator('#operations-Letters-post_single').innerText()).resolves.toMatch(/Querida Lucía/)
+
+    await mkdir(ARTIFACTS, { recursive: true })
+    await page.screenshot({ path: new URL('docs.png', ARTIFACTS).pathname, fullPage: true })
+    expect(outside).toEqual([])
+    expect(problems).toEqual([])
+  })
+})

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import type { App } from '../src/app.js'
+import { isInternal, openapiPath, registeredRoutes } from './contract.js'
+import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
+
+interface Operation {
+  parameters?: Array<{ in: string; name: string }>
+  requestBody?: { required?: boolean; content: Record<string, { schema: { examples?: unknown[] }; example?: unknown }> }
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }>
+  security?: unknown
+}
+interface Document {
+  openapi: string
+  info: { version: string }
+  components: { securitySchemes: Record<string, unknown> }
+  paths: Record<string, Record<string, Operation>>
+}
+
+let app: App
+let document: Document
+beforeAll(async () => {
+  app = await startGateway()
+  const response = await app.inject({ method: 'GET', url: '/openapi.json' })
+  expect(response.statusCode).toBe(200)
+  document = response.json()
+})
+afterAll(() => app.close())
+
+const operations = () => Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
+
+describe('GET /openapi.json', () => {
+  // @seriousme/openapi-schema-validator checks the document against the OpenAPI Initiative's
+  // own published JSON Schemas (3.1 with its 2020-12 dialect) through Ajv: maintained, small,
+  // and it judges the document by the specification rather than by one tool's reading of it.
+  it('is a valid OpenAPI 3.1 document, version 1.0.0, served without a key', async () => {
+    const result = await new Validator().validate(document as never)
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([])
+    expect(result.valid).toBe(true)
+    expect(document.openapi).toMatch(/^3\.1\./)
+    expect(document.info.version).toBe('1.0.0')
+  })
+
+  it('lists every public route the gateway registered, and nothing internal', () => {
+    const registered = registeredRoutes(app)
+    expect(registered.length).toBeGreaterThan(10)
+    const publicRoutes = registered.filter((route) => !isInternal(route.url)).map((route) => `${route.method} ${openapiPath(route.url)}`)
+    const documented = operations().map(({ path, method }) => `${method.toUpperCase()} ${path}`)
+    expect(publicRoutes).toContain('POST /single')
+    expect(documented.sort()).toEqual([...new Set(publicRoutes)].sort())
+    expect(Object.keys(document.paths).filter(isInternal)).toEqual([])
+  })
+
+  it('asks for X-API-KEY through a security scheme on every operation', () => {
+    expect(Object.values(document.components.securitySchemes)).toEqual([{ type: 'apiKey', in: 'header', name: 'X-API-KEY' }])
+    for (const { operation } of operations()) {
+      expect(operation.security).toEqual([{ ApiKey: [] }])
+      expect(operation.parameters?.some((parameter) => parameter.name.toLowerCase() === 'x-api-key') ?? false).toBe(false)
+    }
+  })
+
+  it('gives every answer the shared error schema and the rate-limit headers, Retry-After on 429', () => {
+    for (const { path, method, operation } of operations()) {
+      const statuses = Object.keys(operation.responses)
+      expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['401', '429', '500', '503']))
+      for (const [status, response] of Object.entries(operation.responses)) {
+        expect(Object.keys(response.headers ?? {}).sort(), `${method} ${path} ${status}`).toEqual(
+          ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', ...(status === '429' ? ['Retry-After'] : [])].sort(),
+        )
+        if (Number(status) >= 400) expect(response.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Error' })
+      }
+    }
+  })
+
+  it('documents the Idempotency-Key header and a Spanish example on each creation', () => {
+    for (const path of ['/single', '/card']) {
+      const operation = document.paths[path]!.post!
+      expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
+      const media = operation.requestBody!.content['application/json']!
+      expect(JSON.stringify(media.example ?? media.schema.examples)).toMatch(/"country":"ES"/)
+    }
+    expect(JSON.stringify(document.paths['/single']!.post!.requestBody)).toMatch(/Querida Lucía/)
+  })
+
+  it('lets a route that takes no body be called without one', () => {
+    expect(document.paths['/cards/{cardId}']!.delete!.requestBody).toMatchObject({ required: false })
+    expect(document.paths['/single']!.post!.requestBody).toMatchObject({ required: true })
+  })
+
+  it('describes the proof as a PDF', () => {
+    expect(Object.keys(document.paths['/cards/{cardId}/proof']!.get!.responses['200']!.content!)).toEqual(['application/pdf'])
+  })
+})
+
+describe('the status check of every test gateway (contract.ts)', () => {
+  it('fails the closing of a gateway that answered a status missing from the document', async () => {
+    const gateway = await startGateway()
+    const account = await adminAccount(gateway)
+    // The document is built once and cached: take the 404 out of it, as if the route had never declared it.
+    const cached = gateway.swagger() as unknown as Document
+    delete cached.paths['/cards/{cardId}']!.get!.responses['404']
+    const response = await gateway.inject({ method: 'GET', url: `/cards/${UNKNOWN_ID}`, headers: { 'x-api-key': account.apiKey } })
+    expect(response.statusCode).toBe(404)
+    await expect(gateway.close()).rejects.toThrow('Answers missing from /openapi.json: GET /cards/:cardId → 404')
+  })
+})
