@@ -41,15 +41,19 @@ function retryAfterMs(response: Response): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
 }
 
+/** The creations whose Idempotency-Key the API keeps: their only 409 is "still in flight". */
+const KEYED_CREATIONS = /\/(single|card)$/
+
 /**
  * Whether an answer is worth sending again, unchanged. 429 and 503 are temporary by
- * definition; a 409 to a creation that carries an Idempotency-Key means the first request
- * with that key is still being processed (the only 409 of POST /single and /card), and the
- * retry returns its answer once done. Every other 4xx would fail again the same way.
+ * definition; a 409 to POST /single or /card with an Idempotency-Key means the first request
+ * with that key is still being processed, and the retry returns its answer once done (another
+ * route's 409, such as testing a disabled webhook, would come back the same). Every other 4xx
+ * would fail again the same way.
  */
 function isRetryable(request: Request, status: number): boolean {
   if (status === 429 || status === 503) return true
-  return status === 409 && request.method === 'POST' && request.headers.has('idempotency-key')
+  return status === 409 && request.method === 'POST' && request.headers.has('idempotency-key') && KEYED_CREATIONS.test(new URL(request.url).pathname)
 }
 
 /**
