@@ -36,13 +36,18 @@ export const letterEventType = (status: LetterStatus) => `letter.${status}` as c
  */
 export async function recordLetterWebhooks(tx: Tx, letterId: string, status: LetterStatus): Promise<void> {
   const type = letterEventType(status)
+  // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile is waited for and then
+  // left out, instead of failing this insert (and the status change with it) on its foreign key.
   await tx.execute(sql`
-    WITH events AS (
+    WITH subscribed AS (
+      SELECT e.id FROM webhook_endpoints e JOIN letters l ON l.id = ${letterId}::uuid
+      WHERE e.account_id = l.account_id AND NOT e.disabled AND ${type}::text = ANY(e.events)
+      FOR KEY SHARE OF e
+    ),
+    events AS (
       INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT e.id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
-      FROM (SELECT ${type}::text AS type) t
-      JOIN letters l ON l.id = ${letterId}::uuid
-      JOIN webhook_endpoints e ON e.account_id = l.account_id AND NOT e.disabled AND t.type = ANY(e.events)
+      SELECT s.id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
+      FROM subscribed s CROSS JOIN (SELECT ${type}::text AS type) t JOIN letters l ON l.id = ${letterId}::uuid
       RETURNING id
     )
     INSERT INTO outbox (id, queue, job_name, payload)

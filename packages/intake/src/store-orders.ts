@@ -260,11 +260,18 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters ORDER BY n
     ),
+    -- The endpoints subscribed to letter.received, locked FOR KEY SHARE: one being deleted
+    -- meanwhile is waited for and left out, instead of failing the batch on its foreign key.
+    subscribed AS (
+      SELECT e.id, e.account_id FROM webhook_endpoints e
+      WHERE e.account_id IN (SELECT "accountId" FROM new_letters) AND NOT e.disabled AND 'letter.received' = ANY(e.events)
+      FOR KEY SHARE
+    ),
     -- The letter.received event of each endpoint of the letter's account subscribed to it, and its delivery job.
     received_webhooks AS (
       INSERT INTO webhook_events (endpoint_id, type, body)
       SELECT e.id, 'letter.received', ${sql.unsafe(RECEIVED_WEBHOOK_BODY)}
-      FROM stored s JOIN webhook_endpoints e ON e.account_id = s.account_id AND NOT e.disabled AND 'letter.received' = ANY(e.events)
+      FROM stored s JOIN subscribed e ON e.account_id = s.account_id
       RETURNING id
     ),
     webhook_jobs AS (

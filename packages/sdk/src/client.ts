@@ -45,15 +45,25 @@ function retryAfterMs(response: Response): number | undefined {
 const KEYED_CREATIONS = /\/(single|card)$/
 
 /**
- * Whether an answer is worth sending again, unchanged. 429 and 503 are temporary by
- * definition; a 409 to POST /single or /card with an Idempotency-Key means the first request
- * with that key is still being processed, and the retry returns its answer once done (another
- * route's 409, such as testing a disabled webhook, would come back the same). Every other 4xx
- * would fail again the same way.
+ * Whether sending the request twice can do no more than sending it once: reads and deletions,
+ * and the creations whose Idempotency-Key the API keeps. Another POST (registering a webhook)
+ * that failed on the way back may have been done: sent again, it would be done twice.
+ */
+function isRepeatable(request: Request): boolean {
+  return request.method !== 'POST' || (request.headers.has('idempotency-key') && KEYED_CREATIONS.test(new URL(request.url).pathname))
+}
+
+/**
+ * Whether an answer is worth sending again, unchanged. 429 was refused before anything was done;
+ * 503 is temporary, for a request that may be repeated; a 409 to POST /single or /card with an
+ * Idempotency-Key means the first request with that key is still being processed, and the retry
+ * returns its answer once done (another route's 409, such as testing a disabled webhook, would
+ * come back the same). Every other 4xx would fail again the same way.
  */
 function isRetryable(request: Request, status: number): boolean {
-  if (status === 429 || status === 503) return true
-  return status === 409 && request.method === 'POST' && request.headers.has('idempotency-key') && KEYED_CREATIONS.test(new URL(request.url).pathname)
+  if (status === 429) return true
+  if (status === 503) return isRepeatable(request)
+  return status === 409 && request.method === 'POST' && isRepeatable(request)
 }
 
 /**
@@ -68,14 +78,17 @@ function retryingFetch(options: Required<Pick<ClientOptions, 'retries' | 'retryD
       try {
         response = await fetchOnce(request.clone())
       } catch (error) {
-        // A network error (refused, reset, DNS): nothing came back, the same request may go again.
-        if (attempt >= options.retries || request.signal.aborted) throw error
+        // A network error (refused, reset, DNS): nothing came back; a request that may be repeated goes again.
+        if (attempt >= options.retries || request.signal.aborted || !isRepeatable(request)) throw error
         await sleep(backoff)
         continue
       }
       if (attempt >= options.retries || !isRetryable(request, response.status)) return response
+      // A server that asks for a longer wait than the client will make gets its answer back.
+      const asked = retryAfterMs(response)
+      if (asked !== undefined && asked > options.maxRetryDelayMs) return response
       await response.body?.cancel()
-      await sleep(Math.min(options.maxRetryDelayMs, retryAfterMs(response) ?? backoff))
+      await sleep(asked ?? backoff)
     }
   }
 }

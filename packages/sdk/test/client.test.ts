@@ -97,6 +97,47 @@ describe('createClient', () => {
     expect(await lettersOf(owner)).toBe(1)
   })
 
+  it('does not send a non-idempotent POST again after a 503 or a dropped connection: it may have been done', async () => {
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'drop' : n === 2 ? '503' : 'forward'))
+    try {
+      const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      await expect(client.POST('/webhooks', { body: { url: 'https://93.184.216.34/hooks' } })).rejects.toThrow()
+      const refused = await client.POST('/webhooks', { body: { url: 'https://93.184.216.34/hooks' } }).catch((error: unknown) => error)
+      expect(refused).toBeInstanceOf(LettersApiError)
+      expect((refused as LettersApiError).status).toBe(503)
+      expect(proxy.seen).toHaveLength(2)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('gives a 429 back at once when Retry-After asks for a longer wait than the client makes', async () => {
+    const limited = await startGateway({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '60000' })
+    try {
+      const limitedUrl = await limited.listen({ host: '127.0.0.1', port: 0 })
+      const owner = await adminAccount(limited, 10)
+      const statuses: number[] = []
+      const client = createClient({
+        apiKey: owner.apiKey,
+        baseUrl: limitedUrl,
+        maxRetryDelayMs: 1000,
+        fetch: async (request) => {
+          const response = await fetch(request)
+          statuses.push(response.status)
+          return response
+        },
+      })
+      await client.GET('/fonts')
+      const refused = await client.GET('/fonts').catch((error: unknown) => error)
+      expect(refused).toBeInstanceOf(LettersApiError)
+      expect((refused as LettersApiError).status).toBe(429)
+      // Sent once, not retried before the minute the server asked for.
+      expect(statuses).toEqual([200, 429])
+    } finally {
+      await limited.close()
+    }
+  })
+
   it('waits out a 429 as Retry-After says, then succeeds', async () => {
     const limited = await startGateway({ RATE_LIMIT_MAX: '1', RATE_LIMIT_WINDOW_MS: '1000' })
     try {

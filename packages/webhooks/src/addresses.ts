@@ -10,7 +10,12 @@ import ipaddr from 'ipaddr.js'
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false
   let parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6
+    // ::ffff:a.b.c.d (mapped) and the deprecated ::a.b.c.d (compatible) are judged by their IPv4 address.
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address()
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) parsed = ipaddr.fromByteArray(v6.toByteArray().slice(12))
+  }
   return parsed.range() === 'unicast'
 }
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { letterEventTypes } from '@letters/contracts'
 import { outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
@@ -52,12 +52,13 @@ describe('POST /webhooks', () => {
     ['an empty event list', { url: PUBLIC_URL, events: [] }, /lista no vacía/],
     ['a field the route does not know', { url: PUBLIC_URL, secret: 'mine' }, /secret/],
     ['credentials in the URL', { url: 'https://user:pass@93.184.216.34/' }, /usuario ni contraseña/],
+    ['a URL of 2,000 characters that percent-encoding makes longer', { url: `https://93.184.216.34/${'ü'.repeat(1970)}` }, /codificada, tiene \d+ caracteres: el máximo es 2000/],
   ])('refuses %s with 400', async (_, body, message) => {
     expectError(await client(account).post('/webhooks', body), 400, 'Bad Request', message)
     expect(await app.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, account.id))).toEqual([])
   })
 
-  it.each(['http://127.0.0.1:8080/', 'http://localhost/', 'http://[::1]/', 'http://10.0.0.7/', 'http://192.168.1.20/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/', 'http://[::ffff:127.0.0.1]/'])(
+  it.each(['http://127.0.0.1:8080/', 'http://localhost/', 'http://[::1]/', 'http://10.0.0.7/', 'http://192.168.1.20/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::127.0.0.1]/', 'http://2130706433/'])(
     'refuses %s, a loopback, private, link-local, unique-local or metadata address, with 400',
     async (url) => {
       expectError(await client(account).post('/webhooks', { url }), 400, 'Bad Request', /dirección privada, local o de metadatos/)
@@ -182,6 +183,36 @@ describe('GET /webhooks/{id}/deliveries', () => {
     expectError(await client(account).get(`/webhooks/${created.id}/deliveries?cursor=xyz`), 400, 'Bad Request', /cursor/)
     expectError(await client(account).get(`/webhooks/${created.id}/deliveries?limit=0`), 400, 'Bad Request', /limit/)
     expectError(await client(other).get(`/webhooks/${created.id}/deliveries`), 404, 'Not Found')
+    expectError(await client(other).get(`/webhooks/${created.id}/deliveries?cursor=xyz`), 404, 'Not Found')
     await removeAll(account)
+  })
+})
+
+describe('an endpoint deleted while a letter changes status', () => {
+  it('is waited for and left out: the change goes through with its events, none for the deleted endpoint', async () => {
+    const created = await create(account)
+    const letter = await client(account).post('/single', singleLetter(account))
+    expect(letter.statusCode, letter.body).toBe(200)
+    const cardId = letter.json<{ cardId: string }>().cardId
+    // A deletion under way: its transaction holds the endpoint's row.
+    let release!: () => void
+    let deleting!: () => void
+    const deleted = new Promise<void>((resolve) => (deleting = resolve))
+    const holder = app.db.transaction(async (tx) => {
+      await tx.delete(webhookEndpoints).where(eq(webhookEndpoints.id, created.id))
+      deleting()
+      await new Promise<void>((resolve) => (release = resolve))
+    })
+    await deleted
+    const cancelling = client(account).delete(`/cards/${cardId}`).then((response) => response)
+    await expect
+      .poll(async () => (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`))[0]!.n, { timeout: 5000, interval: 20 })
+      .toBeGreaterThan(0)
+    release()
+    await holder
+    const cancelled = await cancelling
+    expect(cancelled.statusCode, cancelled.body).toBe(200)
+    expect(cancelled.json<{ status: string }>().status).toBe('cancelled')
+    expect(await app.db.select().from(webhookEvents).where(eq(webhookEvents.endpointId, created.id))).toEqual([])
   })
 })

@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import {
   WEBHOOK_ENDPOINTS_PER_ACCOUNT,
+  WEBHOOK_URL_MAX_CHARACTERS,
   webhookEventTypes,
   type WebhookAttempt,
   type WebhookCreateBody,
@@ -26,6 +27,10 @@ async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest("La URL del webhook debe empezar por http:// o https://")
   if (url.username || url.password) throw badRequest('La URL del webhook no puede llevar usuario ni contraseña')
+  // The limit holds for what is stored: percent-encoding can make a URL several times longer.
+  if (url.href.length > WEBHOOK_URL_MAX_CHARACTERS) {
+    throw badRequest(`La URL del webhook, codificada, tiene ${url.href.length} caracteres: el máximo es ${WEBHOOK_URL_MAX_CHARACTERS}`)
+  }
   if (allowPrivateUrls) return url.href
   try {
     await assertPublicHost(hostOf(url))
@@ -98,8 +103,9 @@ const decodeCursor = (cursor: string): number => {
 
 /** The endpoint's delivery attempts, newest first, a page at a time. */
 export async function listDeliveries(ex: Executor, accountId: string, id: string, query: WebhookDeliveryQuery): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
-  const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+  // Another account's endpoint is 404 whatever the cursor says.
   const endpoint = await ownedEndpoint(ex, accountId, id)
+  const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   const limit = query.limit ?? 20
   const rows = await ex
     .select({ attempt: webhookAttempts, type: webhookEvents.type })
