@@ -10,7 +10,7 @@ export interface ClientOptions {
   retries?: number
   /** The first wait when the answer gives no Retry-After; it doubles each time (with jitter). Default 500 ms. */
   retryDelayMs?: number
-  /** The longest the client waits between two attempts, Retry-After included. Default 30 s. */
+  /** The longest the client waits between two attempts; a Retry-After asking for longer gives the answer back. Default 30 s. */
   maxRetryDelayMs?: number
   /** A fetch of your own (a proxy, a test double); the global one by default. */
   fetch?: (request: Request) => Promise<Response>
