@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { lookup as dnsLookup, Resolver, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
@@ -12,12 +12,38 @@ export type SendResult = { statusCode: number; durationMs: number } | { error: '
 export const RESPONSE_BYTES_READ = 1024
 
 /**
+ * DNS queries of receivers' names, answered or given up within a few seconds. They run on
+ * c-ares's own sockets, not on libuv's four threads as getaddrinfo does: a receiver whose name
+ * server never answers cannot hold back the lookups of every other delivery.
+ */
+const resolver = new Resolver({ timeout: 2000, tries: 2 })
+
+/** A name's IPv4 and IPv6 addresses from DNS (IPv4 first); an error only when neither came. */
+function resolveBoth(hostname: string, callback: (err: Error | null, addresses: LookupAddress[]) => void): void {
+  const found: Record<4 | 6, LookupAddress[]> = { 4: [], 6: [] }
+  let pending = 2
+  let failure: Error | null = null
+  const answer = (family: 4 | 6) => (err: Error | null, addresses: string[]) => {
+    if (err) failure = err
+    else found[family] = addresses.map((address) => ({ address, family }))
+    if (--pending > 0) return
+    const all = [...found[4], ...found[6]]
+    callback(all.length > 0 ? null : (failure ?? new Error(`no address for ${hostname}`)), all)
+  }
+  resolver.resolve4(hostname, answer(4))
+  resolver.resolve6(hostname, answer(6))
+}
+
+/**
  * A DNS lookup that fails with RefusedAddressError when the name resolves to any non-public
  * address. It is the lookup of the connection itself, so the address checked is the address
  * connected to: a name that changes its answer after registration (DNS rebinding) is caught.
+ * A name without a dot (localhost, a host of the local network) is looked up as the system does,
+ * hosts file included, and refused like any other local address.
  */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+  const lookUp = hostname.includes('.') ? resolveBoth : (name: string, done: (err: Error | null, addresses: LookupAddress[]) => void) => dnsLookup(name, { all: true }, done)
+  lookUp(hostname, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, '', 0)
     if (addresses.length === 0 || !addresses.every((entry) => isPublicAddress(entry.address))) return callback(new RefusedAddressError(hostname), '', 0)
     if (options.all) return (callback as unknown as (err: null, addresses: LookupAddress[]) => void)(null, addresses)

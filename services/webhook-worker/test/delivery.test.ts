@@ -10,6 +10,7 @@ import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
 import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
+import { send } from '../src/send.js'
 import { startWebhookWorker } from '../src/worker.js'
 
 /** Two quick retries, a short timeout: the schedule's shape, at test speed. */
@@ -185,5 +186,13 @@ describe('retryDelay', () => {
     expect(retryDelay(schedule, 1, () => 1)).toBe(6000)
     expect(retryDelay(schedule, 2, () => 0.5)).toBe(30_000)
     expect(retryDelay(schedule, 3)).toBeUndefined()
+  })
+})
+
+describe('looking up a receiver', () => {
+  it('answers a name DNS cannot resolve with a connection error, not a hang, through the resolver of its own', async () => {
+    // A dotted name goes to c-ares (not getaddrinfo's threads); `.invalid` never resolves.
+    const result = await send(new URL('https://no-such-receiver.invalid/hooks'), { 'content-type': 'application/json' }, '{}', { timeoutMs: 10_000, allowPrivate: false })
+    expect(result).toMatchObject({ error: 'connection' })
   })
 })
