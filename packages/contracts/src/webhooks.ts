@@ -20,6 +20,8 @@ export type WebhookEventType = LetterEventType | 'webhook.test'
 
 export const WEBHOOK_URL_MAX_CHARACTERS = 2000
 export const WEBHOOK_ENDPOINTS_PER_ACCOUNT = 10
+/** An endpoint whose last this many finished events all failed is disabled (the webhook worker), until created again. */
+export const WEBHOOK_DISABLE_AFTER_FAILED_EVENTS = 50
 
 const EventType = Type.Union(
   letterEventTypes.map((type) => Type.Literal(type)),

@@ -1,11 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import { metrics } from '@letters/observability'
-import { webhookAttempts, webhookEndpoints, webhookEvents, type Db } from '@letters/db'
+import { WEBHOOK_DISABLE_AFTER_FAILED_EVENTS } from '@letters/contracts'
+import { webhookAttempts, webhookEndpoints, webhookEvents, type Db, type Tx } from '@letters/db'
 import { send, type SendResult } from './send.js'
 
 /** An endpoint whose last this many finished events all failed is disabled. */
-export const DISABLE_AFTER_FAILED_EVENTS = 50
+export const DISABLE_AFTER_FAILED_EVENTS = WEBHOOK_DISABLE_AFTER_FAILED_EVENTS
 
 export interface DeliverySettings {
   timeoutMs: number
@@ -90,7 +91,7 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: 
 }
 
 /** Disables the endpoint when its last DISABLE_AFTER_FAILED_EVENTS finished events all failed. */
-async function disableIfAllFailed(tx: Parameters<Parameters<Db['transaction']>[0]>[0], endpointId: string): Promise<void> {
+async function disableIfAllFailed(tx: Tx, endpointId: string): Promise<void> {
   const disabled = await tx.execute(sql`
     UPDATE webhook_endpoints SET disabled = true
     WHERE id = ${endpointId}::uuid AND NOT disabled

@@ -1,5 +1,6 @@
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import {
+  WEBHOOK_DISABLE_AFTER_FAILED_EVENTS,
   WEBHOOK_ENDPOINTS_PER_ACCOUNT,
   WEBHOOK_URL_MAX_CHARACTERS,
   webhookEventTypes,
@@ -87,7 +88,7 @@ export async function deleteWebhook(ex: Executor, accountId: string, id: string)
 export async function testWebhook(db: Db, accountId: string, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
   return db.transaction(async (tx) => {
     const endpoint = await ownedEndpoint(tx, accountId, id)
-    if (endpoint.disabled) throw conflict('El webhook está desactivado porque sus últimos 50 eventos fallaron: vuelve a crearlo')
+    if (endpoint.disabled) throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
     const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
     const [event] = await tx.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` }).returning({ id: webhookEvents.id })
     await tx.insert(outbox).values({ id: event!.id, queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: event!.id } })
