@@ -5,10 +5,12 @@ import { isAssignedCountry, isPostalCodeOf, publicApi } from '@letters/contracts
 import type { Db, Executor, Recipient } from '@letters/db'
 import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { inFlight, keyReused, requestFingerprint } from './idempotency.js'
+import { checkedSendAt } from './send-at.js'
 
 export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
@@ -117,7 +119,7 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
 }
 
 async function draftLetter(deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
-  const common = { id: randomUUID(), recipient, cost: costOf(deps.letterCosts, recipient.country) }
+  const common = { id: randomUUID(), recipient, cost: costOf(deps.letterCosts, recipient.country), sendAt: checkedSendAt(request.body.sendAt) }
   if (request.kind === 'single') {
     const { body } = request
     return {
@@ -177,14 +179,16 @@ function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>): ApiE
  * The creation path of POST /single and POST /card: checks, then the intake (idempotency,
  * charge, letter, ledger entry and outbox row, stored together with the letters of the other
  * requests arriving meanwhile). The only entry point. A request that fails (400, 402, a crash)
- * leaves its Idempotency-Key free for the client's retry.
+ * leaves its Idempotency-Key free for the client's retry. A test key's letter is checked the
+ * same way and stored uncharged.
  */
 export async function createLetter(
   deps: CreationDeps,
-  accountId: string,
+  requester: KeyScope,
   request: LetterRequest,
   idempotencyKey?: string,
 ): Promise<CreationResult> {
+  const { accountId } = requester
   const recipient = checkedRecipient(request.body)
   const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(request.kind, request.body)
   let draft: LetterDraft
@@ -193,7 +197,7 @@ export async function createLetter(
     assertDrawable(draft)
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.
-    const earlier = fingerprint === undefined || !(error instanceof ApiError) ? undefined : await answeredBefore(deps.db, accountId, idempotencyKey!, fingerprint)
+    const earlier = fingerprint === undefined || !(error instanceof ApiError) ? undefined : await answeredBefore(deps.db, requester, idempotencyKey!, fingerprint)
     if (earlier) return answerOf(earlier)
     throw error
   }
@@ -201,6 +205,7 @@ export async function createLetter(
   const outcome = await deps.intake
     .submit({
       accountId,
+      livemode: requester.livemode,
       letters: [draft],
       idempotency: fingerprint === undefined ? undefined : { key: idempotencyKey!, fingerprint, response: { status: 200, body } },
     })
