@@ -56,7 +56,7 @@ describe('test mode on the queue dashboard', () => {
     try {
       const account = await adminAccount(own)
       const testKey = (await adminClient(own).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
-      const endpoints = []
+      const endpoints: string[] = []
       for (const key of [account.apiKey, testKey]) {
         const created = await publicClient(own, key).post('/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['letter.received'] })
         expect(created.statusCode, created.body).toBe(201)

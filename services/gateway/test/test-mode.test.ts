@@ -5,8 +5,6 @@ import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient, startGateway } from './helpers.js'
 import { moneyState } from './ledger-assertions.js'
 
-type Account = Awaited<ReturnType<typeof adminAccount>>
-
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
 const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
 

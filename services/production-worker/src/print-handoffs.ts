@@ -37,7 +37,7 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
       const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim, livemode: letters.livemode }).from(letters).where(eq(letters.id, letterId))
       if (letter?.status !== 'printing' || letter.printClaim !== claim) tx.rollback()
       // produceLetter never hands a test letter over; this makes sure no caller ever does.
-      if (!letter.livemode) throw new UnrecoverableError(`letter ${letterId} is a test letter: it never reaches the printer`)
+      if (!letter?.livemode) throw new UnrecoverableError(`letter ${letterId} is a test letter: it never reaches the printer`)
       printing = printer.print(file)
       await printing
       return 'handed'
