@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { LetterClock, RELEASED_DETAIL } from '@letters/queues'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime } from '../src/letters/send-at.js'
@@ -172,6 +173,22 @@ describe('the letter clock', () => {
     }
     expect((await publicClient(app, owner.apiKey).get(`/cards/${notYet}`)).json<{ status: string }>().status).toBe('scheduled')
     await expectLedgerMatchesLetters(app.db, owner.id)
+  })
+})
+
+describe('letters_scheduled_overdue', () => {
+  const overdue = async () => {
+    const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    return Number(/^letters_scheduled_overdue (\d+)$/m.exec(response.body)?.[1])
+  }
+
+  it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async () => {
+    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
+    await app.db.update(letters).set({ sendAt: sql`now() - interval '1 minute'` }).where(eq(letters.id, id))
+    expect(await overdue()).toBeGreaterThanOrEqual(1)
+    await new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000 }).tick()
+    expect((await card(id)).status).toBe('received')
+    expect(await overdue()).toBe(0)
   })
 })
 
