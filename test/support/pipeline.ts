@@ -7,7 +7,7 @@ import { startAddressWorker } from '@letters/address-worker/worker'
 import type { Config } from '@letters/config'
 import { buildApp } from '@letters/gateway/app'
 import { startProductionWorker, type ProductionWorkerOptions } from '@letters/production-worker/worker'
-import { OutboxDispatcher } from '@letters/queues'
+import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { adminAccount } from './accounts.js'
 import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
 
@@ -23,7 +23,7 @@ export type CardView = {
 
 /**
  * The whole system in this process, on a database and queue prefix of its own: the gateway
- * with its outbox dispatcher, the address worker (with the reconciler if asked) and (unless
+ * with its outbox dispatcher and letter clock, the address worker (with the reconciler if asked) and (unless
  * asked not to) the production worker, printing into a spool directory of its own.
  */
 export async function startPipeline(label: string, options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false; reconcile?: boolean } = {}) {
@@ -40,6 +40,8 @@ export async function startPipeline(label: string, options: { env?: Record<strin
   await app.ready()
   const dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
   dispatcher.start()
+  const clock = new LetterClock(app.db, silentLog, { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
+  clock.start()
   const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true, reconcile: options.reconcile ?? false })
   const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) => startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
   let productionWorker = options.production === false ? undefined : startFloor()
@@ -90,7 +92,9 @@ export async function startPipeline(label: string, options: { env?: Record<strin
     balance: async () => (await admin('GET', `/admin/accounts/${account.id}`)).json<{ balance: number }>().balance,
     /** The files in the spool, without the ones still being written. */
     spooled: async () => (await readdir(config.spoolDir).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).sort(),
+    clock,
     async close() {
+      await clock.stop()
       await dispatcher.stop()
       await addressWorker.close()
       await productionWorker?.close()

@@ -46,6 +46,8 @@ const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]{1,10}(,[0-9]{1,10})*$', default: '5000,30000,120000,600000,3600000,21600000,86400000' }),
   WEBHOOK_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
+  CLOCK_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
+  TEST_MAILED_AFTER_MS: Type.String({ pattern: '^[0-9]+$', default: '60000' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -101,6 +103,10 @@ export interface Config {
     /** Deliveries in flight at once per webhook worker. */
     concurrency: number
   }
+  /** The letter clock (every gateway runs one): how often it releases scheduled letters and marks test letters mailed. */
+  clockIntervalMs: number
+  /** A test letter is marked `mailed` this long after it was `printed`. */
+  testMailedAfterMs: number
 }
 
 export class ConfigError extends Error {
@@ -142,6 +148,8 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   WEBHOOK_TIMEOUT_MS: 'must be a positive integer of milliseconds',
   WEBHOOK_RETRY_SCHEDULE: 'must list delays in milliseconds separated by commas (e.g. 5000,30000,120000)',
   WEBHOOK_CONCURRENCY: 'must be an integer from 1 to 9999',
+  CLOCK_INTERVAL_MS: 'must be a positive integer of milliseconds',
+  TEST_MAILED_AFTER_MS: 'must be a non-negative integer of milliseconds',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
@@ -214,6 +222,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScheduleMs: vars.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
       concurrency: Number(vars.WEBHOOK_CONCURRENCY),
     },
+    clockIntervalMs: Number(vars.CLOCK_INTERVAL_MS),
+    testMailedAfterMs: Number(vars.TEST_MAILED_AFTER_MS),
   }
 }
 

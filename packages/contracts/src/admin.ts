@@ -13,7 +13,15 @@ export type Account = Static<typeof Account>
 
 export const CreatedAccount = Type.Object({ ...Account.properties, apiKey: Type.String() })
 
-export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String() })
+const ApiKeyMode = Type.Union([Type.Literal('live'), Type.Literal('test')], { errorMessage: "El campo 'mode' debe ser 'live' o 'test'" })
+
+/** The body of a key's issue: nothing or `{}` for a live key, `{ "mode": "test" }` for a test key. */
+export const IssueApiKeyBody = Type.Union([Type.Null(), Type.Object({ mode: Type.Optional(ApiKeyMode) }, strict)], {
+  errorMessage: "El cuerpo admite solo el campo 'mode', con valor 'live' o 'test'",
+})
+export type IssueApiKeyBody = Static<typeof IssueApiKeyBody>
+
+export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String(), mode: ApiKeyMode })
 
 export const CreditsBody = Type.Object(
   {

@@ -1,10 +1,25 @@
 import { Type, type Static } from 'typebox'
 import { Label, NON_BLANK, NamedEntry, Uuid, strict } from './common.js'
 import { FontNameField } from './fonts.js'
+import { letterStatuses } from './letter-statuses.js'
 
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
 export const MESSAGE_MAX_CHARACTERS = 1000
+
+/** How far ahead a letter may be scheduled: at least a minute, at most 180 days. */
+export const SEND_AT_MIN_LEAD_MS = 60_000
+export const SEND_AT_MAX_LEAD_DAYS = 180
+export const SEND_AT_RULE = `'sendAt' debe ser una fecha y hora ISO 8601 con zona horaria (por ejemplo 2026-12-24T09:00:00+01:00) entre 1 minuto y ${SEND_AT_MAX_LEAD_DAYS} días a partir de ahora`
+
+/** When the letter should enter production; absent or null: at once. */
+export const SendAtField = Type.Optional(
+  Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+    errorMessage: SEND_AT_RULE,
+    description: `Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to ${SEND_AT_MAX_LEAD_DAYS} days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.`,
+    examples: ['2026-12-24T09:00:00+01:00'],
+  }),
+)
 
 const recipient = {
   name: Label(100),
@@ -25,6 +40,7 @@ export const SingleLetterBody = Type.Object(
     message: Type.Optional(Type.Union([Type.String({ maxLength: MESSAGE_MAX_CHARACTERS }), Type.Null()])),
     company: OptionalText(100),
     ...recipient,
+    sendAt: SendAtField,
   },
   {
     ...strict,
@@ -48,7 +64,7 @@ export const SingleLetterBody = Type.Object(
 )
 export type SingleLetterBody = Static<typeof SingleLetterBody>
 
-/** A recipient of a campaign's letter with the values of its variables: POST /card's fields but the campaign, and each recipient of a bulk request. */
+/** A recipient of a campaign's letter with the values of its variables: POST /card's fields but the campaign and sendAt, and each recipient of a bulk request. */
 const campaignRecipient = {
   ...recipient,
   company: OptionalText(100),
@@ -63,6 +79,7 @@ export const CampaignLetterBody = Type.Object(
   {
     campaignId: Uuid(),
     ...campaignRecipient,
+    sendAt: SendAtField,
   },
   {
     ...strict,
@@ -113,6 +130,7 @@ export type BulkRecipient = Static<typeof BulkRecipient>
 export const BulkLetterBody = Type.Object(
   {
     campaignId: Uuid(),
+    sendAt: SendAtField,
     recipients: Type.Array(BulkRecipient, {
       minItems: 1,
       maxItems: BULK_MAX_RECIPIENTS,
@@ -147,6 +165,7 @@ export const BulkLetterCsv = Type.String({
 export const BulkLetterQuery = Type.Object(
   {
     campaignId: Type.Optional(Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' })),
+    sendAt: SendAtField,
   },
   strict,
 )
@@ -188,9 +207,7 @@ export const CampaignList = Type.Object({
   ),
 })
 
-const letterStatus = Type.Union(
-  ['received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'].map((status) => Type.Literal(status)),
-)
+const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
 
 const Recipient = Type.Object({
   name: Type.String(),
@@ -205,8 +222,10 @@ const Recipient = Type.Object({
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
+  livemode: Type.Boolean({ description: 'False for a letter made with a test key: never charged, never printed nor posted.' }),
   type: Type.Union([Type.Literal('single'), Type.Literal('campaign')]),
   status: letterStatus,
+  sendAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a scheduled letter enters production; null for a letter sent at once.' }),
   campaignId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   cardDesignId: Type.String({ format: 'uuid' }),
   envelopeDesignId: Type.String({ format: 'uuid' }),

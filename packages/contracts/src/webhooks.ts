@@ -1,17 +1,10 @@
 import { Type, type Static } from 'typebox'
 import { strict } from './common.js'
+import { letterStatuses, type LetterStatus } from './letter-statuses.js'
 
 /** The letter events, one per status a letter can reach. */
-export const letterEventTypes = [
-  'letter.received',
-  'letter.ready_for_print',
-  'letter.printing',
-  'letter.printed',
-  'letter.mailed',
-  'letter.address_rejected',
-  'letter.cancelled',
-  'letter.failed',
-] as const
+export const letterEventType = (status: LetterStatus) => `letter.${status}` as const
+export const letterEventTypes = letterStatuses.map(letterEventType)
 export type LetterEventType = (typeof letterEventTypes)[number]
 
 /** What an endpoint may subscribe to; `webhook.test` is sent on request to any endpoint, never subscribed. */

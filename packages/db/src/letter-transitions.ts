@@ -10,6 +10,8 @@ export interface LetterAtMove {
   accountId: string
   cost: number
   printClaim: number
+  /** False for a test letter: never charged, never handed to the floor. */
+  livemode: boolean
 }
 
 export interface LetterMove {
@@ -22,6 +24,8 @@ export interface LetterMove {
   set?: Partial<Pick<typeof letters.$inferInsert, 'address'>>
   /** Only a letter of this account counts as existing. */
   accountId?: string
+  /** With `accountId`: only a letter of this mode (a test key's letters are not a live key's). */
+  livemode?: boolean
   /**
    * The floor's fencing token. `'next'`: the move gives the letter the next print claim (a
    * floor job taking it over). A number: the move happens only while that is still the
@@ -47,9 +51,15 @@ export interface LetterMoved {
  */
 export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<LetterMoved> {
   const [letter] = await tx
-    .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost, printClaim: letters.printClaim })
+    .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost, printClaim: letters.printClaim, livemode: letters.livemode })
     .from(letters)
-    .where(move.accountId ? and(eq(letters.id, letterId), eq(letters.accountId, move.accountId)) : eq(letters.id, letterId))
+    .where(
+      and(
+        eq(letters.id, letterId),
+        move.accountId === undefined ? undefined : eq(letters.accountId, move.accountId),
+        move.livemode === undefined ? undefined : eq(letters.livemode, move.livemode),
+      ),
+    )
     // Not FOR UPDATE: the key stays, so a floor handoff in progress (its record's foreign key
     // holds KEY SHARE on the row while the printer works) does not hold up a status change.
     .for('no key update')
@@ -66,6 +76,6 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
   if (letter.status !== move.to) await recordLetterWebhooks(tx, letterId, move.to)
   // Counted when made (a rare rollback after it is counted too); a letter resumed in the status
   // it was in (the reconciler) changed nothing to count.
-  if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to })
+  if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to, mode: letter.livemode ? 'live' : 'test' })
   return { moved: true, letter, printClaim: after?.printClaim }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { Recipient } from '@letters/contracts'
+import { letterStatuses, type LetterStatus, type Recipient } from '@letters/contracts'
 import {
   bigserial,
   boolean,
@@ -42,6 +42,8 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull(),
     /** The first characters of the key, so a person can tell keys apart. */
     displayPrefix: text('display_prefix').notNull(),
+    /** False for a test key (`lk_test_`): its letters are never charged nor printed. */
+    livemode: boolean('livemode').notNull().default(true),
     createdAt: createdAt(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
@@ -109,17 +111,7 @@ export const campaignVariables = pgTable(
   ],
 )
 
-export const letterStatuses = [
-  'received',
-  'ready_for_print',
-  'printing',
-  'printed',
-  'mailed',
-  'address_rejected',
-  'cancelled',
-  'failed',
-] as const
-export type LetterStatus = (typeof letterStatuses)[number]
+export { letterStatuses, type LetterStatus }
 
 export type { Recipient }
 
@@ -137,7 +129,12 @@ export const letters = pgTable(
     /** The normalized address, null until the address worker has seen the letter. */
     address: jsonb('address').$type<Record<string, unknown>>(),
     status: text('status', { enum: letterStatuses }).notNull(),
+    /** What the letter costs; a test letter (`livemode` false) shows it but was never charged. */
     cost: integer('cost').notNull(),
+    /** False: made with a test key; seen only by test keys, never charged, never handed to the floor. */
+    livemode: boolean('livemode').notNull().default(true),
+    /** When a `scheduled` letter enters the pipeline; null for a letter sent at once. */
+    sendAt: timestamp('send_at', { withTimezone: true }),
     /**
      * The floor's fencing token: each claim for printing takes the next number, and only the
      * job holding the current one may hand files over or mark the letter printed.
@@ -147,7 +144,11 @@ export const letters = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [
-    index('letters_account_created_idx').on(table.accountId, table.createdAt.desc(), table.id.desc()),
+    // A key's lists: one account's letters of one mode, newest first.
+    index('letters_account_mode_created_idx').on(table.accountId, table.livemode, table.createdAt.desc(), table.id.desc()),
+    // The clock's scans: scheduled letters by send date, test letters waiting to be "mailed".
+    index('letters_scheduled_idx').on(table.sendAt).where(sql`status = 'scheduled'`),
+    index('letters_test_printed_idx').on(table.updatedAt).where(sql`status = 'printed' AND NOT livemode`),
     // The reconciler's scan: letters still in the pipeline, oldest change first.
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
@@ -239,6 +240,8 @@ export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
     accountId: accountRef(),
+    /** Test and live keys of one account have separate namespaces: a key reused across modes is two requests. */
+    livemode: boolean('livemode').notNull().default(true),
     key: text('key').notNull(),
     requestHash: text('request_hash').notNull(),
     responseStatus: integer('response_status'),
@@ -246,7 +249,7 @@ export const idempotencyKeys = pgTable(
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
-  (table) => [primaryKey({ columns: [table.accountId, table.key] }), index('idempotency_keys_expires_idx').on(table.expiresAt)],
+  (table) => [primaryKey({ columns: [table.accountId, table.livemode, table.key] }), index('idempotency_keys_expires_idx').on(table.expiresAt)],
 )
 
 /** A client's webhook endpoint. The secret is kept to sign with; it is shown to the client once, at creation. */
@@ -260,11 +263,13 @@ export const webhookEndpoints = pgTable(
     events: text('events').array().notNull(),
     /** `whsec_` + base64 of 32 random bytes, as the client got it. */
     secret: text('secret').notNull(),
+    /** Registered with a test key: receives test letters' events only; a live endpoint only live ones. */
+    livemode: boolean('livemode').notNull().default(true),
     /** Set once its last 50 events all failed: it gets nothing more. */
     disabled: boolean('disabled').notNull().default(false),
     createdAt: createdAt(),
   },
-  (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.createdAt)],
+  (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.livemode, table.createdAt)],
 )
 
 export const webhookEventStates = ['pending', 'delivered', 'failed', 'dropped'] as const

@@ -1,17 +1,19 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from './client.js'
-import type { LetterStatus } from './schema.js'
+import { letterEventType, type LetterStatus } from '@letters/contracts'
 
 const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
  * its events: the one home of that shape, used by GET /cards, GET /cards/{id} and every
- * webhook body. Instants in toISOString's format (milliseconds cut as a JS Date cuts them).
+ * webhook body. Instants in toISOString's format (milliseconds cut as a JS Date cuts them);
+ * `sendAt` is null when the letter was not scheduled (to_char of null is null).
  */
 export function letterJsonSql(alias: string): string {
   const l = alias
-  return `json_build_object('id', ${l}.id, 'type', ${l}.type, 'status', ${l}.status, 'campaignId', ${l}.campaign_id,
+  return `json_build_object('id', ${l}.id, 'livemode', ${l}.livemode, 'type', ${l}.type, 'status', ${l}.status,
+    'sendAt', ${isoInstant(`${l}.send_at`)}, 'campaignId', ${l}.campaign_id,
     'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
     'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address, 'cost', ${l}.cost,
     'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)})`
@@ -27,8 +29,6 @@ export function webhookBodySql(typeExpression: string, dataExpression: string): 
   return `json_build_object('type', ${typeExpression}, 'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${dataExpression})::text`
 }
 
-export const letterEventType = (status: LetterStatus) => `letter.${status}` as const
-
 /**
  * Writes the letter's event for each endpoint of its account subscribed to it (not disabled),
  * and their delivery jobs in the outbox (the job id is the event id), in the transaction of the
@@ -41,7 +41,7 @@ export async function recordLetterWebhooks(tx: Tx, letterId: string, status: Let
   await tx.execute(sql`
     WITH subscribed AS (
       SELECT e.id FROM webhook_endpoints e JOIN letters l ON l.id = ${letterId}::uuid
-      WHERE e.account_id = l.account_id AND NOT e.disabled AND ${type}::text = ANY(e.events)
+      WHERE e.account_id = l.account_id AND e.livemode = l.livemode AND NOT e.disabled AND ${type}::text = ANY(e.events)
       FOR KEY SHARE OF e
     ),
     events AS (

@@ -16,7 +16,7 @@ export const OLD_CLAIM_ABANDONED_AFTER_SECONDS = 60
  * the transaction that stores an order holds it until it commits or rolls back, and a copy of
  * the request arriving meanwhile is told the key is in flight.
  */
-export const idempotencyLockName = (accountId: string, key: string) => `${accountId}/${key}`
+export const idempotencyLockName = (accountId: string, livemode: boolean, key: string) => `${accountId}/${livemode ? 'live' : 'test'}/${key}`
 
 /** A key's row, as the intake reads it. */
 export interface StoredKey {
@@ -51,11 +51,11 @@ export function keyVerdict(stored: StoredKey | undefined, fingerprint: string, h
  * it reaches the intake (a 400 that depends on data which changed since): a retry of a request
  * that was answered gets the answer it got, not a new refusal.
  */
-export async function answeredBefore(db: Db, accountId: string, key: string, fingerprint: string): Promise<UnstoredOutcome | undefined> {
+export async function answeredBefore(db: Db, scope: { accountId: string; livemode: boolean }, key: string, fingerprint: string): Promise<UnstoredOutcome | undefined> {
   const sql = db.$client
   const [stored] = await sql.unsafe<StoredKey[]>(
-    `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.key = $2 AND k.expires_at >= now()`,
-    [accountId, key],
+    `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.livemode = $2 AND k.key = $3 AND k.expires_at >= now()`,
+    [scope.accountId, scope.livemode, key],
   )
   if (!stored || stored.response_status === null) return undefined
   return keyVerdict(stored, fingerprint, true)

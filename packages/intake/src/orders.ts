@@ -11,8 +11,10 @@ export interface LetterDraft {
   fontName: FontName
   message: string
   recipient: Recipient
-  /** Credits, a positive whole number. */
+  /** Credits, a positive whole number: charged for a live letter, shown only for a test letter. */
   cost: number
+  /** When it enters the pipeline: until then it waits, paid for, as `scheduled`. Null: at once. */
+  sendAt: Date | null
 }
 
 /** What an Idempotency-Key binds: the request's fingerprint, and the response to store if the order is stored. */
@@ -28,6 +30,11 @@ export interface IdempotentAnswer {
  */
 export interface LetterOrder {
   accountId: string
+  /**
+   * False for a test key's order: checked as a live one (a balance that could not pay is
+   * `unpaid`) but never charged; its letters and its Idempotency-Key are the test mode's.
+   */
+  livemode: boolean
   letters: LetterDraft[]
   idempotency?: IdempotentAnswer
 }

@@ -45,11 +45,14 @@ export class KeyTakenMeanwhileError extends Error {
 
 
 /** A letter as the write statement reads it. */
-interface LetterRow extends Omit<LetterDraft, 'cost'> {
+interface LetterRow extends Omit<LetterDraft, 'sendAt'> {
   n: number
   accountId: string
-  cost: number
-  balanceAfter: number
+  livemode: boolean
+  /** ISO 8601, or null. */
+  sendAt: string | null
+  /** The balance its charge leaves; null for a test letter, which is not charged. */
+  balanceAfter: number | null
 }
 
 function validateOrders(orders: LetterOrder[]): void {
@@ -135,12 +138,12 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   const firstWithKey = new Map<string, number>()
   orders.forEach((order, n) => {
     if (!order.idempotency) return
-    const name = idempotencyLockName(order.accountId, order.idempotency.key)
+    const name = idempotencyLockName(order.accountId, order.livemode, order.idempotency.key)
     if (!firstWithKey.has(name)) firstWithKey.set(name, n)
   })
-  const keyOf = (n: number) => firstWithKey.get(idempotencyLockName(orders[n]!.accountId, orders[n]!.idempotency!.key))!
+  const keyOf = (n: number) => firstWithKey.get(idempotencyLockName(orders[n]!.accountId, orders[n]!.livemode, orders[n]!.idempotency!.key))!
 
-  const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({ n, name, account: orders[n]!.accountId, key: orders[n]!.idempotency!.key }))
+  const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({ n, name, account: orders[n]!.accountId, livemode: orders[n]!.livemode, key: orders[n]!.idempotency!.key }))
   if (keyRows.length > 0) {
     // The keys first, before any account row is waited for: a copy of a request still in its
     // transaction is told so at once. The stored keys are read by a statement of their own,
@@ -151,8 +154,8 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       FROM jsonb_to_recordset(${json(keyRows)}::jsonb) AS i(n int, name text)`
     const stored = await sql.unsafe<Array<StoredKey & { n: number }>>(
       `SELECT i.n, ${storedKeyColumns}
-       FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, key text)
-       JOIN idempotency_keys k ON k.account_id = i.account AND k.key = i.key AND k.expires_at >= now()`,
+       FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, livemode boolean, key text)
+       JOIN idempotency_keys k ON k.account_id = i.account AND k.livemode = i.livemode AND k.key = i.key AND k.expires_at >= now()`,
       [json(keyRows)],
       { prepare: true },
     )
@@ -200,6 +203,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       outcomes[n] = refused
       continue
     }
+    // A test order is refused as a live one would be, and then charged nothing.
     const cost = order.letters.reduce((sum, letter) => sum + letter.cost, 0)
     if (cost > available) {
       outcomes[n] = { outcome: 'unpaid', cost, balance: available }
@@ -208,13 +212,14 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
 
     let balance = available
     for (const letter of order.letters) {
-      balance -= letter.cost
-      letters.push({ ...letter, n: letters.length, accountId: order.accountId, balanceAfter: balance })
+      if (order.livemode) balance -= letter.cost
+      const sendAt = letter.sendAt?.toISOString() ?? null
+      letters.push({ ...letter, sendAt, n: letters.length, accountId: order.accountId, livemode: order.livemode, balanceAfter: order.livemode ? balance : null })
     }
     balances.set(order.accountId, balance)
     if (order.idempotency) {
       const { key, fingerprint, response } = order.idempotency
-      answers.push({ account: order.accountId, key, hash: fingerprint, status: response.status, body: response.body })
+      answers.push({ account: order.accountId, livemode: order.livemode, key, hash: fingerprint, status: response.status, body: response.body })
     }
     outcomes[n] = { outcome: 'stored', balanceAfter: balance }
   }
@@ -226,21 +231,24 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   return outcomes as OrderOutcome[]
 }
 
-const RECEIVED_WEBHOOK_BODY = webhookBodySql(`'letter.received'`, letterJsonSql('s'))
+const FIRST_WEBHOOK_BODY = webhookBodySql(`'letter.' || s.status`, letterJsonSql('s'))
 
 /**
  * One statement writes the balances, the letters, their first events, outbox rows, webhook events and charges,
  * and the keys' answers. Counts that disagree with what the locks said roll it all back.
+ *
+ * A letter with a `sendAt` starts `scheduled`, without an address job: the clock releases it
+ * (packages/queues, LetterClock). A test letter gets no charge and debits nothing.
  */
 async function write(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
   const charged = new Map<string, number>()
-  for (const letter of letters) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
+  for (const letter of letters) if (letter.livemode) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
   const debits = [...charged].map(([id, total]) => ({ id, total, expected: balances.get(id) }))
   const [written] = await sql<Array<{ debited: number; mismatched: number; answers: number }>>`
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
-        n int, id uuid, "accountId" uuid, type text, "campaignId" uuid, "cardDesignId" uuid, "envelopeDesignId" uuid, "senderId" uuid,
-        "fontName" text, message text, recipient jsonb, cost int, "balanceAfter" int)
+        n int, id uuid, "accountId" uuid, livemode boolean, "sendAt" timestamptz, type text, "campaignId" uuid, "cardDesignId" uuid,
+        "envelopeDesignId" uuid, "senderId" uuid, "fontName" text, message text, recipient jsonb, cost int, "balanceAfter" int)
     ),
     debited AS (
       UPDATE accounts a SET balance = a.balance - d.total
@@ -249,44 +257,50 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       RETURNING a.balance = d.expected AS as_expected
     ),
     stored AS (
-      INSERT INTO letters (id, account_id, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
-      SELECT id, "accountId", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient, 'received', cost, clock_timestamp()
+      INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
+      SELECT id, "accountId", livemode, "sendAt", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient,
+        CASE WHEN "sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, cost, clock_timestamp()
       FROM new_letters ORDER BY n
       RETURNING *
     ),
     first_events AS (
-      INSERT INTO letter_events (letter_id, status) SELECT id, 'received' FROM new_letters ORDER BY n
+      INSERT INTO letter_events (letter_id, status, detail)
+      SELECT id, CASE WHEN "sendAt" IS NULL THEN 'received' ELSE 'scheduled' END,
+        CASE WHEN "sendAt" IS NULL THEN NULL ELSE 'Programada: entrará en producción en la fecha indicada' END
+      FROM new_letters ORDER BY n
     ),
     address_jobs AS (
-      INSERT INTO outbox (queue, job_name, payload) SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters ORDER BY n
+      INSERT INTO outbox (queue, job_name, payload)
+      SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters WHERE "sendAt" IS NULL ORDER BY n
     ),
-    -- The endpoints subscribed to letter.received, locked FOR KEY SHARE: one being deleted
-    -- meanwhile is waited for and left out, instead of failing the batch on its foreign key.
+    -- The endpoints of the letters' accounts, locked FOR KEY SHARE: one being deleted meanwhile
+    -- is waited for and left out, instead of failing the batch on its foreign key.
     subscribed AS (
-      SELECT e.id, e.account_id FROM webhook_endpoints e
-      WHERE e.account_id IN (SELECT "accountId" FROM new_letters) AND NOT e.disabled AND 'letter.received' = ANY(e.events)
+      SELECT e.id, e.account_id, e.livemode, e.events FROM webhook_endpoints e
+      WHERE e.account_id IN (SELECT "accountId" FROM new_letters) AND NOT e.disabled
       FOR KEY SHARE
     ),
-    -- The letter.received event of each endpoint of the letter's account subscribed to it, and its delivery job.
-    received_webhooks AS (
+    -- Each letter's first event (letter.received, or letter.scheduled) for every endpoint of its
+    -- account and mode subscribed to it, and its delivery job.
+    first_webhooks AS (
       INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT e.id, 'letter.received', ${sql.unsafe(RECEIVED_WEBHOOK_BODY)}
-      FROM stored s JOIN subscribed e ON e.account_id = s.account_id
+      SELECT e.id, 'letter.' || s.status, ${sql.unsafe(FIRST_WEBHOOK_BODY)}
+      FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND 'letter.' || s.status = ANY(e.events)
       RETURNING id
     ),
     webhook_jobs AS (
-      INSERT INTO outbox (id, queue, job_name, payload) SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM received_webhooks
+      INSERT INTO outbox (id, queue, job_name, payload) SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM first_webhooks
     ),
     charges AS (
       INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)
-      SELECT "accountId", 'charge', -cost, "balanceAfter", id FROM new_letters ORDER BY n
+      SELECT "accountId", 'charge', -cost, "balanceAfter", id FROM new_letters WHERE livemode ORDER BY n
     ),
     -- An answer replaces only an expired entry or an abandoned old-version claim.
     answered AS (
-      INSERT INTO idempotency_keys AS k (account_id, key, request_hash, response_status, response_body, expires_at)
-      SELECT account, key, hash, status, body, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
-      FROM jsonb_to_recordset(${json(answers)}::jsonb) AS a(account uuid, key text, hash text, status int, body jsonb)
-      ON CONFLICT (account_id, key) DO UPDATE
+      INSERT INTO idempotency_keys AS k (account_id, livemode, key, request_hash, response_status, response_body, expires_at)
+      SELECT account, livemode, key, hash, status, body, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+      FROM jsonb_to_recordset(${json(answers)}::jsonb) AS a(account uuid, livemode boolean, key text, hash text, status int, body jsonb)
+      ON CONFLICT (account_id, livemode, key) DO UPDATE
         SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
             created_at = now(), expires_at = EXCLUDED.expires_at
         WHERE k.expires_at < now()
@@ -307,8 +321,8 @@ function countStored(orders: LetterOrder[], outcomes: OrderOutcome[]): void {
   orders.forEach((order, n) => {
     if (outcomes[n]?.outcome !== 'stored') return
     for (const letter of order.letters) {
-      metrics.lettersCreated.inc({ type: letter.type, country: letter.recipient.country })
-      metrics.creditsCharged.inc(letter.cost)
+      metrics.lettersCreated.inc({ type: letter.type, country: letter.recipient.country, mode: order.livemode ? 'live' : 'test' })
+      if (order.livemode) metrics.creditsCharged.inc(letter.cost)
     }
   })
 }

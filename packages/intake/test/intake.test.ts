@@ -7,7 +7,7 @@ import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries,
 import { metrics } from '@letters/observability'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
-import { LetterIntake, RolledBackError, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
+import { LetterIntake, RolledBackError, idempotencyLockName, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
 
 let db: Db
 /** A second pool, for what happens beside the intake: held locks, killed connections. */
@@ -36,6 +36,7 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     message: 'Gracias por tu pedido',
     recipient: sampleRecipient,
     cost: 3,
+    sendAt: null,
     ...overrides,
   }
 }
@@ -47,6 +48,7 @@ async function customer(credits: number) {
 
 const order = (accountId: string, company: Company, overrides: Partial<LetterOrder> = {}, letterOverrides: Partial<LetterDraft> = {}): LetterOrder => ({
   accountId,
+  livemode: true,
   letters: [draft(company, letterOverrides)],
   ...overrides,
 })
@@ -90,7 +92,7 @@ describe('storeOrders: charge and store a batch of letters', () => {
   it('stores a letter with its charge, first event, address job and key answer', async () => {
     const { account, company } = await customer(10)
     const letter = draft(company)
-    const [outcome] = await storeOrders(db, [{ accountId: account.id, letters: [letter], ...keyed('k-1') }])
+    const [outcome] = await storeOrders(db, [{ accountId: account.id, livemode: true, letters: [letter], ...keyed('k-1') }])
     expect(outcome).toEqual({ outcome: 'stored', balanceAfter: 7 })
     const state = await expectConsistent(account.id)
     expect(state.letters).toMatchObject([{ id: letter.id, status: 'received', cost: 3, message: letter.message, recipient: sampleRecipient }])
@@ -121,8 +123,8 @@ describe('storeOrders: charge and store a batch of letters', () => {
 
   it('stores an order of several letters whole or not at all', async () => {
     const { account, company } = await customer(8)
-    const three = { accountId: account.id, letters: [draft(company), draft(company), draft(company)] }
-    const two = { accountId: account.id, letters: [draft(company), draft(company)] }
+    const three = { accountId: account.id, livemode: true, letters: [draft(company), draft(company), draft(company)] }
+    const two = { accountId: account.id, livemode: true, letters: [draft(company), draft(company)] }
     expect(await storeOrders(db, [three, two])).toEqual([
       { outcome: 'unpaid', cost: 9, balance: 8 },
       { outcome: 'stored', balanceAfter: 2 },
@@ -219,7 +221,7 @@ describe('storeOrders: charge and store a batch of letters', () => {
 
   it('refuses an empty order and a cost that is not a positive whole number before touching the database', async () => {
     const { account, company } = await customer(10)
-    await expect(storeOrders(db, [{ accountId: account.id, letters: [] }])).rejects.toThrow(RangeError)
+    await expect(storeOrders(db, [{ accountId: account.id, livemode: true, letters: [] }])).rejects.toThrow(RangeError)
     await expect(storeOrders(db, [order(account.id, company, {}, { cost: 0 })])).rejects.toThrow(RangeError)
     await expect(storeOrders(db, [order(account.id, company, {}, { cost: 1.5 })])).rejects.toThrow(RangeError)
     expect((await expectConsistent(account.id)).balance).toBe(10)
@@ -247,7 +249,7 @@ async function holdAccountRow(accountId: string): Promise<() => Promise<void>> {
 async function keyHeld(accountId: string, key: string): Promise<boolean> {
   const [row] = await other.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${`${accountId}/${key}`}, 0)) AS held`)
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
   return row?.held ?? false
 }
 

@@ -18,15 +18,15 @@ export const httpRequestDuration = new Histogram({
 
 export const lettersCreated = new Counter({
   name: 'letters_created_total',
-  help: 'Letters accepted and charged, by type (single, campaign) and destination country',
-  labelNames: ['type', 'country'] as const,
+  help: 'Letters accepted, by type (single, campaign), destination country and mode (live: charged; test: made with a test key, never charged nor printed)',
+  labelNames: ['type', 'country', 'mode'] as const,
   registers: [registry],
 })
 
 export const letterStatusChanges = new Counter({
   name: 'letters_status_changes_total',
-  help: 'Status changes made by this process, by the status reached',
-  labelNames: ['to'] as const,
+  help: 'Status changes made by this process, by the status reached and the letter\'s mode (live or test)',
+  labelNames: ['to', 'mode'] as const,
   registers: [registry],
 })
 
@@ -71,6 +71,19 @@ export const outboxPending = new Gauge({
 export const outboxOldestSeconds = new Gauge({
   name: 'letters_outbox_oldest_seconds',
   help: 'Age of the oldest outbox row not yet handed to Redis (0 when none), read at scrape time',
+  registers: [pipelineRegistry],
+})
+
+export const clockMoves = new Counter({
+  name: 'letters_clock_moves_total',
+  help: 'Letters moved by the letter clock: released (a scheduled letter at its sendAt) or test_mailed (a test letter marked mailed)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+})
+
+export const scheduledOverdue = new Gauge({
+  name: 'letters_scheduled_overdue',
+  help: 'Scheduled letters whose sendAt passed more than 30 seconds ago and are still waiting (the letter clock is not running), read at scrape time',
   registers: [pipelineRegistry],
 })
 

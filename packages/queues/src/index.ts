@@ -1,4 +1,5 @@
 export { OutboxDispatcher, type DispatcherOptions } from './dispatcher.js'
 export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Logger, type Queues } from './queues.js'
+export { LetterClock, RELEASED_DETAIL, TEST_MAILED_DETAIL, type LetterClockOptions } from './letter-clock.js'
 export { refreshPipelineGauges } from './pipeline-state.js'
 export { pipelineStatuses, Reconciler, RESUMED_DETAIL, type ReconcilerOptions } from './reconciler.js'

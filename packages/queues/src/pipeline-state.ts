@@ -25,6 +25,9 @@ async function refreshFromPostgres(db: Db, stuckAfterMs: number): Promise<void> 
     SELECT status, count(*)::int AS n FROM letters
     WHERE status IN ${pipelineStatuses} AND updated_at < now() - make_interval(secs => ${stuckAfterMs / 1000})
     GROUP BY status`)
+  const [scheduled] = await db.execute<{ overdue: number }>(sql`
+    SELECT count(*)::int AS overdue FROM letters WHERE status = 'scheduled' AND send_at < now() - interval '30 seconds'`)
+  metrics.scheduledOverdue.set(scheduled?.overdue ?? 0)
   metrics.outboxPending.set(outbox?.pending ?? 0)
   metrics.outboxOldestSeconds.set(outbox?.oldest_seconds ?? 0)
   for (const status of pipelineStatuses) metrics.lettersStuck.set({ status }, stuck.find((row) => row.status === status)?.n ?? 0)

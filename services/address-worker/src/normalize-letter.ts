@@ -6,8 +6,8 @@ import { letters, moveLetter, outbox, type Db } from '@letters/db'
 
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
 
-function eventDetail(result: NormalizedAddress): string {
-  if (result.deliverability === 'undeliverable') return `Dirección no entregable: ${result.problems.join('; ')}. Créditos devueltos.`
+function eventDetail(result: NormalizedAddress, livemode: boolean): string {
+  if (result.deliverability === 'undeliverable') return `Dirección no entregable: ${result.problems.join('; ')}. ${livemode ? 'Créditos devueltos.' : 'Carta de prueba: sin cargo que devolver.'}`
   if (result.deliverability === 'corrected') return `Dirección corregida: ${result.changes.map((change) => `${change.field} (${change.reason})`).join(', ')}`
   return 'Dirección verificada'
 }
@@ -19,7 +19,7 @@ function eventDetail(result: NormalizedAddress): string {
  */
 export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterId: string): Promise<AddressOutcome> {
   const [letter] = await db
-    .select({ accountId: letters.accountId, status: letters.status, recipient: letters.recipient, cost: letters.cost })
+    .select({ accountId: letters.accountId, status: letters.status, recipient: letters.recipient, cost: letters.cost, livemode: letters.livemode })
     .from(letters)
     .where(eq(letters.id, letterId))
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
@@ -28,11 +28,12 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
   const result = await verifier.verify(letter.recipient)
   const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
   return db.transaction(async (tx) => {
-    const { moved } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result), set: { address: { ...result, verifiedBy: verifier.name } } })
+    const { moved } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result, letter.livemode), set: { address: { ...result, verifiedBy: verifier.name } } })
     // Another run (or a cancellation) moved it first.
     if (!moved) return 'already_done'
     if (status === 'address_rejected') {
-      await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
+      // A test letter was never charged.
+      if (letter.livemode) await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
     } else {
       await tx.insert(outbox).values({ queue: 'production', jobName: 'produce-letter', payload: { letterId } })
     }

@@ -1,7 +1,7 @@
 import { loadConfigOrExit } from '@letters/config'
 import { guardProcess, prepareDatabase } from '@letters/db'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
-import { OutboxDispatcher } from '@letters/queues'
+import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
 import { seedDemoAccount } from './seed-demo.js'
 
@@ -21,6 +21,9 @@ if (config.seedDemo) {
 // Every gateway moves outbox rows to BullMQ; any number of them can run side by side.
 const dispatcher = new OutboxDispatcher(app.db, app.queues, app.log.child({ component: 'outbox' }))
 dispatcher.start()
+// Every gateway runs the letter clock too (scheduled letters, test letters' mailing): any number of clocks move each letter once.
+const clock = new LetterClock(app.db, app.log.child({ component: 'clock' }), { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
+clock.start()
 
 const purge = setInterval(() => {
   purgeExpiredIdempotencyKeys(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not purge expired idempotency keys'))
@@ -30,6 +33,7 @@ guardProcess({ log: app.log, delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
   clearInterval(purge)
+  await clock.stop()
   await dispatcher.stop()
   await app.close()
 })

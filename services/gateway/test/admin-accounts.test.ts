@@ -93,9 +93,28 @@ describe('API keys', () => {
     const response = await admin.post(`/admin/accounts/${account.id}/api-keys`)
     expect(response.statusCode).toBe(201)
     const issued = response.json<{ id: string; apiKey: string }>()
-    expect(issued).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_live_/) })
+    expect(issued).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_live_/), mode: 'live' })
     expect(issued.apiKey).not.toBe(account.apiKey)
-    expect(await app.apiKeyAuth.identify(issued.apiKey)).toEqual({ accountId: account.id, keyId: issued.id })
+    expect(await app.apiKeyAuth.identify(issued.apiKey)).toEqual({ accountId: account.id, keyId: issued.id, livemode: true })
+  })
+
+  it('issues a test key (lk_test_) with { "mode": "test" } and a live one with { "mode": "live" }', async () => {
+    const account = await newAccount()
+    const test = await admin.post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
+    expect(test.statusCode, test.body).toBe(201)
+    const issued = test.json<{ id: string; apiKey: string; mode: string }>()
+    expect(issued).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_test_[A-Za-z0-9_-]{49}$/), mode: 'test' })
+    expect(await app.apiKeyAuth.identify(issued.apiKey)).toEqual({ accountId: account.id, keyId: issued.id, livemode: false })
+    const live = (await admin.post(`/admin/accounts/${account.id}/api-keys`, { mode: 'live' })).json<{ id: string; apiKey: string }>()
+    expect(await app.apiKeyAuth.identify(live.apiKey)).toEqual({ accountId: account.id, keyId: live.id, livemode: true })
+  })
+
+  it('refuses a mode other than live or test, issuing nothing', async () => {
+    const account = await newAccount()
+    for (const mode of ['sandbox', 'TEST', 1, null]) {
+      expectError(await admin.post(`/admin/accounts/${account.id}/api-keys`, { mode }), 400, 'Bad Request', /'mode'/)
+    }
+    expect(await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))).toHaveLength(1)
   })
 
   it('answers 404 when issuing a key for an unknown account', async () => {
@@ -104,7 +123,7 @@ describe('API keys', () => {
 
   it('refuses a body with fields when issuing or revoking a key, issuing and revoking nothing', async () => {
     const account = await newAccount()
-    expectError(await admin.post(`/admin/accounts/${account.id}/api-keys`, { nombre: 'CRM' }), 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expectError(await admin.post(`/admin/accounts/${account.id}/api-keys`, { nombre: 'CRM' }), 400, 'Bad Request', "El cuerpo admite solo el campo 'mode', con valor 'live' o 'test'")
     expect(await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))).toHaveLength(1)
     const [key] = await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))
     expectError(await admin.raw('DELETE', `/admin/api-keys/${key!.id}`, { motivo: 'fuga' }), 400, 'Bad Request')

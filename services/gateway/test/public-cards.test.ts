@@ -55,8 +55,10 @@ describe('GET /cards/{cardId}', () => {
     const body = response.json<{ createdAt: string; events: Array<{ at: string }> }>()
     expect(body).toEqual({
       id: cardId,
+      livemode: true,
       type: 'single',
       status: 'received',
+      sendAt: null,
       campaignId: null,
       cardDesignId: account.cardDesignId,
       envelopeDesignId: account.envelopeDesignId,
@@ -86,8 +88,10 @@ describe('GET /cards/{cardId}', () => {
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
       id: cardId,
+      livemode: true,
       type: 'campaign',
       status: 'received',
+      sendAt: null,
       campaignId,
       cardDesignId: account.cardDesignId,
       envelopeDesignId: account.envelopeDesignId,

@@ -31,7 +31,7 @@ async function holdAccountRow(accountId: string) {
 async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
   const [row] = await app.db.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, key)}, 0)) AS held`)
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
   return row?.held ?? false
 }
 

@@ -1,6 +1,7 @@
 import { publicApi } from '@letters/contracts'
 import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, reasonPhrase } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
@@ -15,6 +16,7 @@ import {
   type KeyedRequest,
 } from './create-letter.js'
 import { requestFingerprint } from './idempotency.js'
+import { checkedSendAt } from './send-at.js'
 
 /** A JSON body as Fastify let it through: its envelope checked, each recipient still to be. */
 export type BulkEnvelope = Omit<publicApi.BulkLetterBody, 'recipients'> & { recipients: unknown[] }
@@ -36,9 +38,9 @@ function checkedInput(input: unknown): publicApi.BulkRecipient {
 }
 
 /** One recipient as a letter, or the 400 a POST /card with it would get. */
-function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, input: unknown): LetterDraft | ApiError {
+function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, sendAt: Date | null, input: unknown): LetterDraft | ApiError {
   try {
-    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input))
+    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), sendAt)
   } catch (error) {
     if (error instanceof ApiError) return error
     throw error
@@ -53,23 +55,25 @@ function assertRecipientCount(count: number): void {
 }
 
 /**
- * Every recipient of the request as a letter or as its refusal, in the request's order. What
- * is wrong with the request as a whole (the count, the campaign, the CSV or its header) throws
- * one ApiError for all of it.
+ * Every recipient of the request as a letter or as its refusal, in the request's order, all
+ * with the request's sendAt. What is wrong with the request as a whole (the count, sendAt, the
+ * campaign, the CSV or its header) throws one ApiError for all of it.
  */
 async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkRequest): Promise<Array<LetterDraft | ApiError>> {
   if (request.kind === 'json') {
-    const given = Object.keys(request.query)
-    if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.map((name) => `'${name}'`).join(' y ')} va en el cuerpo, no en la URL`)
+    const given = Object.keys(request.query).map((name) => `'${name}'`)
+    if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount(request.body.recipients.length)
+    const sendAt = checkedSendAt(request.body.sendAt)
     const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
-    return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, input))
+    return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, sendAt, input))
   }
   if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
   const table = parseCsv(request.text)
   assertRecipientCount(table.rows.length)
+  const sendAt = checkedSendAt(request.query.sendAt)
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
-  return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, row.input)))
+  return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, sendAt, row.input)))
 }
 
 /** What an Idempotency-Key binds: the JSON body whatever the order of its keys, or the CSV as sent with its query. */
@@ -83,15 +87,17 @@ function fingerprintOf(request: BulkRequest): string {
  * transaction (one ledger entry each), all or nothing; a balance that cannot pay for all of them
  * is a 402 and nothing is created. The invalid ones are listed in `errors`, with a null card id.
  * With an Idempotency-Key, the 200 answer is kept and replayed as for a single letter; a request
- * that creates nothing stores nothing under its key.
+ * that creates nothing stores nothing under its key. A test key's letters are checked the same
+ * way and stored uncharged.
  */
-export async function createBulk(deps: CreationDeps, accountId: string, request: BulkRequest, idempotencyKey?: string): Promise<CreationResult<BulkCreated>> {
+export async function createBulk(deps: CreationDeps, requester: KeyScope, request: BulkRequest, idempotencyKey?: string): Promise<CreationResult<BulkCreated>> {
+  const { accountId } = requester
   const keyed: KeyedRequest | undefined = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(request) }
   let letters: Array<LetterDraft | ApiError>
   try {
     letters = await bulkLetters(deps, accountId, request)
   } catch (error) {
-    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, accountId, keyed) : undefined
+    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
     if (earlier) return answerOf(earlier, 0)
     throw error
   }
@@ -105,12 +111,13 @@ export async function createBulk(deps: CreationDeps, accountId: string, request:
   if (drafts.length === 0) {
     // Nothing to charge nor to keep under the key; a retry of a request answered before (when
     // its recipients were valid) still gets that answer.
-    const earlier = await earlierAnswer(deps.db, accountId, keyed)
+    const earlier = await earlierAnswer(deps.db, requester, keyed)
     if (earlier) return answerOf(earlier, 0)
     return { status: 200, body, replayed: false }
   }
   const outcome = await submitOrder(deps.intake, {
     accountId,
+    livemode: requester.livemode,
     letters: drafts,
     idempotency: keyed && { ...keyed, response: { status: 200, body } },
   })

@@ -5,10 +5,12 @@ import { isAssignedCountry, isPostalCodeOf, publicApi } from '@letters/contracts
 import type { Db, Executor, Recipient } from '@letters/db'
 import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type LetterOrder, type OrderOutcome, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { inFlight, keyReused, requestFingerprint } from './idempotency.js'
+import { checkedSendAt } from './send-at.js'
 
 export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
@@ -148,6 +150,7 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     message: checkedMessage(body.message ?? ''),
     recipient,
     cost: costOf(letterCosts, recipient.country),
+    sendAt: checkedSendAt(body.sendAt),
   }
   assertDrawable(draft)
   return draft
@@ -156,9 +159,10 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
 /**
  * The one way a campaign and one recipient become a letter, for POST /card and for each recipient
  * of a bulk request: the recipient's address, the campaign's variables filled in, the font able
- * to write it all, the cost. Throws the ApiError (400) a POST /card with this recipient gets.
+ * to write it all, the cost; `sendAt` is the request's, checked (checkedSendAt). Throws the
+ * ApiError (400) a POST /card with this recipient gets.
  */
-export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign: CampaignForLetter, input: publicApi.BulkRecipient): LetterDraft {
+export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign: CampaignForLetter, input: publicApi.BulkRecipient, sendAt: Date | null): LetterDraft {
   const recipient = checkedRecipient(input)
   const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
   const draft: LetterDraft = {
@@ -172,6 +176,7 @@ export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign
     message: checkedMessage(message),
     recipient,
     cost: costOf(letterCosts, recipient.country),
+    sendAt,
   }
   assertDrawable(draft)
   return draft
@@ -206,8 +211,8 @@ export function answerOf<Body>(outcome: UnstoredOutcome, letters: number): Creat
  * gateway answers without storing anything (a refusal that may depend on data changed since, a
  * campaign deactivated): a retry of a request answered before gets that answer, not a new one.
  */
-export async function earlierAnswer(db: Db, accountId: string, keyed: KeyedRequest | undefined): Promise<UnstoredOutcome | undefined> {
-  return keyed && answeredBefore(db, accountId, keyed.key, keyed.fingerprint)
+export async function earlierAnswer(db: Db, requester: KeyScope, keyed: KeyedRequest | undefined): Promise<UnstoredOutcome | undefined> {
+  return keyed && answeredBefore(db, requester, keyed.key, keyed.fingerprint)
 }
 
 /**
@@ -227,29 +232,33 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
 /**
  * The creation path of POST /single and POST /card: checks, then the intake. The only entry
  * point. A request that fails (400, 402, a crash) leaves its Idempotency-Key free for the
- * client's retry.
+ * client's retry. A test key's letter is checked the same way and stored uncharged.
  */
 export async function createLetter(
   deps: CreationDeps,
-  accountId: string,
+  requester: KeyScope,
   request: LetterRequest,
   idempotencyKey?: string,
 ): Promise<CreationResult> {
   const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: requestFingerprint(request.kind, request.body) }
+  const { accountId } = requester
   let draft: LetterDraft
   try {
-    draft =
-      request.kind === 'single'
-        ? singleLetterDraft(deps.letterCosts, request.body)
-        : campaignLetterDraft(deps.letterCosts, await loadCampaign(deps.db, accountId, request.body.campaignId), request.body)
+    if (request.kind === 'single') draft = singleLetterDraft(deps.letterCosts, request.body)
+    else {
+      const sendAt = checkedSendAt(request.body.sendAt)
+      draft = campaignLetterDraft(deps.letterCosts, await loadCampaign(deps.db, accountId, request.body.campaignId), request.body, sendAt)
+    }
   } catch (error) {
-    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, accountId, keyed) : undefined
+    // A retry of a request answered before gets that answer, even if what it named changed since.
+    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
     if (earlier) return answerOf(earlier, 1)
     throw error
   }
   const body: publicApi.LetterCreated = { success: true, cardId: draft.id }
   const outcome = await submitOrder(deps.intake, {
     accountId,
+    livemode: requester.livemode,
     letters: [draft],
     idempotency: keyed && { ...keyed, response: { status: 200, body } },
   })

@@ -3,9 +3,12 @@ import { crc32 } from 'node:zlib'
 import { and, eq, isNull } from 'drizzle-orm'
 import { apiKeys, type Executor } from '@letters/db'
 
-/** Live keys; a key's kind is its prefix (`lk_<kind>_`), which the checksum covers. */
+/** A key's mode is its prefix (`lk_<mode>_`), which the checksum covers. */
 export const API_KEY_PREFIX = 'lk_live_'
+export const TEST_API_KEY_PREFIX = 'lk_test_'
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
+
+export type ApiKeyMode = 'live' | 'test'
 
 /** `lk_<kind>_`, 32 random bytes and the CRC-32 of both (4 bytes), base64url. */
 const CHECKSUMMED_KEY = /^(lk_[a-z]+_[A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
@@ -43,15 +46,18 @@ export function apiKeyFormat(key: string): 'checksummed' | 'legacy' | undefined 
   return LEGACY_KEY.test(key) ? 'legacy' : undefined
 }
 
-/** Stores the hash of a new key and returns the key itself, which is shown once and never again. */
-export async function issueApiKey(ex: Executor, accountId: string): Promise<{ id: string; apiKey: string }> {
-  const apiKey = generateApiKey()
+/**
+ * Stores the hash of a new key and returns the key itself, which is shown once and never again.
+ * A test key's letters are checked like live ones but never charged nor printed.
+ */
+export async function issueApiKey(ex: Executor, accountId: string, mode: ApiKeyMode = 'live'): Promise<{ id: string; apiKey: string; mode: ApiKeyMode }> {
+  const apiKey = generateApiKey(mode === 'live' ? API_KEY_PREFIX : TEST_API_KEY_PREFIX)
   const [row] = await ex
     .insert(apiKeys)
-    .values({ accountId, keyHash: hashApiKey(apiKey), displayPrefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH) })
+    .values({ accountId, keyHash: hashApiKey(apiKey), displayPrefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH), livemode: mode === 'live' })
     .returning({ id: apiKeys.id })
   if (!row) throw new Error('api key insert returned nothing')
-  return { id: row.id, apiKey }
+  return { id: row.id, apiKey, mode }
 }
 
 /** Revokes a key; revoking one already revoked changes nothing. Returns false for an unknown key. */

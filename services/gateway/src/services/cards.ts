@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { publicApi } from '@letters/contracts'
 import { letterJsonSql, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -28,14 +29,14 @@ type CardRow = {
 const cardColumns = sql`${sql.raw(letterJsonSql('l'))} AS card, l.id,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
 
-/** One letter of the account with its history; another account's letter does not exist. */
-export async function getCard(ex: Executor, accountId: string, cardId: string): Promise<publicApi.Card> {
+/** One letter of the key's account and mode with its history; another account's letter, or a letter of the other mode, does not exist. */
+export async function getCard(ex: Executor, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
   assertCardId(cardId)
   const [row] = await ex.execute<CardRow & { events: Array<{ status: publicApi.Card['status']; at: string; detail: string | null }> }>(sql`
     SELECT ${cardColumns},
       COALESCE((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                 FROM letter_events e WHERE e.letter_id = l.id), '[]') AS events
-    FROM letters l WHERE l.id = ${cardId}::uuid AND l.account_id = ${accountId}::uuid`)
+    FROM letters l WHERE l.id = ${cardId}::uuid AND l.account_id = ${scope.accountId}::uuid AND l.livemode = ${scope.livemode}`)
   if (!row) throw cardNotFound()
   return { ...row.card, events: row.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })) }
 }
@@ -57,17 +58,17 @@ function decodeCursor(cursor: string): { position: string; id: string } {
 }
 
 /**
- * The account's letters, newest first, a page at a time. The order is spelt NULLS LAST, like
- * letters_account_created_idx (both columns are NOT NULL, so it changes nothing else): a bare
+ * The key's letters (its account's, of its mode), newest first, a page at a time. The order is
+ * spelt NULLS LAST, like letters_account_mode_created_idx (both columns are NOT NULL, so it changes nothing else): a bare
  * DESC means NULLS FIRST, which that index cannot serve, and Postgres would then read and sort
  * every letter of the account for each page.
  */
-export async function listCards(ex: Executor, accountId: string, query: publicApi.CardListQuery) {
+export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const rows = await ex.execute<CardRow>(sql`
     SELECT ${cardColumns} FROM letters l
-    WHERE l.account_id = ${accountId}::uuid
+    WHERE l.account_id = ${scope.accountId}::uuid AND l.livemode = ${scope.livemode}
       ${query.status ? sql`AND l.status = ${query.status}` : sql``}
       ${query.campaignId ? sql`AND l.campaign_id = ${query.campaignId}::uuid` : sql``}
       ${after ? sql`AND (l.created_at, l.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}

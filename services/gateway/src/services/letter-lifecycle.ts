@@ -2,12 +2,13 @@ import type { publicApi } from '@letters/contracts'
 import { refund } from '@letters/credits'
 import { moveLetter, type Db, type LetterStatus } from '@letters/db'
 import { conflict } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
 
-const cancellable: LetterStatus[] = ['received', 'ready_for_print']
+const cancellable = ['scheduled', 'received', 'ready_for_print'] as const satisfies LetterStatus[]
 
 /** Why a letter in each other status cannot be cancelled any more. */
-const notCancellable: Record<Exclude<LetterStatus, 'received' | 'ready_for_print'>, string> = {
+const notCancellable: Record<Exclude<LetterStatus, (typeof cancellable)[number]>, string> = {
   printing: 'La carta ya está en producción y no se puede cancelar',
   printed: 'La carta ya está impresa y no se puede cancelar',
   mailed: 'La carta ya se entregó a correos y no se puede cancelar',
@@ -17,34 +18,37 @@ const notCancellable: Record<Exclude<LetterStatus, 'received' | 'ready_for_print
 }
 
 /**
- * Cancels a letter that has not reached the floor: `cancelled`, its event and the refund in one
- * transaction. Its pending jobs stay queued and are skipped when they run (the workers only move
+ * Cancels a letter that has not reached the floor (a scheduled one included): `cancelled`, its
+ * event and the refund in one transaction; a test letter was never charged, so nothing is
+ * refunded. Its pending jobs stay queued and are skipped when they run (the workers only move
  * a letter from the status they expect).
  */
-export async function cancelCard(db: Db, accountId: string, cardId: string): Promise<publicApi.Card> {
+export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
   assertCardId(cardId)
+  const { accountId } = scope
   await db.transaction(async (tx) => {
     const { moved, letter } = await moveLetter(tx, cardId, {
       accountId,
+      livemode: scope.livemode,
       from: cancellable,
       to: 'cancelled',
-      detail: ({ cost }) => `Cancelada por el cliente; ${cost} créditos devueltos`,
+      detail: ({ cost, livemode }) => (livemode ? `Cancelada por el cliente; ${cost} créditos devueltos` : 'Cancelada por el cliente; carta de prueba, sin cargo que devolver'),
     })
     if (!letter) throw cardNotFound()
     if (!moved) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
-    await refund(tx, accountId, letter.cost, cardId, 'cancelled by the client')
+    if (letter.livemode) await refund(tx, accountId, letter.cost, cardId, 'cancelled by the client')
   })
-  return getCard(db, accountId, cardId)
+  return getCard(db, scope, cardId)
 }
 
 /** Ops hand a printed letter to the post: `printed` → `mailed`. */
 export async function markMailed(db: Db, cardId: string): Promise<publicApi.Card> {
-  const accountId = await db.transaction(async (tx) => {
+  const owner = await db.transaction(async (tx) => {
     const { moved, letter } = await moveLetter(tx, cardId, { from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
     if (!letter) throw cardNotFound()
     if (letter.status === 'mailed') throw conflict('La carta ya está marcada como enviada')
     if (!moved) throw conflict(`Solo una carta impresa puede marcarse como enviada; esta está en estado '${letter.status}'`)
-    return letter.accountId
+    return { accountId: letter.accountId, livemode: letter.livemode }
   })
-  return getCard(db, accountId, cardId)
+  return getCard(db, owner, cardId)
 }

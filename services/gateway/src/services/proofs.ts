@@ -6,6 +6,7 @@ import { letters, senders, type Db } from '@letters/db'
 import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterRecord, type LetterToRender, type RenderPool } from '@letters/render'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 
 export interface ProofSources {
   db: Db
@@ -31,7 +32,7 @@ export const proofKey = (letterId: string) => `${letterId}/proof-r${DRAWING_REVI
  * name and address are never edited), so the first proof drawn then is kept in the artifact
  * store and served from there afterwards.
  */
-export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, accountId: string, cardId: string): Promise<Buffer> {
+export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string): Promise<Buffer> {
   assertCardId(cardId)
   // The kept proof is looked for while the letter is read, not after: one wait fewer. It is
   // served only once the row shows the letter is the account's and final.
@@ -41,7 +42,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, a
     .select({ fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
-    .where(and(eq(letters.id, cardId), eq(letters.accountId, accountId)))
+    .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
   if (!row) throw cardNotFound()
   // Checked when the letter was created; a font later removed from the catalogue is a bug of ours.
   if (!isFontName(row.fontName)) throw new Error(`letter ${cardId} uses the unknown font ${row.fontName}`)

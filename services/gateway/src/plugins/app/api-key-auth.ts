@@ -10,7 +10,12 @@ import { apiKeyFormat, hashApiKey, revokeApiKey } from '../../services/api-keys.
 export interface Caller {
   accountId: string
   keyId: string
+  /** False for a test key: it sees and makes only test letters and test webhook endpoints. */
+  livemode: boolean
 }
+
+/** What a key sees: its account's letters and webhook endpoints of its own mode, live or test. */
+export type KeyScope = Pick<Caller, 'accountId' | 'livemode'>
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,7 +85,7 @@ export class ApiKeyAuth {
 
   private async lookUp(keyHash: string): Promise<Caller | null> {
     const [row] = await this.db
-      .select({ keyId: apiKeys.id, accountId: apiKeys.accountId })
+      .select({ keyId: apiKeys.id, accountId: apiKeys.accountId, livemode: apiKeys.livemode })
       .from(apiKeys)
       .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     const caller = row ?? null

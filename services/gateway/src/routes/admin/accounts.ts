@@ -20,10 +20,10 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/accounts/:id/api-keys',
-    { schema: { params: IdParams, body: NoBody, response: { 201: admin.CreatedApiKey, ...errorResponses(400, 401, 404, 500) } } },
+    { schema: { params: IdParams, body: admin.IssueApiKeyBody, response: { 201: admin.CreatedApiKey, ...errorResponses(400, 401, 404, 415, 500) } } },
     async (request, reply) => {
       if (!(await findAccount(app.db, request.params.id))) throw accountNotFound()
-      return reply.status(201).send(await issueApiKey(app.db, request.params.id))
+      return reply.status(201).send(await issueApiKey(app.db, request.params.id, request.body?.mode))
     },
   )
 

@@ -9,13 +9,13 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/cards',
     { schema: { summary: 'List your letters, newest first (filter by status or campaign; paginate with cursor)', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, querystring: publicApi.CardListQuery, response: { 200: publicApi.CardList, ...errorResponses(400, 401, 429, 500, 503) } } },
-    async (request) => listCards(app.db, request.caller!.accountId, request.query),
+    async (request) => listCards(app.db, request.caller!, request.query),
   )
 
   app.get(
     '/cards/:cardId',
     { schema: { summary: 'A letter with its status history', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Card, ...errorResponses(401, 404, 429, 500, 503) } } },
-    async (request) => getCard(app.db, request.caller!.accountId, request.params.cardId),
+    async (request) => getCard(app.db, request.caller!, request.params.cardId),
   )
 
   app.get(
@@ -25,7 +25,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
       config: { rateLimit: proofRateLimit(app.config) },
     },
     async (request, reply) => {
-      const pdf = await cardProof(app, request.log, request.caller!.accountId, request.params.cardId)
+      const pdf = await cardProof(app, request.log, request.caller!, request.params.cardId)
       return reply
         .type('application/pdf')
         .header('content-disposition', `inline; filename="carta-${request.params.cardId}.pdf"`)
@@ -38,7 +38,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/cards/:cardId',
     { schema: { summary: 'Cancel a letter the print floor has not taken yet, refunding its credits', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, body: NoBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 429, 500, 503) } } },
-    async (request) => cancelCard(app.db, request.caller!.accountId, request.params.cardId),
+    async (request) => cancelCard(app.db, request.caller!, request.params.cardId),
   )
 }
 
