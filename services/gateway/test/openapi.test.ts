@@ -90,10 +90,13 @@ describe('GET /openapi.json', () => {
     expect(json.properties.recipients.maxItems).toBe(1000)
     expect(json.properties.recipients.items.required).toEqual(['name', 'surname', 'address', 'zip', 'city', 'country'])
     const card = document.paths['/card']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown> }
-    const { campaignId: _campaignId, ...cardRecipient } = card.properties
+    // POST /card's fields but the two a bulk request gives once for all its recipients.
+    const { campaignId: _campaignId, sendAt, ...cardRecipient } = card.properties
     expect(json.properties.recipients.items.properties).toEqual(cardRecipient)
+    expect((json.properties as Record<string, unknown>).sendAt).toEqual(sendAt)
     expect(content['text/csv']!.schema).toMatchObject({ type: 'string' })
     expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'campaignId', required: false }))
+    expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'sendAt', required: false }))
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '415', '422', '429', '500', '503'])
   })
 

@@ -123,6 +123,23 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 5, letters: [] })
   })
 
+  it('schedules every row for the sendAt of the query', async () => {
+    const { account, postCsv, campaignId } = await accountWithCampaign()
+    const sendAt = '2030-12-24T09:00:00+01:00'
+    const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X', 'Bea,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
+    // Past the 180 days a letter may wait, then within them.
+    expectError(await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(sendAt)}`), 400, 'Bad Request', /está a más de 180 días$/)
+    const soon = new Date(Date.now() + 3_600_000).toISOString()
+    const response = await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(soon)}`)
+    expect(response.statusCode, response.body).toBe(200)
+    const stored = await lettersOf(response.json<BulkAnswer>())
+    expect(stored.map((letter) => [letter?.status, letter?.sendAt?.toISOString()])).toEqual([
+      ['scheduled', soon],
+      ['scheduled', soon],
+    ])
+    expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94, jobs: [] })
+  })
+
   it('replays a CSV request under its Idempotency-Key, and refuses another CSV under it with 422', async () => {
     const { account, postCsv } = await accountWithCampaign()
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')

@@ -274,6 +274,50 @@ describe('Idempotency-Key on POST /cards/bulk', () => {
   })
 })
 
+describe('scheduled and test-mode bulk requests', () => {
+  it('schedules every letter of a request with sendAt: charged now, each scheduled for that time, none queued yet', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const sendAt = new Date(Date.now() + 2 * 86_400_000)
+    const response = await client.post('/cards/bulk', { campaignId, sendAt: sendAt.toISOString(), recipients: [recipient(), recipient({ zip: 'nope' }), recipient({ name: 'Otra' })] })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body.created).toBe(2)
+    const stored = [...(await lettersById(body.cardIds.filter((id): id is string => id !== null))).values()]
+    expect(stored.map((letter) => [letter.status, letter.sendAt?.toISOString()])).toEqual([
+      ['scheduled', sendAt.toISOString()],
+      ['scheduled', sendAt.toISOString()],
+    ])
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 94, jobs: [] })
+  })
+
+  it.each([
+    ['not a date', 'mañana', /no es una fecha y hora válida con zona horaria$/],
+    ['without a time zone', '2030-01-01T10:00:00', /no es una fecha y hora válida con zona horaria$/],
+    ['in the past', '2020-01-01T10:00:00Z', /está a menos de 1 minuto$/],
+  ])('refuses the whole request for a sendAt %s, creating nothing', async (_name, sendAt, message) => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    expectError(await client.post('/cards/bulk', { campaignId, sendAt, recipients: [recipient()] }), 400, 'Bad Request', message)
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it("creates a test key's letters as a live key's, charging nothing, and still refuses what the balance could not pay", async () => {
+    const { account, campaignId } = await accountWithCampaign(6)
+    const issued = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
+    expect(issued.statusCode, issued.body).toBe(201)
+    const testClient = publicClient(app, issued.json<{ apiKey: string }>().apiKey)
+    const response = await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient({ zip: 'nope' }), recipient()] })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body).toMatchObject({ created: 2, errors: [{ index: 1 }] })
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 6, charges: [] })
+    expect(state.letters.map((letter) => letter.livemode)).toEqual([false, false])
+    expectError(await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient(), recipient()] }), 402, 'Payment Required', 'Créditos insuficientes: las 3 cartas cuestan 9 créditos y el saldo de la cuenta es 6')
+    expect((await moneyState(app.db, account.id)).letters).toHaveLength(2)
+  })
+})
+
 describe('bulk requests in parallel', () => {
   it('lets exactly 40 of 100 parallel bulk requests through on credits for 40, each all or nothing, and the ledger agrees', async () => {
     const { account, client, campaignId } = await accountWithCampaign(40 * 5 * 3)
