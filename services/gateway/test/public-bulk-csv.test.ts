@@ -193,6 +193,10 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
+  it('refuses a malformed Content-Type with 400', async () => {
+    expectError(await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset' }), 400, 'Bad Request', "La cabecera Content-Type ('text/csv; charset') no es válida")
+  })
+
   it('answers 401 to a CSV without a key', async () => {
     const response = await app.inject({ method: 'POST', url: `/cards/bulk?campaignId=${owner.campaignId}`, headers: { 'content-type': 'text/csv' }, payload: lines(header, row) })
     expectError(response, 401, 'Unauthorized')

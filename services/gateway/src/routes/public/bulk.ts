@@ -2,7 +2,7 @@ import contentType from 'content-type'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { Type, type TSchema } from 'typebox'
-import { errorResponses, publicApi } from '@letters/contracts'
+import { errorResponses, publicApi, strict } from '@letters/contracts'
 import { ApiError, badRequest } from '../../errors.js'
 import { decodeCsv } from '../../letters/bulk-csv.js'
 import { createBulk, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
@@ -13,14 +13,14 @@ import { creationHeaders, sendCreation } from './letters.js'
  * 8 MiB, this route only: 1,000 recipients of a few kilobytes each (long addresses, a campaign's
  * variables), where a single letter's 64 KiB would refuse an ordinary campaign.
  */
-export const BULK_BODY_LIMIT_BYTES = 8 * 1024 * 1024
+const BULK_BODY_LIMIT_BYTES = 8 * 1024 * 1024
 
 const response = { 200: publicApi.BulkLettersCreated, ...errorResponses(400, 401, 402, 409, 413, 415, 422, 429, 500, 503) }
 
 /**
- * What Fastify checks of a JSON body: the documented schema but its recipients, which the
- * creation checks one by one (a bad recipient is listed in `errors`, not the request refused),
- * and but their number, whose excess is a 413 that names it.
+ * What Fastify checks of a JSON body: the documented schema, except for the recipients
+ * themselves, which the creation checks one by one (a bad recipient is listed in `errors`, not
+ * the whole request refused), and for their maximum, whose excess is a 413 naming the count.
  */
 const JsonEnvelope = Type.Object(
   {
@@ -30,7 +30,7 @@ const JsonEnvelope = Type.Object(
       errorMessage: `El campo 'recipients' debe ser una lista de 1 a ${publicApi.BULK_MAX_RECIPIENTS} destinatarios`,
     }),
   },
-  { additionalProperties: false },
+  strict,
 )
 
 /**
@@ -95,7 +95,11 @@ const bulk: FastifyPluginAsyncTypebox = async (app) => {
 
 /** The `charset` parameter of the request's Content-Type, if it has one. */
 function charsetOf(request: FastifyRequest): string | undefined {
-  return contentType.parse(request).parameters.charset
+  try {
+    return contentType.parse(request).parameters.charset
+  } catch {
+    throw badRequest(`La cabecera Content-Type ('${request.headers['content-type']}') no es válida`)
+  }
 }
 
 export default bulk
