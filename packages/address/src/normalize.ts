@@ -1,7 +1,7 @@
 import countries from 'i18n-iso-countries'
 import spanish from 'i18n-iso-countries/langs/es.json' with { type: 'json' }
-import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator'
 import type { Recipient } from '@letters/contracts'
+import { isPostalCodeOf } from './rules.js'
 import { spanishProvinces } from './spanish-provinces.js'
 import { expandStreetType } from './street.js'
 import { collapseSpaces, fixCasing, foldForComparison } from './text.js'
@@ -72,7 +72,7 @@ export function normalizeAddress(input: AddressInput): NormalizedAddress {
 
   const spacedZip = change('zip', input.zip, collapseSpaces(input.zip).toUpperCase(), 'espacios y mayúsculas') ?? ''
   const zip = change('zip', spacedZip, padZip(spacedZip, country), 'ceros iniciales') ?? ''
-  if (postcodeValidatorExistsForCountry(country) && !postcodeValidator(zip, country)) {
+  if (!isPostalCodeOf(zip, country)) {
     problems.push(`el código postal '${zip}' no tiene el formato de ${countryName || country}`)
   }
 

@@ -224,6 +224,7 @@ export const outbox = pgTable(
     id: id(),
     queue: text('queue').notNull(),
     jobName: text('job_name').notNull(),
+    /** A job's data (JobPayloads in packages/contracts): written by `enqueue`, which types it by the job's name. */
     payload: jsonb('payload').$type<Record<string, string>>().notNull(),
     createdAt: createdAt(),
     sentAt: timestamp('sent_at', { withTimezone: true }),

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from './client.js'
 import { letterEventType, type LetterStatus } from '@letters/contracts'
+import { outboxTargetSql } from './outbox.js'
 
 const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
@@ -51,5 +52,5 @@ export async function recordLetterWebhooks(tx: Tx, letterId: string, status: Let
       RETURNING id
     )
     INSERT INTO outbox (id, queue, job_name, payload)
-    SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM events`)
+    SELECT id, ${sql.raw(outboxTargetSql('deliver-webhook'))}, jsonb_build_object('eventId', id) FROM events`)
 }

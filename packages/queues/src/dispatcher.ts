@@ -1,6 +1,6 @@
 import { inArray, sql } from 'drizzle-orm'
 import type { Logger } from './queues.js'
-import { queueNames, type QueueName } from '@letters/contracts'
+import { isJobName, queueNames, queueOfJob } from '@letters/contracts'
 import { outbox, type Db } from '@letters/db'
 import type { Queues } from './queues.js'
 import { Pause, withTimeout } from './timing.js'
@@ -56,8 +56,10 @@ export class OutboxDispatcher {
         LIMIT ${this.batchSize}
         FOR UPDATE SKIP LOCKED`)
       if (rows.length === 0) return 0
+      // A row is sent only if the registry knows its job and puts it on the queue the row names.
+      const known = rows.filter((row) => isJobName(row.job_name) && queueOfJob[row.job_name] === row.queue)
       for (const queue of queueNames) {
-        const jobs = rows.filter((row) => row.queue === queue)
+        const jobs = known.filter((row) => row.queue === queue)
         if (jobs.length > 0) {
           const added = this.queues[queue].addBulk(jobs.map((row) => ({ name: row.job_name, data: row.payload, opts: { jobId: row.id } })))
           // A late add after the timeout is harmless: the rows stay unsent and go again with the same ids.
@@ -65,9 +67,11 @@ export class OutboxDispatcher {
           await withTimeout(added, this.sendTimeoutMs, `adding ${jobs.length} ${queue} jobs`)
         }
       }
-      const unknown = rows.filter((row) => !(queueNames as readonly string[]).includes(row.queue))
-      if (unknown.length > 0) this.log.error({ ids: unknown.map((row) => row.id) }, 'outbox rows name an unknown queue; left unsent')
-      const sent = rows.filter((row) => (queueNames as readonly string[]).includes(row.queue as QueueName)).map((row) => row.id)
+      if (known.length < rows.length) {
+        const unknown = rows.filter((row) => !known.includes(row)).map((row) => ({ id: row.id, queue: row.queue, job: row.job_name }))
+        this.log.error({ rows: unknown }, 'outbox rows name a job the registry does not know, or put it on another queue; left unsent')
+      }
+      const sent = known.map((row) => row.id)
       await tx.update(outbox).set({ sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` }).where(inArray(outbox.id, sent))
       return sent.length
     })

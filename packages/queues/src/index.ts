@@ -1,3 +1,4 @@
+export { jobWorker } from './job-worker.js'
 export { OutboxDispatcher, type DispatcherOptions } from './dispatcher.js'
 export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Logger, type Queues } from './queues.js'
 export { LetterClock, RELEASED_DETAIL, TEST_MAILED_DETAIL, type LetterClockOptions } from './letter-clock.js'

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
-import { moveLetter, outbox, type Db } from '@letters/db'
+import { enqueue, moveLetter, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
 import { Pause, withTimeout } from './timing.js'
@@ -119,7 +119,7 @@ export class Reconciler {
       for (const letter of lost) {
         const jobName = jobOfStatus[letter.status]
         await moveLetter(tx, letter.id, { from: [letter.status], to: letter.status, detail: RESUMED_DETAIL })
-        await tx.insert(outbox).values({ queue: queueOfJob[jobName], jobName, payload: { letterId: letter.id } })
+        await enqueue(tx, { name: jobName, data: { letterId: letter.id } })
       }
       return { lost, last }
     })

@@ -14,13 +14,22 @@ export async function moneyState(db: Db, accountId: string) {
   return { balance: account!.balance, letters: letterRows, entries, charges: entries.filter((entry) => entry.kind === 'charge'), jobs }
 }
 
-/** The ledger agrees with the letters: one charge per letter, of its cost, and the balance is the entries' sum. */
+/**
+ * The ledger agrees with the letters: one charge per live letter (a test letter has none), of its
+ * cost, and the balance is the entries' sum; each letter sent at once has one address job, and a
+ * scheduled one at most one (written when the clock releases it).
+ */
 export async function expectLedgerMatchesLetters(db: Db, accountId: string) {
   const state = await moneyState(db, accountId)
   expect(state.entries.reduce((sum, entry) => sum + entry.amount, 0)).toBe(state.balance)
-  expect(state.charges.map((entry) => entry.letterId).sort()).toEqual(state.letters.map((letter) => letter.id).sort())
+  const ids = (rows: Array<{ id: string }>) => rows.map((row) => row.id).sort()
+  expect(state.charges.map((entry) => entry.letterId).sort()).toEqual(ids(state.letters.filter((letter) => letter.livemode)))
   const costs = new Map(state.letters.map((letter) => [letter.id, letter.cost]))
   for (const charge of state.charges) expect(-charge.amount).toBe(costs.get(charge.letterId!))
-  expect(state.jobs.map((job) => job.payload.letterId).sort()).toEqual(state.letters.map((letter) => letter.id).sort())
+  const jobLetters = state.jobs.map((job) => job.payload.letterId!)
+  const immediate = new Set(ids(state.letters.filter((letter) => letter.sendAt === null)))
+  expect(jobLetters.filter((id) => immediate.has(id)).sort()).toEqual([...immediate].sort())
+  const scheduledJobs = jobLetters.filter((id) => !immediate.has(id))
+  expect(new Set(scheduledJobs).size).toBe(scheduledJobs.length)
   return state
 }

@@ -10,7 +10,7 @@ import {
   type WebhookDeliveryQuery,
   type WebhookEndpoint,
 } from '@letters/contracts'
-import { outbox, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
+import { enqueue, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
@@ -102,7 +102,7 @@ export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<
     if (endpoint.disabled) throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
     const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
     const [event] = await tx.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` }).returning({ id: webhookEvents.id })
-    await tx.insert(outbox).values({ id: event!.id, queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: event!.id } })
+    await enqueue(tx, { name: 'deliver-webhook', id: event!.id, data: { eventId: event!.id } })
     return { eventId: event!.id, type: 'webhook.test' as const }
   })
 }
