@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf } from '@letters/address'
-import { publicApi } from '@letters/contracts'
+import { publicApi, type CampaignVariable } from '@letters/contracts'
 import type { Db, Executor, Recipient } from '@letters/db'
 import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type LetterOrder, type OrderOutcome, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
@@ -85,7 +85,7 @@ export type CampaignForLetter = {
   sender_id: string
   font_name: string | null
   message: string
-  variables: Array<{ name: string; maxSize: number; defaultValue: string | null }>
+  variables: Array<Omit<CampaignVariable, 'example'>>
 }
 
 /** The campaign with its variables, in one round trip; only the account's own, and only an active one (else 400). */
