@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { Label, NON_BLANK, NamedEntry, Uuid, strict } from './common.js'
+import { Label, NON_BLANK, NamedEntry, Recipient, Uuid, VerifiedAddress, strict } from './common.js'
+import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField } from './fonts.js'
 import { letterStatuses } from './letter-statuses.js'
 
@@ -200,25 +201,12 @@ export const CampaignList = Type.Object({
     Type.Object({
       id: Type.String({ format: 'uuid' }),
       name: Type.String(),
-      variables: Type.Array(
-        Type.Object({ name: Type.String(), maxSize: Type.Integer(), defaultValue: Type.Union([Type.String(), Type.Null()]), example: Type.String() }),
-      ),
+      variables: Type.Array(CampaignVariable),
     }),
   ),
 })
 
 const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
-
-const Recipient = Type.Object({
-  name: Type.String(),
-  surname: Type.String(),
-  company: Type.Union([Type.String(), Type.Null()]),
-  address: Type.String(),
-  zip: Type.String(),
-  city: Type.String(),
-  province: Type.Union([Type.String(), Type.Null()]),
-  country: Type.String(),
-})
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
@@ -233,7 +221,7 @@ const cardFields = {
   fontName: Type.String(),
   message: Type.String(),
   recipient: Recipient,
-  address: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  address: Type.Union([VerifiedAddress, Type.Null()], { description: 'The address as verified and normalized for the post; null until the address stage has seen the letter.' }),
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
-import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
+import { describeLetter, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { handedOverFiles, handOver } from './print-handoffs.js'
@@ -54,7 +54,7 @@ async function letterToRender(db: Db, letterId: string): Promise<LetterToRender>
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as LetterRecord['recipient'] })
+  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address })
 }
 
 /**

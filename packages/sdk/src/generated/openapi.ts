@@ -1416,8 +1416,26 @@ export interface paths {
                                     province: string | null;
                                     country: string;
                                 };
+                                /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                                 address: {
-                                    [key: string]: unknown;
+                                    name: string;
+                                    surname: string;
+                                    company: string | null;
+                                    address: string;
+                                    zip: string;
+                                    city: string;
+                                    province: string | null;
+                                    country: string;
+                                    countryName: string;
+                                    deliverability: "deliverable" | "corrected" | "undeliverable";
+                                    changes: {
+                                        field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                        from: string | null;
+                                        to: string | null;
+                                        reason: string;
+                                    }[];
+                                    problems: string[];
+                                    verifiedBy: string;
                                 } | null;
                                 cost: number;
                                 /** Format: date-time */
@@ -1556,8 +1574,26 @@ export interface paths {
                                 province: string | null;
                                 country: string;
                             };
+                            /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                             address: {
-                                [key: string]: unknown;
+                                name: string;
+                                surname: string;
+                                company: string | null;
+                                address: string;
+                                zip: string;
+                                city: string;
+                                province: string | null;
+                                country: string;
+                                countryName: string;
+                                deliverability: "deliverable" | "corrected" | "undeliverable";
+                                changes: {
+                                    field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                    from: string | null;
+                                    to: string | null;
+                                    reason: string;
+                                }[];
+                                problems: string[];
+                                verifiedBy: string;
                             } | null;
                             cost: number;
                             /** Format: date-time */
@@ -1691,8 +1727,26 @@ export interface paths {
                                 province: string | null;
                                 country: string;
                             };
+                            /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                             address: {
-                                [key: string]: unknown;
+                                name: string;
+                                surname: string;
+                                company: string | null;
+                                address: string;
+                                zip: string;
+                                city: string;
+                                province: string | null;
+                                country: string;
+                                countryName: string;
+                                deliverability: "deliverable" | "corrected" | "undeliverable";
+                                changes: {
+                                    field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                    from: string | null;
+                                    to: string | null;
+                                    reason: string;
+                                }[];
+                                problems: string[];
+                                verifiedBy: string;
                             } | null;
                             cost: number;
                             /** Format: date-time */

@@ -1,7 +1,7 @@
 import { CsvError, parse } from 'csv-parse/sync'
 import { publicApi } from '@letters/contracts'
 import { ApiError, badRequest } from '../errors.js'
-import type { CampaignForLetter } from './create-letter.js'
+import type { CampaignForLetter } from '../services/campaigns.js'
 
 /** A CSV body's rows, cells as text: the header, then one row per recipient. */
 export interface CsvTable {

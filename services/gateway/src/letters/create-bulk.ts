@@ -2,15 +2,14 @@ import { publicApi } from '@letters/contracts'
 import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, reasonPhrase } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
   answerOf,
   campaignLetterDraft,
   earlierAnswer,
-  loadCampaign,
   submitOrder,
-  type CampaignForLetter,
   type CreationDeps,
   type CreationResult,
   type KeyedRequest,

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf } from '@letters/address'
 import { publicApi } from '@letters/contracts'
-import type { Db, Executor, Recipient } from '@letters/db'
+import type { Db, Recipient } from '@letters/db'
 import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type LetterOrder, type OrderOutcome, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
@@ -77,31 +77,6 @@ function checkedMessage(message: string): string {
 }
 
 /** What a campaign's letters take from it. */
-export type CampaignForLetter = {
-  id: string
-  active: boolean
-  card_design_id: string
-  envelope_design_id: string
-  sender_id: string
-  font_name: string | null
-  message: string
-  variables: Array<{ name: string; maxSize: number; defaultValue: string | null }>
-}
-
-/** The campaign with its variables, in one round trip; only the account's own, and only an active one (else 400). */
-export async function loadCampaign(db: Executor, accountId: string, campaignId: string): Promise<CampaignForLetter> {
-  const [campaign] = await db.execute<CampaignForLetter>(sql`
-    SELECT c.id, c.active, c.card_design_id, c.envelope_design_id, c.sender_id, c.font_name, c.message,
-      COALESCE(json_agg(json_build_object('name', v.name, 'maxSize', v.max_size, 'defaultValue', v.default_value) ORDER BY v.position)
-        FILTER (WHERE v.name IS NOT NULL), '[]') AS variables
-    FROM campaigns c LEFT JOIN campaign_variables v ON v.campaign_id = c.id
-    WHERE c.id = ${campaignId}::uuid AND c.account_id = ${accountId}::uuid
-    GROUP BY c.id`)
-  if (!campaign) throw badRequest("El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
-  if (!campaign.active) throw badRequest('La campaña no está activa')
-  return campaign
-}
-
 /** The campaign's values for its variables: the client's, or the defaults. */
 function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Record<string, string> {
   const declared = new Map(campaign.variables.map((variable) => [variable.name, variable]))
@@ -170,10 +145,10 @@ export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign
     id: randomUUID(),
     type: 'campaign',
     campaignId: campaign.id,
-    cardDesignId: campaign.card_design_id,
-    envelopeDesignId: campaign.envelope_design_id,
-    senderId: campaign.sender_id,
-    fontName: checkedFont(campaign.font_name),
+    cardDesignId: campaign.cardDesignId,
+    envelopeDesignId: campaign.envelopeDesignId,
+    senderId: campaign.senderId,
+    fontName: checkedFont(campaign.fontName),
     message: checkedMessage(message),
     recipient,
     cost: costOf(letterCosts, recipient.country),
