@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
-import { Label, NamedEntry, Uuid, strict } from './common.js'
+import { Label, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
 import { FontNameField } from './fonts.js'
+import { Card as PublicCard, letterStatus } from './public.js'
 
 export const CreateAccountBody = Type.Object(
   { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
@@ -12,6 +13,13 @@ export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: 
 export type Account = Static<typeof Account>
 
 export const CreatedAccount = Type.Object({ ...Account.properties, apiKey: Type.String() })
+
+/** GET /admin/accounts: newest first, a page at a time. */
+export const AccountListQuery = Type.Object(pageQueryFields, strict)
+export type AccountListQuery = Static<typeof AccountListQuery>
+
+export const AccountList = Page(Type.Object({ ...Account.properties, createdAt: Type.String({ format: 'date-time' }) }))
+export type AccountList = Static<typeof AccountList>
 
 const ApiKeyMode = Type.Union([Type.Literal('live'), Type.Literal('test')], { errorMessage: "El campo 'mode' debe ser 'live' o 'test'" })
 
@@ -95,3 +103,24 @@ export const Campaign = Type.Object({
   ),
 })
 export type Campaign = Static<typeof Campaign>
+
+/** A letter as ops see it: the client's view (GET /cards/{id}) and the account it belongs to. */
+export const Card = Type.Object({ accountId: Type.String({ format: 'uuid' }), ...PublicCard.properties })
+export type Card = Static<typeof Card>
+
+/** GET /admin/stuck-letters: the longest stuck first, a page at a time. */
+export const StuckLetterListQuery = Type.Object(pageQueryFields, strict)
+export type StuckLetterListQuery = Static<typeof StuckLetterListQuery>
+
+export const StuckLetterList = Page(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    accountId: Type.String({ format: 'uuid' }),
+    livemode: Type.Boolean(),
+    status: letterStatus,
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time', description: 'The last change of the letter: its age in this status counts from here.' }),
+    stuckForSeconds: Type.Integer({ description: 'Seconds since the last change.' }),
+  }),
+)
+export type StuckLetterList = Static<typeof StuckLetterList>
