@@ -13,6 +13,7 @@ export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: 
 export type Account = Static<typeof Account>
 
 export const CreatedAccount = Type.Object({ ...Account.properties, apiKey: Type.String() })
+export type CreatedAccount = Static<typeof CreatedAccount>
 
 /** GET /admin/accounts: newest first, a page at a time. */
 export const AccountListQuery = Type.Object(pageQueryFields, strict)
@@ -30,6 +31,7 @@ export const IssueApiKeyBody = Type.Union([Type.Null(), Type.Object({ mode: Type
 export type IssueApiKeyBody = Static<typeof IssueApiKeyBody>
 
 export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String(), mode: ApiKeyMode })
+export type CreatedApiKey = Static<typeof CreatedApiKey>
 
 export const CreditsBody = Type.Object(
   {
@@ -46,6 +48,7 @@ export const CreditsBody = Type.Object(
 export type CreditsBody = Static<typeof CreditsBody>
 
 export const Balance = Type.Object({ balance: Type.Integer() })
+export type Balance = Static<typeof Balance>
 
 export const NamedEntryBody = Type.Object({ name: Label() }, strict)
 export type NamedEntryBody = Static<typeof NamedEntryBody>
