@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { CampaignVariable } from './campaign-variables.js'
 import { Label, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
 import { FontNameField } from './fonts.js'
 import { Card as PublicCard, letterStatus } from './public.js'
@@ -54,22 +55,6 @@ export const NamedEntryBody = Type.Object({ name: Label() }, strict)
 export type NamedEntryBody = Static<typeof NamedEntryBody>
 export { NamedEntry }
 
-/** Variable names are what `{{name}}` placeholders refer to. */
-export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
-
-export const CampaignVariable = Type.Object(
-  {
-    name: Type.String({
-      pattern: VARIABLE_NAME_PATTERN,
-      errorMessage: 'El nombre de una variable debe empezar por una letra o "_" y contener solo letras, dígitos y "_" (máximo 64)',
-    }),
-    maxSize: Type.Integer({ minimum: 1, maximum: 1000 }),
-    defaultValue: Type.Union([Type.String(), Type.Null()]),
-    example: Type.String({ maxLength: 1000 }),
-  },
-  strict,
-)
-export type CampaignVariable = Static<typeof CampaignVariable>
 
 export const CreateCampaignBody = Type.Object(
   {
@@ -96,14 +81,7 @@ export const Campaign = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   active: Type.Boolean(),
-  variables: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      maxSize: Type.Integer(),
-      defaultValue: Type.Union([Type.String(), Type.Null()]),
-      example: Type.String(),
-    }),
-  ),
+  variables: Type.Array(CampaignVariable),
 })
 export type Campaign = Static<typeof Campaign>
 

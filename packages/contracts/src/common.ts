@@ -49,14 +49,40 @@ export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { error
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
 
-/** A letter's recipient as the client sent it (country upper-cased). */
-export interface Recipient {
-  name: string
-  surname: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
-}
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/**
+ * A letter's recipient as stored and shown: as the client sent it, the country upper-cased. The
+ * one home of this shape (the database column, the API's letter, the address worker's input);
+ * the rules a request's fields must meet are the request schemas' (public.ts).
+ */
+export const Recipient = Type.Object({
+  name: Type.String(),
+  surname: Type.String(),
+  company: Nullable(Type.String()),
+  address: Type.String(),
+  zip: Type.String(),
+  city: Type.String(),
+  province: Nullable(Type.String()),
+  country: Type.String(),
+})
+export type Recipient = Static<typeof Recipient>
+
+/** A field of the recipient an address check may change. */
+const RecipientField = Type.KeyOf(Recipient)
+
+/**
+ * The recipient as the address worker verified and normalized it (letters.address, shown as the
+ * letter's `address`): the cleaned fields, the country's Spanish name for the envelope, whether
+ * the post can deliver it, each change made and why, the problems that make it undeliverable,
+ * and which verifier said so.
+ */
+export const VerifiedAddress = Type.Object({
+  ...Recipient.properties,
+  countryName: Type.String(),
+  deliverability: Type.Union([Type.Literal('deliverable'), Type.Literal('corrected'), Type.Literal('undeliverable')]),
+  changes: Type.Array(Type.Object({ field: RecipientField, from: Nullable(Type.String()), to: Nullable(Type.String()), reason: Type.String() })),
+  problems: Type.Array(Type.String()),
+  verifiedBy: Type.String(),
+})
+export type VerifiedAddress = Static<typeof VerifiedAddress>
