@@ -1987,6 +1987,8 @@ export interface paths {
                                 id: string;
                                 url: string;
                                 events: string[];
+                                /** @description False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events. */
+                                livemode: boolean;
                                 /** Format: date-time */
                                 createdAt: string;
                                 disabled: boolean;
@@ -2076,6 +2078,8 @@ export interface paths {
                             id: string;
                             url: string;
                             events: string[];
+                            /** @description False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events. */
+                            livemode: boolean;
                             /** Format: date-time */
                             createdAt: string;
                             secret: string;
