@@ -34,6 +34,15 @@ export function errorResponses<const S extends readonly number[]>(...statuses: S
 
 export const IdParams = Type.Object({ id: Uuid() })
 
+/** The query fields of a list read a page at a time: `limit` rows (default 20), after the `nextCursor` of the page before. */
+export const pageQueryFields = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+}
+
+/** A page of a list: its rows, and the cursor of the next page (null on the last one). */
+export const Page = <Row extends TSchema>(row: Row) => Type.Object({ data: Type.Array(row), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+
 /** The body of a route that takes none: nothing (Fastify passes null), or `{}`; any field is a 400. */
 export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}' })
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Label, NON_BLANK, NamedEntry, Recipient, Uuid, VerifiedAddress, strict } from './common.js'
+import { Label, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
 import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField } from './fonts.js'
 import { letterStatuses } from './letter-statuses.js'
@@ -206,7 +206,8 @@ export const CampaignList = Type.Object({
   ),
 })
 
-const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
+/** A letter's status, one of letterStatuses. */
+export const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
@@ -242,14 +243,13 @@ export const CardListQuery = Type.Object(
   {
     status: Type.Optional(letterStatus),
     campaignId: Type.Optional(Uuid()),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...pageQueryFields,
   },
   strict,
 )
 export type CardListQuery = Static<typeof CardListQuery>
 
-export const CardList = Type.Object({ data: Type.Array(CardSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+export const CardList = Page(CardSummary)
 
 export const FontList = Type.Object({
   data: Type.Array(Type.Object({ name: Type.String(), family: Type.String(), default: Type.Boolean() })),

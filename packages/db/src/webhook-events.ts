@@ -3,7 +3,8 @@ import type { Tx } from './client.js'
 import { letterEventType, type LetterStatus } from '@letters/contracts'
 import { outboxTargetSql } from './outbox.js'
 
-const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+/** The SQL of an instant as the API writes it: toISOString's format, UTC, milliseconds. */
+export const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without

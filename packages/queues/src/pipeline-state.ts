@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
-import { pipelineStatuses } from './reconciler.js'
+import { pipelineStatuses, withoutProgressSql } from './reconciler.js'
 
 
 const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
@@ -23,7 +23,7 @@ async function refreshFromPostgres(db: Db, stuckAfterMs: number): Promise<void> 
     FROM outbox WHERE sent_at IS NULL`)
   const stuck = await db.execute<{ status: string; livemode: boolean; n: number }>(sql`
     SELECT status, livemode, count(*)::int AS n FROM letters
-    WHERE status IN ${pipelineStatuses} AND updated_at < now() - make_interval(secs => ${stuckAfterMs / 1000})
+    WHERE ${withoutProgressSql('letters', stuckAfterMs)}
     GROUP BY status, livemode`)
   const [scheduled] = await db.execute<{ overdue: number }>(sql`
     SELECT count(*)::int AS overdue FROM letters WHERE status = 'scheduled' AND send_at < now() - interval '30 seconds'`)
