@@ -5,9 +5,9 @@ import { Type, type TSchema } from 'typebox'
 import { errorResponses, publicApi, strict } from '@letters/contracts'
 import { ApiError, badRequest } from '../../errors.js'
 import { decodeCsv } from '../../letters/bulk-csv.js'
-import { createBulk, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
+import { createBulk, noRecipients, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
 import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
-import { creationHeaders, sendCreation } from './letters.js'
+import { creationHeaders, keepProtoKeys, sendCreation } from './letters.js'
 
 /**
  * 8 MiB, this route only: 1,000 recipients of a few kilobytes each (long addresses, a campaign's
@@ -27,7 +27,7 @@ const JsonEnvelope = Type.Object(
     ...publicApi.BulkLetterBody.properties,
     recipients: Type.Array(Type.Unknown(), {
       minItems: 1,
-      errorMessage: `El campo 'recipients' debe ser una lista de 1 a ${publicApi.BULK_MAX_RECIPIENTS} destinatarios`,
+      errorMessage: noRecipients.json,
     }),
   },
   strict,
@@ -61,6 +61,7 @@ function bulkRequest(request: FastifyRequest): BulkRequest {
 const bulk: FastifyPluginAsyncTypebox = async (app) => {
   const deps = { db: app.db, intake: app.intake, letterCosts: app.config.letterCosts }
 
+  keepProtoKeys(app)
   app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body, done) => {
     try {
       done(null, decodeCsv(body as Buffer, charsetOf(request)))
@@ -81,7 +82,8 @@ const bulk: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Each recipient is checked as POST /card checks it: the valid ones become letters, charged and stored together (all or nothing: a balance that cannot pay for all of them is a 402 and nothing is created), ' +
           'the invalid ones are listed in `errors` with their position and the 400 a POST /card would get. More than 1,000 recipients is a 413. ' +
-          'As `text/csv`, the campaign and sendAt go in the query (`?campaignId=…&sendAt=…`); sendAt, if given, schedules every letter of the request.',
+          'As `text/csv`, the campaign and sendAt go in the query (`?campaignId=…&sendAt=…`); sendAt, if given, schedules every letter of the request. ' +
+          "In the query, write the offset's `+` as `%2B` or give the time in UTC with `Z` (a bare `+` means a space in a URL; a space before the offset's hh:mm is read as that `+`).",
         tags: ['Letters'],
         headers: creationHeaders,
         querystring: publicApi.BulkLetterQuery,
