@@ -294,7 +294,9 @@ describe('scheduled and test-mode bulk requests', () => {
   it.each([
     ['not a date', 'mañana', /no es una fecha y hora válida con zona horaria$/],
     ['without a time zone', '2030-01-01T10:00:00', /no es una fecha y hora válida con zona horaria$/],
-    ['in the past', '2020-01-01T10:00:00Z', /está a menos de 1 minuto$/],
+    ['in the past', '2020-01-01T10:00:00Z', /'2020-01-01T10:00:00Z' ya ha pasado$/],
+    // Only a query's space before the offset can be a + the URL turned into one; a JSON string keeps its +.
+    ['with a space for the offset sign', `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 19)} 01:00`, /no es una fecha y hora válida con zona horaria$/],
   ])('refuses the whole request for a sendAt %s, creating nothing', async (_name, sendAt, message) => {
     const { account, client, campaignId } = await accountWithCampaign(100)
     expectError(await client.post('/cards/bulk', { campaignId, sendAt, recipients: [recipient()] }), 400, 'Bad Request', message)
@@ -315,6 +317,67 @@ describe('scheduled and test-mode bulk requests', () => {
     expect(state.letters.map((letter) => letter.livemode)).toEqual([false, false])
     expectError(await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient(), recipient()] }), 402, 'Payment Required', 'Créditos insuficientes: las 3 cartas cuestan 9 créditos y el saldo de la cuenta es 6')
     expect((await moneyState(app.db, account.id)).letters).toHaveLength(2)
+  })
+})
+
+describe('a campaign variable named __proto__ (a valid name), on every way in', () => {
+  /** "Hola {{__proto__}}, tu cupón es {{cupon}}.": __proto__ ≤ 20 characters defaulting to "amigo", cupon without default. */
+  async function protoCampaign() {
+    const { account, client } = await accountWithCampaign(100)
+    const campaignId = await bulkCampaign(app, account, {
+      message: 'Hola {{__proto__}}, tu cupón es {{cupon}}.',
+      variables: [
+        { name: '__proto__', maxSize: 20, defaultValue: 'amigo', example: 'Lucía' },
+        { name: 'cupon', maxSize: 8, defaultValue: null, example: 'NAV25' },
+      ],
+    })
+    return { account, client, campaignId }
+  }
+  /** A JSON text, since a JavaScript object literal would take `__proto__` for its prototype. */
+  const json = (text: string) => [text, { 'content-type': 'application/json' }] as const
+  const { variables: _variables, ...address } = recipient()
+  const fields = JSON.stringify(address).slice(1, -1)
+
+  it('fills it from a JSON bulk request, and from its default when a recipient does not give it', async () => {
+    const { account, client, campaignId } = await protoCampaign()
+    const body = `{"campaignId":"${campaignId}","recipients":[{${fields},"variables":{"__proto__":"Ana","cupon":"X1"}},{${fields},"variables":{"cupon":"X2"}}]}`
+    const response = await client.post('/cards/bulk', ...json(body))
+    expect(response.statusCode, response.body).toBe(200)
+    const { cardIds } = response.json<BulkAnswer>()
+    const stored = await lettersById(cardIds as string[])
+    expect(cardIds.map((id) => stored.get(id!)?.message)).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
+    await expectLedgerMatchesLetters(app.db, account.id)
+  })
+
+  it('fills it from its CSV column, and from its default for an empty cell', async () => {
+    const { client, campaignId } = await protoCampaign()
+    const csv = 'name,surname,address,zip,city,country,__proto__,cupon\r\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X1\r\nBea,Ruiz,Calle Mayor 1,28013,Madrid,ES,,X2\r\n'
+    const response = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
+    expect(response.statusCode, response.body).toBe(200)
+    const { cardIds } = response.json<BulkAnswer>()
+    const stored = await lettersById(cardIds as string[])
+    expect(cardIds.map((id) => stored.get(id!)?.message)).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
+  })
+
+  it('fills it from a POST /card, and from its default there too', async () => {
+    const { client, campaignId } = await protoCampaign()
+    const given = await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"__proto__":"Ana","cupon":"X1"}}`))
+    const defaulted = await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"cupon":"X2"}}`))
+    const stored = await lettersById([given, defaulted].map((response) => {
+      expect(response.statusCode, response.body).toBe(200)
+      return response.json<{ cardId: string }>().cardId
+    }))
+    expect([...stored.values()].map((letter) => letter.message).sort()).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
+  })
+
+  it('still refuses a __proto__ key anywhere else in the body, as any field the schema does not know, charging nothing', async () => {
+    const { account, client, campaignId } = await protoCampaign()
+    expectError(await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"__proto__":{"cost":0}}`)), 400, 'Bad Request', "El campo '__proto__' no está permitido")
+    expectError(await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"__proto__":{"cupon":"X"}}}`)), 400, 'Bad Request', "El campo 'variables.__proto__' debe ser un texto")
+    expectError(await client.post('/cards/bulk', ...json(`{"campaignId":"${campaignId}","recipients":[],"__proto__":{}}`)), 400, 'Bad Request', "El campo '__proto__' no está permitido")
+    const bulk = await client.post('/cards/bulk', ...json(`{"campaignId":"${campaignId}","recipients":[{${fields},"__proto__":{"zip":"x"},"variables":{"cupon":"X"}}]}`))
+    expect(bulk.json()).toEqual({ created: 0, cardIds: [null], errors: [{ index: 0, error: 'Bad Request', message: "El campo '__proto__' no está permitido" }] })
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 })
 

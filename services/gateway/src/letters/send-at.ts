@@ -29,7 +29,7 @@ export function parseDateTime(text: string): Date | undefined {
  * Writing `%2B` for the `+`, or the time in UTC with `Z`, needs no such reading.
  */
 export function queryDateTime(value: string | null | undefined): string | null | undefined {
-  return value?.replace(/^(\S+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/, '$1+$2')
+  return typeof value !== 'string' ? value : value.replace(/^(\S+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/, '$1+$2')
 }
 
 /**
