@@ -82,8 +82,7 @@ const bulk: FastifyPluginAsyncTypebox = async (app) => {
         description:
           'Each recipient is checked as POST /card checks it: the valid ones become letters, charged and stored together (all or nothing: a balance that cannot pay for all of them is a 402 and nothing is created), ' +
           'the invalid ones are listed in `errors` with their position and the 400 a POST /card would get. More than 1,000 recipients is a 413. ' +
-          'As `text/csv`, the campaign and sendAt go in the query (`?campaignId=…&sendAt=…`); sendAt, if given, schedules every letter of the request. ' +
-          "In the query, write the offset's `+` as `%2B` or give the time in UTC with `Z` (a bare `+` means a space in a URL; a space before the offset's hh:mm is read as that `+`).",
+          'As `text/csv`, the campaign and sendAt go in the query (`?campaignId=…&sendAt=…`); sendAt, if given, schedules every letter of the request.',
         tags: ['Letters'],
         headers: creationHeaders,
         querystring: publicApi.BulkLetterQuery,
