@@ -77,8 +77,8 @@ function checkedMessage(message: string): string {
 }
 
 /**
- * The campaign's values for its variables: the client's, or the defaults. A Map, since a
- * variable may be called `__proto__` or `constructor`, which a plain object would not keep as given.
+ * The campaign's values for its variables: the client's, or the defaults. A Map: a variable may
+ * be called `__proto__`, which a plain object would take for its prototype instead of keeping it.
  */
 function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Map<string, string> {
   const declared = new Set(campaign.variables.map((variable) => variable.name))
