@@ -79,6 +79,12 @@ describe('loadConfig', () => {
     expect(config.metricsPort).toBe(9101)
   })
 
+  it('takes a queue prefix that starts with a Redis Cluster hash tag, so that every key lands in one slot', () => {
+    for (const prefix of ['letters', 'letters_eu-2', '{letters}', '{letters}-eu', '{letters-test-1}']) {
+      expect(loadConfig({ QUEUE_PREFIX: prefix }).queuePrefix).toBe(prefix)
+    }
+  })
+
   it('reads a cost table', () => {
     expect(loadConfig({ LETTER_COSTS: 'ES=3,PT=4,*=6' }).letterCosts).toEqual({ byCountry: { ES: 3, PT: 4 }, otherwise: 6 })
   })
@@ -91,7 +97,12 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MAX', '0', 'RATE_LIMIT_MAX=0: must be a positive integer'],
     ['RATE_LIMIT_WINDOW_MS', '-5', 'RATE_LIMIT_WINDOW_MS=-5: must be a positive integer of milliseconds'],
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-"'],
+    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})'],
+    ['QUEUE_PREFIX', '{letters', 'QUEUE_PREFIX={letters: must contain only letters'],
+    ['QUEUE_PREFIX', '{}', 'QUEUE_PREFIX={}: must contain only letters'],
+    ['QUEUE_PREFIX', 'eu-{letters}', 'QUEUE_PREFIX=eu-{letters}: must contain only letters'],
+    ['QUEUE_PREFIX', '{a}{b}', 'QUEUE_PREFIX={a}{b}: must contain only letters'],
+    ['QUEUE_PREFIX', '{a:b}', 'QUEUE_PREFIX={a:b}: must contain only letters'],
     ['SEED_DEMO', 'yes', 'SEED_DEMO=yes: must be "true" or "false"'],
     ['LETTER_COSTS', 'ES=3', 'LETTER_COSTS=ES=3: must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)'],
     ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],
