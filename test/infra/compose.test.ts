@@ -239,7 +239,7 @@ describe('infra/Dockerfile', () => {
     expect(instructions.some((instruction) => instruction.keyword === 'RUN' && /apt-get install .*\btini\b/.test(instruction.args))).toBe(true)
     expect(JSON.parse(last('CMD')!)).toEqual(commands.gateway.argv)
     expect(last('HEALTHCHECK')).toMatch(/CMD \["node", "-e", "fetch\(process\.env\.HEALTHCHECK_URL\)/)
-    expect(imageEnv).toMatchObject({ NODE_ENV: 'production', HEALTHCHECK_URL: 'http://127.0.0.1:3000/readyz' })
+    expect(imageEnv).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', HEALTHCHECK_URL: 'http://127.0.0.1:3000/readyz' })
   })
 
   it('installs production dependencies only, of the four services, with the patches applied; the build stage’s node_modules stays behind', async () => {
