@@ -11,11 +11,12 @@ import { createAccount, type BenchAccount } from './accounts.js'
 import { Cleanup } from './cleanup.js'
 import { prepareEnvironment, type BenchEnvironment } from './environment.js'
 import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
+import { BULK_RECIPIENTS, createBulkCampaign, measureBulk, type BulkLatency } from './bulk.js'
 import { bareLetter, singleLetter } from './letter.js'
 import { measurePipeline } from './pipeline.js'
 import { measureProofs } from './proofs.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
-import { figure, markdownTable, ms, percent, perSecond, target, times, wholeMs, type Row } from './report.js'
+import { figure, markdownTable, ms, percent, perSecond, target, times, whole, wholeMs, type Row } from './report.js'
 
 /** Letters each account holds in a `--only lists` run: the full run's accounts hold a few hundred by the list rows. */
 const LIST_LETTERS = 1000
@@ -28,7 +29,8 @@ const USAGE = `npm run bench [-- options]
   --postgres <url>    the Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
   --redis <url>       the Redis server (default redis://127.0.0.1:6379)
   --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
-                      (one made through POST /single, the rest copied in SQL): about a minute`
+                      (one made through POST /single, the rest copied in SQL): about a minute
+  --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute`
 
 const { values: args } = parseArgs({
   options: {
@@ -54,8 +56,8 @@ const positive = (name: string, value: string | undefined) => {
   }
   return parsed
 }
-if (args.only !== undefined && args.only !== 'lists') {
-  process.stderr.write(`--only=${args.only}: the one choice is 'lists'\n\n${USAGE}\n`)
+if (args.only !== undefined && args.only !== 'lists' && args.only !== 'bulk') {
+  process.stderr.write(`--only=${args.only}: the choices are 'lists' and 'bulk'\n\n${USAGE}\n`)
   process.exit(2)
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
@@ -148,6 +150,26 @@ function listRows({ hello, bareDesigns, cardDesigns, bareList, cardList }: Await
   ]
 }
 
+/** Issue 11: a request of 1,000 recipients answered within 2 s. */
+const BULK_TARGET_MS = 2000
+
+/** POST /cards/bulk on its own account and campaign, the outbox drained between requests. */
+async function measureBulkRow(env: BenchEnvironment, gateway: string, account: BenchAccount): Promise<BulkLatency> {
+  const campaignId = await createBulkCampaign(gateway, env.adminToken, account)
+  const bulk = await measureBulk(gateway, account, campaignId, () => untilOutboxEmpty(env))
+  progress(`POST /cards/bulk, ${BULK_RECIPIENTS} recipients: p50 ${ms(bulk.p50Ms)}, max ${ms(bulk.maxMs)}`)
+  return bulk
+}
+
+function bulkRow(bulk: BulkLatency): Row {
+  return {
+    measure: `POST /cards/bulk, ${whole(bulk.recipients)} recipients (JSON, one at a time)`,
+    result: `max ${ms(bulk.maxMs)} (${bulk.runs} requests)`,
+    p50: ms(bulk.p50Ms),
+    target: target(`issue 11: ≤ 2 s each`, bulk.maxMs <= BULK_TARGET_MS),
+  }
+}
+
 /** The table under a line that says when, where and how it was measured. */
 function report(rows: Row[]): string {
   const cpu = cpus()
@@ -185,6 +207,16 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   return report([httpRow('Fastify hello-world (baseline)', lists.hello), ...listRows(lists)])
 }
 
+/** `--only bulk`: the gateway alone, and POST /cards/bulk timed on one account. */
+async function runBulk(cleanup: Cleanup): Promise<string> {
+  progress('fresh database, Redis prefix and directory')
+  const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
+  progress(`starting the gateway (${env.config.queuePrefix})`)
+  const gateway = await env.startGateway()
+  const account = await createAccount(gateway, env.adminToken, 'Envíos masivos')
+  return report([bulkRow(await measureBulkRow(env, gateway, account))])
+}
+
 async function run(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
   const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
@@ -199,7 +231,7 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
   const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
-  const [hot, pipelineOne, pipelineTwo] = await Promise.all([newAccount('Cuenta caliente'), newAccount('Tubería 1'), newAccount('Tubería 2')])
+  const [hot, pipelineOne, pipelineTwo, bulkAccount] = await Promise.all([newAccount('Cuenta caliente'), newAccount('Tubería 1'), newAccount('Tubería 2'), newAccount('Envíos masivos')])
 
   progress('rendering on one core')
   // Per CPU second: letters per second of one core, a figure that holds on a shared machine.
@@ -216,6 +248,9 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress('proofs')
   const proofLetters = await env.sql<Array<{ id: string }>>`SELECT id FROM letters WHERE account_id = ${pipelineOne.id} AND address IS NOT NULL LIMIT ${PROOF_LETTERS}`
   const proofs = await measureProofs(gateway, pipelineOne.apiKey, proofLetters.map((row) => row.id))
+
+  progress(`POST /cards/bulk, ${BULK_RECIPIENTS} recipients`)
+  const bulk = await measureBulkRow(env, gateway, bulkAccount)
 
   const { bareSpread, singleSpread } = await interleaved(env, {
     bareSpread: { label: 'bare path, 50 accounts', request: { url: `${barePath}/single`, method: 'POST', requests: spread.map((account) => ({ body: bareLetter(account) })) } },
@@ -256,6 +291,7 @@ async function run(cleanup: Cleanup): Promise<string> {
       result: `${perSecond(rendering.lettersPerSecond, 'letters')} (${ms(renderMs)} each)`,
       target: target('≥ 200 letters/s', rendering.lettersPerSecond >= 200),
     },
+    bulkRow(bulk),
     { measure: `Pipeline, ${letters} letters, 1 production worker`, result: `${perSecond(oneWorker.lettersPerSecond, 'letters')} (${figure(oneWorker.seconds)} s in all)` },
     {
       measure: `Pipeline, ${letters} letters, 2 production workers`,
@@ -274,7 +310,7 @@ const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
 try {
-  const table = await (args.only === 'lists' ? runLists(cleanup) : run(cleanup))
+  const table = await (args.only === 'lists' ? runLists(cleanup) : args.only === 'bulk' ? runBulk(cleanup) : run(cleanup))
   progress('stopping everything and removing the run’s data')
   await cleanup.close()
   process.stdout.write(table)

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import { median } from './report.js'
 
 export interface ProofLatency {
   /** p50 of a proof drawn for the request: the letter's first proof since its address was verified. */
@@ -10,12 +11,6 @@ export interface ProofLatency {
 
 /** Times of the kept proof asked for per letter, after its fresh one. */
 const KEPT_REQUESTS_PER_LETTER = 3
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length / 2
-  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 
 async function timedProof(gateway: string, apiKey: string, letterId: string): Promise<number> {
   const started = performance.now()

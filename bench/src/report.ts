@@ -7,7 +7,7 @@ export interface Row {
   failed?: string
   /** What the issue tracks: the result against its baseline in the same run. */
   ratio?: string
-  /** Issue 9's target for the row, and whether this run met it. */
+  /** The issue's target for the row, and whether this run met it. */
   target?: string
 }
 
@@ -18,7 +18,7 @@ const COLUMNS: Array<[keyof Row, string]> = [
   ['p99', 'p99'],
   ['failed', 'Not 2xx'],
   ['ratio', 'Ratio'],
-  ['target', 'Target (issue 9)'],
+  ['target', 'Target'],
 ]
 
 /** A Markdown table, its columns padded so that it also reads well in a terminal. */
@@ -29,15 +29,24 @@ export function markdownTable(rows: Row[]): string {
   return [line(cells[0]!), line(widths.map((width) => '-'.repeat(width))), ...cells.slice(1).map(line)].join('\n')
 }
 
-const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+const wholeNumber = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
 const oneDecimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 })
 
 /** 1,310 for large figures, 2.5 for small ones. */
-export const figure = (value: number) => (Math.abs(value) >= 100 ? whole.format(value) : oneDecimal.format(value))
+export const figure = (value: number) => (Math.abs(value) >= 100 ? wholeNumber.format(value) : oneDecimal.format(value))
+/** 1,000. */
+export const whole = (value: number) => wholeNumber.format(value)
 export const perSecond = (value: number, unit: string) => `${figure(value)} ${unit}/s`
 export const ms = (value: number) => `${figure(value)} ms`
 /** autocannon's latencies come in whole milliseconds. */
-export const wholeMs = (value: number) => (value < 1 ? '< 1 ms' : `${whole.format(value)} ms`)
-export const times = (value: number, of: string) => `${value >= 10 ? whole.format(value) : value.toFixed(2)}× ${of}`
-export const percent = (value: number, of: string) => `${whole.format(value * 100)}% of ${of}`
+export const wholeMs = (value: number) => (value < 1 ? '< 1 ms' : `${wholeNumber.format(value)} ms`)
+export const times = (value: number, of: string) => `${value >= 10 ? wholeNumber.format(value) : value.toFixed(2)}× ${of}`
+export const percent = (value: number, of: string) => `${wholeNumber.format(value * 100)}% of ${of}`
 export const target = (wanted: string, met: boolean) => `${wanted}: ${met ? 'met' : 'not met'}`
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length / 2
+  return sorted.length % 2 === 1 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}

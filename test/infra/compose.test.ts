@@ -256,22 +256,24 @@ describe('infra/Dockerfile', () => {
       expect(lock.packages[`node_modules/${name}`]?.dev, `${name} (patched) is a production dependency`).toBeUndefined()
     }
     const copies = runtime().instructions.filter((instruction) => instruction.keyword === 'COPY').map((instruction) => instruction.args)
-    expect(copies).toEqual(['--from=production-dependencies /app/ ./', '--from=build /runtime/ ./'])
+    expect(copies).toEqual(['--from=production-dependencies /app/ ./'])
   })
 
-  it('copies every workspace’s package.json before npm ci, and takes each build’s dist and the SQL migrations into the image', async () => {
+  it('copies every workspace’s package.json before npm ci, and takes the dist of each workspace installed and the SQL migrations into the image', async () => {
     const root = JSON.parse(await readFile(join(repositoryRoot, 'package.json'), 'utf8')) as { workspaces: string[] }
     const workspaces = (
       await Promise.all(root.workspaces.map(async (pattern) => (pattern.endsWith('/*') ? (await readdir(join(repositoryRoot, pattern.slice(0, -2)))).map((entry) => `${pattern.slice(0, -2)}/${entry}`) : [pattern])))
     ).flat()
     const copied = stage('manifests').instructions.filter((instruction) => instruction.keyword === 'COPY').map((instruction) => instruction.args)
     for (const workspace of workspaces) expect(copied, workspace).toContain(`${workspace}/package.json ${workspace}/`)
-    const staging = stage('build').instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args).join('\n')
-    expect(staging).toContain('npm run build')
-    expect(staging).toMatch(/for workspace in packages\/\* services\/\*; do .*cp -R "\$workspace\/dist"/)
+    expect(stage('build').instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args)).toContain('npm run build')
+    const staging = stage('production-dependencies').instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args).join('\n')
+    // Each workspace npm linked into node_modules/@letters gets its dist/ from the build stage.
+    expect(staging).toMatch(/--mount=type=bind,from=build,source=\/app,target=\/build /)
+    expect(staging).toMatch(/for link in node_modules\/@letters\/\*; do .*cp -R "\/build\/\$workspace\/dist" "\$workspace\/"/)
     // packages/db reads its migrations beside its code (src/migrate.ts: ../migrations).
     expect(await readFile(join(repositoryRoot, 'packages/db/src/migrate.ts'), 'utf8')).toContain("new URL('../migrations', import.meta.url)")
-    expect(staging).toContain('cp -R packages/db/migrations /runtime/packages/db/')
+    expect(staging).toContain('cp -R /build/packages/db/migrations packages/db/')
     // The fonts the renderer loads come from font packages it depends on at run time.
     const render = JSON.parse(await readFile(join(repositoryRoot, 'packages/render/package.json'), 'utf8')) as { dependencies: Record<string, string> }
     expect(Object.keys(render.dependencies).filter((name) => name.startsWith('@fontsource/'))).toHaveLength(5)

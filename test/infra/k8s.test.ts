@@ -73,19 +73,26 @@ let manifests: Array<Manifest & { file: string }>
 let secretTemplate: Manifest & { stringData: Record<string, string> }
 let commands: Record<ProcessName, ProductionCommand>
 
-const all = <T extends Manifest>(kind: string) => manifests.filter((manifest) => manifest.kind === kind) as unknown as T[]
-const one = <T extends Manifest>(kind: string, name: string) => {
-  const found = all<T>(kind).filter((manifest) => manifest.metadata.name === name)
+/** A model class of kubernetes-models: its kind, and a constructor that types the object's fields. */
+type ModelClass<M> = { kind: string; new (data: never): M }
+/** `manifest` as an object of `Model`, its fields typed. */
+const asModel = <M>(Model: ModelClass<M>, manifest: Manifest) => new (Model as unknown as new (data: Manifest) => M)(manifest)
+
+const all = (kind: string) => manifests.filter((manifest) => manifest.kind === kind)
+/** The one object of `kind` named `name`, as read. */
+const rawOne = (kind: string, name: string) => {
+  const found = all(kind).filter((manifest) => manifest.metadata.name === name)
   expect(found, `one ${kind} ${name}`).toHaveLength(1)
   return found[0]!
 }
-const deploymentOf = (name: ProcessName) => new Deployment(one('Deployment', name) as never)
+const one = <M>(Model: ModelClass<M>, name: string) => asModel(Model, rawOne(Model.kind, name))
+const deploymentOf = (name: ProcessName) => one(Deployment, name)
 const containerOf = (name: ProcessName) => {
   const containers = deploymentOf(name).spec!.template.spec!.containers
   expect(containers, `${name}: one container`).toHaveLength(1)
   return containers[0]!
 }
-const configMapData = () => one<Manifest & { data: Record<string, string> }>('ConfigMap', 'letters-config').data
+const configMapData = () => one(ConfigMap, 'letters-config').data ?? {}
 /** The configuration a process starts with: the ConfigMap, then its Deployment's literal env (secrets left to their defaults). */
 const configOf = (name: ProcessName) => {
   const literal = Object.fromEntries((containerOf(name).env ?? []).filter((variable) => variable.value !== undefined).map((variable) => [variable.name, variable.value!]))
@@ -104,19 +111,19 @@ describe('infra/k8s', () => {
     const files = (await readdir(k8sDir)).filter((file) => file.endsWith('.yaml')).sort()
     expect([...kustomization.resources, 'kustomization.yaml', 'secret.example.yaml'].sort()).toEqual(files)
     expect(kustomization.namespace).toBe('letters')
-    expect(one('Namespace', 'letters').metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' })
+    expect(one(Namespace, 'letters').metadata?.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' })
     expect(kustomization.images.map((image) => image.name)).toEqual(['letters'])
   })
 
   it('holds only objects valid against the Kubernetes and KEDA schemas (kubernetes-models), the Secret template too', () => {
     for (const manifest of [...manifests, secretTemplate]) expect(() => validate(manifest), `${manifest.kind} ${manifest.metadata.name}`).not.toThrow()
     // The check has teeth: a port given by name where a number must be, and a scaler's replica count as text.
-    const deployment = structuredClone(one<Manifest>('Deployment', 'gateway')) as Manifest & { spec: { template: { spec: { containers: Array<{ ports: Array<{ containerPort: unknown }> }> } } } }
-    deployment.spec.template.spec.containers[0]!.ports[0]!.containerPort = 'http'
-    expect(() => validate(deployment)).toThrow(/containerPort must be integer/)
-    const scaledObject = structuredClone(one<Manifest & { spec: Record<string, unknown> }>('ScaledObject', 'production-worker'))
-    scaledObject.spec.minReplicaCount = 'one'
-    expect(() => validate(scaledObject)).toThrow(/minReplicaCount must be integer/)
+    const deployment = asModel(Deployment, structuredClone(rawOne('Deployment', 'gateway')))
+    deployment.spec!.template.spec!.containers[0]!.ports![0]!.containerPort = 'http' as unknown as number
+    expect(() => deployment.validate()).toThrow(/containerPort must be integer/)
+    const scaledObject = asModel(ScaledObject, structuredClone(rawOne('ScaledObject', 'production-worker')))
+    scaledObject.spec.minReplicaCount = 'one' as unknown as number
+    expect(() => scaledObject.validate()).toThrow(/minReplicaCount must be integer/)
   })
 
   it('configures every process from the ConfigMap (values the configuration accepts) and its secrets from the Secret the template describes', () => {
@@ -137,7 +144,7 @@ describe('infra/k8s', () => {
   })
 
   it('keeps Postgres and Redis outside: no workload of ours runs them, and the Secret template holds placeholders only', () => {
-    expect(all<Manifest>('Deployment').map((deployment) => deployment.metadata.name).sort()).toEqual([...processNames].sort())
+    expect(all('Deployment').map((deployment) => deployment.metadata.name).sort()).toEqual([...processNames].sort())
     expect(manifests.filter((manifest) => ['StatefulSet', 'DaemonSet', 'Pod', 'Secret'].includes(manifest.kind))).toEqual([])
     // Passwords and the token to replace, hosts from the reserved example domain.
     for (const [key, value] of Object.entries(secretTemplate.stringData)) expect(value, key).toMatch(/CHANGE-ME|^[a-z.]+\.example\.internal:\d+$/)
@@ -194,7 +201,7 @@ describe('infra/k8s', () => {
 
   it('shares one ReadWriteMany artifact store between the gateway pods and the floor, and the spool with the print server', () => {
     for (const claim of ['letters-artifacts', 'letters-spool']) {
-      expect(new PersistentVolumeClaim(one('PersistentVolumeClaim', claim) as never).spec?.accessModes, claim).toEqual(['ReadWriteMany'])
+      expect(one(PersistentVolumeClaim, claim).spec?.accessModes, claim).toEqual(['ReadWriteMany'])
     }
   })
 
@@ -207,16 +214,16 @@ describe('infra/k8s', () => {
   })
 
   it.each(processNames)('lets a node drain take one %s pod at a time (PodDisruptionBudget)', (name) => {
-    const budget = new PodDisruptionBudget(one('PodDisruptionBudget', name) as never)
+    const budget = one(PodDisruptionBudget, name)
     expect(budget.spec?.selector?.matchLabels).toEqual(deploymentOf(name).spec!.template.metadata!.labels)
     expect(budget.spec?.maxUnavailable).toBe(1)
   })
 
   it('serves the gateway behind a Service and scales it on CPU from two replicas', () => {
-    const service = new Service(one('Service', 'gateway') as never)
+    const service = one(Service, 'gateway')
     expect(service.spec?.selector).toEqual(deploymentOf('gateway').spec!.template.metadata!.labels)
     expect(service.spec?.ports?.map((port) => port.targetPort)).toEqual([containerOf('gateway').ports![0]!.name])
-    const autoscaler = new HorizontalPodAutoscaler(one('HorizontalPodAutoscaler', 'gateway') as never)
+    const autoscaler = one(HorizontalPodAutoscaler, 'gateway')
     expect(autoscaler.spec?.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'gateway' })
     expect(autoscaler.spec?.minReplicas).toBeGreaterThanOrEqual(2)
     expect(autoscaler.spec?.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } }])
@@ -227,10 +234,10 @@ describe('infra/k8s', () => {
 
   describe('KEDA', () => {
     const prefix = () => configMapData().QUEUE_PREFIX!
-    const scalerOf = (queue: QueueName) => new ScaledObject(one('ScaledObject', consumerOf[queue]) as never)
+    const scalerOf = (queue: QueueName) => one(ScaledObject, consumerOf[queue])
 
     it('scales every worker on its queue, and nothing else', () => {
-      expect(all<Manifest>('ScaledObject').map((scaler) => scaler.metadata.name).sort()).toEqual(queueNames.map((queue) => consumerOf[queue]).sort())
+      expect(all('ScaledObject').map((scaler) => scaler.metadata.name).sort()).toEqual(queueNames.map((queue) => consumerOf[queue]).sort())
       // The prefix is a Redis Cluster hash tag: the lists below live in one slot with the rest.
       expect(prefix()).toMatch(/^\{[^}]+\}/)
     })
@@ -252,7 +259,7 @@ describe('infra/k8s', () => {
       } finally {
         await closeQueues(queues)
       }
-      const auth = new TriggerAuthentication(one('TriggerAuthentication', trigger!.authenticationRef!.name) as never)
+      const auth = one(TriggerAuthentication, trigger!.authenticationRef!.name)
       const refs = Object.fromEntries((auth.spec?.secretTargetRef ?? []).map((ref) => [ref.parameter, ref]))
       expect(Object.keys(refs).sort()).toEqual(['address', 'password'])
       for (const ref of Object.values(refs)) {
@@ -271,7 +278,7 @@ describe('infra/k8s', () => {
         try {
           for (const queue of queueNames) {
             const jobName = (Object.keys(queueOfJob) as JobName[]).find((name) => queueOfJob[name] === queue)!
-            await queues[queue].add(jobName, { letterId: randomUUID(), eventId: randomUUID() } as never, { jobId: randomUUID() })
+            await queues[queue].add(jobName, { letterId: randomUUID(), eventId: randomUUID() }, { jobId: randomUUID() })
             const listName = String(scalerOf(queue).spec.triggers[0]!.metadata.listName).replace(prefix(), tagged)
             expect(await connection.type(listName), listName).toBe('list')
             expect(await connection.llen(listName), listName).toBe(1)
@@ -295,7 +302,7 @@ describe('infra/k8s', () => {
       if (manifest.kind !== 'Namespace') expect(manifest.metadata.namespace, `${manifest.kind} ${manifest.metadata.name}`).toBe('letters')
       expect(manifest.metadata.labels, `${manifest.kind} ${manifest.metadata.name}`).toMatchObject(kustomization.labels[0]!.pairs)
       if (manifest.kind === 'Deployment') {
-        const deployment = new Deployment(manifest as never)
+        const deployment = asModel(Deployment, manifest)
         expect(deployment.spec!.template.spec!.containers[0]!.image).toBe(`${image!.newName}:${image!.newTag}`)
       }
     }

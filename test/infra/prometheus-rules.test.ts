@@ -41,6 +41,15 @@ describe('the example Prometheus alert rules', () => {
     }
   })
 
+  it('page for stuck live letters only: stuck test letters are a ticket', async () => {
+    const rules = parse(await readFile(infra('alerts.yml'), 'utf8')) as { groups: Array<{ name: string; rules: Rule[] }> }
+    const stuck = rules.groups.flatMap((group) => group.rules).filter((rule) => rule.expr.includes('letters_stuck'))
+    expect(stuck.map((rule) => [rule.alert, rule.labels?.severity, /letters_stuck\{mode="(live|test)"\}/.exec(rule.expr)?.[1]])).toEqual([
+      ['LettersStuck', 'page', 'live'],
+      ['TestLettersStuck', 'ticket', 'test'],
+    ])
+  })
+
   it('scrape every process kind, the gateway with the admin token', async () => {
     const config = parse(await readFile(infra('prometheus.yml'), 'utf8')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string; authorization?: { type: string } }> }
     expect(config.rule_files).toEqual(['alerts.yml'])

@@ -10,6 +10,7 @@ import {
   type Db,
   type Recipient,
 } from '@letters/db'
+import type { VerifiedAddress } from '@letters/contracts'
 
 export async function newAccount(db: Db, options: { credits?: number; name?: string } = {}) {
   return db.transaction(async (tx) => {
@@ -47,6 +48,11 @@ export const sampleRecipient: Recipient = {
   city: 'Madrid',
   province: 'Madrid',
   country: 'ES',
+}
+
+/** A letter's address as the address worker stores it once verified; `overrides` on top. */
+export function verifiedAddress(overrides: Partial<VerifiedAddress> = {}): VerifiedAddress {
+  return { ...sampleRecipient, countryName: 'España', deliverability: 'deliverable', changes: [], problems: [], verifiedBy: 'offline', ...overrides }
 }
 
 /** A letter row as the gateway stores it, without charging for it; `overrides` sets any column (a status, an address). */

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
-import { dirname, join, relative } from 'node:path'
+import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { processNames, type ProcessName } from '@letters/config'
 import { repositoryRoot } from './processes.js'
@@ -60,9 +60,6 @@ export async function sourceOfBuiltFile(builtFile: string): Promise<string | und
   if (!rootDir || !outDir || !rest.startsWith(`${outDir}/`)) return undefined
   return relative(repositoryRoot, join(repositoryRoot, workspace, rootDir, `${rest.slice(outDir.length + 1)}.ts`))
 }
-
-/** The workspace folder of a file path from the repository root. */
-export const workspaceOf = (path: string) => dirname(path).split('/').slice(0, 2).join('/')
 
 /** `npm run build`, as CI and the Dockerfile run it; rejects with tsc's output when it fails. */
 export async function runBuild(timeoutMs = 240_000): Promise<void> {

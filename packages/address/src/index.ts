@@ -1,5 +1,6 @@
 export { normalizeAddress, type AddressInput, type AddressChange, type Deliverability, type NormalizedAddress } from './normalize.js'
 export { spanishProvinces } from './spanish-provinces.js'
+export { isAssignedCountry, isPostalCodeOf } from './rules.js'
 
 import { normalizeAddress, type AddressInput, type NormalizedAddress } from './normalize.js'
 

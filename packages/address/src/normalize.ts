@@ -1,7 +1,7 @@
 import countries from 'i18n-iso-countries'
 import spanish from 'i18n-iso-countries/langs/es.json' with { type: 'json' }
-import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator'
-import type { Recipient } from '@letters/contracts'
+import type { Recipient, VerifiedAddress } from '@letters/contracts'
+import { isPostalCodeOf } from './rules.js'
 import { spanishProvinces } from './spanish-provinces.js'
 import { expandStreetType } from './street.js'
 import { collapseSpaces, fixCasing, foldForComparison } from './text.js'
@@ -11,23 +11,10 @@ countries.registerLocale(spanish)
 /** The recipient block as the client sent it. */
 export type AddressInput = Recipient
 
-export type Deliverability = 'deliverable' | 'corrected' | 'undeliverable'
-
-export interface AddressChange {
-  field: keyof AddressInput
-  from: string | null
-  to: string | null
-  reason: string
-}
-
-export interface NormalizedAddress extends Recipient {
-  /** The country's name in Spanish, for the envelope. */
-  countryName: string
-  deliverability: Deliverability
-  changes: AddressChange[]
-  /** Why the address cannot be delivered, when it cannot. */
-  problems: string[]
-}
+/** What normalization makes of it: the stored verified address (contracts), but for which verifier said so. */
+export type NormalizedAddress = Omit<VerifiedAddress, 'verifiedBy'>
+export type Deliverability = NormalizedAddress['deliverability']
+export type AddressChange = NormalizedAddress['changes'][number]
 
 /** Postal codes whose leading zeros a spreadsheet ate: the length they should have. */
 const zipLengths: Record<string, number> = { ES: 5, FR: 5, DE: 5, IT: 5, US: 5 }
@@ -72,7 +59,7 @@ export function normalizeAddress(input: AddressInput): NormalizedAddress {
 
   const spacedZip = change('zip', input.zip, collapseSpaces(input.zip).toUpperCase(), 'espacios y mayúsculas') ?? ''
   const zip = change('zip', spacedZip, padZip(spacedZip, country), 'ceros iniciales') ?? ''
-  if (postcodeValidatorExistsForCountry(country) && !postcodeValidator(zip, country)) {
+  if (!isPostalCodeOf(zip, country)) {
     problems.push(`el código postal '${zip}' no tiene el formato de ${countryName || country}`)
   }
 

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox'
-import { Label, NamedEntry, Uuid, strict } from './common.js'
+import { CampaignVariable } from './campaign-variables.js'
+import { Label, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
 import { FontNameField } from './fonts.js'
+import { Card as PublicCard, letterStatus } from './public.js'
 
 export const CreateAccountBody = Type.Object(
   { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
@@ -12,6 +14,14 @@ export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: 
 export type Account = Static<typeof Account>
 
 export const CreatedAccount = Type.Object({ ...Account.properties, apiKey: Type.String() })
+export type CreatedAccount = Static<typeof CreatedAccount>
+
+/** GET /admin/accounts: newest first, a page at a time. */
+export const AccountListQuery = Type.Object(pageQueryFields, strict)
+export type AccountListQuery = Static<typeof AccountListQuery>
+
+export const AccountList = Page(Type.Object({ ...Account.properties, createdAt: Type.String({ format: 'date-time' }) }))
+export type AccountList = Static<typeof AccountList>
 
 const ApiKeyMode = Type.Union([Type.Literal('live'), Type.Literal('test')], { errorMessage: "El campo 'mode' debe ser 'live' o 'test'" })
 
@@ -22,6 +32,7 @@ export const IssueApiKeyBody = Type.Union([Type.Null(), Type.Object({ mode: Type
 export type IssueApiKeyBody = Static<typeof IssueApiKeyBody>
 
 export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String(), mode: ApiKeyMode })
+export type CreatedApiKey = Static<typeof CreatedApiKey>
 
 export const CreditsBody = Type.Object(
   {
@@ -38,27 +49,12 @@ export const CreditsBody = Type.Object(
 export type CreditsBody = Static<typeof CreditsBody>
 
 export const Balance = Type.Object({ balance: Type.Integer() })
+export type Balance = Static<typeof Balance>
 
 export const NamedEntryBody = Type.Object({ name: Label() }, strict)
 export type NamedEntryBody = Static<typeof NamedEntryBody>
 export { NamedEntry }
 
-/** Variable names are what `{{name}}` placeholders refer to. */
-export const VARIABLE_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
-
-export const CampaignVariable = Type.Object(
-  {
-    name: Type.String({
-      pattern: VARIABLE_NAME_PATTERN,
-      errorMessage: 'El nombre de una variable debe empezar por una letra o "_" y contener solo letras, dígitos y "_" (máximo 64)',
-    }),
-    maxSize: Type.Integer({ minimum: 1, maximum: 1000 }),
-    defaultValue: Type.Union([Type.String(), Type.Null()]),
-    example: Type.String({ maxLength: 1000 }),
-  },
-  strict,
-)
-export type CampaignVariable = Static<typeof CampaignVariable>
 
 export const CreateCampaignBody = Type.Object(
   {
@@ -85,13 +81,27 @@ export const Campaign = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   active: Type.Boolean(),
-  variables: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      maxSize: Type.Integer(),
-      defaultValue: Type.Union([Type.String(), Type.Null()]),
-      example: Type.String(),
-    }),
-  ),
+  variables: Type.Array(CampaignVariable),
 })
 export type Campaign = Static<typeof Campaign>
+
+/** A letter as ops see it: the client's view (GET /cards/{id}) and the account it belongs to. */
+export const Card = Type.Object({ accountId: Type.String({ format: 'uuid' }), ...PublicCard.properties })
+export type Card = Static<typeof Card>
+
+/** GET /admin/stuck-letters: the longest stuck first, a page at a time. */
+export const StuckLetterListQuery = Type.Object(pageQueryFields, strict)
+export type StuckLetterListQuery = Static<typeof StuckLetterListQuery>
+
+export const StuckLetterList = Page(
+  Type.Object({
+    id: Type.String({ format: 'uuid' }),
+    accountId: Type.String({ format: 'uuid' }),
+    livemode: Type.Boolean(),
+    status: letterStatus,
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time', description: 'The last change of the letter: its age in this status counts from here.' }),
+    stuckForSeconds: Type.Integer({ description: 'Seconds since the last change.' }),
+  }),
+)
+export type StuckLetterList = Static<typeof StuckLetterList>

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 
 /**
  * Every schema may carry `errorMessage`: the Spanish sentence a client gets when the value
@@ -34,20 +34,55 @@ export function errorResponses<const S extends readonly number[]>(...statuses: S
 
 export const IdParams = Type.Object({ id: Uuid() })
 
+/** The query fields of a list read a page at a time: `limit` rows (default 20), after the `nextCursor` of the page before. */
+export const pageQueryFields = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+}
+
+/** A page of a list: its rows, and the cursor of the next page (null on the last one). */
+export const Page = <Row extends TSchema>(row: Row) => Type.Object({ data: Type.Array(row), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+
 /** The body of a route that takes none: nothing (Fastify passes null), or `{}`; any field is a 400. */
 export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}' })
 
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
 
-/** A letter's recipient as the client sent it (country upper-cased). */
-export interface Recipient {
-  name: string
-  surname: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
-}
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/**
+ * A letter's recipient as stored and shown: as the client sent it, the country upper-cased. The
+ * one home of this shape (the database column, the API's letter, the address worker's input);
+ * the rules a request's fields must meet are the request schemas' (public.ts).
+ */
+export const Recipient = Type.Object({
+  name: Type.String(),
+  surname: Type.String(),
+  company: Nullable(Type.String()),
+  address: Type.String(),
+  zip: Type.String(),
+  city: Type.String(),
+  province: Nullable(Type.String()),
+  country: Type.String(),
+})
+export type Recipient = Static<typeof Recipient>
+
+/** A field of the recipient an address check may change. */
+const RecipientField = Type.KeyOf(Recipient)
+
+/**
+ * The recipient as the address worker verified and normalized it (letters.address, shown as the
+ * letter's `address`): the cleaned fields, the country's Spanish name for the envelope, whether
+ * the post can deliver it, each change made and why, the problems that make it undeliverable,
+ * and which verifier said so.
+ */
+export const VerifiedAddress = Type.Object({
+  ...Recipient.properties,
+  countryName: Type.String(),
+  deliverability: Type.Union([Type.Literal('deliverable'), Type.Literal('corrected'), Type.Literal('undeliverable')]),
+  changes: Type.Array(Type.Object({ field: RecipientField, from: Nullable(Type.String()), to: Nullable(Type.String()), reason: Type.String() })),
+  problems: Type.Array(Type.String()),
+  verifiedBy: Type.String(),
+})
+export type VerifiedAddress = Static<typeof VerifiedAddress>

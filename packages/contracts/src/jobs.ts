@@ -20,4 +20,4 @@ export const queueOfJob: Record<JobName, QueueName> = {
   'deliver-webhook': 'webhooks',
 }
 
-export type JobOf<Name extends JobName> = { name: Name; data: JobPayloads[Name] }
+export const isJobName = (name: string): name is JobName => Object.hasOwn(queueOfJob, name)

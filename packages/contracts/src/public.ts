@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { Label, NON_BLANK, NamedEntry, Uuid, strict } from './common.js'
+import { Label, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
+import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField } from './fonts.js'
 import { letterStatuses } from './letter-statuses.js'
 
@@ -64,16 +65,21 @@ export const SingleLetterBody = Type.Object(
 )
 export type SingleLetterBody = Static<typeof SingleLetterBody>
 
+/** A recipient of a campaign's letter with the values of its variables: POST /card's fields but the campaign and sendAt, and each recipient of a bulk request. */
+const campaignRecipient = {
+  ...recipient,
+  company: OptionalText(100),
+  variables: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      errorMessage: "El campo 'variables' debe ser un objeto cuyos valores sean textos",
+    }),
+  ),
+}
+
 export const CampaignLetterBody = Type.Object(
   {
     campaignId: Uuid(),
-    ...recipient,
-    company: OptionalText(100),
-    variables: Type.Optional(
-      Type.Record(Type.String(), Type.String(), {
-        errorMessage: "El campo 'variables' debe ser un objeto cuyos valores sean textos",
-      }),
-    ),
+    ...campaignRecipient,
     sendAt: SendAtField,
   },
   {
@@ -113,6 +119,72 @@ export const ApiKeyHeaders = Type.Object({ 'x-api-key': Type.Optional(Type.Strin
 export const LetterCreated = Type.Object({ success: Type.Boolean(), cardId: Type.String({ format: 'uuid' }) })
 export type LetterCreated = Static<typeof LetterCreated>
 
+/** Recipients of one bulk request at most: more is a 413. */
+export const BULK_MAX_RECIPIENTS = 1000
+
+export const BulkRecipient = Type.Object(campaignRecipient, {
+  ...strict,
+  examples: [{ name: 'Javier', surname: 'Martín', company: 'Ferretería Martín S.L.', address: 'Avenida de la Constitución 25', zip: '41004', city: 'Sevilla', province: 'Sevilla', country: 'ES', variables: { nombre: 'Javier', cupon: 'OTONO10' } }],
+})
+export type BulkRecipient = Static<typeof BulkRecipient>
+
+export const BulkLetterBody = Type.Object(
+  {
+    campaignId: Uuid(),
+    sendAt: SendAtField,
+    recipients: Type.Array(BulkRecipient, {
+      minItems: 1,
+      maxItems: BULK_MAX_RECIPIENTS,
+      description: `1 to ${BULK_MAX_RECIPIENTS} recipients, each checked as a POST /card would check it; more than ${BULK_MAX_RECIPIENTS} is a 413.`,
+    }),
+  },
+  {
+    ...strict,
+    examples: [
+      {
+        campaignId: '9c4f5e0b-6a7d-4f8e-8b1c-4d5e6f708192',
+        recipients: [
+          { name: 'Javier', surname: 'Martín', address: 'Avenida de la Constitución 25', zip: '41004', city: 'Sevilla', province: 'Sevilla', country: 'ES', variables: { nombre: 'Javier', cupon: 'OTONO10' } },
+          { name: 'Lucía', surname: 'García Pérez', company: 'Papelería Luna', address: 'Calle Mayor 1, 3º B', zip: '28013', city: 'Madrid', country: 'ES', variables: { cupon: 'OTONO10' } },
+        ],
+      },
+    ],
+  },
+)
+export type BulkLetterBody = Static<typeof BulkLetterBody>
+
+/** The same recipients as a spreadsheet: the body of a bulk request sent as `text/csv`. */
+export const BulkLetterCsv = Type.String({
+  contentMediaType: 'text/csv',
+  description:
+    'UTF-8 (with or without BOM), separated by commas or semicolons (as a Spanish Excel writes it), fields quoted where they hold a separator, a quote or a line break. ' +
+    'A header row names the columns: the recipient fields (name, surname, address, zip, city and country required; company and province optional) and one column per campaign variable, named as the variable. ' +
+    "An empty cell of a variable's column leaves the variable to its default; an empty company or province is none. Then 1 to 1000 rows, one per recipient.",
+  examples: ['name;surname;company;address;zip;city;province;country;nombre;cupon\r\nJavier;Martín;;Avenida de la Constitución 25;41004;Sevilla;Sevilla;ES;Javier;OTONO10\r\n'],
+})
+
+export const BulkLetterQuery = Type.Object(
+  {
+    campaignId: Type.Optional(Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' })),
+    sendAt: SendAtField,
+  },
+  strict,
+)
+export type BulkLetterQuery = Static<typeof BulkLetterQuery>
+
+export const BulkLettersCreated = Type.Object({
+  created: Type.Integer({ description: 'Letters created (and charged): one per valid recipient.' }),
+  cardIds: Type.Array(Type.Union([Type.String({ format: 'uuid' }), Type.Null()]), { description: "One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors." }),
+  errors: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: "The recipient's position, from 0: in JSON, in `recipients`; in CSV, among the rows after the header." }),
+      error: Type.String(),
+      message: Type.String({ description: 'The Spanish message a POST /card with this recipient would get.' }),
+    }),
+  ),
+})
+export type BulkLettersCreated = Static<typeof BulkLettersCreated>
+
 export const NamedList = Type.Object({ data: Type.Array(NamedEntry) })
 
 export const CompanyData = Type.Object({
@@ -129,25 +201,13 @@ export const CampaignList = Type.Object({
     Type.Object({
       id: Type.String({ format: 'uuid' }),
       name: Type.String(),
-      variables: Type.Array(
-        Type.Object({ name: Type.String(), maxSize: Type.Integer(), defaultValue: Type.Union([Type.String(), Type.Null()]), example: Type.String() }),
-      ),
+      variables: Type.Array(CampaignVariable),
     }),
   ),
 })
 
-const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
-
-const Recipient = Type.Object({
-  name: Type.String(),
-  surname: Type.String(),
-  company: Type.Union([Type.String(), Type.Null()]),
-  address: Type.String(),
-  zip: Type.String(),
-  city: Type.String(),
-  province: Type.Union([Type.String(), Type.Null()]),
-  country: Type.String(),
-})
+/** A letter's status, one of letterStatuses. */
+export const letterStatus = Type.Union(letterStatuses.map((status) => Type.Literal(status)))
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
@@ -162,7 +222,7 @@ const cardFields = {
   fontName: Type.String(),
   message: Type.String(),
   recipient: Recipient,
-  address: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  address: Type.Union([VerifiedAddress, Type.Null()], { description: 'The address as verified and normalized for the post; null until the address stage has seen the letter.' }),
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
@@ -183,14 +243,13 @@ export const CardListQuery = Type.Object(
   {
     status: Type.Optional(letterStatus),
     campaignId: Type.Optional(Uuid()),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...pageQueryFields,
   },
   strict,
 )
 export type CardListQuery = Static<typeof CardListQuery>
 
-export const CardList = Type.Object({ data: Type.Array(CardSummary), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+export const CardList = Page(CardSummary)
 
 export const FontList = Type.Object({
   data: Type.Array(Type.Object({ name: Type.String(), family: Type.String(), default: Type.Boolean() })),

@@ -12,6 +12,7 @@ export const webhookEventTypes = letterEventTypes
 export type WebhookEventType = LetterEventType | 'webhook.test'
 
 export const WEBHOOK_URL_MAX_CHARACTERS = 2000
+/** Endpoints an account may have in each mode: its live ones and its test ones are counted apart. */
 export const WEBHOOK_ENDPOINTS_PER_ACCOUNT = 10
 /** An endpoint whose last this many finished events all failed is disabled (the webhook worker), until created again. */
 export const WEBHOOK_DISABLE_AFTER_FAILED_EVENTS = 50
@@ -38,6 +39,7 @@ const endpointFields = {
   id: Type.String({ format: 'uuid' }),
   url: Type.String(),
   events: Type.Array(Type.String()),
+  livemode: Type.Boolean({ description: "False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events." }),
   createdAt: Type.String({ format: 'date-time' }),
 }
 

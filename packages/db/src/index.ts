@@ -4,4 +4,5 @@ export { createDb, closeDb, type Db, type Tx, type Executor, type DbOptions } fr
 export { prepareDatabase, ensureDatabase, dropDatabase } from './migrate.js'
 export { moveLetter, type LetterAtMove, type LetterMove, type LetterMoved } from './letter-transitions.js'
 export { guardProcess, isConnectionError, isDriverError, type GuardLogger, type ShutdownReason } from './process-guard.js'
-export { letterJsonSql, recordLetterWebhooks, webhookBodySql } from './webhook-events.js'
+export { enqueue, outboxTargetSql, type OutboxJob } from './outbox.js'
+export { isoInstant, letterJsonSql, recordLetterWebhooks, webhookBodySql } from './webhook-events.js'

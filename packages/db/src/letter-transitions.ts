@@ -24,7 +24,7 @@ export interface LetterMove {
   set?: Partial<Pick<typeof letters.$inferInsert, 'address'>>
   /** Only a letter of this account counts as existing. */
   accountId?: string
-  /** With `accountId`: only a letter of this mode (a test key's letters are not a live key's). */
+  /** Only a letter of this mode counts as existing (a test key's letters are not a live key's; the floor's are live). */
   livemode?: boolean
   /**
    * The floor's fencing token. `'next'`: the move gives the letter the next print claim (a

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { letterStatuses, type LetterStatus, type Recipient } from '@letters/contracts'
+import { letterStatuses, type LetterStatus, type Recipient, type VerifiedAddress } from '@letters/contracts'
 import {
   bigserial,
   boolean,
@@ -127,7 +127,7 @@ export const letters = pgTable(
     message: text('message').notNull(),
     recipient: jsonb('recipient').$type<Recipient>().notNull(),
     /** The normalized address, null until the address worker has seen the letter. */
-    address: jsonb('address').$type<Record<string, unknown>>(),
+    address: jsonb('address').$type<VerifiedAddress>(),
     status: text('status', { enum: letterStatuses }).notNull(),
     /** What the letter costs; a test letter (`livemode` false) shows it but was never charged. */
     cost: integer('cost').notNull(),
@@ -224,6 +224,7 @@ export const outbox = pgTable(
     id: id(),
     queue: text('queue').notNull(),
     jobName: text('job_name').notNull(),
+    /** A job's data (JobPayloads in packages/contracts): written by `enqueue`, which types it by the job's name. */
     payload: jsonb('payload').$type<Record<string, string>>().notNull(),
     createdAt: createdAt(),
     sentAt: timestamp('sent_at', { withTimezone: true }),

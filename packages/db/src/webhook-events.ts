@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from './client.js'
 import { letterEventType, type LetterStatus } from '@letters/contracts'
+import { outboxTargetSql } from './outbox.js'
 
-const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+/** The SQL of an instant as the API writes it: toISOString's format, UTC, milliseconds. */
+export const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
@@ -51,5 +53,5 @@ export async function recordLetterWebhooks(tx: Tx, letterId: string, status: Let
       RETURNING id
     )
     INSERT INTO outbox (id, queue, job_name, payload)
-    SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM events`)
+    SELECT id, ${sql.raw(outboxTargetSql('deliver-webhook'))}, jsonb_build_object('eventId', id) FROM events`)
 }

@@ -1,5 +1,5 @@
 import type { TransactionSql } from 'postgres'
-import { letterJsonSql, webhookBodySql, type Db } from '@letters/db'
+import { letterJsonSql, outboxTargetSql, webhookBodySql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
@@ -271,7 +271,7 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     ),
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload)
-      SELECT 'address', 'normalize-address', jsonb_build_object('letterId', id) FROM new_letters WHERE "sendAt" IS NULL ORDER BY n
+      SELECT ${sql.unsafe(outboxTargetSql('normalize-address'))}, jsonb_build_object('letterId', id) FROM new_letters WHERE "sendAt" IS NULL ORDER BY n
     ),
     -- The endpoints of the letters' accounts, locked FOR KEY SHARE: one being deleted meanwhile
     -- is waited for and left out, instead of failing the batch on its foreign key.
@@ -289,7 +289,8 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       RETURNING id
     ),
     webhook_jobs AS (
-      INSERT INTO outbox (id, queue, job_name, payload) SELECT id, 'webhooks', 'deliver-webhook', jsonb_build_object('eventId', id) FROM first_webhooks
+      INSERT INTO outbox (id, queue, job_name, payload)
+      SELECT id, ${sql.unsafe(outboxTargetSql('deliver-webhook'))}, jsonb_build_object('eventId', id) FROM first_webhooks
     ),
     charges AS (
       INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)

@@ -89,8 +89,8 @@ export const scheduledOverdue = new Gauge({
 
 export const lettersStuck = new Gauge({
   name: 'letters_stuck',
-  help: 'Letters in received, ready_for_print or printing without progress for longer than RECONCILE_AFTER_MS, read at scrape time',
-  labelNames: ['status'] as const,
+  help: 'Letters in received, ready_for_print or printing without progress for longer than RECONCILE_AFTER_MS, by status and mode (live, or test: made with a test key), read at scrape time',
+  labelNames: ['status', 'mode'] as const,
   registers: [pipelineRegistry],
 })
 

@@ -1,6 +1,6 @@
-import { inArray, sql } from 'drizzle-orm'
+import { inArray, isNull, sql } from 'drizzle-orm'
 import type { Logger } from './queues.js'
-import { queueNames, type QueueName } from '@letters/contracts'
+import { isJobName, queueNames, queueOfJob } from '@letters/contracts'
 import { outbox, type Db } from '@letters/db'
 import type { Queues } from './queues.js'
 import { Pause, withTimeout } from './timing.js'
@@ -15,8 +15,6 @@ export interface DispatcherOptions {
   /** How long one round may wait for Redis before giving up (BullMQ waits for a connection). */
   sendTimeoutMs?: number
 }
-
-type OutboxRow = { id: string; queue: string; job_name: string; payload: Record<string, string> }
 
 /**
  * Moves outbox rows to BullMQ. Each round locks a batch of unsent rows (SKIP LOCKED, so any
@@ -49,25 +47,30 @@ export class OutboxDispatcher {
   /** One round: returns how many rows were sent. Throws when Redis or Postgres failed. */
   async dispatchOnce(): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const rows = await tx.execute<OutboxRow>(sql`
-        SELECT id, queue, job_name, payload FROM outbox
-        WHERE sent_at IS NULL
-        ORDER BY created_at, id
-        LIMIT ${this.batchSize}
-        FOR UPDATE SKIP LOCKED`)
+      const rows = await tx
+        .select({ id: outbox.id, queue: outbox.queue, jobName: outbox.jobName, payload: outbox.payload })
+        .from(outbox)
+        .where(isNull(outbox.sentAt))
+        .orderBy(outbox.createdAt, outbox.id)
+        .limit(this.batchSize)
+        .for('update', { skipLocked: true })
       if (rows.length === 0) return 0
+      // A row is sent only if the registry knows its job and puts it on the queue the row names.
+      const known = rows.filter((row) => isJobName(row.jobName) && queueOfJob[row.jobName] === row.queue)
       for (const queue of queueNames) {
-        const jobs = rows.filter((row) => row.queue === queue)
+        const jobs = known.filter((row) => row.queue === queue)
         if (jobs.length > 0) {
-          const added = this.queues[queue].addBulk(jobs.map((row) => ({ name: row.job_name, data: row.payload, opts: { jobId: row.id } })))
+          const added = this.queues[queue].addBulk(jobs.map((row) => ({ name: row.jobName, data: row.payload, opts: { jobId: row.id } })))
           // A late add after the timeout is harmless: the rows stay unsent and go again with the same ids.
           added.catch(() => {})
           await withTimeout(added, this.sendTimeoutMs, `adding ${jobs.length} ${queue} jobs`)
         }
       }
-      const unknown = rows.filter((row) => !(queueNames as readonly string[]).includes(row.queue))
-      if (unknown.length > 0) this.log.error({ ids: unknown.map((row) => row.id) }, 'outbox rows name an unknown queue; left unsent')
-      const sent = rows.filter((row) => (queueNames as readonly string[]).includes(row.queue as QueueName)).map((row) => row.id)
+      if (known.length < rows.length) {
+        const unknown = rows.filter((row) => !known.includes(row)).map((row) => ({ id: row.id, queue: row.queue, job: row.jobName }))
+        this.log.error({ rows: unknown }, 'outbox rows name a job the registry does not know, or put it on another queue; left unsent')
+      }
+      const sent = known.map((row) => row.id)
       await tx.update(outbox).set({ sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` }).where(inArray(outbox.id, sent))
       return sent.length
     })

@@ -1,5 +1,7 @@
+export { jobWorker } from './job-worker.js'
 export { OutboxDispatcher, type DispatcherOptions } from './dispatcher.js'
 export { closeQueues, jobOptions, openQueues, producerConnection, workerConnection, type Logger, type Queues } from './queues.js'
 export { LetterClock, RELEASED_DETAIL, TEST_MAILED_DETAIL, type LetterClockOptions } from './letter-clock.js'
 export { refreshPipelineGauges } from './pipeline-state.js'
-export { pipelineStatuses, Reconciler, RESUMED_DETAIL, type ReconcilerOptions } from './reconciler.js'
+export { isPipelineStatus, pipelineStatuses, Reconciler, RESUMED_DETAIL, withoutProgressSql, type ReconcilerOptions } from './reconciler.js'
+export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'

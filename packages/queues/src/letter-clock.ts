@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { queueOfJob } from '@letters/contracts'
-import { moveLetter, outbox, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { enqueue, moveLetter, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger } from './queues.js'
 import { Pause } from './timing.js'
@@ -37,7 +36,7 @@ const duties: Duty[] = [
     to: 'received',
     detail: RELEASED_DETAIL,
     due: () => sql`status = 'scheduled' AND send_at <= now() ORDER BY send_at`,
-    then: (tx, letterId) => tx.insert(outbox).values({ queue: queueOfJob['normalize-address'], jobName: 'normalize-address', payload: { letterId } }),
+    then: (tx, letterId) => enqueue(tx, { name: 'normalize-address', data: { letterId } }),
   },
   {
     // A test letter never reaches the floor; it is "posted" a while after it was rendered, so a client's integration sees the whole life.

@@ -2,14 +2,14 @@ import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
-import { pipelineStatuses } from './reconciler.js'
+import { pipelineStatuses, withoutProgressSql } from './reconciler.js'
 
 
 const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
 
 /**
  * Reads the pipeline's state into the scrape-time gauges: jobs per queue and state, the outbox
- * backlog and its age, and the letters stuck for longer than `stuckAfterMs` by status. Postgres
+ * backlog and its age, and the letters stuck for longer than `stuckAfterMs` by status and mode. Postgres
  * or Redis down leaves its gauges as they were (and is logged): the scrape still serves the
  * rest, which is when ops need it most.
  */
@@ -21,16 +21,20 @@ async function refreshFromPostgres(db: Db, stuckAfterMs: number): Promise<void> 
   const [outbox] = await db.execute<{ pending: number; oldest_seconds: number }>(sql`
     SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
     FROM outbox WHERE sent_at IS NULL`)
-  const stuck = await db.execute<{ status: string; n: number }>(sql`
-    SELECT status, count(*)::int AS n FROM letters
-    WHERE status IN ${pipelineStatuses} AND updated_at < now() - make_interval(secs => ${stuckAfterMs / 1000})
-    GROUP BY status`)
+  const stuck = await db.execute<{ status: string; livemode: boolean; n: number }>(sql`
+    SELECT status, livemode, count(*)::int AS n FROM letters
+    WHERE ${withoutProgressSql('letters', stuckAfterMs)}
+    GROUP BY status, livemode`)
   const [scheduled] = await db.execute<{ overdue: number }>(sql`
     SELECT count(*)::int AS overdue FROM letters WHERE status = 'scheduled' AND send_at < now() - interval '30 seconds'`)
   metrics.scheduledOverdue.set(scheduled?.overdue ?? 0)
   metrics.outboxPending.set(outbox?.pending ?? 0)
   metrics.outboxOldestSeconds.set(outbox?.oldest_seconds ?? 0)
-  for (const status of pipelineStatuses) metrics.lettersStuck.set({ status }, stuck.find((row) => row.status === status)?.n ?? 0)
+  for (const status of pipelineStatuses) {
+    for (const livemode of [true, false]) {
+      metrics.lettersStuck.set({ status, mode: livemode ? 'live' : 'test' }, stuck.find((row) => row.status === status && row.livemode === livemode)?.n ?? 0)
+    }
+  }
 }
 
 async function refreshFromRedis(queues: Queues): Promise<void> {

@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
-import { moveLetter, outbox, type Db } from '@letters/db'
+import { enqueue, moveLetter, type Db, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
 import { Pause, withTimeout } from './timing.js'
@@ -11,15 +11,38 @@ const jobOfStatus = {
   ready_for_print: 'produce-letter',
   printing: 'produce-letter',
 } as const satisfies Record<string, JobName>
-type PipelineStatus = keyof typeof jobOfStatus
+export type PipelineStatus = keyof typeof jobOfStatus
 /** The statuses a letter passes through on its own; one that stays in them too long is stuck. */
 export const pipelineStatuses = Object.keys(jobOfStatus) as PipelineStatus[]
+
+export const isPipelineStatus = (status: string): status is PipelineStatus => (pipelineStatuses as string[]).includes(status)
+
+/**
+ * Stuck, as one condition for everything that looks for it (this reconciler, the letters_stuck
+ * gauge, the ops list and retry): the letter of the `letters` row named `alias` is in a
+ * pipeline status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS).
+ */
+export function withoutProgressSql(alias: string, afterMs: number): SQL {
+  const l = sql.raw(alias)
+  return sql`(${l}.status IN ${pipelineStatuses} AND ${l}.updated_at < now() - ${afterMs} * interval '1 millisecond')`
+}
 
 /** BullMQ states of a job that will still run; any other (completed, failed, unknown) runs no more. */
 const runnableStates = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'])
 
 /** The event a resumed letter gets: client-visible, so it says what happened, never why. */
 export const RESUMED_DETAIL = 'Reanudada tras una incidencia interna'
+
+/**
+ * Resumes a letter where it is: the same status again under its row lock (its event, and a new
+ * `updated_at`, so no other round takes it), and a new job for that status, in the caller's
+ * transaction. Twice is harmless: the workers only move a letter from the status they expect,
+ * and the floor fences a second run with its print claim.
+ */
+export async function resumeLetter(tx: Tx, letterId: string, status: PipelineStatus): Promise<void> {
+  await moveLetter(tx, letterId, { from: [status], to: status, detail: RESUMED_DETAIL })
+  await enqueue(tx, { name: jobOfStatus[status], data: { letterId } })
+}
 
 export interface ReconcilerOptions {
   /** A letter without progress for this long is looked at (RECONCILE_AFTER_MS). */
@@ -98,8 +121,7 @@ export class Reconciler {
           ORDER BY o.created_at DESC
           LIMIT 1
         ) job ON true
-        WHERE l.status IN ${pipelineStatuses}
-          AND l.updated_at < now() - ${this.options.afterMs} * interval '1 millisecond'
+        WHERE ${withoutProgressSql('l', this.options.afterMs)}
           ${after ? sql`AND (l.updated_at, l.id) > (${after.updatedAt}::timestamptz, ${after.id}::uuid)` : sql``}
         ORDER BY l.updated_at, l.id
         LIMIT ${this.batchSize}
@@ -116,11 +138,7 @@ export class Reconciler {
       const lost = dispatched
         .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.job_id, jobState: states[index]! }))
         .filter((letter) => !runnableStates.has(letter.jobState))
-      for (const letter of lost) {
-        const jobName = jobOfStatus[letter.status]
-        await moveLetter(tx, letter.id, { from: [letter.status], to: letter.status, detail: RESUMED_DETAIL })
-        await tx.insert(outbox).values({ queue: queueOfJob[jobName], jobName, payload: { letterId: letter.id } })
-      }
+      for (const letter of lost) await resumeLetter(tx, letter.id, letter.status)
       return { lost, last }
     })
   }

@@ -49,6 +49,24 @@ describe('OutboxDispatcher', () => {
     expect(await dispatcher.dispatchOnce()).toBe(0)
   })
 
+  it('leaves unsent a row whose job the registry does not know, or puts on another queue, and sends the rest', async () => {
+    const good = await addRows(1)
+    const strays = await db
+      .insert(outbox)
+      .values([
+        { queue: 'address', jobName: 'paint-letter', payload: { letterId: '00000000-0000-4000-8000-000000000001' } },
+        { queue: 'production', jobName: 'normalize-address', payload: { letterId: '00000000-0000-4000-8000-000000000002' } },
+        { queue: 'elsewhere', jobName: 'produce-letter', payload: { letterId: '00000000-0000-4000-8000-000000000003' } },
+      ])
+      .returning({ id: outbox.id })
+    const dispatcher = new OutboxDispatcher(db, queues, log)
+    expect(await dispatcher.dispatchOnce()).toBe(1)
+    expect(await unsent(good)).toEqual([])
+    expect((await unsent(strays.map((row) => row.id))).map((row) => row.jobName).sort()).toEqual(['normalize-address', 'paint-letter', 'produce-letter'])
+    for (const { id } of strays) expect(await queues.production.getJob(id)).toBeUndefined()
+    await db.delete(outbox).where(inArray(outbox.id, strays.map((row) => row.id)))
+  })
+
   it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async () => {
     const ids = await addRows(4)
     const deadConnection = producerConnection('redis://127.0.0.1:1', 'dead', log)

@@ -42,7 +42,7 @@ function retryAfterMs(response: Response): number | undefined {
 }
 
 /** The creations whose Idempotency-Key the API keeps: their only 409 is "still in flight". */
-const KEYED_CREATIONS = /\/(single|card)$/
+const KEYED_CREATIONS = /\/(single|card|cards\/bulk)$/
 
 /**
  * Whether sending the request twice can do no more than sending it once: reads and deletions,
@@ -55,7 +55,7 @@ function isRepeatable(request: Request): boolean {
 
 /**
  * Whether an answer is worth sending again, unchanged. 429 was refused before anything was done;
- * 503 is temporary, for a request that may be repeated; a 409 to POST /single or /card with an
+ * 503 is temporary, for a request that may be repeated; a 409 to POST /single, /card or /cards/bulk with an
  * Idempotency-Key means the first request with that key is still being processed, and the retry
  * returns its answer once done (another route's 409, such as testing a disabled webhook, would
  * come back the same). Every other 4xx would fail again the same way.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
-import { adminAccount, singleLetter, startGateway, UNKNOWN_ID } from '../../../services/gateway/test/helpers.js'
+import { adminAccount, adminCampaign, singleLetter, spanishRecipient, startGateway, UNKNOWN_ID } from '../../../services/gateway/test/helpers.js'
 import { createClient, LettersApiError } from '../src/index.js'
 import { faultProxy } from './fault-proxy.js'
 
@@ -63,6 +63,23 @@ describe('createClient', () => {
       expect(proxy.seen).toHaveLength(3)
       expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
       expect(await lettersOf(owner)).toBe(1)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('retries a bulk creation after a 503 and after a dropped connection with the same key, and charges once', async () => {
+    const owner = await adminAccount(app, 100)
+    const campaignId = await adminCampaign(app, owner)
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '503' : n === 2 ? 'drop' : 'forward'))
+    try {
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
+      const recipient = { ...spanishRecipient, variables: { cupon: 'SDK1' } }
+      const { data } = await client.POST('/cards/bulk', { body: { campaignId, recipients: [recipient, recipient] } })
+      expect(data).toEqual({ created: 2, cardIds: [expect.stringMatching(UUID), expect.stringMatching(UUID)], errors: [] })
+      expect(proxy.seen).toHaveLength(3)
+      expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
+      expect(await lettersOf(owner)).toBe(2)
     } finally {
       await proxy.close()
     }

@@ -2,7 +2,7 @@ import { UnrecoverableError } from 'bullmq'
 import { eq } from 'drizzle-orm'
 import type { AddressVerifier, NormalizedAddress } from '@letters/address'
 import { refund } from '@letters/credits'
-import { letters, moveLetter, outbox, type Db } from '@letters/db'
+import { enqueue, letters, moveLetter, type Db } from '@letters/db'
 
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
 
@@ -35,7 +35,7 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
       // A test letter was never charged.
       if (letter.livemode) await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
     } else {
-      await tx.insert(outbox).values({ queue: 'production', jobName: 'produce-letter', payload: { letterId } })
+      await enqueue(tx, { name: 'produce-letter', data: { letterId } })
     }
     return status
   })

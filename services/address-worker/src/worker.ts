@@ -1,11 +1,9 @@
-import { Worker } from 'bullmq'
 import type { Logger } from 'pino'
 import { withoutQueryParameters } from '@letters/observability'
 import { offlineVerifier, type AddressVerifier } from '@letters/address'
 import type { Config } from '@letters/config'
-import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { closeQueues, OutboxDispatcher, openQueues, producerConnection, Reconciler, workerConnection } from '@letters/queues'
+import { closeQueues, jobWorker, OutboxDispatcher, openQueues, producerConnection, Reconciler, workerConnection } from '@letters/queues'
 import { normalizeLetter } from './normalize-letter.js'
 
 export interface AddressWorkerOptions {
@@ -25,8 +23,8 @@ export function startAddressWorker(options: AddressWorkerOptions) {
   const { config, db, log } = options
   const verifier = options.verifier ?? offlineVerifier
   const connection = workerConnection(config.redisUrl, 'address-worker', log)
-  const worker = new Worker<JobPayloads['normalize-address']>(
-    'address',
+  const worker = jobWorker(
+    'normalize-address',
     async (job) => {
       // A failed query's message carries its parameters (the address): kept out of Redis, where the job's failure is stored.
       const outcome = await normalizeLetter(db, verifier, job.data.letterId).catch((error: unknown) => {

@@ -45,6 +45,14 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expect(letter?.status).toBe(status)
   })
 
+  it('refuses a test letter with 409: it never reached the floor, and the letter clock marks it mailed', async () => {
+    const id = await letterIn('printed')
+    await app.db.update(letters).set({ livemode: false }).where(eq(letters.id, id))
+    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', 'Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola')
+    const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
+    expect(letter?.status).toBe('printed')
+  })
+
   it('takes the request without a body too', async () => {
     const id = await letterIn('printed')
     const response = await app.inject({ method: 'POST', url: `/admin/cards/${id}/mailed`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })

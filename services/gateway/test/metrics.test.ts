@@ -71,8 +71,8 @@ describe('GET /metrics on the gateway', () => {
     await sendSingle(app, account, { country: 'PT', zip: '1000-001', province: '' })
     const after = await scrape()
     const delta = (name: string) => (sample(after, name) ?? 0) - (sample(before, name) ?? 0)
-    expect(delta('letters_created_total{type="single",country="ES"}')).toBe(1)
-    expect(delta('letters_created_total{type="single",country="PT"}')).toBe(1)
+    expect(delta('letters_created_total{type="single",country="ES",mode="live"}')).toBe(1)
+    expect(delta('letters_created_total{type="single",country="PT",mode="live"}')).toBe(1)
     expect(delta('letters_credits_charged_total')).toBe(3 + 5)
     expect(delta('http_request_duration_seconds_count{method="POST",route="/single",status_code="200"}')).toBe(2)
     expect(after).toMatch(/^process_cpu_user_seconds_total \d/m)
@@ -87,13 +87,17 @@ describe('GET /metrics on the gateway', () => {
     expect(cancelled.statusCode).toBe(200)
     const after = await scrape()
     expect((sample(after, 'letters_credits_refunded_total') ?? 0) - (sample(before, 'letters_credits_refunded_total') ?? 0)).toBe(3)
-    expect((sample(after, 'letters_status_changes_total{to="cancelled"}') ?? 0) - (sample(before, 'letters_status_changes_total{to="cancelled"}') ?? 0)).toBe(1)
+    expect((sample(after, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0) - (sample(before, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0)).toBe(1)
   })
 
-  it('reads the outbox backlog, the stuck letters and the queues at scrape time', async () => {
+  it('reads the outbox backlog, the stuck letters (by mode) and the queues at scrape time', async () => {
     const account = await adminAccount(app, 30)
     const stale = await sendSingle(app, account)
     await sendSingle(app, account)
+    // Two test letters stuck in ready_for_print: counted apart from the live ones.
+    const testKey = (await app.inject({ method: 'POST', url: `/admin/accounts/${account.id}/api-keys`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { mode: 'test' } })).json<{ apiKey: string }>().apiKey
+    const staleTests = [await sendSingle(app, { ...account, apiKey: testKey }), await sendSingle(app, { ...account, apiKey: testKey })]
+    await db.execute(sql`UPDATE letters SET status = 'ready_for_print', updated_at = now() - interval '2 minutes' WHERE id IN (${staleTests[0]}::uuid, ${staleTests[1]}::uuid)`)
     // No dispatcher runs here: every letter's address job waits in the outbox.
     const [pending] = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL`)
     // One letter made no progress for longer than RECONCILE_AFTER_MS (60 s here).
@@ -104,8 +108,11 @@ describe('GET /metrics on the gateway', () => {
     const text = await scrape()
     expect(sample(text, 'letters_outbox_pending')).toBe(pending!.n)
     expect(sample(text, 'letters_outbox_oldest_seconds')).toBeGreaterThanOrEqual(90)
-    expect(sample(text, 'letters_stuck{status="received"}')).toBe(1)
-    expect(sample(text, 'letters_stuck{status="printing"}')).toBe(0)
+    expect(sample(text, 'letters_stuck{status="received",mode="live"}')).toBe(1)
+    expect(sample(text, 'letters_stuck{status="received",mode="test"}')).toBe(0)
+    expect(sample(text, 'letters_stuck{status="ready_for_print",mode="live"}')).toBe(0)
+    expect(sample(text, 'letters_stuck{status="ready_for_print",mode="test"}')).toBe(2)
+    expect(sample(text, 'letters_stuck{status="printing",mode="live"}')).toBe(0)
     expect(sample(text, 'letters_queue_jobs{queue="address",state="delayed"}')).toBe(1)
     expect(sample(text, 'letters_queue_jobs{queue="production",state="waiting"}')).toBe(0)
   })

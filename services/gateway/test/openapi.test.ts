@@ -73,13 +73,31 @@ describe('GET /openapi.json', () => {
   })
 
   it('documents the Idempotency-Key header and a Spanish example on each creation', () => {
-    for (const path of ['/single', '/card']) {
+    for (const path of ['/single', '/card', '/cards/bulk']) {
       const operation = document.paths[path]!.post!
       expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
       const media = operation.requestBody!.content['application/json']!
       expect(JSON.stringify(media.example ?? media.schema.examples)).toMatch(/"country":"ES"/)
     }
     expect(JSON.stringify(document.paths['/single']!.post!.requestBody)).toMatch(/Querida Lucía/)
+  })
+
+  it('documents POST /cards/bulk as JSON, its recipients in the shape POST /card takes, and as CSV with the campaign in the query', () => {
+    const operation = document.paths['/cards/bulk']!.post!
+    const content = operation.requestBody!.content
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv'])
+    const json = content['application/json']!.schema as { properties: { recipients: { maxItems: number; items: { required: string[]; properties: Record<string, unknown> } } } }
+    expect(json.properties.recipients.maxItems).toBe(1000)
+    expect(json.properties.recipients.items.required).toEqual(['name', 'surname', 'address', 'zip', 'city', 'country'])
+    const card = document.paths['/card']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown> }
+    // POST /card's fields but the two a bulk request gives once for all its recipients.
+    const { campaignId: _campaignId, sendAt, ...cardRecipient } = card.properties
+    expect(json.properties.recipients.items.properties).toEqual(cardRecipient)
+    expect((json.properties as Record<string, unknown>).sendAt).toEqual(sendAt)
+    expect(content['text/csv']!.schema).toMatchObject({ type: 'string' })
+    expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'campaignId', required: false }))
+    expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'sendAt', required: false }))
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '415', '422', '429', '500', '503'])
   })
 
   it('lets a route that takes no body be called without one', () => {

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inArray } from 'drizzle-orm'
+import { webhookEvents } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { App } from '../src/app.js'
-import { expectError, startGateway } from './helpers.js'
+import { adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
 let app: App
 let closed: App
@@ -41,5 +45,53 @@ describe('the queue dashboard at /ops/queues', () => {
 
   it('does not exist without an ADMIN_TOKEN', async () => {
     expectError(await closed.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic(ADMIN_TOKEN) } }), 404, 'Not Found')
+  })
+})
+
+describe('test mode on the queue dashboard', () => {
+  it("names a test letter's jobs and a test endpoint's deliveries apart, in the list and on a job's page, without renaming the jobs", async () => {
+    // Queues of its own: the jobs it lists are only the ones it adds.
+    const queuePrefix = `ops-test-mode-${randomUUID().slice(0, 8)}`
+    const own = await startGateway({ QUEUE_PREFIX: queuePrefix, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
+    try {
+      const account = await adminAccount(own)
+      const testKey = (await adminClient(own).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
+      const endpoints: string[] = []
+      for (const key of [account.apiKey, testKey]) {
+        const created = await publicClient(own, key).post('/webhooks', { url: 'http://127.0.0.1:9/hooks', events: ['letter.received'] })
+        expect(created.statusCode, created.body).toBe(201)
+        endpoints.push(created.json<{ id: string }>().id)
+      }
+      const live = await sendSingle(own, account)
+      const test = await sendSingle(own, { ...account, apiKey: testKey })
+      // The jobs as the dispatcher queues them: ids only.
+      const jobIds = { [live]: randomUUID(), [test]: randomUUID() }
+      for (const letterId of [live, test]) await own.queues.production.add('produce-letter', { letterId }, { jobId: jobIds[letterId] })
+      const events = await own.db.select({ id: webhookEvents.id, endpointId: webhookEvents.endpointId }).from(webhookEvents).where(inArray(webhookEvents.endpointId, endpoints))
+      expect(events).toHaveLength(2)
+      for (const event of events) await own.queues.webhooks.add('deliver-webhook', { eventId: event.id }, { jobId: event.id })
+
+      const board = (url: string) => own.inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      const listed = async (queue: string) => {
+        const response = await board(`/ops/queues/api/queues?activeQueue=${queue}&status=waiting&jobsPerPage=50`)
+        expect(response.statusCode, response.body).toBe(200)
+        const found = response.json<{ queues: Array<{ name: string; description?: string; jobs: Array<{ id: string; name: string }> }> }>().queues.find((entry) => entry.name === queue)!
+        expect(found.description).toMatch(/cartas de prueba/)
+        return Object.fromEntries(found.jobs.map((job) => [job.id, job.name]))
+      }
+      expect(await listed('production')).toEqual({ [jobIds[live]!]: 'produce-letter', [jobIds[test]!]: 'produce-letter (prueba)' })
+      const testEvent = events.find((event) => event.endpointId === endpoints[1])!.id
+      const liveEvent = events.find((event) => event.endpointId === endpoints[0])!.id
+      expect(await listed('webhooks')).toEqual({ [liveEvent]: 'deliver-webhook', [testEvent]: 'deliver-webhook (prueba)' })
+
+      const page = await board(`/ops/queues/api/queues/production/${jobIds[test]}`)
+      expect(page.statusCode, page.body).toBe(200)
+      expect(page.json<{ job: { name: string; data: unknown } }>().job).toMatchObject({ name: 'produce-letter (prueba)', data: { letterId: test } })
+      expect((await own.queues.production.getJob(jobIds[test]!))?.name).toBe('produce-letter')
+    } finally {
+      await Promise.all(Object.values(own.queues).map((queue) => queue.obliterate({ force: true })))
+      await own.close()
+      await deleteKeys(own.config.redisUrl, `${queuePrefix}*`)
+    }
   })
 })

@@ -6,8 +6,9 @@ import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { proofKey } from '../src/services/proofs.js'
 import { adminAccount, publicClient, sendSingle, startGateway } from './helpers.js'
+import { verifiedAddress } from '@letters/test/support/factories'
 
-const verified = { name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES', countryName: 'España' }
+const verified = verifiedAddress()
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
+import { verifiedAddress } from '@letters/test/support/factories'
 import { letters } from '@letters/db'
 import { compact, pdfText } from '@letters/test/support/pdf'
 import type { App } from '../src/app.js'
@@ -36,7 +37,7 @@ describe('GET /cards/{cardId}/proof', () => {
     const id = await createLetter({ address: 'c/ mayor 1' })
     const before = await pdfText((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).rawPayload)
     expect(before.text).toContain('c/mayor1')
-    const verified = { name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES', countryName: 'España' }
+    const verified = verifiedAddress()
     await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
     const after = await pdfText((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).rawPayload)
     expect(after.text).toContain(compact('Calle Mayor 1 28013 Madrid España'))

@@ -31,7 +31,7 @@ const removeAll = (owner: Account) => app.db.delete(webhookEndpoints).where(eq(w
 describe('POST /webhooks', () => {
   it('registers an endpoint for every event type when none are given, and shows its secret once', async () => {
     const created = await create(account)
-    expect(created).toEqual({ id: expect.any(String), url: PUBLIC_URL, events: [...letterEventTypes], secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), createdAt: expect.any(String) })
+    expect(created).toEqual({ id: expect.any(String), url: PUBLIC_URL, events: [...letterEventTypes], livemode: true, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), createdAt: expect.any(String) })
     expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64')).toHaveLength(32)
     const listed = await client(account).get('/webhooks')
     expect(listed.body).not.toContain(created.secret)
@@ -78,7 +78,7 @@ describe('POST /webhooks', () => {
 
   it('refuses an eleventh endpoint for the account with 400, while another account may still create', async () => {
     for (let n = 0; n < 10; n++) await create(account, { url: `${PUBLIC_URL}/${n}` })
-    expectError(await client(account).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks/)
+    expectError(await client(account).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks reales/)
     await create(other)
     await removeAll(account)
     await removeAll(other)
@@ -95,7 +95,7 @@ describe('GET /webhooks', () => {
     await create(other)
     const response = await client(account).get('/webhooks')
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toEqual({ data: [{ id: mine.id, url: PUBLIC_URL, events: [...letterEventTypes], createdAt: mine.createdAt, disabled: false }] })
+    expect(response.json()).toEqual({ data: [{ id: mine.id, url: PUBLIC_URL, events: [...letterEventTypes], livemode: true, createdAt: mine.createdAt, disabled: false }] })
     await removeAll(account)
     await removeAll(other)
   })

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
-import { describeLetter, renderCard, renderEnvelope, type LetterRecord, type LetterToRender } from '@letters/render'
+import { describeLetter, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { handedOverFiles, handOver } from './print-handoffs.js'
@@ -18,8 +18,14 @@ export interface Floor {
   printTimeoutMs: number
 }
 
-/** `superseded`: another run took the letter over (a newer claim) or it left `printing`; this run stopped. */
-export type ProductionOutcome = 'printed' | 'already_done' | 'superseded'
+/**
+ * `rendered`: a test letter, drawn and kept but never handed to the printer, now `printed`.
+ * `superseded`: another run took the letter over (a newer claim) or it left `printing`; this run stopped.
+ */
+export type ProductionOutcome = 'printed' | 'rendered' | 'already_done' | 'superseded'
+
+/** The event of a test letter leaving production, shown to the client. */
+export const TEST_RENDERED_DETAIL = 'Carta de prueba: tarjeta y sobre generados; no se ha impreso'
 
 /** Statuses a production job may (re)start from: a fresh letter, an interrupted run, an ops retry. */
 const claimable: LetterStatus[] = ['ready_for_print', 'printing', 'failed']
@@ -31,11 +37,11 @@ const claimDetail: Partial<Record<LetterStatus, string>> = {
 }
 
 /** Moves the letter to `printing` under the next print claim; undefined when it is past production or cancelled. */
-async function claim(db: Db, letterId: string): Promise<number | undefined> {
+async function claim(db: Db, letterId: string): Promise<{ printClaim: number; livemode: boolean } | undefined> {
   const { moved, letter, printClaim } = await db.transaction((tx) => moveLetter(tx, letterId, { from: claimable, to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status] ?? null }))
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
-  if (!moved) return undefined
-  return printClaim
+  if (!moved || printClaim === undefined) return undefined
+  return { printClaim, livemode: letter.livemode }
 }
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
@@ -48,7 +54,7 @@ async function letterToRender(db: Db, letterId: string): Promise<LetterToRender>
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address as unknown as LetterRecord['recipient'] })
+  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address })
 }
 
 /**
@@ -79,17 +85,21 @@ async function rendered(kind: (typeof printFiles)[number]['kind'], render: () =>
 /**
  * The floor's job for one letter: claim it (`printing`, the next print claim), render card and
  * envelope, keep the files in the artifact store, hand each to the printer with its record
- * (`handOver`), mark the letter `printed`. A letter already printed, mailed or cancelled is
- * left as it is, so running the job twice changes nothing. A run whose claim was superseded
- * stops before its next file and marks nothing. A file recorded as handed over, by any run, is
- * not sent again; one the printer accepted just before this process died unrecorded is (README,
- * Operations). `onClaimed` learns the claim once it is taken, for the bookkeeping of a failure.
+ * (`handOver`), mark the letter `printed`. A test letter (livemode false) goes the same way
+ * except that nothing reaches the printer: no handoff, no spool file, no print command; it is
+ * marked `printed` once its files are kept (the letter clock marks it `mailed` later). A letter
+ * already printed, mailed or cancelled is left as it is, so running the job twice changes
+ * nothing. A run whose claim was superseded stops before its next file and marks nothing. A
+ * file recorded as handed over, by any run, is not sent again; one the printer accepted just
+ * before this process died unrecorded is (README, Operations). `onClaimed` learns the claim
+ * once it is taken, for the bookkeeping of a failure.
  */
 export async function produceLetter(floor: Floor, letterId: string, onClaimed?: (claim: number) => void): Promise<ProductionOutcome> {
   const held = await claim(floor.db, letterId)
   if (held === undefined) return 'already_done'
-  onClaimed?.(held)
-  const handed = await handedOverFiles(floor.db, letterId)
+  onClaimed?.(held.printClaim)
+  const toPrinter = held.livemode
+  const handed = toPrinter ? await handedOverFiles(floor.db, letterId) : new Set<string>()
   const missing = printFiles.filter((file) => !handed.has(`${letterId}.${file.kind}.pdf`))
   if (missing.length > 0) {
     const letter = await letterToRender(floor.db, letterId)
@@ -99,12 +109,14 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
         return { name: `${letterId}.${kind}.pdf`, data, location: await floor.store.put(`${letterId}/${kind}.pdf`, data) }
       }),
     )
-    for (const file of files) {
-      if ((await handOver(floor, letterId, held, file)) === 'superseded') return 'superseded'
+    for (const file of toPrinter ? files : []) {
+      if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'
     }
   }
-  const printed = await leavePrinting(floor.db, letterId, held, 'printed', `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre`)
-  return printed ? 'printed' : 'superseded'
+  const detail = toPrinter ? `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre` : TEST_RENDERED_DETAIL
+  const printed = await leavePrinting(floor.db, letterId, held.printClaim, 'printed', detail)
+  if (!printed) return 'superseded'
+  return toPrinter ? 'printed' : 'rendered'
 }
 
 // Event details are shown to the client (GET /cards/{id}): they say what happened, never the

@@ -1,10 +1,10 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq'
+import { UnrecoverableError, type Job } from 'bullmq'
 import type { Logger } from 'pino'
 import { withoutQueryParameters } from '@letters/observability'
 import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { workerConnection } from '@letters/queues'
+import { jobWorker, workerConnection } from '@letters/queues'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
 import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
@@ -59,7 +59,7 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     }
   }
 
-  const worker = new Worker<JobPayloads['produce-letter']>('production', produce, {
+  const worker = jobWorker('produce-letter', produce, {
     connection,
     prefix: config.queuePrefix,
     // Rendering is CPU work: a few at a time per process; scale with more processes.

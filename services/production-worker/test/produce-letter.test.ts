@@ -10,7 +10,8 @@ import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter, type PrintFile, type Printer } from '../src/printer.js'
-import { markFailed, produceLetter, recordFailedAttempt, type Floor } from '../src/produce-letter.js'
+import { handOver } from '../src/print-handoffs.js'
+import { markFailed, produceLetter, recordFailedAttempt, TEST_RENDERED_DETAIL, type Floor } from '../src/produce-letter.js'
 
 let db: Db
 let directory: string
@@ -30,8 +31,8 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true })
 })
 
-const readyLetter = (status: LetterStatus = 'ready_for_print') =>
-  newLetter(db, accountId, company, { status, message: 'Gracias por tu pedido, Lucía', address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' } })
+const readyLetter = (status: LetterStatus = 'ready_for_print', livemode = true) =>
+  newLetter(db, accountId, company, { status, livemode, message: 'Gracias por tu pedido, Lucía', address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' } })
 
 const statusOf = async (id: string) => (await db.select({ status: letters.status }).from(letters).where(eq(letters.id, id)))[0]?.status
 const eventsOf = (id: string) => db.select().from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(asc(letterEvents.id))
@@ -146,6 +147,42 @@ describe('produceLetter', () => {
 
   it('fails for good on a letter that does not exist', async () => {
     await expect(produceLetter(floor, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ name: 'UnrecoverableError' })
+  })
+})
+
+describe('produceLetter with a test letter', () => {
+  it('renders and keeps card and envelope, hands nothing to the printer and marks it printed as a test letter', async () => {
+    const letter = await readyLetter('ready_for_print', false)
+    const printer = countingPrinter()
+    expect(await produceLetter({ ...floor, printer }, letter.id)).toBe('rendered')
+    expect(await statusOf(letter.id)).toBe('printed')
+    expect((await eventsOf(letter.id)).map((event) => [event.status, event.detail])).toEqual([
+      ['printing', 'En producción'],
+      ['printed', TEST_RENDERED_DETAIL],
+    ])
+    expect((await floor.store.get(`${letter.id}/card.pdf`))?.subarray(0, 5).toString()).toBe('%PDF-')
+    expect((await floor.store.get(`${letter.id}/envelope.pdf`))?.subarray(0, 5).toString()).toBe('%PDF-')
+    expect([...printer.prints]).toEqual([])
+    expect((await spooled()).filter((name) => name.startsWith(letter.id))).toEqual([])
+    expect(await handoffsOf(letter.id)).toEqual([])
+  })
+
+  it('renders a failed test letter again on an ops retry, still without printing it', async () => {
+    const letter = await readyLetter('failed', false)
+    const printer = countingPrinter()
+    expect(await produceLetter({ ...floor, printer }, letter.id)).toBe('rendered')
+    expect((await eventsOf(letter.id)).map((event) => event.status)).toEqual(['printing', 'printed'])
+    expect([...printer.prints]).toEqual([])
+    expect(await handoffsOf(letter.id)).toEqual([])
+  })
+
+  it('is refused by handOver itself, which records nothing', async () => {
+    const letter = await readyLetter('printing', false)
+    const printer = countingPrinter()
+    const file = { name: `${letter.id}.card.pdf`, data: Buffer.from('%PDF-'), location: join(directory, 'x.pdf') }
+    await expect(handOver({ ...floor, printer }, letter.id, letter.printClaim, file)).rejects.toMatchObject({ name: 'UnrecoverableError', message: expect.stringMatching(/test letter/) })
+    expect([...printer.prints]).toEqual([])
+    expect(await handoffsOf(letter.id)).toEqual([])
   })
 })
 

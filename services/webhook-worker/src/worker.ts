@@ -1,10 +1,9 @@
-import { DelayedError, Worker } from 'bullmq'
+import { DelayedError } from 'bullmq'
 import type { Logger } from 'pino'
 import type { Config } from '@letters/config'
-import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import { withoutQueryParameters } from '@letters/observability'
-import { workerConnection } from '@letters/queues'
+import { jobWorker, workerConnection } from '@letters/queues'
 import { deliverEvent } from './deliver.js'
 
 export interface WebhookWorkerOptions {
@@ -22,8 +21,8 @@ export interface WebhookWorkerOptions {
 export function startWebhookWorker(options: WebhookWorkerOptions) {
   const { config, db, log } = options
   const connection = workerConnection(config.redisUrl, 'webhook-worker', log)
-  const worker = new Worker<JobPayloads['deliver-webhook']>(
-    'webhooks',
+  const worker = jobWorker(
+    'deliver-webhook',
     async (job, token) => {
       const result = await deliverEvent(db, config.webhooks, job.data.eventId).catch((error: unknown) => {
         throw withoutQueryParameters(error)

@@ -740,6 +740,11 @@ export interface paths {
                         city: string;
                         province?: string | null;
                         country: string;
+                        /**
+                         * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
+                         * @example 2026-12-24T09:00:00+01:00
+                         */
+                        sendAt?: string | null;
                     };
                 };
             };
@@ -945,6 +950,11 @@ export interface paths {
                         variables?: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
+                         * @example 2026-12-24T09:00:00+01:00
+                         */
+                        sendAt?: string | null;
                     };
                 };
             };
@@ -1094,6 +1104,258 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cards/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send letters of one of your active campaigns to up to 1,000 recipients, as JSON or as a CSV file
+         * @description Each recipient is checked as POST /card checks it: the valid ones become letters, charged and stored together (all or nothing: a balance that cannot pay for all of them is a 402 and nothing is created), the invalid ones are listed in `errors` with their position and the 400 a POST /card would get. More than 1,000 recipients is a 413. As `text/csv`, the campaign and sendAt go in the query (`?campaignId=…&sendAt=…`); sendAt, if given, schedules every letter of the request.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body). */
+                    campaignId?: string;
+                    /**
+                     * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
+                     * @example 2026-12-24T09:00:00+01:00
+                     */
+                    sendAt?: string | null;
+                };
+                header?: {
+                    /**
+                     * @description A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.
+                     * @example 4b0c7a52-5d1e-4c3b-9f0a-8e2d6c1b7a90
+                     */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "campaignId": "9c4f5e0b-6a7d-4f8e-8b1c-4d5e6f708192",
+                     *       "recipients": [
+                     *         {
+                     *           "name": "Javier",
+                     *           "surname": "Martín",
+                     *           "address": "Avenida de la Constitución 25",
+                     *           "zip": "41004",
+                     *           "city": "Sevilla",
+                     *           "province": "Sevilla",
+                     *           "country": "ES",
+                     *           "variables": {
+                     *             "nombre": "Javier",
+                     *             "cupon": "OTONO10"
+                     *           }
+                     *         },
+                     *         {
+                     *           "name": "Lucía",
+                     *           "surname": "García Pérez",
+                     *           "company": "Papelería Luna",
+                     *           "address": "Calle Mayor 1, 3º B",
+                     *           "zip": "28013",
+                     *           "city": "Madrid",
+                     *           "country": "ES",
+                     *           "variables": {
+                     *             "cupon": "OTONO10"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        campaignId: string;
+                        /**
+                         * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
+                         * @example 2026-12-24T09:00:00+01:00
+                         */
+                        sendAt?: string | null;
+                        /** @description 1 to 1000 recipients, each checked as a POST /card would check it; more than 1000 is a 413. */
+                        recipients: {
+                            name: string;
+                            surname: string;
+                            address: string;
+                            zip: string;
+                            city: string;
+                            province?: string | null;
+                            country: string;
+                            company?: string | null;
+                            variables?: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                    /**
+                     * @example name;surname;company;address;zip;city;province;country;nombre;cupon
+                     *     Javier;Martín;;Avenida de la Constitución 25;41004;Sevilla;Sevilla;ES;Javier;OTONO10
+                     */
+                    "text/csv": string;
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Letters created (and charged): one per valid recipient. */
+                            created: number;
+                            /** @description One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors. */
+                            cardIds: (string | null)[];
+                            errors: {
+                                /** @description The recipient's position, from 0: in JSON, in `recipients`; in CSV, among the rows after the header. */
+                                index: number;
+                                error: string;
+                                /** @description The Spanish message a POST /card with this recipient would get. */
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Payment Required */
+                402: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Payload Too Large */
+                413: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported Media Type */
+                415: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unprocessable Entity */
+                422: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cards": {
         parameters: {
             query?: never;
@@ -1105,7 +1367,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    status?: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                    status?: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
                     campaignId?: string;
                     limit?: number;
                     cursor?: string;
@@ -1129,8 +1391,12 @@ export interface paths {
                             data: {
                                 /** Format: uuid */
                                 id: string;
+                                /** @description False for a letter made with a test key: never charged, never printed nor posted. */
+                                livemode: boolean;
                                 type: "single" | "campaign";
-                                status: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                /** @description When a scheduled letter enters production; null for a letter sent at once. */
+                                sendAt: string | null;
                                 campaignId: string | null;
                                 /** Format: uuid */
                                 cardDesignId: string;
@@ -1150,8 +1416,26 @@ export interface paths {
                                     province: string | null;
                                     country: string;
                                 };
+                                /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                                 address: {
-                                    [key: string]: unknown;
+                                    name: string;
+                                    surname: string;
+                                    company: string | null;
+                                    address: string;
+                                    zip: string;
+                                    city: string;
+                                    province: string | null;
+                                    country: string;
+                                    countryName: string;
+                                    deliverability: "deliverable" | "corrected" | "undeliverable";
+                                    changes: {
+                                        field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                        from: string | null;
+                                        to: string | null;
+                                        reason: string;
+                                    }[];
+                                    problems: string[];
+                                    verifiedBy: string;
                                 } | null;
                                 cost: number;
                                 /** Format: date-time */
@@ -1265,8 +1549,12 @@ export interface paths {
                         "application/json": {
                             /** Format: uuid */
                             id: string;
+                            /** @description False for a letter made with a test key: never charged, never printed nor posted. */
+                            livemode: boolean;
                             type: "single" | "campaign";
-                            status: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            /** @description When a scheduled letter enters production; null for a letter sent at once. */
+                            sendAt: string | null;
                             campaignId: string | null;
                             /** Format: uuid */
                             cardDesignId: string;
@@ -1286,8 +1574,26 @@ export interface paths {
                                 province: string | null;
                                 country: string;
                             };
+                            /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                             address: {
-                                [key: string]: unknown;
+                                name: string;
+                                surname: string;
+                                company: string | null;
+                                address: string;
+                                zip: string;
+                                city: string;
+                                province: string | null;
+                                country: string;
+                                countryName: string;
+                                deliverability: "deliverable" | "corrected" | "undeliverable";
+                                changes: {
+                                    field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                    from: string | null;
+                                    to: string | null;
+                                    reason: string;
+                                }[];
+                                problems: string[];
+                                verifiedBy: string;
                             } | null;
                             cost: number;
                             /** Format: date-time */
@@ -1295,7 +1601,7 @@ export interface paths {
                             /** Format: date-time */
                             updatedAt: string;
                             events: {
-                                status: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
                                 /** Format: date-time */
                                 at: string;
                                 detail: string | null;
@@ -1396,8 +1702,12 @@ export interface paths {
                         "application/json": {
                             /** Format: uuid */
                             id: string;
+                            /** @description False for a letter made with a test key: never charged, never printed nor posted. */
+                            livemode: boolean;
                             type: "single" | "campaign";
-                            status: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            /** @description When a scheduled letter enters production; null for a letter sent at once. */
+                            sendAt: string | null;
                             campaignId: string | null;
                             /** Format: uuid */
                             cardDesignId: string;
@@ -1417,8 +1727,26 @@ export interface paths {
                                 province: string | null;
                                 country: string;
                             };
+                            /** @description The address as verified and normalized for the post; null until the address stage has seen the letter. */
                             address: {
-                                [key: string]: unknown;
+                                name: string;
+                                surname: string;
+                                company: string | null;
+                                address: string;
+                                zip: string;
+                                city: string;
+                                province: string | null;
+                                country: string;
+                                countryName: string;
+                                deliverability: "deliverable" | "corrected" | "undeliverable";
+                                changes: {
+                                    field: "name" | "surname" | "company" | "address" | "zip" | "city" | "province" | "country";
+                                    from: string | null;
+                                    to: string | null;
+                                    reason: string;
+                                }[];
+                                problems: string[];
+                                verifiedBy: string;
                             } | null;
                             cost: number;
                             /** Format: date-time */
@@ -1426,7 +1754,7 @@ export interface paths {
                             /** Format: date-time */
                             updatedAt: string;
                             events: {
-                                status: "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
                                 /** Format: date-time */
                                 at: string;
                                 detail: string | null;
@@ -1659,6 +1987,8 @@ export interface paths {
                                 id: string;
                                 url: string;
                                 events: string[];
+                                /** @description False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events. */
+                                livemode: boolean;
                                 /** Format: date-time */
                                 createdAt: string;
                                 disabled: boolean;
@@ -1729,7 +2059,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url: string;
-                        events?: ("letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.address_rejected" | "letter.cancelled" | "letter.failed")[];
+                        events?: ("letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.address_rejected" | "letter.cancelled" | "letter.failed")[];
                     };
                 };
             };
@@ -1748,6 +2078,8 @@ export interface paths {
                             id: string;
                             url: string;
                             events: string[];
+                            /** @description False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events. */
+                            livemode: boolean;
                             /** Format: date-time */
                             createdAt: string;
                             secret: string;

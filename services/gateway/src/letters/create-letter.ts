@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
-import { isAssignedCountry, isPostalCodeOf, publicApi } from '@letters/contracts'
-import type { Db, Executor, Recipient } from '@letters/db'
-import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type UnstoredOutcome } from '@letters/intake'
+import { isAssignedCountry, isPostalCodeOf } from '@letters/address'
+import { publicApi } from '@letters/contracts'
+import type { Db, Recipient } from '@letters/db'
+import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type LetterOrder, type OrderOutcome, type UnstoredOutcome } from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
@@ -16,9 +17,9 @@ export type LetterRequest =
   | { kind: 'single'; body: publicApi.SingleLetterBody }
   | { kind: 'campaign'; body: publicApi.CampaignLetterBody }
 
-export interface CreationResult {
+export interface CreationResult<Body = publicApi.LetterCreated> {
   status: number
-  body: publicApi.LetterCreated
+  body: Body
   /** True when the response is the stored one of an earlier request with the same Idempotency-Key. */
   replayed: boolean
 }
@@ -29,33 +30,41 @@ export interface CreationDeps {
   letterCosts: Config['letterCosts']
 }
 
+/** An Idempotency-Key and what it binds (see requestFingerprint). */
+export interface KeyedRequest {
+  key: string
+  fingerprint: string
+}
 
 /**
  * Whether the letter was stored could not be found out (the database went away while committing
  * it): a 500, not a 503, since a blind retry could pay twice; its message says how to retry safely.
  */
-const outcomeUnknown = (error: CommitUnknownError) =>
-  new OutcomeUnknown('No se ha podido confirmar si la carta quedó guardada. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo', error)
+const outcomeUnknown = (error: CommitUnknownError, letters: number) =>
+  new OutcomeUnknown(
+    `No se ha podido confirmar si ${letters === 1 ? 'la carta quedó guardada' : 'las cartas quedaron guardadas'}. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo`,
+    error,
+  )
 
-const paymentRequired = (cost: number, balance: number) =>
-  new ApiError(402, `Créditos insuficientes: la carta cuesta ${cost} créditos y el saldo de la cuenta es ${balance}`)
+const paymentRequired = (letters: number, cost: number, balance: number) =>
+  new ApiError(402, `Créditos insuficientes: ${letters === 1 ? `la carta cuesta ${cost} créditos` : `las ${letters} cartas cuestan ${cost} créditos`} y el saldo de la cuenta es ${balance}`)
 
-function checkedRecipient(body: publicApi.SingleLetterBody | publicApi.CampaignLetterBody): Recipient {
-  if (!isAssignedCountry(body.country)) {
-    throw badRequest(`'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${body.country}' no lo es`)
+function checkedRecipient(input: publicApi.SingleLetterBody | publicApi.BulkRecipient): Recipient {
+  if (!isAssignedCountry(input.country)) {
+    throw badRequest(`'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${input.country}' no lo es`)
   }
-  const country = body.country.toUpperCase()
-  if (!isPostalCodeOf(body.zip, country)) {
-    throw badRequest(`El campo 'zip' ('${body.zip}') no es un código postal válido para ${country}`)
+  const country = input.country.toUpperCase()
+  if (!isPostalCodeOf(input.zip, country)) {
+    throw badRequest(`El campo 'zip' ('${input.zip}') no es un código postal válido para ${country}`)
   }
   return {
-    name: body.name,
-    surname: body.surname,
-    company: body.company ?? null,
-    address: body.address,
-    zip: body.zip,
-    city: body.city,
-    province: body.province ?? null,
+    name: input.name,
+    surname: input.surname,
+    company: input.company ?? null,
+    address: input.address,
+    zip: input.zip,
+    city: input.city,
+    province: input.province ?? null,
     country,
   }
 }
@@ -67,31 +76,7 @@ function checkedMessage(message: string): string {
   return message
 }
 
-type CampaignForLetter = {
-  id: string
-  active: boolean
-  card_design_id: string
-  envelope_design_id: string
-  sender_id: string
-  font_name: string | null
-  message: string
-  variables: Array<{ name: string; maxSize: number; defaultValue: string | null }>
-}
-
-/** The campaign with its variables, in one round trip; only the account's own. */
-async function loadCampaign(db: Executor, accountId: string, campaignId: string): Promise<CampaignForLetter> {
-  const [campaign] = await db.execute<CampaignForLetter>(sql`
-    SELECT c.id, c.active, c.card_design_id, c.envelope_design_id, c.sender_id, c.font_name, c.message,
-      COALESCE(json_agg(json_build_object('name', v.name, 'maxSize', v.max_size, 'defaultValue', v.default_value) ORDER BY v.position)
-        FILTER (WHERE v.name IS NOT NULL), '[]') AS variables
-    FROM campaigns c LEFT JOIN campaign_variables v ON v.campaign_id = c.id
-    WHERE c.id = ${campaignId}::uuid AND c.account_id = ${accountId}::uuid
-    GROUP BY c.id`)
-  if (!campaign) throw badRequest("El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
-  if (!campaign.active) throw badRequest('La campaña no está activa')
-  return campaign
-}
-
+/** What a campaign's letters take from it. */
 /** The campaign's values for its variables: the client's, or the defaults. */
 function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Record<string, string> {
   const declared = new Map(campaign.variables.map((variable) => [variable.name, variable]))
@@ -118,35 +103,6 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
   return letterCosts.byCountry[country] ?? letterCosts.otherwise
 }
 
-async function draftLetter(deps: CreationDeps, accountId: string, request: LetterRequest, recipient: Recipient): Promise<LetterDraft> {
-  const common = { id: randomUUID(), recipient, cost: costOf(deps.letterCosts, recipient.country), sendAt: checkedSendAt(request.body.sendAt) }
-  if (request.kind === 'single') {
-    const { body } = request
-    return {
-      ...common,
-      type: 'single',
-      campaignId: null,
-      cardDesignId: body.cardDesignId,
-      envelopeDesignId: body.envelopeDesignId,
-      senderId: body.senderId,
-      fontName: checkedFont(body.fontName),
-      message: checkedMessage(body.message ?? ''),
-    }
-  }
-  const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
-  const message = fillTemplate(campaign.message, campaignValues(campaign, request.body.variables ?? {}))
-  return {
-    ...common,
-    type: 'campaign',
-    campaignId: campaign.id,
-    cardDesignId: campaign.card_design_id,
-    envelopeDesignId: campaign.envelope_design_id,
-    senderId: campaign.sender_id,
-    fontName: checkedFont(campaign.font_name),
-    message: checkedMessage(message),
-  }
-}
-
 /**
  * Everything the floor writes on the card and the envelope is drawn in the letter's font: text
  * it cannot write is refused before anything is charged.
@@ -157,11 +113,56 @@ function assertDrawable(draft: LetterDraft): void {
   for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const) assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
 }
 
-/** The answer of an order the intake did not store, as the client sees it. */
-function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>): ApiError {
+function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.SingleLetterBody): LetterDraft {
+  const recipient = checkedRecipient(body)
+  const draft: LetterDraft = {
+    id: randomUUID(),
+    type: 'single',
+    campaignId: null,
+    cardDesignId: body.cardDesignId,
+    envelopeDesignId: body.envelopeDesignId,
+    senderId: body.senderId,
+    fontName: checkedFont(body.fontName),
+    message: checkedMessage(body.message ?? ''),
+    recipient,
+    cost: costOf(letterCosts, recipient.country),
+    sendAt: checkedSendAt(body.sendAt),
+  }
+  assertDrawable(draft)
+  return draft
+}
+
+/**
+ * The one way a campaign and one recipient become a letter, for POST /card and for each recipient
+ * of a bulk request: the recipient's address, the campaign's variables filled in, the font able
+ * to write it all, the cost; `sendAt` is the request's, checked (checkedSendAt). Throws the
+ * ApiError (400) a POST /card with this recipient gets.
+ */
+export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign: CampaignForLetter, input: publicApi.BulkRecipient, sendAt: Date | null): LetterDraft {
+  const recipient = checkedRecipient(input)
+  const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
+  const draft: LetterDraft = {
+    id: randomUUID(),
+    type: 'campaign',
+    campaignId: campaign.id,
+    cardDesignId: campaign.cardDesignId,
+    envelopeDesignId: campaign.envelopeDesignId,
+    senderId: campaign.senderId,
+    fontName: checkedFont(campaign.fontName),
+    message: checkedMessage(message),
+    recipient,
+    cost: costOf(letterCosts, recipient.country),
+    sendAt,
+  }
+  assertDrawable(draft)
+  return draft
+}
+
+/** The answer of an order the intake did not store, as the client sees it; `letters` is how many the order held. */
+function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>, letters: number): ApiError {
   switch (outcome.outcome) {
     case 'unpaid':
-      return paymentRequired(outcome.cost, outcome.balance)
+      return paymentRequired(letters, outcome.cost, outcome.balance)
     case 'not-owned':
       return notOwned(outcome.field)
     case 'campaign-inactive':
@@ -175,12 +176,39 @@ function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>): ApiE
   }
 }
 
+/** A replay of the stored response, or the refusal of an order that wrote nothing (thrown). */
+export function answerOf<Body>(outcome: UnstoredOutcome, letters: number): CreationResult<Body> {
+  if (outcome.outcome === 'replay') return { status: outcome.status, body: outcome.body as Body, replayed: true }
+  throw refusal(outcome, letters)
+}
+
 /**
- * The creation path of POST /single and POST /card: checks, then the intake (idempotency,
- * charge, letter, ledger entry and outbox row, stored together with the letters of the other
- * requests arriving meanwhile). The only entry point. A request that fails (400, 402, a crash)
- * leaves its Idempotency-Key free for the client's retry. A test key's letter is checked the
- * same way and stored uncharged.
+ * The stored answer of the request's Idempotency-Key, read without its lock, for a request the
+ * gateway answers without storing anything (a refusal that may depend on data changed since, a
+ * campaign deactivated): a retry of a request answered before gets that answer, not a new one.
+ */
+export async function earlierAnswer(db: Db, requester: KeyScope, keyed: KeyedRequest | undefined): Promise<UnstoredOutcome | undefined> {
+  return keyed && answeredBefore(db, requester, keyed.key, keyed.fingerprint)
+}
+
+/**
+ * Charges and stores an order through the group commit (idempotency, charge, letters, ledger
+ * entries and outbox rows, with the letters of the other requests arriving meanwhile), the
+ * commit's own failures turned into what the client is told.
+ */
+export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<OrderOutcome> {
+  return intake.submit(order).catch((error: unknown) => {
+    // An older replica claimed the key while this request was being stored: nothing was.
+    if (error instanceof KeyTakenMeanwhileError) throw inFlight()
+    if (error instanceof CommitUnknownError) throw outcomeUnknown(error, order.letters.length)
+    throw error
+  })
+}
+
+/**
+ * The creation path of POST /single and POST /card: checks, then the intake. The only entry
+ * point. A request that fails (400, 402, a crash) leaves its Idempotency-Key free for the
+ * client's retry. A test key's letter is checked the same way and stored uncharged.
  */
 export async function createLetter(
   deps: CreationDeps,
@@ -188,38 +216,28 @@ export async function createLetter(
   request: LetterRequest,
   idempotencyKey?: string,
 ): Promise<CreationResult> {
+  const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: requestFingerprint(request.kind, request.body) }
   const { accountId } = requester
-  const recipient = checkedRecipient(request.body)
-  const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(request.kind, request.body)
   let draft: LetterDraft
   try {
-    draft = await draftLetter(deps, accountId, request, recipient)
-    assertDrawable(draft)
+    if (request.kind === 'single') draft = singleLetterDraft(deps.letterCosts, request.body)
+    else {
+      const sendAt = checkedSendAt(request.body.sendAt)
+      draft = campaignLetterDraft(deps.letterCosts, await loadCampaign(deps.db, accountId, request.body.campaignId), request.body, sendAt)
+    }
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.
-    const earlier = fingerprint === undefined || !(error instanceof ApiError) ? undefined : await answeredBefore(deps.db, requester, idempotencyKey!, fingerprint)
-    if (earlier) return answerOf(earlier)
+    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
+    if (earlier) return answerOf(earlier, 1)
     throw error
   }
   const body: publicApi.LetterCreated = { success: true, cardId: draft.id }
-  const outcome = await deps.intake
-    .submit({
-      accountId,
-      livemode: requester.livemode,
-      letters: [draft],
-      idempotency: fingerprint === undefined ? undefined : { key: idempotencyKey!, fingerprint, response: { status: 200, body } },
-    })
-    .catch((error: unknown) => {
-      // An older replica claimed the key while this request was being stored: nothing was.
-      if (error instanceof KeyTakenMeanwhileError) throw inFlight()
-      if (error instanceof CommitUnknownError) throw outcomeUnknown(error)
-      throw error
-    })
+  const outcome = await submitOrder(deps.intake, {
+    accountId,
+    livemode: requester.livemode,
+    letters: [draft],
+    idempotency: keyed && { ...keyed, response: { status: 200, body } },
+  })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
-  return answerOf(outcome)
-}
-
-function answerOf(outcome: UnstoredOutcome): CreationResult {
-  if (outcome.outcome === 'replay') return { status: outcome.status, body: outcome.body as publicApi.LetterCreated, replayed: true }
-  throw refusal(outcome)
+  return answerOf(outcome, 1)
 }

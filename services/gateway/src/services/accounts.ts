@@ -1,8 +1,10 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
+import type { admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
-import { accounts, type Db, type Executor } from '@letters/db'
+import { accounts, isoInstant, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
 import { issueApiKey } from './api-keys.js'
+import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 
 export const accountNotFound = () => notFound('La cuenta no existe')
 
@@ -26,6 +28,24 @@ export async function getAccount(ex: Executor, id: string) {
   const account = await findAccount(ex, id)
   if (!account) throw accountNotFound()
   return account
+}
+
+/**
+ * Every account with its balance, newest first, a page at a time. Ops open accounts by hand, so
+ * there are few enough for Postgres to order them without an index of their own.
+ */
+export async function listAccounts(ex: Executor, query: admin.AccountListQuery): Promise<admin.AccountList> {
+  const limit = query.limit ?? 20
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const rows = await ex.execute<Positioned & { account: admin.AccountList['data'][number] }>(sql`
+    SELECT a.id, ${positionSql('a.created_at')} AS position,
+      json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${sql.raw(isoInstant('a.created_at'))}) AS account
+    FROM accounts a
+    ${after ? sql`WHERE (a.created_at, a.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
+    ORDER BY a.created_at DESC, a.id DESC
+    LIMIT ${limit + 1}`)
+  const page = pageOf(rows, limit)
+  return { data: page.rows.map((row) => row.account), nextCursor: page.nextCursor }
 }
 
 /** A positive amount is a top-up, a negative one an adjustment that must fit the balance (409 otherwise). */

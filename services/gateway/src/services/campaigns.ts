@@ -1,5 +1,5 @@
-import { asc, eq, inArray } from 'drizzle-orm'
-import type { admin } from '@letters/contracts'
+import { and, asc, eq, inArray, sql } from 'drizzle-orm'
+import type { admin, CampaignVariable } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
@@ -8,6 +8,37 @@ import { assertOwnedDesigns } from './ownership.js'
 import { characterCount, literalText, placeholdersOf } from './templates.js'
 
 const campaignNotFound = () => notFound('La campaña no existe')
+
+/** What a letter takes from its campaign: designs, sender, font, template and variables. */
+export type CampaignForLetter = Pick<typeof campaigns.$inferSelect, 'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'fontName' | 'message'> & {
+  variables: Array<Omit<CampaignVariable, 'example'>>
+}
+
+/**
+ * The campaign a letter is made in, with its variables, in one round trip; only the account's
+ * own, and only an active one (else 400, naming the field).
+ */
+export async function loadCampaign(ex: Executor, accountId: string, campaignId: string): Promise<CampaignForLetter> {
+  const [campaign] = await ex
+    .select({
+      id: campaigns.id,
+      active: campaigns.active,
+      cardDesignId: campaigns.cardDesignId,
+      envelopeDesignId: campaigns.envelopeDesignId,
+      senderId: campaigns.senderId,
+      fontName: campaigns.fontName,
+      message: campaigns.message,
+      variables: sql<CampaignForLetter['variables']>`COALESCE(json_agg(json_build_object('name', ${campaignVariables.name}, 'maxSize', ${campaignVariables.maxSize},
+        'defaultValue', ${campaignVariables.defaultValue}) ORDER BY ${campaignVariables.position}) FILTER (WHERE ${campaignVariables.name} IS NOT NULL), '[]')`,
+    })
+    .from(campaigns)
+    .leftJoin(campaignVariables, eq(campaignVariables.campaignId, campaigns.id))
+    .where(and(eq(campaigns.id, campaignId), eq(campaigns.accountId, accountId)))
+    .groupBy(campaigns.id)
+  if (!campaign) throw badRequest("El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
+  if (!campaign.active) throw badRequest('La campaña no está activa')
+  return campaign
+}
 
 /** The rules a campaign's variables and template must follow beyond their JSON shape. */
 function assertCoherentTemplate(body: admin.CreateCampaignBody): void {

@@ -1,10 +1,9 @@
 import { sql } from 'drizzle-orm'
-import type { publicApi } from '@letters/contracts'
+import type { admin, publicApi } from '@letters/contracts'
 import { letterJsonSql, type Executor } from '@letters/db'
-import { badRequest, notFound } from '../errors.js'
+import { notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { UUID, decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 
 export const cardNotFound = () => notFound('La carta no existe')
 
@@ -13,12 +12,9 @@ export function assertCardId(cardId: string): void {
   if (!UUID.test(cardId)) throw cardNotFound()
 }
 
-type CardRow = {
+type CardRow = Positioned & {
   /** The letter as the API shows it, events aside. */
   card: publicApi.CardSummary
-  id: string
-  /** `created_at` in UTC to the microsecond (a JS Date keeps only milliseconds), for the next page's cursor. */
-  position: string
 }
 
 /**
@@ -26,35 +22,36 @@ type CardRow = {
  * bodies carry too), instants already in the API's format: faster than decoding each column and
  * formatting the dates again in the gateway, twenty times per page.
  */
-const cardColumns = sql`${sql.raw(letterJsonSql('l'))} AS card, l.id,
-  to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position`
+const cardColumns = sql`${sql.raw(letterJsonSql('l'))} AS card, l.id, ${positionSql('l.created_at')} AS position`
 
-/** One letter of the key's account and mode with its history; another account's letter, or a letter of the other mode, does not exist. */
-export async function getCard(ex: Executor, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
+type CardEvent = publicApi.Card['events'][number]
+
+/**
+ * A letter with its history, and the account it belongs to. `'any'`: ops, who see every
+ * account's letters of both modes; a key's scope: another account's letter, or a letter of the
+ * other mode, does not exist.
+ */
+async function readCard(ex: Executor, scope: KeyScope | 'any', cardId: string): Promise<{ accountId: string; card: publicApi.Card }> {
   assertCardId(cardId)
-  const [row] = await ex.execute<CardRow & { events: Array<{ status: publicApi.Card['status']; at: string; detail: string | null }> }>(sql`
-    SELECT ${cardColumns},
+  const [row] = await ex.execute<CardRow & { account_id: string; events: CardEvent[] }>(sql`
+    SELECT ${cardColumns}, l.account_id,
       COALESCE((SELECT json_agg(json_build_object('status', e.status, 'at', e.at, 'detail', e.detail) ORDER BY e.id)
                 FROM letter_events e WHERE e.letter_id = l.id), '[]') AS events
-    FROM letters l WHERE l.id = ${cardId}::uuid AND l.account_id = ${scope.accountId}::uuid AND l.livemode = ${scope.livemode}`)
+    FROM letters l WHERE l.id = ${cardId}::uuid
+      ${scope === 'any' ? sql`` : sql`AND l.account_id = ${scope.accountId}::uuid AND l.livemode = ${scope.livemode}`}`)
   if (!row) throw cardNotFound()
-  return { ...row.card, events: row.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })) }
+  return { accountId: row.account_id, card: { ...row.card, events: row.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })) } }
 }
 
-const CURSOR_POSITION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
+/** One letter of the key's account and mode with its history. */
+export async function getCard(ex: Executor, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
+  return (await readCard(ex, scope, cardId)).card
+}
 
-const encodeCursor = (row: CardRow) => Buffer.from(`${row.position}|${row.id}`).toString('base64url')
-
-function decodeCursor(cursor: string): { position: string; id: string } {
-  const [position, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  // The position must be a real instant Postgres can hold too: it fails on "9999-99-99" and on
-  // year 0, which JavaScript takes for 1 BC.
-  const instant = position && CURSOR_POSITION.test(position) ? new Date(`${position.slice(0, 23)}Z`) : undefined
-  const real = instant && !Number.isNaN(instant.getTime()) && instant.getUTCFullYear() >= 1 && instant.toISOString().slice(0, 23) === position!.slice(0, 23)
-  if (!position || !id || rest.length > 0 || !UUID.test(id) || !real) {
-    throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
-  }
-  return { position, id }
+/** For ops: any letter, of any account and either mode, with its history and its account. */
+export async function getAnyCard(ex: Executor, cardId: string): Promise<admin.Card> {
+  const { accountId, card } = await readCard(ex, 'any', cardId)
+  return { accountId, ...card }
 }
 
 /**
@@ -74,7 +71,6 @@ export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.
       ${after ? sql`AND (l.created_at, l.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
     ORDER BY l.created_at DESC NULLS LAST, l.id DESC NULLS LAST
     LIMIT ${limit + 1}`)
-  const page = rows.slice(0, limit)
-  const last = page.at(-1)
-  return { data: page.map((row) => row.card), nextCursor: rows.length > limit && last ? encodeCursor(last) : null }
+  const page = pageOf(rows, limit)
+  return { data: page.rows.map((row) => row.card), nextCursor: page.nextCursor }
 }

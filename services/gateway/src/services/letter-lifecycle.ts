@@ -1,6 +1,7 @@
+import { and, eq } from 'drizzle-orm'
 import type { publicApi } from '@letters/contracts'
 import { refund } from '@letters/credits'
-import { moveLetter, type Db, type LetterStatus } from '@letters/db'
+import { letters, moveLetter, type Db, type LetterStatus } from '@letters/db'
 import { conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
@@ -41,11 +42,18 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
   return getCard(db, scope, cardId)
 }
 
-/** Ops hand a printed letter to the post: `printed` → `mailed`. */
+/**
+ * Ops hand a printed letter to the post: `printed` → `mailed`. A test letter never reached the
+ * floor, so there is nothing to hand over: it is refused (the letter clock marks it mailed).
+ */
 export async function markMailed(db: Db, cardId: string): Promise<publicApi.Card> {
   const owner = await db.transaction(async (tx) => {
-    const { moved, letter } = await moveLetter(tx, cardId, { from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
-    if (!letter) throw cardNotFound()
+    const { moved, letter } = await moveLetter(tx, cardId, { livemode: true, from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
+    if (!letter) {
+      const [test] = await tx.select({ id: letters.id }).from(letters).where(and(eq(letters.id, cardId), eq(letters.livemode, false)))
+      if (test) throw conflict('Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola')
+      throw cardNotFound()
+    }
     if (letter.status === 'mailed') throw conflict('La carta ya está marcada como enviada')
     if (!moved) throw conflict(`Solo una carta impresa puede marcarse como enviada; esta está en estado '${letter.status}'`)
     return { accountId: letter.accountId, livemode: letter.livemode }

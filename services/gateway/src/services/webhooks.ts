@@ -10,9 +10,10 @@ import {
   type WebhookDeliveryQuery,
   type WebhookEndpoint,
 } from '@letters/contracts'
-import { outbox, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
+import { enqueue, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -46,52 +47,62 @@ async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string
 
 const iso = (date: Date) => date.toISOString()
 
+/** The endpoints a key sees: its account's, of its own mode (an endpoint of the other mode does not exist for it). */
+const keyEndpoints = (scope: KeyScope) => and(eq(webhookEndpoints.accountId, scope.accountId), eq(webhookEndpoints.livemode, scope.livemode))
+
+const modeName = (livemode: boolean) => (livemode ? 'reales' : 'de prueba')
+
 /**
- * Registers an endpoint. The account's endpoints are counted under a lock of the account's
- * webhooks, so two creations at once cannot both be the tenth.
+ * Registers an endpoint in the key's mode: a test key's endpoint receives only test letters'
+ * events. The limit holds per account and mode, so test endpoints never use up live ones; they
+ * are counted under a lock of the account's webhooks, so two creations at once cannot both be
+ * the tenth.
  */
-export async function createWebhook(db: Db, accountId: string, body: WebhookCreateBody, allowPrivateUrls: boolean): Promise<WebhookCreated> {
+export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreateBody, allowPrivateUrls: boolean): Promise<WebhookCreated> {
   const url = await checkUrl(body.url, allowPrivateUrls)
   const events = body.events ?? [...webhookEventTypes]
   const secret = newWebhookSecret()
+  const { accountId, livemode } = scope
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`)
-    const [{ count } = { count: 0 }] = await tx.select({ count: sql<number>`count(*)::int` }).from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId))
+    const [{ count } = { count: 0 }] = await tx.select({ count: sql<number>`count(*)::int` }).from(webhookEndpoints).where(keyEndpoints(scope))
     if (count >= WEBHOOK_ENDPOINTS_PER_ACCOUNT) {
-      throw badRequest(`Una cuenta puede tener como mucho ${WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhooks: borra alguno antes de crear otro`)
+      throw badRequest(
+        `Una cuenta puede tener como mucho ${WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhooks ${modeName(livemode)} (los reales y los de prueba se cuentan aparte): borra alguno antes de crear otro`,
+      )
     }
-    const [row] = await tx.insert(webhookEndpoints).values({ accountId, url, events, secret }).returning()
-    return { id: row!.id, url: row!.url, events: row!.events, secret, createdAt: iso(row!.createdAt) }
+    const [row] = await tx.insert(webhookEndpoints).values({ accountId, livemode, url, events, secret }).returning()
+    return { id: row!.id, url: row!.url, events: row!.events, livemode: row!.livemode, secret, createdAt: iso(row!.createdAt) }
   })
 }
 
-export async function listWebhooks(ex: Executor, accountId: string): Promise<{ data: WebhookEndpoint[] }> {
-  const rows = await ex.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id)
-  return { data: rows.map((row) => ({ id: row.id, url: row.url, events: row.events, createdAt: iso(row.createdAt), disabled: row.disabled })) }
+export async function listWebhooks(ex: Executor, scope: KeyScope): Promise<{ data: WebhookEndpoint[] }> {
+  const rows = await ex.select().from(webhookEndpoints).where(keyEndpoints(scope)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id)
+  return { data: rows.map((row) => ({ id: row.id, url: row.url, events: row.events, livemode: row.livemode, createdAt: iso(row.createdAt), disabled: row.disabled })) }
 }
 
-async function ownedEndpoint(ex: Executor, accountId: string, id: string) {
+async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
   if (!UUID.test(id)) throw endpointNotFound()
-  const [row] = await ex.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId)))
+  const [row] = await ex.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
   if (!row) throw endpointNotFound()
   return row
 }
 
 /** Deletes the endpoint with its events and attempts; jobs still queued for it find nothing and end. */
-export async function deleteWebhook(ex: Executor, accountId: string, id: string): Promise<void> {
+export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): Promise<void> {
   if (!UUID.test(id)) throw endpointNotFound()
-  const deleted = await ex.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId))).returning({ id: webhookEndpoints.id })
+  const deleted = await ex.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope))).returning({ id: webhookEndpoints.id })
   if (deleted.length === 0) throw endpointNotFound()
 }
 
 /** Queues a `webhook.test` event for the endpoint: the event and its job in one transaction. */
-export async function testWebhook(db: Db, accountId: string, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
+export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
   return db.transaction(async (tx) => {
-    const endpoint = await ownedEndpoint(tx, accountId, id)
+    const endpoint = await ownedEndpoint(tx, scope, id)
     if (endpoint.disabled) throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
     const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
     const [event] = await tx.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` }).returning({ id: webhookEvents.id })
-    await tx.insert(outbox).values({ id: event!.id, queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: event!.id } })
+    await enqueue(tx, { name: 'deliver-webhook', id: event!.id, data: { eventId: event!.id } })
     return { eventId: event!.id, type: 'webhook.test' as const }
   })
 }
@@ -103,9 +114,9 @@ const decodeCursor = (cursor: string): number => {
 }
 
 /** The endpoint's delivery attempts, newest first, a page at a time. */
-export async function listDeliveries(ex: Executor, accountId: string, id: string, query: WebhookDeliveryQuery): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
-  // Another account's endpoint is 404 whatever the cursor says.
-  const endpoint = await ownedEndpoint(ex, accountId, id)
+export async function listDeliveries(ex: Executor, scope: KeyScope, id: string, query: WebhookDeliveryQuery): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
+  // Another account's endpoint, or one of the other mode, is 404 whatever the cursor says.
+  const endpoint = await ownedEndpoint(ex, scope, id)
   const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   const limit = query.limit ?? 20
   const rows = await ex

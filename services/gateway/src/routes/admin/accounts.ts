@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
 import { notFound } from '../../errors.js'
-import { accountNotFound, addCredits, createAccount, findAccount, getAccount } from '../../services/accounts.js'
+import { accountNotFound, addCredits, createAccount, findAccount, getAccount, listAccounts } from '../../services/accounts.js'
 import { issueApiKey } from '../../services/api-keys.js'
 
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
@@ -10,6 +10,12 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     '/accounts',
     { schema: { body: admin.CreateAccountBody, response: { 201: admin.CreatedAccount, ...errorResponses(400, 401, 404, 415, 500) } } },
     async (request, reply) => reply.status(201).send(await createAccount(app.db, request.body)),
+  )
+
+  app.get(
+    '/accounts',
+    { schema: { querystring: admin.AccountListQuery, response: { 200: admin.AccountList, ...errorResponses(400, 401, 404, 500) } } },
+    async (request) => listAccounts(app.db, request.query),
   )
 
   app.get(

@@ -1,13 +1,34 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, NoBody, errorResponses, publicApi } from '@letters/contracts'
+import { IdParams, NoBody, admin, errorResponses, publicApi } from '@letters/contracts'
+import { getAnyCard } from '../../services/cards.js'
 import { markMailed } from '../../services/letter-lifecycle.js'
+import { listStuckLetters, retryCard } from '../../services/stuck-letters.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/cards/:id',
+    { schema: { params: IdParams, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 500) } } },
+    async (request) => getAnyCard(app.db, request.params.id),
+  )
+
   // The floor hands printed letters to the post in batches; ops record it here.
   app.post(
     '/cards/:id/mailed',
     { schema: { params: IdParams, body: NoBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 500) } } },
     async (request) => markMailed(app.db, request.params.id),
+  )
+
+  app.get(
+    '/stuck-letters',
+    { schema: { querystring: admin.StuckLetterListQuery, response: { 200: admin.StuckLetterList, ...errorResponses(400, 401, 404, 500) } } },
+    async (request) => listStuckLetters(app.db, app.config.reconcileAfterMs, request.query),
+  )
+
+  // A failed letter back to production, or a stuck one resumed; what the letter became is in its events.
+  app.post(
+    '/cards/:id/retry',
+    { schema: { params: IdParams, body: NoBody, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 409, 500) } } },
+    async (request) => retryCard(app.db, app.config.reconcileAfterMs, request.params.id),
   )
 }
 

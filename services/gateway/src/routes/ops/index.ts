@@ -1,16 +1,16 @@
 import { createBullBoard } from '@bull-board/api'
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter'
 import { FastifyAdapter } from '@bull-board/fastify'
 import type { FastifyPluginAsync } from 'fastify'
 import { ApiError, reasonPhrase } from '../../errors.js'
 import { requireAdmin } from '../../plugins/app/admin-auth.js'
+import { TestModeAwareAdapter } from './test-mode-adapter.js'
 
 export const QUEUES_DASHBOARD_PATH = '/ops/queues'
 
 /**
  * The queue dashboard (Bull Board) for ops: every queue with its waiting, active, delayed,
  * completed and failed jobs, a failed job's reason, and the retry button that runs it again.
- * Behind the admin token; a browser asks for it as the password.
+ * Test mode's jobs are named apart. Behind the admin token; a browser asks for it as the password.
  */
 const ops: FastifyPluginAsync = async (app) => {
   const guard = requireAdmin(app, { browser: true })
@@ -26,7 +26,7 @@ const ops: FastifyPluginAsync = async (app) => {
   const board = new FastifyAdapter()
   board.setBasePath(QUEUES_DASHBOARD_PATH)
   createBullBoard({
-    queues: Object.values(app.queues).map((queue) => new BullMQAdapter(queue)),
+    queues: Object.values(app.queues).map((queue) => new TestModeAwareAdapter(queue, app.db, app.log)),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'Cartas: colas' } },
   })

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { identifyCaller, requireCaller } from '../../plugins/app/api-key-auth.js'
 import { markPublic } from '../../plugins/app/openapi.js'
 import { registerRateLimit } from '../../plugins/app/rate-limit.js'
+import bulk from './bulk.js'
 import cards from './cards.js'
 import catalog from './catalog.js'
 import letters from './letters.js'
@@ -19,6 +20,7 @@ const publicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('preParsing', requireCaller)
   await app.register(catalog)
   await app.register(letters)
+  await app.register(bulk)
   await app.register(cards)
   await app.register(webhooks)
 }

@@ -1,6 +1,11 @@
 import countries from 'i18n-iso-countries'
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator'
 
+/**
+ * The address rules a request is checked against before anything is charged; the address
+ * worker's normalization applies the same ones (normalize.ts).
+ */
+
 /** An assigned ISO 3166-1 alpha-2 code, in any case. */
 export function isAssignedCountry(code: string): boolean {
   return /^[A-Za-z]{2}$/.test(code) && countries.isValid(code.toUpperCase())

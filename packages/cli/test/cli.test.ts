@@ -1,0 +1,402 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, sql } from 'drizzle-orm'
+import { cardDesigns, envelopeDesigns, ledgerEntries, letters } from '@letters/db'
+import { buildApp, type App } from '@letters/gateway/app'
+import { adminAccount } from '@letters/test/support/accounts'
+import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { freePort, repositoryRoot } from '@letters/test/support/processes'
+
+/**
+ * The real CLI, each command in a process of its own as an operator runs it, against a real
+ * gateway listening on 127.0.0.1 with a database of its own (the lists show every account).
+ */
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let app: App
+let lettersUrl: string
+let scratch: string
+beforeAll(async () => {
+  database = await isolatedDatabase('cli')
+  app = await buildApp({ config: testConfig({ DATABASE_URL: database.url, RECONCILE_AFTER_MS: '60000' }), logger: false })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  lettersUrl = address
+  scratch = await mkdtemp(join(tmpdir(), 'letters-cli-'))
+})
+afterAll(async () => {
+  await app.close()
+  await database.drop()
+  await rm(scratch, { recursive: true, force: true })
+})
+
+type Run = { code: number | null; stdout: string; stderr: string }
+
+/** Runs a command line and collects what it printed; `env` on top (undefined removes a variable). */
+function run(command: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  const variables: NodeJS.ProcessEnv = { ...process.env, LETTERS_URL: lettersUrl, ADMIN_TOKEN, ...env }
+  for (const [name, value] of Object.entries(variables)) if (value === undefined) delete variables[name]
+  const child = spawn(command, args, { cwd: repositoryRoot, env: variables, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** `node --import tsx packages/cli/src/main.ts …`: what `npm run admin -- …` runs, without npm's header. */
+const cli = (args: string[], env: Record<string, string | undefined> = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+
+/** A command that succeeded, its JSON output parsed: the whole of stdout. */
+async function cliJson<T>(args: string[]): Promise<T> {
+  const result = await cli([...args, '--json'])
+  expect(result, result.stderr).toMatchObject({ code: 0 })
+  return JSON.parse(result.stdout) as T
+}
+
+/** A command that succeeded, its table. */
+async function cliTable(args: string[]): Promise<string> {
+  const result = await cli(args)
+  expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' })
+  return result.stdout
+}
+
+/** A command that failed with `code`, saying `message` on stderr and nothing on stdout. */
+async function cliFails(args: string[], code: number, message: string | RegExp, env: Record<string, string | undefined> = {}) {
+  const result = await cli(args, env)
+  expect({ code: result.code, stdout: result.stdout }, result.stderr).toEqual({ code, stdout: '' })
+  expect(result.stderr).toMatch(message)
+  return result
+}
+
+/** The admin API's answer, as the CLI's --json must print it. */
+const apiText = async (url: string) => {
+  const response = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  expect(response.statusCode, response.body).toBe(200)
+  return response.body
+}
+
+/** A line of a table starting with these cells, whatever the column widths (two spaces at least between columns). */
+const row = (...cells: Array<string | number>) => new RegExp(`^${cells.map((cell) => String(cell).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join(' {2,}')}(?: {2,}.*)?$`, 'm')
+
+type CreatedAccount = { id: string; name: string; balance: number; apiKey: string }
+
+describe('npm run admin -- accounts create --name X --credits 10 --json (done means)', () => {
+  it('prints the new account with its key as JSON, after npm’s own header', async () => {
+    const result = await run('npm', ['run', 'admin', '--', 'accounts', 'create', '--name', 'X', '--credits', '10', '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    // npm echoes the script it runs ("> admin", "> tsx …") before the command's output.
+    const output = result.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('> '))
+    expect(output).toHaveLength(1)
+    const account = JSON.parse(output[0]!) as CreatedAccount
+    expect(account).toEqual({ id: expect.any(String), name: 'X', balance: 10, apiKey: expect.stringMatching(/^lk_live_[A-Za-z0-9_-]{49}$/) })
+    expect(await app.apiKeyAuth.identify(account.apiKey)).toEqual({ accountId: account.id, keyId: expect.any(String), livemode: true })
+    expect(JSON.parse(await apiText(`/admin/accounts/${account.id}`))).toEqual({ id: account.id, name: 'X', balance: 10 })
+  })
+
+  it('prints only the JSON with npm run -s, for scripts', async () => {
+    const result = await run('npm', ['run', '-s', 'admin', '--', 'accounts', 'create', '--name', 'Y', '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({ name: 'Y', balance: 0, apiKey: expect.stringMatching(/^lk_live_/) })
+  })
+})
+
+describe('accounts', () => {
+  it('create prints a table with the key and a warning that it is shown once', async () => {
+    const table = await cliTable(['accounts', 'create', '--name', 'Papelería Luna', '--credits', '300'])
+    expect(table).toMatch(row('name', 'Papelería Luna'))
+    expect(table).toMatch(row('balance', 300))
+    expect(table).toMatch(/^apiKey +lk_live_[A-Za-z0-9_-]{49}$/m)
+    expect(table).toContain('Guarda la API key ahora: no se vuelve a mostrar.')
+  })
+
+  it('create without --name is a usage error (exit 2), opening nothing', async () => {
+    const before = await apiText('/admin/accounts?limit=100')
+    await cliFails(['accounts', 'create', '--credits', '5'], 2, "error: required option '--name <name>' not specified")
+    expect(await apiText('/admin/accounts?limit=100')).toBe(before)
+  })
+
+  it('create with credits the API refuses exits 1 with its Spanish message', async () => {
+    await cliFails(['accounts', 'create', '--name', 'Z', '--credits', '-3'], 1, "Error 400: El campo 'credits' debe ser mayor o igual que 0")
+  })
+
+  it('show prints the API’s JSON as it is, or a table', async () => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Mostrador', '--credits', '7'])
+    const json = await cli(['accounts', 'show', account.id, '--json'])
+    expect(json.stdout).toBe(`${await apiText(`/admin/accounts/${account.id}`)}\n`)
+    const table = await cliTable(['accounts', 'show', account.id])
+    expect(table).toMatch(row('id', account.id))
+    expect(table).toMatch(row('name', 'Mostrador'))
+    expect(table).toMatch(row('balance', 7))
+  })
+
+  it('list prints every account newest first, a page at a time, as JSON or a table', async () => {
+    const newest = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'La más nueva', '--credits', '42'])
+    const json = await cli(['accounts', 'list', '--json'])
+    expect(json.stdout).toBe(`${await apiText('/admin/accounts')}\n`)
+    const table = await cliTable(['accounts', 'list'])
+    expect(table.split('\n')[0]).toMatch(row('id', 'name', 'balance', 'createdAt'))
+    expect(table.split('\n')[1]).toMatch(row(newest.id, 'La más nueva', 42))
+
+    const first = await cliTable(['accounts', 'list', '--limit', '1'])
+    expect(first).toMatch(row(newest.id, 'La más nueva', 42))
+    const cursor = /Hay más: repite la orden con --cursor (\S+)/.exec(first)?.[1]
+    expect(cursor).toBeDefined()
+    const second = await cli(['accounts', 'list', '--limit', '1', '--cursor', cursor!, '--json'])
+    expect(second.stdout).toBe(`${await apiText(`/admin/accounts?limit=1&cursor=${cursor}`)}\n`)
+    expect(JSON.parse(second.stdout).data[0].id).not.toBe(newest.id)
+  })
+
+  it('list with a bad cursor exits 1 with the API’s message', async () => {
+    await cliFails(['accounts', 'list', '--cursor', 'nada'], 1, "Error 400: El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+  })
+})
+
+describe('keys', () => {
+  it('issue prints a live key, or a test key with --test', async () => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Llaves'])
+    const test = await cliJson<{ id: string; apiKey: string; mode: string }>(['keys', 'issue', account.id, '--test'])
+    expect(test).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_test_/), mode: 'test' })
+    expect(await app.apiKeyAuth.identify(test.apiKey)).toMatchObject({ accountId: account.id, livemode: false })
+    const table = await cliTable(['keys', 'issue', account.id])
+    expect(table).toMatch(row('mode', 'live'))
+    expect(table).toMatch(/^apiKey +lk_live_/m)
+  })
+
+  it('revoke stops a key at once: no output with --json (the API answers 204), a line without', async () => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Revocada'])
+    const first = await cliJson<{ id: string; apiKey: string }>(['keys', 'issue', account.id])
+    const revoked = await cli(['keys', 'revoke', first.id, '--json'])
+    expect(revoked).toMatchObject({ code: 0, stdout: '' })
+    expect(await app.apiKeyAuth.identify(first.apiKey)).toBeNull()
+    const second = await cliJson<{ id: string; apiKey: string }>(['keys', 'issue', account.id])
+    expect(await cliTable(['keys', 'revoke', second.id])).toBe('API key revocada.\n')
+    expect(await app.apiKeyAuth.identify(second.apiKey)).toBeNull()
+    expect(await app.apiKeyAuth.identify(account.apiKey)).not.toBeNull()
+  })
+
+  it('revoke of an unknown key exits 1 with the API’s message', async () => {
+    await cliFails(['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], 1, 'Error 404: La API key no existe')
+  })
+})
+
+describe('credits add', () => {
+  it('tops up, and takes credits away with a negative amount, each a ledger entry with its reason', async () => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Saldo', '--credits', '10'])
+    expect(await cliJson(['credits', 'add', account.id, '15', '--reason', 'pedido 881'])).toEqual({ balance: 25 })
+    const table = await cliTable(['credits', 'add', account.id, '-5', '--reason', 'corrección'])
+    expect(table).toMatch(row('balance', 20))
+    // The option before the negative amount, too.
+    expect(await cliJson(['credits', 'add', '--reason', 'otra', account.id, '-1'])).toEqual({ balance: 19 })
+    const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id)).orderBy(ledgerEntries.id)
+    expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter, entry.reason])).toEqual([
+      ['top_up', 10, 10, 'opening credits'],
+      ['top_up', 15, 25, 'pedido 881'],
+      ['adjustment', -5, 20, 'corrección'],
+      ['adjustment', -1, 19, 'otra'],
+    ])
+  })
+
+  it('refuses what the API refuses with its Spanish message, and a non-number as a usage error; nothing moves', async () => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Sin saldo', '--credits', '4'])
+    await cliFails(['credits', 'add', account.id, '-5'], 1, 'Error 409: No se pueden restar 5 créditos: el saldo de la cuenta es 4')
+    await cliFails(['credits', 'add', account.id, '0'], 1, "Error 400: El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)")
+    await cliFails(['credits', 'add', account.id, 'cinco'], 2, "error: command-argument value 'cinco' is invalid for argument 'amount'. El importe debe ser un número entero.")
+    await cliFails(['credits', 'add', account.id, '-5x'], 2, "error: unknown option '-5x'")
+    expect(JSON.parse(await apiText(`/admin/accounts/${account.id}`))).toMatchObject({ balance: 4 })
+  })
+})
+
+describe('designs, senders, signatures and campaigns', () => {
+  let account: CreatedAccount
+  beforeAll(async () => {
+    account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Catálogo'])
+  })
+
+  it('designs add --kind picks the card or the envelope designs', async () => {
+    const card = await cliJson<{ id: string; name: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Tarjeta navidad'])
+    expect(card).toEqual({ id: expect.any(String), name: 'Tarjeta navidad' })
+    expect(await app.db.select({ accountId: cardDesigns.accountId }).from(cardDesigns).where(eq(cardDesigns.id, card.id))).toEqual([{ accountId: account.id }])
+    const table = await cliTable(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Sobre kraft'])
+    expect(table).toMatch(row('name', 'Sobre kraft'))
+    const id = /^id +(\S+)$/m.exec(table)?.[1]
+    expect(await app.db.select({ accountId: envelopeDesigns.accountId }).from(envelopeDesigns).where(eq(envelopeDesigns.id, id!))).toEqual([{ accountId: account.id }])
+  })
+
+  it('designs add refuses a kind other than card or envelope, and a missing --kind, as usage errors', async () => {
+    await cliFails(['designs', 'add', account.id, '--kind', 'sobre', '--name', 'X'], 2, "error: option '--kind <kind>' argument 'sobre' is invalid. Allowed choices are card, envelope.")
+    await cliFails(['designs', 'add', account.id, '--name', 'X'], 2, "error: required option '--kind <kind>' not specified")
+  })
+
+  it('senders add and signatures add, as JSON or a table', async () => {
+    expect(await cliJson(['senders', 'add', account.id, '--name', 'Lucía de Papelería Luna'])).toEqual({ id: expect.any(String), name: 'Lucía de Papelería Luna' })
+    expect(await cliTable(['senders', 'add', account.id, '--name', 'Javier'])).toMatch(row('name', 'Javier'))
+    expect(await cliJson(['signatures', 'add', account.id, '--name', 'Firma azul'])).toEqual({ id: expect.any(String), name: 'Firma azul' })
+    expect(await cliTable(['signatures', 'add', account.id, '--name', 'Firma negra'])).toMatch(row('name', 'Firma negra'))
+  })
+
+  it('campaigns add reads the body from the file, as JSON or a table', async () => {
+    const [cardDesign, envelopeDesign, sender] = await Promise.all([
+      cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'T']),
+      cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'S']),
+      cliJson<{ id: string }>(['senders', 'add', account.id, '--name', 'R']),
+    ])
+    const body = {
+      name: 'Otoño',
+      cardDesignId: cardDesign.id,
+      envelopeDesignId: envelopeDesign.id,
+      senderId: sender.id,
+      message: 'Hola {{nombre}}, tu cupón es {{cupon}}.',
+      variables: [
+        { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },
+        { name: 'cupon', maxSize: 10, defaultValue: null, example: 'OTONO10' },
+      ],
+    }
+    const file = join(scratch, 'campaign.json')
+    await writeFile(file, JSON.stringify(body))
+    const campaign = await cliJson<{ id: string; name: string; active: boolean; variables: unknown[] }>(['campaigns', 'add', account.id, '--file', file])
+    expect(campaign).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables: body.variables })
+    const table = await cliTable(['campaigns', 'add', account.id, '--file', file])
+    expect(table).toMatch(row('name', 'Otoño'))
+    expect(table).toMatch(row('nombre', 40, 'amigo', 'Lucía'))
+  })
+
+  it('campaigns add says what is wrong with a missing file, bad JSON or a body the API refuses', async () => {
+    const missing = join(scratch, 'no-existe.json')
+    await cliFails(['campaigns', 'add', account.id, '--file', missing], 1, `No existe el fichero '${missing}'`)
+    const broken = join(scratch, 'rota.json')
+    await writeFile(broken, '{"name": "Otoño",')
+    await cliFails(['campaigns', 'add', account.id, '--file', broken], 1, `El fichero '${broken}' no es un JSON válido: `)
+    await cliFails(['campaigns', 'add', account.id, '--file', scratch], 1, `'${scratch}' es una carpeta, no un fichero JSON`)
+    const incomplete = join(scratch, 'incompleta.json')
+    await writeFile(incomplete, JSON.stringify({ name: 'Otoño' }))
+    await cliFails(['campaigns', 'add', account.id, '--file', incomplete], 1, /^Error 400: El campo '\w+' es obligatorio/)
+    await cliFails(['campaigns', 'add', account.id], 2, "error: required option '--file <file>' not specified")
+  })
+})
+
+describe('letters', () => {
+  let owner: Awaited<ReturnType<typeof adminAccount>>
+  beforeAll(async () => {
+    owner = await adminAccount(app, 100)
+  })
+
+  /** A letter sent through the public API, put in `status` by hand (no worker runs here). */
+  async function letterIn(status: 'received' | 'printed' | 'failed') {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/single',
+      headers: { 'x-api-key': owner.apiKey },
+      payload: { cardDesignId: owner.cardDesignId, envelopeDesignId: owner.envelopeDesignId, senderId: owner.senderId, message: 'Gracias', name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', country: 'ES' },
+    })
+    expect(response.statusCode, response.body).toBe(200)
+    const id = response.json<{ cardId: string }>().cardId
+    if (status !== 'received') await app.db.update(letters).set({ status }).where(eq(letters.id, id))
+    return id
+  }
+
+  it('show prints any account’s letter, as the API’s JSON or as tables with its history', async () => {
+    const id = await letterIn('received')
+    const json = await cli(['letters', 'show', id, '--json'])
+    expect(json.stdout).toBe(`${await apiText(`/admin/cards/${id}`)}\n`)
+    const table = await cliTable(['letters', 'show', id])
+    expect(table).toMatch(row('accountId', owner.id))
+    expect(table).toMatch(row('status', 'received'))
+    expect(table).toMatch(row('recipient', 'Lucía García, Calle Mayor 1, 28013 Madrid, ES'))
+    expect(table).toMatch(row('status', 'at', 'detail'))
+  })
+
+  it('show of an unknown letter exits 1 with the API’s message', async () => {
+    await cliFails(['letters', 'show', '00000000-0000-4000-8000-000000000000'], 1, 'Error 404: La carta no existe')
+  })
+
+  it('mailed marks a printed letter mailed, and a second time says why not', async () => {
+    const id = await letterIn('printed')
+    expect(await cliJson(['letters', 'mailed', id])).toMatchObject({ id, status: 'mailed' })
+    await cliFails(['letters', 'mailed', id], 1, 'Error 409: La carta ya está marcada como enviada')
+    const other = await letterIn('printed')
+    expect(await cliTable(['letters', 'mailed', other])).toMatch(row('status', 'mailed'))
+  })
+
+  it('stuck lists the letters that need ops, and retry sends a failed one back to production once', async () => {
+    const failed = await letterIn('failed')
+    const stuck = await cli(['letters', 'stuck', '--json'])
+    // The API's JSON as it is (one line), but for the age, which grows between the two reads.
+    const list = JSON.parse(stuck.stdout) as { data: Array<{ id: string; stuckForSeconds: number }> }
+    expect(stuck.stdout).toBe(`${JSON.stringify(list)}\n`)
+    const ageless = (page: typeof list) => ({ ...page, data: page.data.map((letter) => ({ ...letter, stuckForSeconds: 0 })) })
+    expect(ageless(list)).toEqual(ageless(JSON.parse(await apiText('/admin/stuck-letters')) as typeof list))
+    expect(list.data.map((letter) => letter.id)).toContain(failed)
+    expect(await cliTable(['letters', 'stuck'])).toMatch(row(failed, owner.id, 'live', 'failed'))
+
+    expect(await cliJson(['letters', 'retry', failed])).toMatchObject({ id: failed, accountId: owner.id, status: 'ready_for_print' })
+    await cliFails(['letters', 'retry', failed], 1, 'Error 409: La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)')
+    expect(await cliTable(['letters', 'stuck'])).not.toContain(failed)
+
+    const another = await letterIn('failed')
+    const table = await cliTable(['letters', 'retry', another])
+    expect(table).toMatch(row('status', 'ready_for_print'))
+    expect(table).toMatch(/^ready_for_print +\S+ +Reintento de producción pedido por operaciones$/m)
+  })
+
+  it('stuck says so when no letter is stuck', async () => {
+    await app.db.execute(sql`UPDATE letters SET status = 'mailed' WHERE status = 'failed'`)
+    expect(await cliTable(['letters', 'stuck'])).toBe('No hay cartas atascadas.\n')
+  })
+})
+
+describe('errors', () => {
+  it('an unknown account: the API’s Spanish message on stderr, exit 1', async () => {
+    await cliFails(['accounts', 'show', '00000000-0000-4000-8000-000000000000'], 1, /^Error 404: La cuenta no existe\n$/)
+    await cliFails(['credits', 'add', '00000000-0000-4000-8000-000000000000', '5', '--json'], 1, /^Error 404: La cuenta no existe\n$/)
+  })
+
+  it('a wrong token: the API’s 401 message, exit 1', async () => {
+    await cliFails(['accounts', 'list'], 1, /^Error 401: El token de administración no es válido o no se ha enviado/, { ADMIN_TOKEN: 'otro-token-cualquiera-123' })
+  })
+
+  it('no ADMIN_TOKEN: says to export it, exit 1, without calling the gateway', async () => {
+    await cliFails(['accounts', 'list'], 1, /^Falta ADMIN_TOKEN: exporta el token de administración del gateway/, { ADMIN_TOKEN: undefined })
+  })
+
+  it('the gateway down: says it cannot reach it and where, exit 1', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`
+    await cliFails(['accounts', 'list'], 1, `No se puede conectar con el gateway en ${nobody} (ECONNREFUSED): ¿está en marcha? Revisa LETTERS_URL`, { LETTERS_URL: nobody })
+  })
+
+  it('a LETTERS_URL that is not an http(s) URL', async () => {
+    await cliFails(['accounts', 'list'], 1, "LETTERS_URL debe empezar por http:// o https://: 'gateway:3000'", { LETTERS_URL: 'gateway:3000' })
+    await cliFails(['accounts', 'list'], 1, "LETTERS_URL no es una URL válida: 'no es una url'", { LETTERS_URL: 'no es una url' })
+  })
+
+  it('an unknown command is a usage error, exit 2', async () => {
+    await cliFails(['accounts', 'borrar'], 2, "error: unknown command 'borrar'")
+    await cliFails([], 2, /Usage: admin \[options\] \[command\]/)
+  })
+})
+
+describe('--help', () => {
+  it('lists the commands, without needing a token', async () => {
+    const result = await cli(['--help'], { ADMIN_TOKEN: undefined })
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^Usage: admin \[options\] \[command\]/)
+    for (const group of ['accounts', 'keys', 'credits', 'designs', 'senders', 'signatures', 'campaigns', 'letters']) expect(result.stdout).toMatch(new RegExp(`^  ${group} `, 'm'))
+  })
+
+  it.each([
+    [['accounts', '--help'], ['create [options]', 'show [options] <account>', 'list [options]']],
+    [['accounts', 'create', '--help'], ['--name <name>', '--credits <credits>', '--json']],
+    [['credits', 'add', '--help'], ['<account> <amount>', 'negative for an', '--reason <reason>', 'credits add <account> -5']],
+    [['designs', 'add', '--help'], ['--kind <kind>', 'choices: "card", "envelope"', '--name <name>']],
+    [['letters', 'retry', '--help'], ['<letter>', 'send a failed letter back to production', '--json']],
+    [['help', 'letters'], ['show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>']],
+  ])('%j shows its usage', async (args, expected) => {
+    const result = await cli(args, { ADMIN_TOKEN: undefined })
+    expect(result.code, result.stderr).toBe(0)
+    for (const text of expected) expect(result.stdout).toContain(text)
+  })
+})

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm'
+import type { LetterStatus } from '@letters/contracts'
+import { enqueue, moveLetter, type Db } from '@letters/db'
+import { isPipelineStatus, resumeLetter, withoutProgressSql } from './reconciler.js'
+
+/** The event of a failed letter sent back to production: client-visible, so it says what happened. */
+export const RETRIED_DETAIL = 'Reintento de producción pedido por operaciones'
+
+/**
+ * `retried`: the letter was sent on, from `from`. Otherwise `status` is where the letter is
+ * (undefined: there is no such letter), and nothing changed.
+ */
+export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: false; status: LetterStatus | undefined }
+
+/**
+ * An ops retry, in one transaction under the letter's row lock:
+ * - a `failed` letter goes back to `ready_for_print` with its event and a new production job
+ *   (the floor claims it from there with the next print claim);
+ * - a stuck letter (withoutProgressSql) is resumed as the reconciler would resume it, whether or
+ *   not Redis still holds its job: ops asked, and a second job is harmless (resumeLetter);
+ * - any other letter is left as it is.
+ * A second retry waits for the first's lock and then finds the letter retried (ready_for_print
+ * or freshly resumed, so no longer stuck): it changes nothing, and only one job was queued.
+ */
+export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<RetryOutcome> {
+  return db.transaction(async (tx) => {
+    const [letter] = await tx.execute<{ status: LetterStatus; stuck: boolean }>(sql`
+      SELECT l.status, ${withoutProgressSql('l', afterMs)} AS stuck FROM letters l WHERE l.id = ${letterId}::uuid FOR NO KEY UPDATE`)
+    if (!letter) return { retried: false, status: undefined }
+    if (letter.status === 'failed') {
+      const { moved } = await moveLetter(tx, letterId, { from: ['failed'], to: 'ready_for_print', detail: RETRIED_DETAIL })
+      if (!moved) throw new Error(`letter ${letterId} left 'failed' under its row lock`)
+      await enqueue(tx, { name: 'produce-letter', data: { letterId } })
+      return { retried: true, from: letter.status }
+    }
+    if (letter.stuck && isPipelineStatus(letter.status)) {
+      await resumeLetter(tx, letterId, letter.status)
+      return { retried: true, from: letter.status }
+    }
+    return { retried: false, status: letter.status }
+  })
+}

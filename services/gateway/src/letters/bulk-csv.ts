@@ -1,0 +1,118 @@
+import { CsvError, parse } from 'csv-parse/sync'
+import { publicApi } from '@letters/contracts'
+import { ApiError, badRequest } from '../errors.js'
+import type { CampaignForLetter } from '../services/campaigns.js'
+
+/** A CSV body's rows, cells as text: the header, then one row per recipient. */
+export interface CsvTable {
+  header: string[]
+  rows: string[][]
+}
+
+/** A recipient as a CSV row gives it, for the same checks as a JSON one; or what is wrong with the row itself. */
+export type CsvRecipient = { input: Record<string, unknown> } | { error: ApiError }
+
+/** The recipient's own columns, as the contract names them (the rest are the campaign's variables). */
+const RECIPIENT_COLUMNS = Object.keys(publicApi.BulkRecipient.properties).filter((name) => name !== 'variables')
+const REQUIRED_COLUMNS = new Set<string>(publicApi.BulkRecipient.required)
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * The text of a `text/csv` body, its byte order mark (Excel's "CSV UTF-8" writes one) removed.
+ * Any other encoding is refused rather than guessed: a name in Windows-1252 read as UTF-8 would
+ * be printed wrong on a card someone paid for.
+ */
+export function decodeCsv(body: Buffer, charset: string | undefined): string {
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new ApiError(415, `El CSV debe estar en UTF-8; se ha enviado con charset=${charset}`)
+  }
+  try {
+    return utf8.decode(body)
+  } catch {
+    throw badRequest('El CSV no está en UTF-8: guárdalo como «CSV UTF-8» (en Excel: Guardar como, CSV UTF-8 delimitado por comas)')
+  }
+}
+
+/** The separator of the header row: a semicolon (Spanish Excel) or a comma. Column names hold neither. */
+function separatorOf(text: string): ';' | ',' {
+  const headerLine = text.split(/\r?\n|\r/, 1)[0] ?? ''
+  const count = (character: string) => headerLine.split(character).length - 1
+  return count(';') > count(',') ? ';' : ','
+}
+
+/** What csv-parse's refusals mean, in the words of someone who edits the file. */
+const csvProblems: Record<string, string> = {
+  CSV_QUOTE_NOT_CLOSED: 'unas comillas abiertas no se cierran',
+  CSV_INVALID_CLOSING_QUOTE: 'tras unas comillas de cierre sigue texto en lugar del separador o el fin de la fila',
+  INVALID_OPENING_QUOTE: 'hay unas comillas en medio de un campo sin comillas (escríbelas dobles: "")',
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: 'tras unas comillas de cierre sigue texto en lugar del separador o el fin de la fila',
+}
+
+/**
+ * The rows of a CSV body: separator taken from the header row, quoted fields with separators,
+ * quotes and line breaks inside. Rows may differ in length (each is judged on its own later);
+ * empty rows at the end (a spreadsheet's blank lines) are left out.
+ */
+export function parseCsv(text: string): CsvTable {
+  if (text.trim() === '') throw badRequest('El CSV está vacío: envía una fila de cabecera y una fila por destinatario')
+  let records: string[][]
+  try {
+    records = parse(text, { delimiter: separatorOf(text), bom: true, relax_column_count: true, skip_empty_lines: false })
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error
+    const line = (error as CsvError & { lines?: number }).lines
+    throw badRequest(`El CSV no es válido${line ? ` (línea ${line})` : ''}: ${csvProblems[error.code] ?? 'no se puede leer'}`)
+  }
+  const blank = (row: string[]) => row.every((cell) => cell.trim() === '')
+  let end = records.length
+  while (end > 1 && blank(records[end - 1]!)) end--
+  const [header = [], ...rows] = records.slice(0, end)
+  return { header: header.map((name) => name.trim()), rows }
+}
+
+/**
+ * The recipients of a CSV table for a campaign. The header is checked once for the whole
+ * request (400): every column a recipient field or a variable of the campaign, each once, the
+ * required fields there, and a column for every variable without a default. A column named like
+ * both a recipient field and a variable fills both. Then each row: its cells as a recipient
+ * (an empty company or province is none, an empty variable cell leaves the default), or a
+ * row-level error when its length differs from the header's.
+ */
+export function csvRecipients(table: CsvTable, campaign: CampaignForLetter): CsvRecipient[] {
+  const variables = new Map(campaign.variables.map((variable) => [variable.name, variable]))
+  const seen = new Set<string>()
+  table.header.forEach((name, position) => {
+    if (name === '') throw badRequest(`La columna ${position + 1} de la cabecera del CSV no tiene nombre`)
+    if (seen.has(name)) throw badRequest(`La columna '${name}' aparece dos veces en la cabecera del CSV`)
+    seen.add(name)
+    if (!RECIPIENT_COLUMNS.includes(name) && !variables.has(name)) {
+      const allowed = [...RECIPIENT_COLUMNS, ...variables.keys()].join(', ')
+      throw badRequest(`La columna '${name}' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: ${allowed}`)
+    }
+  })
+  for (const name of REQUIRED_COLUMNS) {
+    if (!seen.has(name)) throw badRequest(`Falta la columna '${name}' en la cabecera del CSV`)
+  }
+  for (const variable of campaign.variables) {
+    if (variable.defaultValue === null && !seen.has(variable.name)) {
+      throw badRequest(`Falta la columna '${variable.name}' en la cabecera del CSV: es una variable de la campaña sin valor por defecto`)
+    }
+  }
+  const hasVariableColumns = table.header.some((name) => variables.has(name))
+
+  return table.rows.map((row) => {
+    if (row.length !== table.header.length) {
+      return { error: badRequest(`La fila tiene ${row.length} ${row.length === 1 ? 'columna' : 'columnas'} y la cabecera ${table.header.length}`) }
+    }
+    const input: Record<string, unknown> = {}
+    const values: Record<string, string> = {}
+    table.header.forEach((name, position) => {
+      const cell = row[position]!
+      if (RECIPIENT_COLUMNS.includes(name)) input[name] = cell === '' && !REQUIRED_COLUMNS.has(name) ? null : cell
+      if (variables.has(name) && cell !== '') values[name] = cell
+    })
+    if (hasVariableColumns) input.variables = values
+    return { input }
+  })
+}

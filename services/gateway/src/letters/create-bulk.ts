@@ -1,0 +1,125 @@
+import { publicApi } from '@letters/contracts'
+import type { LetterDraft } from '@letters/intake'
+import { ApiError, badRequest, reasonPhrase } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
+import { spanishValidatorCompiler } from '../plugins/app/validation.js'
+import { csvRecipients, parseCsv } from './bulk-csv.js'
+import {
+  answerOf,
+  campaignLetterDraft,
+  earlierAnswer,
+  submitOrder,
+  type CreationDeps,
+  type CreationResult,
+  type KeyedRequest,
+} from './create-letter.js'
+import { requestFingerprint } from './idempotency.js'
+import { checkedSendAt } from './send-at.js'
+
+/** A JSON body as Fastify let it through: its envelope checked, each recipient still to be. */
+export type BulkEnvelope = Omit<publicApi.BulkLetterBody, 'recipients'> & { recipients: unknown[] }
+
+export type BulkRequest =
+  | { kind: 'json'; body: BulkEnvelope; query: publicApi.BulkLetterQuery }
+  | { kind: 'csv'; text: string; query: publicApi.BulkLetterQuery }
+
+type BulkCreated = publicApi.BulkLettersCreated
+
+/** The same checks, in the same Spanish, as a POST /card body gets for its recipient fields. */
+const recipientValidator = spanishValidatorCompiler({ schema: publicApi.BulkRecipient, httpPart: 'body', method: 'POST', url: '/cards/bulk' })
+
+function checkedInput(input: unknown): publicApi.BulkRecipient {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw badRequest('Cada destinatario debe ser un objeto JSON')
+  const result = recipientValidator(input) as { value: unknown } | { error: Error }
+  if ('error' in result) throw result.error
+  return result.value as publicApi.BulkRecipient
+}
+
+/** One recipient as a letter, or the 400 a POST /card with it would get. */
+function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, sendAt: Date | null, input: unknown): LetterDraft | ApiError {
+  try {
+    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), sendAt)
+  } catch (error) {
+    if (error instanceof ApiError) return error
+    throw error
+  }
+}
+
+function assertRecipientCount(count: number): void {
+  if (count > publicApi.BULK_MAX_RECIPIENTS) {
+    throw new ApiError(413, `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${count}; repártelos en varias peticiones`)
+  }
+  if (count === 0) throw badRequest(`El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a ${publicApi.BULK_MAX_RECIPIENTS} filas`)
+}
+
+/**
+ * Every recipient of the request as a letter or as its refusal, in the request's order, all
+ * with the request's sendAt. What is wrong with the request as a whole (the count, sendAt, the
+ * campaign, the CSV or its header) throws one ApiError for all of it.
+ */
+async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkRequest): Promise<Array<LetterDraft | ApiError>> {
+  if (request.kind === 'json') {
+    const given = Object.keys(request.query).map((name) => `'${name}'`)
+    if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
+    assertRecipientCount(request.body.recipients.length)
+    const sendAt = checkedSendAt(request.body.sendAt)
+    const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
+    return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, sendAt, input))
+  }
+  if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
+  const table = parseCsv(request.text)
+  assertRecipientCount(table.rows.length)
+  const sendAt = checkedSendAt(request.query.sendAt)
+  const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
+  return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, sendAt, row.input)))
+}
+
+/** What an Idempotency-Key binds: the JSON body whatever the order of its keys, or the CSV as sent with its query. */
+function fingerprintOf(request: BulkRequest): string {
+  return request.kind === 'json' ? requestFingerprint('bulk', request.body) : requestFingerprint('bulk-csv', { query: request.query, csv: request.text })
+}
+
+/**
+ * POST /cards/bulk: one campaign, up to 1,000 recipients, each checked as a POST /card would
+ * check it. The valid ones become letters of ONE order of the intake: charged and stored in one
+ * transaction (one ledger entry each), all or nothing; a balance that cannot pay for all of them
+ * is a 402 and nothing is created. The invalid ones are listed in `errors`, with a null card id.
+ * With an Idempotency-Key, the 200 answer is kept and replayed as for a single letter; a request
+ * that creates nothing stores nothing under its key. A test key's letters are checked the same
+ * way and stored uncharged.
+ */
+export async function createBulk(deps: CreationDeps, requester: KeyScope, request: BulkRequest, idempotencyKey?: string): Promise<CreationResult<BulkCreated>> {
+  const { accountId } = requester
+  const keyed: KeyedRequest | undefined = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(request) }
+  let letters: Array<LetterDraft | ApiError>
+  try {
+    letters = await bulkLetters(deps, accountId, request)
+  } catch (error) {
+    const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
+    if (earlier) return answerOf(earlier, 0)
+    throw error
+  }
+
+  const drafts = letters.filter((letter): letter is LetterDraft => !(letter instanceof ApiError))
+  const body: BulkCreated = {
+    created: drafts.length,
+    cardIds: letters.map((letter) => (letter instanceof ApiError ? null : letter.id)),
+    errors: letters.flatMap((letter, index) => (letter instanceof ApiError ? [{ index, error: reasonPhrase(letter.statusCode), message: letter.message }] : [])),
+  }
+  if (drafts.length === 0) {
+    // Nothing to charge nor to keep under the key; a retry of a request answered before (when
+    // its recipients were valid) still gets that answer.
+    const earlier = await earlierAnswer(deps.db, requester, keyed)
+    if (earlier) return answerOf(earlier, 0)
+    return { status: 200, body, replayed: false }
+  }
+  const outcome = await submitOrder(deps.intake, {
+    accountId,
+    livemode: requester.livemode,
+    letters: drafts,
+    idempotency: keyed && { ...keyed, response: { status: 200, body } },
+  })
+  if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
+  return answerOf(outcome, drafts.length)
+}

@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm'
+import type { admin, LetterStatus } from '@letters/contracts'
+import { isoInstant, type Db, type Executor } from '@letters/db'
+import { isPipelineStatus, retryLetter, withoutProgressSql } from '@letters/queues'
+import { conflict } from '../errors.js'
+import { assertCardId, cardNotFound, getAnyCard } from './cards.js'
+import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+
+type StuckLetter = admin.StuckLetterList['data'][number]
+
+/**
+ * The letters ops must look at, the longest stuck first: every `failed` one (production gave up;
+ * a retry sends it back) and every one without progress past RECONCILE_AFTER_MS (the
+ * reconciler's notion, withoutProgressSql). Read by letters_status_updated_idx.
+ */
+export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
+  const limit = query.limit ?? 20
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const rows = await ex.execute<Positioned & { letter: StuckLetter }>(sql`
+    SELECT l.id, ${positionSql('l.updated_at')} AS position,
+      json_build_object('id', l.id, 'accountId', l.account_id, 'livemode', l.livemode, 'status', l.status,
+        'createdAt', ${sql.raw(isoInstant('l.created_at'))}, 'updatedAt', ${sql.raw(isoInstant('l.updated_at'))},
+        'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int) AS letter
+    FROM letters l
+    WHERE (l.status = 'failed' OR ${withoutProgressSql('l', afterMs)})
+      ${after ? sql`AND (l.updated_at, l.id) > (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
+    ORDER BY l.updated_at, l.id
+    LIMIT ${limit + 1}`)
+  const page = pageOf(rows, limit)
+  return { data: page.rows.map((row) => row.letter), nextCursor: page.nextCursor }
+}
+
+/** Why a letter in each status that is neither failed nor stuck is not retried. */
+const notRetryable: Record<Exclude<LetterStatus, 'failed'>, string> = {
+  scheduled: 'La carta está programada y aún no ha entrado en producción: no hay nada que reintentar',
+  received: 'La carta está esperando la validación de su dirección y no está atascada: no hay nada que reintentar',
+  ready_for_print: 'La carta está en la cola de producción y no está atascada: no hay nada que reintentar',
+  printing: 'La carta se está imprimiendo y no está atascada: no hay nada que reintentar',
+  printed: 'La carta ya está impresa: no hay nada que reintentar',
+  mailed: 'La carta ya se entregó a correos: no hay nada que reintentar',
+  address_rejected: 'La carta fue rechazada por su dirección y sus créditos ya se devolvieron: no se puede reintentar',
+  cancelled: 'La carta está cancelada: no se puede reintentar',
+}
+
+const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`)
+
+/**
+ * Ops retry a letter (retryLetter: a failed one goes back to production, a stuck one is
+ * resumed) and get it back as it is now; a letter neither failed nor stuck is a 409 that says
+ * where it is.
+ */
+export async function retryCard(db: Db, afterMs: number, cardId: string): Promise<admin.Card> {
+  assertCardId(cardId)
+  const outcome = await retryLetter(db, cardId, afterMs)
+  if (!outcome.retried) {
+    if (!outcome.status) throw cardNotFound()
+    // A failed letter is always retried, so the status is one of the others.
+    const reason = notRetryable[outcome.status as Exclude<LetterStatus, 'failed'>]
+    throw conflict(isPipelineStatus(outcome.status) ? `${reason} (se considera atascada tras ${duration(afterMs)} sin avanzar)` : reason)
+  }
+  return getAnyCard(db, cardId)
+}

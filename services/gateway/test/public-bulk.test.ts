@@ -1,0 +1,346 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { inArray } from 'drizzle-orm'
+import { letters } from '@letters/db'
+import type { App } from '../src/app.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, startGateway } from './helpers.js'
+import { bulkCampaign, bulkRecipient as recipient, type BulkAnswer } from './bulk-fixtures.js'
+import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+
+let app: App
+beforeAll(async () => {
+  app = await startGateway({ RATE_LIMIT_MAX: '1000' })
+})
+afterAll(() => app.close())
+
+/** An account with `credits` and an active bulk campaign (nombre ≤ 10 characters with a default, cupon ≤ 8 without). */
+async function accountWithCampaign(credits: number) {
+  const account = await adminAccount(app, credits)
+  return { account, client: publicClient(app, account.apiKey), campaignId: await bulkCampaign(app, account) }
+}
+
+/** What the account's letters were made of, by id. */
+async function lettersById(ids: string[]) {
+  const rows = await app.db.select().from(letters).where(inArray(letters.id, ids))
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+describe('POST /cards/bulk with a JSON body', () => {
+  it('creates a letter per recipient in one order: ids in input order, one charge each, the variables filled in', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const recipients = [
+      recipient({ name: 'Ana' }),
+      recipient({ name: 'Bea', variables: { cupon: 'B2' }, company: 'Ferretería Bea' }),
+      recipient({ name: 'Carl', zip: '1010', city: 'Wien', province: '', country: 'at' }),
+    ]
+    const response = await client.post('/cards/bulk', { campaignId, recipients })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body).toEqual({ created: 3, cardIds: [expect.any(String), expect.any(String), expect.any(String)], errors: [] })
+    const stored = await lettersById(body.cardIds as string[])
+    expect(body.cardIds.map((id) => stored.get(id!)?.recipient.name)).toEqual(['Ana', 'Bea', 'Carl'])
+    expect(body.cardIds.map((id) => stored.get(id!)?.message)).toEqual([
+      '¡Feliz Navidad, Lucía! Usa NAV25 antes del 6 de enero.',
+      '¡Feliz Navidad, amigo! Usa B2 antes del 6 de enero.',
+      '¡Feliz Navidad, Lucía! Usa NAV25 antes del 6 de enero.',
+    ])
+    expect(stored.get(body.cardIds[1]!)).toMatchObject({ type: 'campaign', campaignId, fontName: 'dancing-script', cost: 3, recipient: { company: 'Ferretería Bea' } })
+    expect(stored.get(body.cardIds[2]!)).toMatchObject({ cost: 5, recipient: { country: 'AT' } })
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 100 - 3 - 3 - 5 })
+    expect(state.charges).toHaveLength(3)
+  })
+
+  it('lists each invalid recipient with its index and the 400 a POST /card with it gets, and creates the valid ones', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const invalid: Record<number, Record<string, unknown>> = {
+      1: recipient({ zip: 'ABCDE' }),
+      2: { ...recipient(), address: undefined },
+      4: recipient({ variables: { nombre: 'Maximiliano Alejandro', cupon: 'X' } }),
+      5: recipient({ variables: { cupon: 'X', ciudad: 'Soria' } }),
+      6: recipient({ variables: { nombre: 'Ana' } }),
+      7: recipient({ surname: '   ' }),
+      8: recipient({ message: 'Otro texto' }),
+      9: recipient({ name: 'Ana 🎄' }),
+    }
+    const recipients = Array.from({ length: 11 }, (_, index) => invalid[index] ?? recipient({ name: `Válido ${index}` }))
+    const response = await client.post('/cards/bulk', { campaignId, recipients })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body.created).toBe(3)
+    expect(body.cardIds.map((id) => id !== null)).toEqual([true, false, false, true, false, false, false, false, false, false, true])
+
+    // The very answer POST /card gives for the same recipient (which charges nothing).
+    const singleAnswers = await Promise.all(
+      Object.values(invalid).map(async (fields) => {
+        const single = await client.post('/card', { campaignId, ...fields })
+        expect(single.statusCode).toBe(400)
+        return { error: single.json<{ error: string }>().error, message: single.json<{ message: string }>().message }
+      }),
+    )
+    expect(body.errors).toEqual(Object.keys(invalid).map((index, n) => ({ index: Number(index), ...singleAnswers[n] })))
+    expect(body.errors.map((entry) => entry.message)).toEqual([
+      "El campo 'zip' ('ABCDE') no es un código postal válido para ES",
+      "El campo 'address' es obligatorio",
+      "La variable 'nombre' no puede tener más de 10 caracteres",
+      "La variable 'ciudad' no existe en la campaña; sus variables son: nombre, cupon",
+      "Falta la variable 'cupon', que no tiene valor por defecto",
+      "El campo 'surname' no puede estar vacío",
+      "El campo 'message' no está permitido",
+      expect.stringMatching(/^El campo 'name' contiene caracteres que la letra 'dancing-script' no puede escribir: 🎄$/),
+    ])
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state.letters.map((letter) => letter.id).sort()).toEqual(body.cardIds.filter((id) => id !== null).sort())
+    expect(state.balance).toBe(91)
+  })
+
+  it('answers a recipient that is not an object in its own entry', async () => {
+    const { client, campaignId } = await accountWithCampaign(100)
+    const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient(), 'Lucía', null] })
+    expect(response.json<BulkAnswer>()).toMatchObject({
+      created: 1,
+      errors: [
+        { index: 1, error: 'Bad Request', message: 'Cada destinatario debe ser un objeto JSON' },
+        { index: 2, error: 'Bad Request', message: 'Cada destinatario debe ser un objeto JSON' },
+      ],
+    })
+  })
+
+  it('creates and charges nothing when every recipient is invalid, and says why for each', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient({ country: 'XX' }), recipient({ zip: '' })] })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({
+      created: 0,
+      cardIds: [null, null],
+      errors: [
+        { index: 0, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es" },
+        { index: 1, error: 'Bad Request', message: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" },
+      ],
+    })
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [], entries: [{ kind: 'top_up' }] })
+  })
+
+  it('answers 402, creating and charging nothing, when the balance cannot pay for every valid recipient', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(10)
+    // 3 + 3 + 5 = 11 credits for the valid ones; the invalid one would cost nothing.
+    const recipients = [recipient(), recipient(), recipient({ zip: 'nope' }), recipient({ zip: '1010', city: 'Wien', country: 'AT' })]
+    const response = await client.post('/cards/bulk', { campaignId, recipients })
+    expectError(response, 402, 'Payment Required', 'Créditos insuficientes: las 3 cartas cuestan 11 créditos y el saldo de la cuenta es 10')
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 10, letters: [], charges: [], jobs: [] })
+  })
+
+  it('creates 1,000 recipients in one request, each with its own charge', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(3000)
+    const recipients = Array.from({ length: 1000 }, (_, index) => recipient({ name: `Cliente ${index}`, variables: { cupon: `C${index}` } }))
+    const response = await client.post('/cards/bulk', { campaignId, recipients })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body.created).toBe(1000)
+    const stored = await lettersById(body.cardIds as string[])
+    expect(body.cardIds.map((id) => stored.get(id!)?.recipient.name)).toEqual(recipients.map((r) => r.name))
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 0 })
+    expect(state.charges).toHaveLength(1000)
+  })
+
+  it('answers 413 in Spanish for more than 1,000 recipients, naming the limit and the count, and creates nothing', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(10_000)
+    const response = await client.post('/cards/bulk', { campaignId, recipients: Array.from({ length: 1001 }, () => recipient()) })
+    expectError(response, 413, 'Payload Too Large', 'Una petición admite como máximo 1000 destinatarios y esta trae 1001; repártelos en varias peticiones')
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 10_000, letters: [] })
+  })
+})
+
+describe('POST /cards/bulk refuses a bad request as a whole, charging nothing', () => {
+  let owner: Awaited<ReturnType<typeof accountWithCampaign>>
+  let inactiveCampaignId: string
+  let foreignCampaignId: string
+  beforeAll(async () => {
+    owner = await accountWithCampaign(100)
+    inactiveCampaignId = await bulkCampaign(app, owner.account, { active: false })
+    foreignCampaignId = await bulkCampaign(app, await adminAccount(app, 100))
+  })
+
+  const cases: Array<[string, () => unknown, string]> = [
+    ['an unknown campaign', () => ({ campaignId: UNKNOWN_ID, recipients: [recipient()] }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
+    ["another account's campaign", () => ({ campaignId: foreignCampaignId, recipients: [recipient()] }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
+    ['an inactive campaign', () => ({ campaignId: inactiveCampaignId, recipients: [recipient()] }), 'La campaña no está activa'],
+    ['a missing campaignId', () => ({ recipients: [recipient()] }), "El campo 'campaignId' es obligatorio"],
+    ['a campaignId that is not a UUID', () => ({ campaignId: 'navidad', recipients: [recipient()] }), "El campo 'campaignId' debe ser un UUID válido"],
+    ['no recipients', () => ({ campaignId: owner.campaignId, recipients: [] }), "El campo 'recipients' debe ser una lista de 1 a 1000 destinatarios"],
+    ['recipients that are not a list', () => ({ campaignId: owner.campaignId, recipients: recipient() }), "El campo 'recipients' debe ser una lista de 1 a 1000 destinatarios"],
+    ['a missing recipients list', () => ({ campaignId: owner.campaignId }), "El campo 'recipients' es obligatorio"],
+    ['an unknown field', () => ({ campaignId: owner.campaignId, recipients: [recipient()], message: 'Hola' }), "El campo 'message' no está permitido"],
+  ]
+
+  it.each(cases)('%s', async (_name, body, message) => {
+    expectError(await owner.client.post('/cards/bulk', body()), 400, 'Bad Request', message)
+    expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it('refuses a campaignId in the URL of a JSON request', async () => {
+    const response = await owner.client.post(`/cards/bulk?campaignId=${owner.campaignId}`, { campaignId: owner.campaignId, recipients: [recipient()] })
+    expectError(response, 400, 'Bad Request', "Con un cuerpo JSON, 'campaignId' va en el cuerpo, no en la URL")
+  })
+
+  it('refuses an unknown query parameter', async () => {
+    expectError(await owner.client.post('/cards/bulk?dryRun=1', { campaignId: owner.campaignId, recipients: [recipient()] }), 400, 'Bad Request', "El parámetro 'dryRun' no está permitido")
+  })
+
+  it('answers 401 without a key, and with an unknown one', async () => {
+    const body = { campaignId: owner.campaignId, recipients: [recipient()] }
+    expectError(await app.inject({ method: 'POST', url: '/cards/bulk', payload: body }), 401, 'Unauthorized')
+    expectError(await publicClient(app, 'lk_live_unknown').post('/cards/bulk', body), 401, 'Unauthorized')
+  })
+
+  it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])('answers 415 to a %s body, naming JSON and CSV', async (type) => {
+    const response = await owner.client.post('/cards/bulk', 'campaignId=x', { 'content-type': type })
+    expectError(response, 415, 'Unsupported Media Type', 'El tipo de contenido no está admitido: envía Content-Type: application/json o text/csv')
+  })
+
+  it('answers 400 to a request without a body', async () => {
+    const response = await app.inject({ method: 'POST', url: '/cards/bulk', headers: { 'x-api-key': owner.account.apiKey } })
+    expectError(response, 400, 'Bad Request', /está vacío/)
+  })
+
+  it('takes a body far above the 64 KiB of other routes, and refuses one above its own limit with 413', async () => {
+    const long = 'x'.repeat(9 * 1024 * 1024)
+    const response = await owner.client.post('/cards/bulk', JSON.stringify({ campaignId: owner.campaignId, recipients: [recipient({ address: long })] }), { 'content-type': 'application/json' })
+    expectError(response, 413, 'Payload Too Large', 'El cuerpo de la petición es demasiado grande')
+    // Still the 64 KiB limit elsewhere.
+    expectError(await owner.client.post('/card', { campaignId: owner.campaignId, ...recipient({ address: 'x'.repeat(70 * 1024) }) }), 413, 'Payload Too Large')
+  })
+})
+
+describe('Idempotency-Key on POST /cards/bulk', () => {
+  it('replays the stored 200 for a retry and charges once', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const body = { campaignId, recipients: [recipient(), recipient({ zip: 'nope' }), recipient({ name: 'Otra' })] }
+    const first = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-1' })
+    const retry = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-1' })
+    expect(first.statusCode).toBe(200)
+    expect(first.headers['idempotent-replayed']).toBeUndefined()
+    expect(retry.statusCode).toBe(200)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.json()).toEqual(first.json())
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 94 })
+    expect(state.letters).toHaveLength(2)
+  })
+
+  it('replays the answer even after the campaign was deactivated, instead of refusing the retry', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const body = { campaignId, recipients: [recipient()] }
+    const first = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-desactivado' })
+    expect(first.statusCode).toBe(200)
+    const deactivated = await adminClient(app).patch(`/admin/campaigns/${campaignId}`, { active: false })
+    expect(deactivated.statusCode, deactivated.body).toBe(200)
+    const retry = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-desactivado' })
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.json()).toEqual(first.json())
+    expectError(await client.post('/cards/bulk', body), 400, 'Bad Request', 'La campaña no está activa')
+    expect((await expectLedgerMatchesLetters(app.db, account.id)).letters).toHaveLength(1)
+  })
+
+  it('answers 422 for the same key with other recipients, and charges nothing more', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    await client.post('/cards/bulk', { campaignId, recipients: [recipient()] }, { 'idempotency-key': 'lote-422' })
+    const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient({ name: 'Marta' })] }, { 'idempotency-key': 'lote-422' })
+    expectError(response, 422, 'Unprocessable Entity', /ya se usó con una petición distinta/)
+    expect((await moneyState(app.db, account.id)).balance).toBe(97)
+  })
+
+  it('keeps nothing under the key of a request that created nothing (402, or every recipient invalid): the key stays free', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(2)
+    const body = { campaignId, recipients: [recipient()] }
+    expectError(await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-libre' }), 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 2')
+    const none = await client.post('/cards/bulk', { campaignId, recipients: [recipient({ zip: 'nope' })] }, { 'idempotency-key': 'lote-libre' })
+    expect(none.json()).toMatchObject({ created: 0 })
+    expect(none.headers['idempotent-replayed']).toBeUndefined()
+    await adminClient(app).post(`/admin/accounts/${account.id}/credits`, { amount: 10 })
+    const paid = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-libre' })
+    expect(paid.statusCode).toBe(200)
+    expect(paid.headers['idempotent-replayed']).toBeUndefined()
+    expect((await expectLedgerMatchesLetters(app.db, account.id)).balance).toBe(9)
+  })
+
+  it('treats the same body with its keys in another order as the same request', async () => {
+    const { client, campaignId } = await accountWithCampaign(100)
+    const body = { campaignId, recipients: [recipient()] }
+    await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-orden' })
+    const reversed = { recipients: [Object.fromEntries(Object.entries(recipient()).reverse())], campaignId }
+    expect((await client.post('/cards/bulk', reversed, { 'idempotency-key': 'lote-orden' })).headers['idempotent-replayed']).toBe('true')
+  })
+})
+
+describe('scheduled and test-mode bulk requests', () => {
+  it('schedules every letter of a request with sendAt: charged now, each scheduled for that time, none queued yet', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const sendAt = new Date(Date.now() + 2 * 86_400_000)
+    const response = await client.post('/cards/bulk', { campaignId, sendAt: sendAt.toISOString(), recipients: [recipient(), recipient({ zip: 'nope' }), recipient({ name: 'Otra' })] })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body.created).toBe(2)
+    const stored = [...(await lettersById(body.cardIds.filter((id): id is string => id !== null))).values()]
+    expect(stored.map((letter) => [letter.status, letter.sendAt?.toISOString()])).toEqual([
+      ['scheduled', sendAt.toISOString()],
+      ['scheduled', sendAt.toISOString()],
+    ])
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 94, jobs: [] })
+  })
+
+  it.each([
+    ['not a date', 'mañana', /no es una fecha y hora válida con zona horaria$/],
+    ['without a time zone', '2030-01-01T10:00:00', /no es una fecha y hora válida con zona horaria$/],
+    ['in the past', '2020-01-01T10:00:00Z', /está a menos de 1 minuto$/],
+  ])('refuses the whole request for a sendAt %s, creating nothing', async (_name, sendAt, message) => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    expectError(await client.post('/cards/bulk', { campaignId, sendAt, recipients: [recipient()] }), 400, 'Bad Request', message)
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it("creates a test key's letters as a live key's, charging nothing, and still refuses what the balance could not pay", async () => {
+    const { account, campaignId } = await accountWithCampaign(6)
+    const issued = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
+    expect(issued.statusCode, issued.body).toBe(201)
+    const testClient = publicClient(app, issued.json<{ apiKey: string }>().apiKey)
+    const response = await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient({ zip: 'nope' }), recipient()] })
+    expect(response.statusCode, response.body).toBe(200)
+    const body = response.json<BulkAnswer>()
+    expect(body).toMatchObject({ created: 2, errors: [{ index: 1 }] })
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 6, charges: [] })
+    expect(state.letters.map((letter) => letter.livemode)).toEqual([false, false])
+    expectError(await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient(), recipient()] }), 402, 'Payment Required', 'Créditos insuficientes: las 3 cartas cuestan 9 créditos y el saldo de la cuenta es 6')
+    expect((await moneyState(app.db, account.id)).letters).toHaveLength(2)
+  })
+})
+
+describe('bulk requests in parallel', () => {
+  it('lets exactly 40 of 100 parallel bulk requests through on credits for 40, each all or nothing, and the ledger agrees', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(40 * 5 * 3)
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, (_, request) =>
+        client.post('/cards/bulk', { campaignId, recipients: Array.from({ length: 5 }, (_, n) => recipient({ name: `Lote ${request} ${n}` })) }),
+      ),
+    )
+    const created = responses.filter((response) => response.statusCode === 200)
+    expect(created).toHaveLength(40)
+    for (const response of responses.filter((response) => response.statusCode !== 200)) {
+      expectError(response, 402, 'Payment Required', /^Créditos insuficientes: las 5 cartas cuestan 15 créditos y el saldo de la cuenta es [0-9]$/)
+    }
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state.balance).toBe(0)
+    expect(state.letters).toHaveLength(200)
+    // Each answered request has all its letters, named as it asked; no letter of a refused one exists.
+    const names = new Map(state.letters.map((letter) => [letter.id, letter.recipient.name]))
+    for (const response of created) {
+      const request = responses.indexOf(response)
+      const { created: count, cardIds } = response.json<BulkAnswer>()
+      expect(count).toBe(5)
+      expect(cardIds.map((id) => names.get(id!))).toEqual(Array.from({ length: 5 }, (_, n) => `Lote ${request} ${n}`))
+    }
+  })
+})
