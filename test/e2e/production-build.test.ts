@@ -24,7 +24,13 @@ async function startBuilt(name: ProcessName) {
   const port = await freePort()
   const command = commands[name]
   // NODE_OPTIONS emptied: nothing this test's own process was started with (a loader) reaches it.
-  const env = serviceEnv(config, { HOST: '127.0.0.1', NODE_ENV: 'production', NODE_OPTIONS: '', LOG_LEVEL: 'warn', ...(name === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) }) })
+  const env = serviceEnv(config, {
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    NODE_OPTIONS: '',
+    LOG_LEVEL: 'warn',
+    ...(name === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) }),
+  })
   const service = await startHttpProcess(command.entry, env, port, { nodeArgs: command.nodeArgs, timeoutMs: 60_000 })
   started.set(name, { service, healthUrl: `http://127.0.0.1:${port}/healthz` })
   return port
@@ -43,7 +49,12 @@ beforeAll(async () => {
   commands = await productionCommands()
   database = await isolatedDatabase('prod')
   floorDir = await mkdtemp(join(tmpdir(), 'letters-prod-'))
-  config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-prod`, ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool') })
+  config = testConfig({
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: `${testConfig().queuePrefix}-prod`,
+    ARTIFACTS_DIR: join(floorDir, 'artifacts'),
+    SPOOL_DIR: join(floorDir, 'spool'),
+  })
   baseUrl = `http://127.0.0.1:${await startBuilt('gateway')}`
   await Promise.all(processNames.filter((name) => name !== 'gateway').map(startBuilt))
 }, 360_000)
@@ -61,8 +72,14 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
       const { argv, environ } = await procOf(started.get(name)!.service.child.pid!)
       expect(argv.slice(1), name).toEqual([`--conditions=${BUILT_CONDITION}`, `services/${name}/dist/main.js`])
       expect(argv.join(' '), name).not.toMatch(/tsx/)
-      expect(environ.find((variable) => variable.startsWith('NODE_OPTIONS=')), name).toBe('NODE_OPTIONS=')
-      expect(environ.filter((variable) => /tsx/.test(variable)), name).toEqual([])
+      expect(
+        environ.find((variable) => variable.startsWith('NODE_OPTIONS=')),
+        name,
+      ).toBe('NODE_OPTIONS=')
+      expect(
+        environ.filter((variable) => /tsx/.test(variable)),
+        name,
+      ).toEqual([])
     }
   })
 

@@ -28,12 +28,36 @@ const prefix = `{${testConfig().queuePrefix}-cluster}`
 
 async function startClusterNode(port: number) {
   redisDir = await mkdtemp(join(tmpdir(), 'letters-cluster-'))
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(redisDir, 'nodes.conf'), '--dir', redisDir, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction']
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    join(redisDir, 'nodes.conf'),
+    '--dir',
+    redisDir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+  ]
   redisServer = spawn('redis-server', args, { stdio: 'ignore' })
   const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   admin.on('error', () => {})
   try {
-    for (let tries = 0; !(await admin.connect().then(() => true, () => false)); tries++) {
+    for (
+      let tries = 0;
+      !(await admin.connect().then(
+        () => true,
+        () => false,
+      ));
+      tries++
+    ) {
       if (tries === 100) throw new Error(`redis-server did not start on port ${port}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
@@ -75,14 +99,21 @@ describe.skipIf(!hasRedisServer)('QUEUE_PREFIX as a Redis Cluster hash tag', () 
       await queue.close()
       // What got written before the refusal (the queue's meta), one key at a time: the keys are
       // in different slots, so one UNLINK of them all would be refused too.
-      for await (const keys of connection.scanStream({ match: `${testConfig().queuePrefix}:*` })) for (const key of keys as string[]) await connection.unlink(key)
+      for await (const keys of connection.scanStream({ match: `${testConfig().queuePrefix}:*` }))
+        for (const key of keys as string[]) await connection.unlink(key)
       connection.disconnect()
     }
   })
 
   it('carries letters from the API to the printer on a cluster, every key of the service in the tag’s one slot', async () => {
     const ids = [await pipeline.send(), await pipeline.send({ message: 'Segunda carta, mismo slot' })]
-    for (const id of ids) expect((await reachStatus(pipeline, id, 'printed', 20_000)).events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])
+    for (const id of ids)
+      expect((await reachStatus(pipeline, id, 'printed', 20_000)).events.map((event) => event.status)).toEqual([
+        'received',
+        'ready_for_print',
+        'printing',
+        'printed',
+      ])
     // A failed authentication: its counter is one of our own keys, as the rate limit's are.
     expect((await pipeline.app.inject({ method: 'GET', url: '/cards', headers: { 'x-api-key': 'lk_live_no-such-key' } })).statusCode).toBe(401)
 
@@ -92,9 +123,15 @@ describe.skipIf(!hasRedisServer)('QUEUE_PREFIX as a Redis Cluster hash tag', () 
       for await (const batch of redis.scanStream({ count: 1000 })) keys.push(...(batch as string[]))
       // BullMQ's keys of the two queues the letters went through, and our own.
       for (const expected of [`${prefix}:address:`, `${prefix}:production:`, `${prefix}:rate-limit:`, `${prefix}:auth-failures:`]) {
-        expect(keys.some((key) => key.startsWith(expected)), `a key under ${expected}`).toBe(true)
+        expect(
+          keys.some((key) => key.startsWith(expected)),
+          `a key under ${expected}`,
+        ).toBe(true)
       }
-      expect(keys.filter((key) => !key.startsWith(`${prefix}:`)), 'keys outside the prefix').toEqual([])
+      expect(
+        keys.filter((key) => !key.startsWith(`${prefix}:`)),
+        'keys outside the prefix',
+      ).toEqual([])
       const slot = await redis.call('CLUSTER', 'KEYSLOT', prefix)
       const slots = new Set(await Promise.all(keys.map((key) => redis.call('CLUSTER', 'KEYSLOT', key))))
       expect([...slots]).toEqual([slot])

@@ -20,7 +20,9 @@ const readJson = async <T>(path: string) => JSON.parse(await readFile(join(repos
 
 /** The workspaces npm run build compiles: every package and service (test/ and bench/ run from source). */
 async function builtWorkspaces(): Promise<string[]> {
-  const found = await Promise.all(['packages', 'services'].map(async (folder) => (await readdir(join(repositoryRoot, folder))).map((name) => `${folder}/${name}`)))
+  const found = await Promise.all(
+    ['packages', 'services'].map(async (folder) => (await readdir(join(repositoryRoot, folder))).map((name) => `${folder}/${name}`)),
+  )
   return found.flat().sort()
 }
 
@@ -34,14 +36,24 @@ describe('npm run build', () => {
 
   it('compiles each workspace’s src/ into its dist/, referencing exactly the workspace packages it depends on', async () => {
     const workspaces = await builtWorkspaces()
-    const byName = Object.fromEntries(await Promise.all(workspaces.map(async (workspace) => [(await readJson<Manifest>(`${workspace}/package.json`)).name, workspace] as const)))
+    const byName = Object.fromEntries(
+      await Promise.all(workspaces.map(async (workspace) => [(await readJson<Manifest>(`${workspace}/package.json`)).name, workspace] as const)),
+    )
     for (const workspace of workspaces) {
       const config = await readJson<BuildConfig>(`${workspace}/tsconfig.build.json`)
-      expect(config.compilerOptions, workspace).toMatchObject({ composite: true, noEmit: false, rootDir: 'src', outDir: 'dist', tsBuildInfoFile: 'dist/tsconfig.build.tsbuildinfo' })
+      expect(config.compilerOptions, workspace).toMatchObject({
+        composite: true,
+        noEmit: false,
+        rootDir: 'src',
+        outDir: 'dist',
+        tsBuildInfoFile: 'dist/tsconfig.build.tsbuildinfo',
+      })
       expect(config.include, workspace).toEqual(['src'])
       const manifest = await readJson<Manifest>(`${workspace}/package.json`)
       const dependsOn = Object.keys(manifest.dependencies ?? {}).filter((name) => name.startsWith('@letters/'))
-      expect(config.references.map((reference) => reference.path).sort(), workspace).toEqual(dependsOn.map((name) => `../../${byName[name]}/tsconfig.build.json`).sort())
+      expect(config.references.map((reference) => reference.path).sort(), workspace).toEqual(
+        dependsOn.map((name) => `../../${byName[name]}/tsconfig.build.json`).sort(),
+      )
     }
   })
 

@@ -34,7 +34,11 @@ interface Instruction {
   args: string
 }
 
-const exists = (path: string) => access(join(repositoryRoot, path)).then(() => true, () => false)
+const exists = (path: string) =>
+  access(join(repositoryRoot, path)).then(
+    () => true,
+    () => false,
+  )
 
 /** A Dockerfile's instructions grouped by stage (FROM … AS name), in order. */
 function dockerfileStages(text: string): Array<{ from: string; name: string | undefined; instructions: Instruction[] }> {
@@ -98,7 +102,10 @@ beforeAll(async () => {
 })
 
 /** A process's environment in its container: the image's ENV, then compose's, substituted. */
-const environmentOf = (service: ComposeService) => ({ ...imageEnv, ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, substitute(String(value))])) })
+const environmentOf = (service: ComposeService) => ({
+  ...imageEnv,
+  ...Object.fromEntries(Object.entries(service.environment ?? {}).map(([name, value]) => [name, substitute(String(value))])),
+})
 
 describe('docker-compose.yml', () => {
   it('runs Postgres, Redis and one container per process of the service', () => {
@@ -150,7 +157,10 @@ describe('docker-compose.yml', () => {
 
   it('health commands exit 0 on a 200 and 1 on a 503 or on no answer', async () => {
     let status = 200
-    const server = createServer((request, response) => response.writeHead(request.url === '/healthz' || request.url === '/readyz' ? status : 404).end()).listen(0, '127.0.0.1')
+    const server = createServer((request, response) => response.writeHead(request.url === '/healthz' || request.url === '/readyz' ? status : 404).end()).listen(
+      0,
+      '127.0.0.1',
+    )
     await once(server, 'listening')
     const { port } = server.address() as { port: number }
     const run = (script: string) =>
@@ -188,7 +198,8 @@ describe('docker-compose.yml', () => {
   })
 
   it('keeps the data in named volumes: Postgres, Redis, and the artifact store the gateway and the floor share', () => {
-    const mounts = (name: string) => Object.fromEntries((compose.services[name]!.volumes ?? []).map((volume) => volume.split(':').slice(0, 2).reverse() as [string, string]))
+    const mounts = (name: string) =>
+      Object.fromEntries((compose.services[name]!.volumes ?? []).map((volume) => volume.split(':').slice(0, 2).reverse() as [string, string]))
     expect(mounts('postgres')).toEqual({ '/var/lib/postgresql/data': 'postgres-data' })
     expect(mounts('redis')['/data']).toBe('redis-data')
     const gateway = loadConfig(environmentOf(compose.services.gateway!))
@@ -234,7 +245,9 @@ describe('infra/Dockerfile', () => {
     const last = (keyword: string) => instructions.filter((instruction) => instruction.keyword === keyword).at(-1)?.args
     expect(last('USER')).toBe('node')
     // USER comes before the command runs: nothing after it switches back.
-    expect(instructions.findIndex((instruction) => instruction.keyword === 'USER')).toBeLessThan(instructions.findIndex((instruction) => instruction.keyword === 'CMD'))
+    expect(instructions.findIndex((instruction) => instruction.keyword === 'USER')).toBeLessThan(
+      instructions.findIndex((instruction) => instruction.keyword === 'CMD'),
+    )
     expect(JSON.parse(last('ENTRYPOINT')!)).toEqual(['/usr/bin/tini', '--'])
     expect(instructions.some((instruction) => instruction.keyword === 'RUN' && /apt-get install .*\btini\b/.test(instruction.args))).toBe(true)
     expect(JSON.parse(last('CMD')!)).toEqual(commands.gateway.argv)
@@ -243,31 +256,50 @@ describe('infra/Dockerfile', () => {
   })
 
   it('installs production dependencies only, of the four services, with the patches applied; the build stage’s node_modules stays behind', async () => {
-    const install = stage('production-dependencies').instructions.find((instruction) => instruction.keyword === 'RUN' && instruction.args.startsWith('npm ci'))!.args
+    const install = stage('production-dependencies').instructions.find(
+      (instruction) => instruction.keyword === 'RUN' && instruction.args.startsWith('npm ci'),
+    )!.args
     expect(install).toContain('--omit=dev')
     expect(install).toContain('--omit=optional')
     const workspaces = [...install.matchAll(/--workspace=(\S+)/g)].map(([, workspace]) => workspace)
     expect(workspaces.sort()).toEqual(processNames.map((name) => `services/${name}`).sort())
-    expect(stage('production-dependencies').instructions.some((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('patch-package'))).toBe(true)
+    expect(
+      stage('production-dependencies').instructions.some((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('patch-package')),
+    ).toBe(true)
     // The patched packages are production dependencies, so the image has them to patch.
     const lock = JSON.parse(await readFile(join(repositoryRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
     for (const patch of await readdir(join(repositoryRoot, 'patches'))) {
       const name = patch.replace(/\+[^+]*\.patch$/, '').replace('+', '/')
       expect(lock.packages[`node_modules/${name}`]?.dev, `${name} (patched) is a production dependency`).toBeUndefined()
     }
-    const copies = runtime().instructions.filter((instruction) => instruction.keyword === 'COPY').map((instruction) => instruction.args)
+    const copies = runtime()
+      .instructions.filter((instruction) => instruction.keyword === 'COPY')
+      .map((instruction) => instruction.args)
     expect(copies).toEqual(['--from=production-dependencies /app/ ./'])
   })
 
   it('copies every workspace’s package.json before npm ci, and takes the dist of each workspace installed and the SQL migrations into the image', async () => {
     const root = JSON.parse(await readFile(join(repositoryRoot, 'package.json'), 'utf8')) as { workspaces: string[] }
     const workspaces = (
-      await Promise.all(root.workspaces.map(async (pattern) => (pattern.endsWith('/*') ? (await readdir(join(repositoryRoot, pattern.slice(0, -2)))).map((entry) => `${pattern.slice(0, -2)}/${entry}`) : [pattern])))
+      await Promise.all(
+        root.workspaces.map(async (pattern) =>
+          pattern.endsWith('/*') ? (await readdir(join(repositoryRoot, pattern.slice(0, -2)))).map((entry) => `${pattern.slice(0, -2)}/${entry}`) : [pattern],
+        ),
+      )
     ).flat()
-    const copied = stage('manifests').instructions.filter((instruction) => instruction.keyword === 'COPY').map((instruction) => instruction.args)
+    const copied = stage('manifests')
+      .instructions.filter((instruction) => instruction.keyword === 'COPY')
+      .map((instruction) => instruction.args)
     for (const workspace of workspaces) expect(copied, workspace).toContain(`${workspace}/package.json ${workspace}/`)
-    expect(stage('build').instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args)).toContain('npm run build')
-    const staging = stage('production-dependencies').instructions.filter((instruction) => instruction.keyword === 'RUN').map((instruction) => instruction.args).join('\n')
+    expect(
+      stage('build')
+        .instructions.filter((instruction) => instruction.keyword === 'RUN')
+        .map((instruction) => instruction.args),
+    ).toContain('npm run build')
+    const staging = stage('production-dependencies')
+      .instructions.filter((instruction) => instruction.keyword === 'RUN')
+      .map((instruction) => instruction.args)
+      .join('\n')
     // Each workspace npm linked into node_modules/@letters gets its dist/ from the build stage.
     expect(staging).toMatch(/--mount=type=bind,from=build,source=\/app,target=\/build /)
     expect(staging).toMatch(/for link in node_modules\/@letters\/\*; do .*cp -R "\/build\/\$workspace\/dist" "\$workspace\/"/)

@@ -53,7 +53,10 @@ function validate(manifest: Manifest): void {
 /** Which worker consumes each queue: a new queue does not compile here until it has one. */
 const consumerOf: Record<QueueName, ProcessName> = { address: 'address-worker', production: 'production-worker', webhooks: 'webhook-worker' }
 
-const parseManifests = (text: string) => parseAllDocuments(text).map((document) => document.toJS() as Manifest).filter(Boolean)
+const parseManifests = (text: string) =>
+  parseAllDocuments(text)
+    .map((document) => document.toJS() as Manifest)
+    .filter(Boolean)
 
 /** kubectl's kustomize, where kubectl is installed with kustomize 5 or later (CI machines may have none). */
 async function kustomizeVersion(): Promise<number | undefined> {
@@ -67,7 +70,12 @@ async function kustomizeVersion(): Promise<number | undefined> {
 const kustomize = await kustomizeVersion()
 const hasKustomize = kustomize !== undefined && kustomize >= 5
 
-let kustomization: { namespace: string; resources: string[]; labels: Array<{ pairs: Record<string, string> }>; images: Array<{ name: string; newName: string; newTag: string }> }
+let kustomization: {
+  namespace: string
+  resources: string[]
+  labels: Array<{ pairs: Record<string, string> }>
+  images: Array<{ name: string; newName: string; newTag: string }>
+}
 /** Every object kustomization.yaml applies, with the file it comes from. */
 let manifests: Array<Manifest & { file: string }>
 let secretTemplate: Manifest & { stringData: Record<string, string> }
@@ -95,13 +103,19 @@ const containerOf = (name: ProcessName) => {
 const configMapData = () => one(ConfigMap, 'letters-config').data ?? {}
 /** The configuration a process starts with: the ConfigMap, then its Deployment's literal env (secrets left to their defaults). */
 const configOf = (name: ProcessName) => {
-  const literal = Object.fromEntries((containerOf(name).env ?? []).filter((variable) => variable.value !== undefined).map((variable) => [variable.name, variable.value!]))
+  const literal = Object.fromEntries(
+    (containerOf(name).env ?? []).filter((variable) => variable.value !== undefined).map((variable) => [variable.name, variable.value!]),
+  )
   return loadConfig({ ...configMapData(), ...literal })
 }
 
 beforeAll(async () => {
   kustomization = parse(await readFile(join(k8sDir, 'kustomization.yaml'), 'utf8')) as typeof kustomization
-  manifests = (await Promise.all(kustomization.resources.map(async (file) => parseManifests(await readFile(join(k8sDir, file), 'utf8')).map((manifest) => ({ ...manifest, file }))))).flat()
+  manifests = (
+    await Promise.all(
+      kustomization.resources.map(async (file) => parseManifests(await readFile(join(k8sDir, file), 'utf8')).map((manifest) => ({ ...manifest, file }))),
+    )
+  ).flat()
   secretTemplate = parseManifests(await readFile(join(k8sDir, 'secret.example.yaml'), 'utf8'))[0] as typeof secretTemplate
   commands = await productionCommands()
 })
@@ -132,8 +146,12 @@ describe('infra/k8s', () => {
     for (const name of processNames) {
       const container = containerOf(name)
       expect(container.envFrom, name).toEqual([{ configMapRef: { name: 'letters-config' } }])
-      const secretRefs = (container.env ?? []).flatMap((variable) => (variable.valueFrom?.secretKeyRef ? [{ variable: variable.name, ...variable.valueFrom.secretKeyRef }] : []))
-      expect(secretRefs.map((ref) => ref.variable).sort(), name).toEqual(name === 'gateway' ? ['ADMIN_TOKEN', 'DATABASE_URL', 'REDIS_URL'] : ['DATABASE_URL', 'REDIS_URL'])
+      const secretRefs = (container.env ?? []).flatMap((variable) =>
+        variable.valueFrom?.secretKeyRef ? [{ variable: variable.name, ...variable.valueFrom.secretKeyRef }] : [],
+      )
+      expect(secretRefs.map((ref) => ref.variable).sort(), name).toEqual(
+        name === 'gateway' ? ['ADMIN_TOKEN', 'DATABASE_URL', 'REDIS_URL'] : ['DATABASE_URL', 'REDIS_URL'],
+      )
       for (const ref of secretRefs) {
         expect(ref.name, `${name} ${ref.variable}`).toBe(secretTemplate.metadata.name)
         expect(Object.keys(secretTemplate.stringData), `${name} ${ref.variable}`).toContain(ref.key)
@@ -144,7 +162,11 @@ describe('infra/k8s', () => {
   })
 
   it('keeps Postgres and Redis outside: no workload of ours runs them, and the Secret template holds placeholders only', () => {
-    expect(all('Deployment').map((deployment) => deployment.metadata.name).sort()).toEqual([...processNames].sort())
+    expect(
+      all('Deployment')
+        .map((deployment) => deployment.metadata.name)
+        .sort(),
+    ).toEqual([...processNames].sort())
     expect(manifests.filter((manifest) => ['StatefulSet', 'DaemonSet', 'Pod', 'Secret'].includes(manifest.kind))).toEqual([])
     // Passwords and the token to replace, hosts from the reserved example domain.
     for (const [key, value] of Object.entries(secretTemplate.stringData)) expect(value, key).toMatch(/CHANGE-ME|^[a-z.]+\.example\.internal:\d+$/)
@@ -226,7 +248,9 @@ describe('infra/k8s', () => {
     const autoscaler = one(HorizontalPodAutoscaler, 'gateway')
     expect(autoscaler.spec?.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'gateway' })
     expect(autoscaler.spec?.minReplicas).toBeGreaterThanOrEqual(2)
-    expect(autoscaler.spec?.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } }])
+    expect(autoscaler.spec?.metrics).toEqual([
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: expect.any(Number) } } },
+    ])
     // Utilization is a share of the request.
     expect(containerOf('gateway').resources?.requests?.cpu).toEqual(expect.any(String))
     expect(all('HorizontalPodAutoscaler')).toHaveLength(1)
@@ -237,7 +261,11 @@ describe('infra/k8s', () => {
     const scalerOf = (queue: QueueName) => one(ScaledObject, consumerOf[queue])
 
     it('scales every worker on its queue, and nothing else', () => {
-      expect(all('ScaledObject').map((scaler) => scaler.metadata.name).sort()).toEqual(queueNames.map((queue) => consumerOf[queue]).sort())
+      expect(
+        all('ScaledObject')
+          .map((scaler) => scaler.metadata.name)
+          .sort(),
+      ).toEqual(queueNames.map((queue) => consumerOf[queue]).sort())
       // The prefix is a Redis Cluster hash tag: the lists below live in one slot with the rest.
       expect(prefix()).toMatch(/^\{[^}]+\}/)
     })
@@ -292,19 +320,24 @@ describe('infra/k8s', () => {
   })
 
   // kubectl is not one of the project's dependencies: where it is missing this one check says so and is skipped.
-  it.skipIf(!hasKustomize)(`builds with kubectl kustomize: every object valid, in the letters namespace, labelled, on the pushed image${hasKustomize ? '' : ' (skipped: no kubectl with kustomize 5 or later on this machine)'}`, async () => {
-    const { stdout } = await promisify(execFile)('kubectl', ['kustomize', k8sDir], { maxBuffer: 16 * 1024 * 1024 })
-    const built = parseManifests(stdout)
-    expect(built.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).sort()).toEqual(manifests.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).sort())
-    const [image] = kustomization.images
-    for (const manifest of built) {
-      expect(() => validate(manifest), `${manifest.kind} ${manifest.metadata.name}`).not.toThrow()
-      if (manifest.kind !== 'Namespace') expect(manifest.metadata.namespace, `${manifest.kind} ${manifest.metadata.name}`).toBe('letters')
-      expect(manifest.metadata.labels, `${manifest.kind} ${manifest.metadata.name}`).toMatchObject(kustomization.labels[0]!.pairs)
-      if (manifest.kind === 'Deployment') {
-        const deployment = asModel(Deployment, manifest)
-        expect(deployment.spec!.template.spec!.containers[0]!.image).toBe(`${image!.newName}:${image!.newTag}`)
+  it.skipIf(!hasKustomize)(
+    `builds with kubectl kustomize: every object valid, in the letters namespace, labelled, on the pushed image${hasKustomize ? '' : ' (skipped: no kubectl with kustomize 5 or later on this machine)'}`,
+    async () => {
+      const { stdout } = await promisify(execFile)('kubectl', ['kustomize', k8sDir], { maxBuffer: 16 * 1024 * 1024 })
+      const built = parseManifests(stdout)
+      expect(built.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).sort()).toEqual(
+        manifests.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).sort(),
+      )
+      const [image] = kustomization.images
+      for (const manifest of built) {
+        expect(() => validate(manifest), `${manifest.kind} ${manifest.metadata.name}`).not.toThrow()
+        if (manifest.kind !== 'Namespace') expect(manifest.metadata.namespace, `${manifest.kind} ${manifest.metadata.name}`).toBe('letters')
+        expect(manifest.metadata.labels, `${manifest.kind} ${manifest.metadata.name}`).toMatchObject(kustomization.labels[0]!.pairs)
+        if (manifest.kind === 'Deployment') {
+          const deployment = asModel(Deployment, manifest)
+          expect(deployment.spec!.template.spec!.containers[0]!.image).toBe(`${image!.newName}:${image!.newTag}`)
+        }
       }
-    }
-  })
+    },
+  )
 })
