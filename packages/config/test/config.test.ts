@@ -29,7 +29,15 @@ describe('loadConfig', () => {
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
       webhooks: { allowPrivateUrls: false, timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 100 },
+      clockIntervalMs: 1000,
+      testMailedAfterMs: 60_000,
     })
+  })
+
+  it('reads the letter clock settings, and refuses a clock that never ticks', () => {
+    expect(loadConfig({ CLOCK_INTERVAL_MS: '250', TEST_MAILED_AFTER_MS: '0' })).toMatchObject({ clockIntervalMs: 250, testMailedAfterMs: 0 })
+    expect(() => loadConfig({ CLOCK_INTERVAL_MS: '0' })).toThrow('CLOCK_INTERVAL_MS=0: must be a positive integer of milliseconds')
+    expect(() => loadConfig({ TEST_MAILED_AFTER_MS: '-1' })).toThrow('TEST_MAILED_AFTER_MS=-1: must be a non-negative integer of milliseconds')
   })
 
   it('reads the webhook settings, and refuses a schedule that is not a list of delays', () => {
