@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import type { Config } from '@letters/config'
+import type { Config, ProcessName } from '@letters/config'
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
@@ -54,6 +54,11 @@ export interface StartOptions {
    * so the two get a process group of their own, which kill() ends as a whole.
    */
   throughTsxCli?: boolean
+  /**
+   * Node's own arguments before `entry`, instead of tsx's loader: `entry` is compiled JavaScript
+   * (`npm run build`), run as `npm run start:prod` runs it.
+   */
+  nodeArgs?: string[]
   timeoutMs?: number
   /**
    * Called with the process as soon as it is spawned, before it is ready: a caller that must
@@ -63,8 +68,8 @@ export interface StartOptions {
 }
 
 /** Starts `entry` (a path from the repository root); not waiting for anything. */
-function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<StartOptions, 'throughTsxCli'> = {}): ServiceProcess {
-  const args = options.throughTsxCli ? ['node_modules/tsx/dist/cli.mjs', entry] : ['--import', 'tsx', entry]
+function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<StartOptions, 'throughTsxCli' | 'nodeArgs'> = {}): ServiceProcess {
+  const args = options.throughTsxCli ? ['node_modules/tsx/dist/cli.mjs', entry] : options.nodeArgs ? [...options.nodeArgs, entry] : ['--import', 'tsx', entry]
   const detached = options.throughTsxCli ?? false
   const child = spawn(process.execPath, args, { cwd: repositoryRoot, env, detached, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
@@ -108,7 +113,7 @@ async function untilReady(name: string, started: ServiceProcess, ready: () => bo
 
 const answersHealthz = (port: string) => async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok
 
-export type ServiceName = 'gateway' | 'address-worker' | 'production-worker' | 'webhook-worker'
+export type ServiceName = ProcessName
 
 /**
  * Starts `services/<name>/src/main.ts` on 127.0.0.1 with the test's configuration, `env` on top;

@@ -20,7 +20,9 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '150' }),
   RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
-  QUEUE_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'letters' }),
+  // A Redis Cluster hash tag may lead it ({letters}, {letters}-eu): every key then hashes to one
+  // slot, as BullMQ's scripts and our own multi-key ones need.
+  QUEUE_PREFIX: Type.String({ pattern: '^(\\{[A-Za-z0-9_-]+\\}[A-Za-z0-9_-]*|[A-Za-z0-9_-]+)$', default: 'letters' }),
   SEED_DEMO: Type.Optional(Flag),
   LETTER_COSTS: Type.String({ pattern: '^([A-Z]{2}|\\*)=[1-9][0-9]{0,5}(,([A-Z]{2}|\\*)=[1-9][0-9]{0,5})*$', default: 'ES=3,*=5' }),
   ARTIFACTS_DIR: Type.String({ minLength: 1, default: 'var/artifacts' }),
@@ -123,7 +125,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   RATE_LIMIT_MAX: 'must be a positive integer',
   RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
-  QUEUE_PREFIX: 'must contain only letters, digits, "_" and "-"',
+  QUEUE_PREFIX: 'must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})',
   SEED_DEMO: 'must be "true" or "false"',
   ARTIFACTS_DIR: 'must be a directory path',
   SPOOL_DIR: 'must be a directory path',
@@ -235,5 +237,29 @@ export function loadConfigOrExit(env: Record<string, string | undefined> = proce
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`Invalid configuration: ${error.message}\n`)
     process.exit(1)
+  }
+}
+
+/** The service's processes, each an entry point of its own (services/<name>/src/main.ts). */
+export const processNames = ['gateway', 'address-worker', 'production-worker', 'webhook-worker'] as const
+export type ProcessName = (typeof processNames)[number]
+
+/**
+ * The longest a process takes to stop after SIGTERM: it finishes the work in hand, then exits
+ * anyway. Whatever stops it (compose's stop_grace_period, Kubernetes'
+ * terminationGracePeriodSeconds) must wait longer, or it kills the process mid-letter.
+ */
+export function drainTimeMs(name: ProcessName, config: Pick<Config, 'printTimeoutMs' | 'webhooks'>): number {
+  switch (name) {
+    // The letters in hand, their print commands included.
+    case 'production-worker':
+      return config.printTimeoutMs + 30_000
+    // The deliveries in flight, each bounded by its timeout.
+    case 'webhook-worker':
+      return config.webhooks.timeoutMs + 5000
+    // The requests (gateway) or jobs (address worker) in hand: a few database round trips each.
+    case 'gateway':
+    case 'address-worker':
+      return 10_000
   }
 }

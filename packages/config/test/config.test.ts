@@ -29,7 +29,15 @@ describe('loadConfig', () => {
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
       webhooks: { allowPrivateUrls: false, timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 100 },
+      clockIntervalMs: 1000,
+      testMailedAfterMs: 60_000,
     })
+  })
+
+  it('reads the letter clock settings, and refuses a clock that never ticks', () => {
+    expect(loadConfig({ CLOCK_INTERVAL_MS: '250', TEST_MAILED_AFTER_MS: '0' })).toMatchObject({ clockIntervalMs: 250, testMailedAfterMs: 0 })
+    expect(() => loadConfig({ CLOCK_INTERVAL_MS: '0' })).toThrow('CLOCK_INTERVAL_MS=0: must be a positive integer of milliseconds')
+    expect(() => loadConfig({ TEST_MAILED_AFTER_MS: '-1' })).toThrow('TEST_MAILED_AFTER_MS=-1: must be a non-negative integer of milliseconds')
   })
 
   it('reads the webhook settings, and refuses a schedule that is not a list of delays', () => {
@@ -79,6 +87,12 @@ describe('loadConfig', () => {
     expect(config.metricsPort).toBe(9101)
   })
 
+  it('takes a queue prefix that starts with a Redis Cluster hash tag, so that every key lands in one slot', () => {
+    for (const prefix of ['letters', 'letters_eu-2', '{letters}', '{letters}-eu', '{letters-test-1}']) {
+      expect(loadConfig({ QUEUE_PREFIX: prefix }).queuePrefix).toBe(prefix)
+    }
+  })
+
   it('reads a cost table', () => {
     expect(loadConfig({ LETTER_COSTS: 'ES=3,PT=4,*=6' }).letterCosts).toEqual({ byCountry: { ES: 3, PT: 4 }, otherwise: 6 })
   })
@@ -91,7 +105,12 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MAX', '0', 'RATE_LIMIT_MAX=0: must be a positive integer'],
     ['RATE_LIMIT_WINDOW_MS', '-5', 'RATE_LIMIT_WINDOW_MS=-5: must be a positive integer of milliseconds'],
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-"'],
+    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})'],
+    ['QUEUE_PREFIX', '{letters', 'QUEUE_PREFIX={letters: must contain only letters'],
+    ['QUEUE_PREFIX', '{}', 'QUEUE_PREFIX={}: must contain only letters'],
+    ['QUEUE_PREFIX', 'eu-{letters}', 'QUEUE_PREFIX=eu-{letters}: must contain only letters'],
+    ['QUEUE_PREFIX', '{a}{b}', 'QUEUE_PREFIX={a}{b}: must contain only letters'],
+    ['QUEUE_PREFIX', '{a:b}', 'QUEUE_PREFIX={a:b}: must contain only letters'],
     ['SEED_DEMO', 'yes', 'SEED_DEMO=yes: must be "true" or "false"'],
     ['LETTER_COSTS', 'ES=3', 'LETTER_COSTS=ES=3: must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)'],
     ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],

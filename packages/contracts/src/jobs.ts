@@ -20,4 +20,4 @@ export const queueOfJob: Record<JobName, QueueName> = {
   'deliver-webhook': 'webhooks',
 }
 
-export const isJobName = (name: string): name is JobName => Object.hasOwn(queueOfJob, name)
+export const jobNames = Object.keys(queueOfJob) as JobName[]

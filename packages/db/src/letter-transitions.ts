@@ -73,9 +73,42 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
   // A letter resumed in the status it was in (the reconciler) changed nothing to tell.
-  if (letter.status !== move.to) await recordLetterWebhooks(tx, letterId, move.to)
+  if (letter.status !== move.to) await recordLetterWebhooks(tx, [letterId], move.to)
   // Counted when made (a rare rollback after it is counted too); a letter resumed in the status
   // it was in (the reconciler) changed nothing to count.
   if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to, mode: letter.livemode ? 'live' : 'test' })
   return { moved: true, letter, printClaim: after?.printClaim }
+}
+
+/** A move of many letters at once: from the expected statuses to another, with one detail for all. */
+export interface LettersMove {
+  from: readonly LetterStatus[]
+  to: LetterStatus
+  detail: string | null
+}
+
+/**
+ * moveLetter for a batch (the letter clock releasing a campaign's scheduled letters): the same
+ * rules, under the rows' locks, only from an expected status, each moved letter with its event
+ * and webhook events, in a few statements whatever the batch's size. Returns the letters moved;
+ * the others (gone, or no longer in an expected status) are left as they are.
+ */
+export async function moveLetters(tx: Tx, letterIds: readonly string[], move: LettersMove): Promise<Array<{ id: string; livemode: boolean }>> {
+  if (move.from.includes(move.to)) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
+  if (letterIds.length === 0) return []
+  const moved = await tx.execute<{ id: string; livemode: boolean }>(sql`
+    WITH target AS (
+      SELECT id FROM letters WHERE id IN ${letterIds} AND status IN ${move.from} FOR NO KEY UPDATE
+    )
+    UPDATE letters l SET status = ${move.to}, updated_at = now() FROM target WHERE l.id = target.id
+    RETURNING l.id, l.livemode`)
+  if (moved.length === 0) return []
+  await tx.insert(letterEvents).values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: move.detail })))
+  await recordLetterWebhooks(
+    tx,
+    moved.map((letter) => letter.id),
+    move.to,
+  )
+  for (const letter of moved) metrics.letterStatusChanges.inc({ to: move.to, mode: letter.livemode ? 'live' : 'test' })
+  return [...moved]
 }

@@ -9,8 +9,10 @@ export type OutboxJob = { [Name in JobName]: { name: Name; data: JobPayloads[Nam
  * The one way to queue a job: its outbox row, written in the caller's transaction, on the queue
  * the registry gives its name (packages/contracts, jobs.ts). The dispatcher hands it to BullMQ.
  */
-export async function enqueue(ex: Executor, job: OutboxJob): Promise<void> {
-  await ex.insert(outbox).values({ ...(job.id === undefined ? {} : { id: job.id }), queue: queueOfJob[job.name], jobName: job.name, payload: job.data })
+export async function enqueue(ex: Executor, jobs: OutboxJob | readonly OutboxJob[]): Promise<void> {
+  const rows = (Array.isArray(jobs) ? jobs : [jobs]) as readonly OutboxJob[]
+  if (rows.length === 0) return
+  await ex.insert(outbox).values(rows.map((job) => ({ ...(job.id === undefined ? {} : { id: job.id }), queue: queueOfJob[job.name], jobName: job.name, payload: job.data })))
 }
 
 /**

@@ -32,24 +32,27 @@ export function webhookBodySql(typeExpression: string, dataExpression: string): 
 }
 
 /**
- * Writes the letter's event for each endpoint of its account subscribed to it (not disabled),
- * and their delivery jobs in the outbox (the job id is the event id), in the transaction of the
- * change. Called by moveLetter once the letter's row shows the new status.
+ * Writes each letter's event for every endpoint of its account and mode subscribed to it (not
+ * disabled), and their delivery jobs in the outbox (the job id is the event id), in the
+ * transaction of the change. Called by moveLetter and moveLetters once the letters' rows show
+ * the new status.
  */
-export async function recordLetterWebhooks(tx: Tx, letterId: string, status: LetterStatus): Promise<void> {
+export async function recordLetterWebhooks(tx: Tx, letterIds: readonly string[], status: LetterStatus): Promise<void> {
+  if (letterIds.length === 0) return
   const type = letterEventType(status)
   // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile is waited for and then
   // left out, instead of failing this insert (and the status change with it) on its foreign key.
   await tx.execute(sql`
     WITH subscribed AS (
-      SELECT e.id FROM webhook_endpoints e JOIN letters l ON l.id = ${letterId}::uuid
-      WHERE e.account_id = l.account_id AND e.livemode = l.livemode AND NOT e.disabled AND ${type}::text = ANY(e.events)
+      SELECT e.id AS endpoint_id, l.id AS letter_id FROM webhook_endpoints e
+      JOIN letters l ON l.account_id = e.account_id AND l.livemode = e.livemode
+      WHERE l.id IN ${letterIds} AND NOT e.disabled AND ${type}::text = ANY(e.events)
       FOR KEY SHARE OF e
     ),
     events AS (
       INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT s.id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
-      FROM subscribed s CROSS JOIN (SELECT ${type}::text AS type) t JOIN letters l ON l.id = ${letterId}::uuid
+      SELECT s.endpoint_id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
+      FROM subscribed s CROSS JOIN (SELECT ${type}::text AS type) t JOIN letters l ON l.id = s.letter_id
       RETURNING id
     )
     INSERT INTO outbox (id, queue, job_name, payload)

@@ -81,9 +81,10 @@ export const clockMoves = new Counter({
   registers: [registry],
 })
 
-export const scheduledOverdue = new Gauge({
-  name: 'letters_scheduled_overdue',
-  help: 'Scheduled letters whose sendAt passed more than 30 seconds ago and are still waiting (the letter clock is not running), read at scrape time',
+export const clockOverdue = new Gauge({
+  name: 'letters_clock_overdue',
+  help: 'Letters the letter clock should have moved a while ago (5 of its rounds, at least 30 s) and has not, by kind (released: scheduled letters past their sendAt; test_mailed: test letters to mark mailed) and mode: no clock is running, read at scrape time',
+  labelNames: ['kind', 'mode'] as const,
   registers: [pipelineRegistry],
 })
 

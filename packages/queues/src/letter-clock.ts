@@ -1,5 +1,5 @@
-import { sql } from 'drizzle-orm'
-import { enqueue, moveLetter, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { sql, type SQL } from 'drizzle-orm'
+import { enqueue, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger } from './queues.js'
 import { Pause } from './timing.js'
@@ -17,15 +17,20 @@ export interface LetterClockOptions {
   batchSize?: number
 }
 
-/** What a round of one kind does: which letters are due, and the move each gets. */
+export type ClockDutyName = 'released' | 'test_mailed'
+
+/** What a round of one kind does: which letters are due since when, and the move they get. */
 interface Duty {
-  name: 'released' | 'test_mailed'
+  name: ClockDutyName
   from: LetterStatus
   to: LetterStatus
   detail: string
-  due: (options: LetterClockOptions) => ReturnType<typeof sql>
-  /** What else the move writes in its transaction: the next job. */
-  then?: (tx: Tx, letterId: string) => Promise<unknown>
+  /** Besides the status, which letters the duty is for. */
+  only?: SQL
+  /** The instant a letter of the duty became due; it is due once that has passed. */
+  dueSince: (options: LetterClockOptions) => SQL
+  /** What else the move writes in its transaction: the letters' next jobs. */
+  then?: (tx: Tx, letterIds: string[]) => Promise<unknown>
 }
 
 const duties: Duty[] = [
@@ -35,8 +40,8 @@ const duties: Duty[] = [
     from: 'scheduled',
     to: 'received',
     detail: RELEASED_DETAIL,
-    due: () => sql`status = 'scheduled' AND send_at <= now() ORDER BY send_at`,
-    then: (tx, letterId) => enqueue(tx, { name: 'normalize-address', data: { letterId } }),
+    dueSince: () => sql`send_at`,
+    then: (tx, letterIds) => enqueue(tx, letterIds.map((letterId) => ({ name: 'normalize-address', data: { letterId } }) as const)),
   },
   {
     // A test letter never reaches the floor; it is "posted" a while after it was rendered, so a client's integration sees the whole life.
@@ -44,16 +49,40 @@ const duties: Duty[] = [
     from: 'printed',
     to: 'mailed',
     detail: TEST_MAILED_DETAIL,
-    due: (options) => sql`status = 'printed' AND NOT livemode AND updated_at <= now() - make_interval(secs => ${options.testMailedAfterMs / 1000}) ORDER BY updated_at`,
+    only: sql`NOT livemode`,
+    dueSince: (options) => sql`updated_at + make_interval(secs => ${options.testMailedAfterMs / 1000})`,
   },
 ]
 
+const dutyWhere = (duty: Duty, options: LetterClockOptions, dueBefore: SQL) =>
+  sql`status = ${duty.from} ${duty.only ? sql`AND ${duty.only}` : sql``} AND ${duty.dueSince(options)} <= ${dueBefore}`
+
+/** How long past due a letter may wait before it counts as overdue: a few of the clock's rounds, at least 30 s. */
+export const overdueAfterMs = (options: LetterClockOptions) => Math.max(30_000, 5 * options.intervalMs)
+
+/**
+ * Letters each duty should have moved more than overdueAfterMs ago and has not, by mode: none
+ * while some gateway's clock runs. Read at scrape time (letters_clock_overdue).
+ */
+export async function overdueLetters(db: Db, options: LetterClockOptions): Promise<Array<{ kind: ClockDutyName; livemode: boolean; n: number }>> {
+  const dueBefore = sql`now() - make_interval(secs => ${overdueAfterMs(options) / 1000})`
+  const counts = await Promise.all(
+    duties.map(async (duty) => {
+      const rows = await db.execute<{ livemode: boolean; n: number }>(sql`
+        SELECT livemode, count(*)::int AS n FROM letters WHERE ${dutyWhere(duty, options, dueBefore)} GROUP BY livemode`)
+      return rows.map((row) => ({ kind: duty.name, livemode: row.livemode, n: row.n }))
+    }),
+  )
+  return counts.flat()
+}
+
 /**
  * The pipeline's time-driven moves, held in Postgres so a Redis that lost its data loses none:
- * scheduled letters whose sendAt has come go to `received` with their address job (through the
+ * scheduled letters whose sendAt has come go to `received` with their address jobs (through the
  * outbox), and test letters printed `testMailedAfterMs` ago go to `mailed`. Each round locks the
- * due letters it takes (SKIP LOCKED) and moves them with moveLetter from the status they are
- * expected in, so any number of processes may run a clock and each letter moves once.
+ * due letters it takes (SKIP LOCKED) and moves them with moveLetters from the status they are
+ * expected in, a batch in a few statements, so any number of processes may run a clock, each
+ * letter moves once, and a campaign's thousand letters due at one instant go within a second.
  */
 export class LetterClock {
   private running = false
@@ -75,31 +104,35 @@ export class LetterClock {
     for (const duty of duties) {
       for (;;) {
         const batch = await this.runBatch(duty)
-        moved += batch
-        if (batch < this.batchSize) break
+        moved += batch.moved
+        // A full batch says more may be due.
+        if (batch.due < this.batchSize) break
       }
     }
     return moved
   }
 
-  private runBatch(duty: Duty): Promise<number> {
+  private runBatch(duty: Duty): Promise<{ due: number; moved: number }> {
     return this.db.transaction(async (tx) => {
       const due = await tx.execute<{ id: string }>(sql`
-        SELECT id FROM letters WHERE ${duty.due(this.options)}
+        SELECT id FROM letters WHERE ${dutyWhere(duty, this.options, sql`now()`)}
+        ORDER BY ${duty.dueSince(this.options)}
         LIMIT ${this.batchSize}
         FOR UPDATE SKIP LOCKED`)
-      let moved = 0
-      for (const { id } of due) {
-        const move = await moveLetter(tx, id, { from: [duty.from], to: duty.to, detail: duty.detail })
-        if (!move.moved) continue
-        await duty.then?.(tx, id)
-        moved++
+      const moved = await moveLetters(
+        tx,
+        due.map((letter) => letter.id),
+        { from: [duty.from], to: duty.to, detail: duty.detail },
+      )
+      await duty.then?.(
+        tx,
+        moved.map((letter) => letter.id),
+      )
+      if (moved.length > 0) {
+        metrics.clockMoves.inc({ kind: duty.name }, moved.length)
+        this.log.info({ moved: moved.length, kind: duty.name }, 'letter clock moved letters')
       }
-      if (moved > 0) {
-        metrics.clockMoves.inc({ kind: duty.name }, moved)
-        this.log.info({ moved, kind: duty.name }, 'letter clock moved letters')
-      }
-      return moved
+      return { due: due.length, moved: moved.length }
     })
   }
 

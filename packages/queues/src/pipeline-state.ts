@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
+import { overdueLetters, type LetterClockOptions } from './letter-clock.js'
 import type { Logger, Queues } from './queues.js'
 import { pipelineStatuses, withoutProgressSql } from './reconciler.js'
 
@@ -13,11 +14,11 @@ const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-child
  * or Redis down leaves its gauges as they were (and is logged): the scrape still serves the
  * rest, which is when ops need it most.
  */
-export async function refreshPipelineGauges(db: Db, queues: Queues, stuckAfterMs: number, log: Logger): Promise<void> {
-  await Promise.all([refreshFromPostgres(db, stuckAfterMs).catch((err: unknown) => log.warn({ err }, 'pipeline gauges: Postgres did not answer')), refreshFromRedis(queues)])
+export async function refreshPipelineGauges(db: Db, queues: Queues, options: { stuckAfterMs: number; clock: LetterClockOptions }, log: Logger): Promise<void> {
+  await Promise.all([refreshFromPostgres(db, options).catch((err: unknown) => log.warn({ err }, 'pipeline gauges: Postgres did not answer')), refreshFromRedis(queues)])
 }
 
-async function refreshFromPostgres(db: Db, stuckAfterMs: number): Promise<void> {
+async function refreshFromPostgres(db: Db, { stuckAfterMs, clock }: { stuckAfterMs: number; clock: LetterClockOptions }): Promise<void> {
   const [outbox] = await db.execute<{ pending: number; oldest_seconds: number }>(sql`
     SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
     FROM outbox WHERE sent_at IS NULL`)
@@ -25,9 +26,12 @@ async function refreshFromPostgres(db: Db, stuckAfterMs: number): Promise<void> 
     SELECT status, livemode, count(*)::int AS n FROM letters
     WHERE ${withoutProgressSql('letters', stuckAfterMs)}
     GROUP BY status, livemode`)
-  const [scheduled] = await db.execute<{ overdue: number }>(sql`
-    SELECT count(*)::int AS overdue FROM letters WHERE status = 'scheduled' AND send_at < now() - interval '30 seconds'`)
-  metrics.scheduledOverdue.set(scheduled?.overdue ?? 0)
+  const overdue = await overdueLetters(db, clock)
+  for (const kind of ['released', 'test_mailed'] as const) {
+    for (const livemode of [true, false]) {
+      metrics.clockOverdue.set({ kind, mode: livemode ? 'live' : 'test' }, overdue.find((row) => row.kind === kind && row.livemode === livemode)?.n ?? 0)
+    }
+  }
   metrics.outboxPending.set(outbox?.pending ?? 0)
   metrics.outboxOldestSeconds.set(outbox?.oldest_seconds ?? 0)
   for (const status of pipelineStatuses) {

@@ -67,6 +67,18 @@ describe('OutboxDispatcher', () => {
     await db.delete(outbox).where(inArray(outbox.id, strays.map((row) => row.id)))
   })
 
+  it('is not held up by a whole batch of stray rows written before the good ones', async () => {
+    const strays = await db
+      .insert(outbox)
+      .values(Array.from({ length: 5 }, () => ({ queue: 'address', jobName: 'paint-letter', payload: { letterId: '00000000-0000-4000-8000-000000000009' } })))
+      .returning({ id: outbox.id })
+    const good = await addRows(2)
+    expect(await new OutboxDispatcher(db, queues, log, { batchSize: 5 }).dispatchOnce()).toBe(2)
+    expect(await unsent(good)).toEqual([])
+    expect(await unsent(strays.map((row) => row.id))).toHaveLength(5)
+    await db.delete(outbox).where(inArray(outbox.id, strays.map((row) => row.id)))
+  })
+
   it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async () => {
     const ids = await addRows(4)
     const deadConnection = producerConnection('redis://127.0.0.1:1', 'dead', log)

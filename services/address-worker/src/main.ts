@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@letters/config'
+import { drainTimeMs, loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger, startMetricsServer } from '@letters/observability'
 import { startAddressWorker } from './worker.js'
@@ -17,7 +17,7 @@ const metricsServer = await startMetricsServer({ host: config.host, port: config
 running = startAddressWorker({ config, db, log, dispatchOutbox: true, reconcile: true })
 log.info({ queue: 'address', prefix: config.queuePrefix }, 'address worker consuming')
 
-guardProcess({ log, delay: 10_000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: drainTimeMs('address-worker', config) }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down')
   await running?.close()

@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@letters/config'
+import { drainTimeMs, loadConfigOrExit } from '@letters/config'
 import { guardProcess, prepareDatabase } from '@letters/db'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/queues'
@@ -29,7 +29,7 @@ const purge = setInterval(() => {
   purgeExpiredIdempotencyKeys(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not purge expired idempotency keys'))
 }, 10 * 60_000).unref()
 
-guardProcess({ log: app.log, delay: 10_000 }, async ({ signal, err }) => {
+guardProcess({ log: app.log, delay: drainTimeMs('gateway', config) }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an error')
   else app.log.info({ signal }, 'shutting down')
   clearInterval(purge)

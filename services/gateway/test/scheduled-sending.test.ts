@@ -175,10 +175,10 @@ describe('the letter clock', () => {
   })
 })
 
-describe('letters_scheduled_overdue', () => {
+describe('letters_clock_overdue', () => {
   const overdue = async () => {
     const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-    return Number(/^letters_scheduled_overdue (\d+)$/m.exec(response.body)?.[1])
+    return Number(/^letters_clock_overdue\{kind="released",mode="live"\} (\d+)$/m.exec(response.body)?.[1])
   }
 
   it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async () => {

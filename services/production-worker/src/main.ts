@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@letters/config'
+import { drainTimeMs, loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger, startMetricsServer } from '@letters/observability'
 import { CommandPrinter } from './printer.js'
@@ -21,7 +21,7 @@ log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.ar
 if (printer instanceof CommandPrinter) process.once('exit', () => printer.stopAll())
 
 // Long enough for the letters in hand to finish, their print commands included.
-guardProcess({ log, delay: config.printTimeoutMs + 30_000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: drainTimeMs('production-worker', config) }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down: finishing the letters in hand')
   await running?.close()

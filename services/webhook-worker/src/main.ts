@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from '@letters/config'
+import { drainTimeMs, loadConfigOrExit } from '@letters/config'
 import { closeDb, createDb, guardProcess, prepareDatabase } from '@letters/db'
 import { createLogger, startMetricsServer } from '@letters/observability'
 import { startWebhookWorker } from './worker.js'
@@ -14,7 +14,7 @@ const metricsServer = await startMetricsServer({ host: config.host, port: config
 running = startWebhookWorker({ config, db, log })
 log.info({ queue: 'webhooks', prefix: config.queuePrefix, concurrency: config.webhooks.concurrency }, 'webhook worker consuming')
 
-guardProcess({ log, delay: config.webhooks.timeoutMs + 5000 }, async ({ signal, err }) => {
+guardProcess({ log, delay: drainTimeMs('webhook-worker', config) }, async ({ signal, err }) => {
   if (err) log.error({ err }, 'shutting down after an error')
   else log.info({ signal }, 'shutting down')
   await running?.close()

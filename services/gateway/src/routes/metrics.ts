@@ -14,7 +14,12 @@ const served = Registry.merge([registry, pipelineRegistry])
 const metricsRoute: FastifyPluginAsync = async (app) => {
   // Scraped under pressure too: that is when ops need the figures most.
   app.get('/metrics', { onRequest: requireAdmin(app), config: { pressureHandler: letThroughUnderPressure } }, async (_request, reply) => {
-    await refreshPipelineGauges(app.db, app.queues, app.config.reconcileAfterMs, app.log)
+    await refreshPipelineGauges(
+      app.db,
+      app.queues,
+      { stuckAfterMs: app.config.reconcileAfterMs, clock: { intervalMs: app.config.clockIntervalMs, testMailedAfterMs: app.config.testMailedAfterMs } },
+      app.log,
+    )
     return reply.type(served.contentType).send(await served.metrics())
   })
 }

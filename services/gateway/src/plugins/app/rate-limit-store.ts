@@ -6,8 +6,9 @@ type Counted = (error: Error | null, result?: { current: number; ttl: number }) 
 /**
  * Adds each key's count of the batch (ARGV: count, window in ms, per key) and answers each key's
  * total and milliseconds left. A key this batch created gets its window, as @fastify/rate-limit's
- * own script does on a first increment. All keys in one script: a single Redis, not a cluster
- * (there a batch of keys in different slots would fail, and skipOnError let everything through).
+ * own script does on a first increment. All keys in one script: a single Redis, or a cluster
+ * when QUEUE_PREFIX is a hash tag ({letters}), which puts every key in one slot (without one, a
+ * batch of keys in different slots would fail, and skipOnError let everything through).
  */
 const INCREMENT_ALL = `
   local answers = {}
