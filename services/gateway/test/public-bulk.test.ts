@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inArray } from 'drizzle-orm'
+import { inArray, sql } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, startGateway } from './helpers.js'
@@ -320,64 +320,39 @@ describe('scheduled and test-mode bulk requests', () => {
   })
 })
 
-describe('a campaign variable named __proto__ (a valid name), on every way in', () => {
-  /** "Hola {{__proto__}}, tu cupón es {{cupon}}.": __proto__ ≤ 20 characters defaulting to "amigo", cupon without default. */
-  async function protoCampaign() {
-    const { account, client } = await accountWithCampaign(100)
-    const campaignId = await bulkCampaign(app, account, {
-      message: 'Hola {{__proto__}}, tu cupón es {{cupon}}.',
-      variables: [
-        { name: '__proto__', maxSize: 20, defaultValue: 'amigo', example: 'Lucía' },
-        { name: 'cupon', maxSize: 8, defaultValue: null, example: 'NAV25' },
-      ],
-    })
-    return { account, client, campaignId }
-  }
-  /** A JSON text, since a JavaScript object literal would take `__proto__` for its prototype. */
-  const json = (text: string) => [text, { 'content-type': 'application/json' }] as const
-  const { variables: _variables, ...address } = recipient()
-  const fields = JSON.stringify(address).slice(1, -1)
-
-  it('fills it from a JSON bulk request, and from its default when a recipient does not give it', async () => {
-    const { account, client, campaignId } = await protoCampaign()
-    const body = `{"campaignId":"${campaignId}","recipients":[{${fields},"variables":{"__proto__":"Ana","cupon":"X1"}},{${fields},"variables":{"cupon":"X2"}}]}`
-    const response = await client.post('/cards/bulk', ...json(body))
-    expect(response.statusCode, response.body).toBe(200)
-    const { cardIds } = response.json<BulkAnswer>()
-    const stored = await lettersById(cardIds as string[])
-    expect(cardIds.map((id) => stored.get(id!)?.message)).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
-    await expectLedgerMatchesLetters(app.db, account.id)
+describe('variable names that are JavaScript object properties', () => {
+  it('__proto__ is refused when a campaign is made (no JSON body could fill it)', async () => {
+    const { account } = await accountWithCampaign(100)
+    for (const name of ['__proto__']) {
+      const response = await adminClient(app).post(`/admin/accounts/${account.id}/campaigns`, {
+        name: 'Reservada',
+        cardDesignId: account.cardDesignId,
+        envelopeDesignId: account.envelopeDesignId,
+        senderId: account.senderId,
+        message: `Hola {{${name}}}`,
+        variables: [{ name, maxSize: 20, defaultValue: 'amigo', example: 'Lucía' }],
+      })
+      expectError(response, 400, 'Bad Request', /__proto__ está reservado/)
+    }
+    // A name that merely contains it is an ordinary name.
+    expect((await bulkCampaign(app, account, { message: 'Hola {{__proto___x}}, {{cupon}}', variables: [{ name: '__proto___x', maxSize: 20, defaultValue: 'amigo', example: 'Ana' }, { name: 'cupon', maxSize: 8, defaultValue: null, example: 'X' }] })).length).toBeGreaterThan(0)
   })
 
-  it('fills it from its CSV column, and from its default for an empty cell', async () => {
-    const { client, campaignId } = await protoCampaign()
+  it('a campaign made before the rule with a __proto__ variable still fills it from CSV and from its default, never "[object Object]"', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    // As an older version let it be made: the variable renamed in the database.
+    await app.db.execute(sql`UPDATE campaign_variables SET name = '__proto__' WHERE campaign_id = ${campaignId}::uuid AND name = 'nombre'`)
+    await app.db.execute(sql`UPDATE campaigns SET message = replace(message, '{{nombre}}', '{{__proto__}}') WHERE id = ${campaignId}::uuid`)
     const csv = 'name,surname,address,zip,city,country,__proto__,cupon\r\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X1\r\nBea,Ruiz,Calle Mayor 1,28013,Madrid,ES,,X2\r\n'
     const response = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
     expect(response.statusCode, response.body).toBe(200)
     const { cardIds } = response.json<BulkAnswer>()
     const stored = await lettersById(cardIds as string[])
-    expect(cardIds.map((id) => stored.get(id!)?.message)).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
-  })
-
-  it('fills it from a POST /card, and from its default there too', async () => {
-    const { client, campaignId } = await protoCampaign()
-    const given = await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"__proto__":"Ana","cupon":"X1"}}`))
-    const defaulted = await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"cupon":"X2"}}`))
-    const stored = await lettersById([given, defaulted].map((response) => {
-      expect(response.statusCode, response.body).toBe(200)
-      return response.json<{ cardId: string }>().cardId
-    }))
-    expect([...stored.values()].map((letter) => letter.message).sort()).toEqual(['Hola Ana, tu cupón es X1.', 'Hola amigo, tu cupón es X2.'])
-  })
-
-  it('still refuses a __proto__ key anywhere else in the body, as any field the schema does not know, charging nothing', async () => {
-    const { account, client, campaignId } = await protoCampaign()
-    expectError(await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"__proto__":{"cost":0}}`)), 400, 'Bad Request', "El campo '__proto__' no está permitido")
-    expectError(await client.post('/card', ...json(`{"campaignId":"${campaignId}",${fields},"variables":{"__proto__":{"cupon":"X"}}}`)), 400, 'Bad Request', "El campo 'variables.__proto__' debe ser un texto")
-    expectError(await client.post('/cards/bulk', ...json(`{"campaignId":"${campaignId}","recipients":[],"__proto__":{}}`)), 400, 'Bad Request', "El campo '__proto__' no está permitido")
-    const bulk = await client.post('/cards/bulk', ...json(`{"campaignId":"${campaignId}","recipients":[{${fields},"__proto__":{"zip":"x"},"variables":{"cupon":"X"}}]}`))
-    expect(bulk.json()).toEqual({ created: 0, cardIds: [null], errors: [{ index: 0, error: 'Bad Request', message: "El campo '__proto__' no está permitido" }] })
-    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+    const messages = cardIds.map((id) => stored.get(id!)?.message ?? '')
+    expect(messages[0]).toContain('¡Feliz Navidad, Ana!')
+    expect(messages[1]).toContain('¡Feliz Navidad, amigo!')
+    for (const message of messages) expect(message).not.toContain('[object Object]')
+    await expectLedgerMatchesLetters(app.db, account.id)
   })
 })
 

@@ -7,7 +7,7 @@ import { ApiError, badRequest } from '../../errors.js'
 import { decodeCsv } from '../../letters/bulk-csv.js'
 import { createBulk, noRecipients, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
 import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
-import { creationHeaders, keepProtoKeys, sendCreation } from './letters.js'
+import { creationHeaders, sendCreation } from './letters.js'
 
 /**
  * 8 MiB, this route only: 1,000 recipients of a few kilobytes each (long addresses, a campaign's
@@ -61,7 +61,6 @@ function bulkRequest(request: FastifyRequest): BulkRequest {
 const bulk: FastifyPluginAsyncTypebox = async (app) => {
   const deps = { db: app.db, intake: app.intake, letterCosts: app.config.letterCosts }
 
-  keepProtoKeys(app)
   app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request, body, done) => {
     try {
       done(null, decodeCsv(body as Buffer, charsetOf(request)))

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyReply } from 'fastify'
 import { Type } from 'typebox'
 import { errorResponses, publicApi } from '@letters/contracts'
 import { createLetter, type CreationResult } from '../../letters/create-letter.js'
@@ -14,20 +14,7 @@ export function sendCreation(reply: FastifyReply, result: CreationResult<unknown
   return reply.status(result.status).send(result.body)
 }
 
-/**
- * JSON bodies read as everywhere else, but for a `__proto__` key, which is kept instead of
- * refusing the body: a campaign's variables are named by the campaign, and `__proto__` is a valid
- * name. JSON.parse makes it an own property, which sets no prototype; every object of these
- * bodies is then checked against a schema that admits only its own fields (a variable's value
- * only as text), so nothing else can carry one.
- */
-export function keepProtoKeys(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('ignore', 'error'))
-}
-
 const letters: FastifyPluginAsyncTypebox = async (app) => {
-  keepProtoKeys(app)
   const deps = { db: app.db, intake: app.intake, letterCosts: app.config.letterCosts }
 
   app.post('/single', { schema: { summary: 'Send a single letter, outside any campaign', tags: ['Letters'], headers: creationHeaders, body: publicApi.SingleLetterBody, response } }, async (request, reply) =>
