@@ -53,7 +53,7 @@ declare global {
 const DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED }
 const FONT_DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED, strategy: constants.Z_HUFFMAN_ONLY }
 
-function newDocument(size: { width: number; height: number }, title: string) {
+export function newDocument(size: { width: number; height: number }, title: string) {
   // Fixed metadata: a reprint must be byte for byte the same file.
   return new PDFDocument({
     size: [size.width, size.height],
@@ -66,7 +66,7 @@ function newDocument(size: { width: number; height: number }, title: string) {
 
 type PDFDoc = InstanceType<typeof PDFDocument>
 
-function toBuffer(doc: PDFDoc): Promise<Buffer> {
+export function toBuffer(doc: PDFDoc): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     doc.on('data', (chunk: Buffer) => chunks.push(chunk))
