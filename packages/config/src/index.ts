@@ -3,9 +3,7 @@ import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
 
-const LogLevel = Type.Union(
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-)
+const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)))
 
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
 
@@ -200,7 +198,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
   const metricsPort = vars.METRICS_PORT === undefined ? undefined : Number(vars.METRICS_PORT)
   if (metricsPort !== undefined && (metricsPort < 1 || metricsPort > 65535)) fail('METRICS_PORT', vars.METRICS_PORT)
-  const costs = Object.fromEntries(vars.LETTER_COSTS.split(',').map((pair) => pair.split('=') as [string, string]).map(([country, credits]) => [country, Number(credits)]))
+  const costs = Object.fromEntries(
+    vars.LETTER_COSTS.split(',')
+      .map((pair) => pair.split('=') as [string, string])
+      .map(([country, credits]) => [country, Number(credits)]),
+  )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
 
@@ -221,7 +223,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     printCommand: vars.PRINT_COMMAND,
     printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
     printer: vars.PRINTER,
-    plotter: { penUp: vars.PLOTTER_PEN_UP, penDown: vars.PLOTTER_PEN_DOWN, drawFeed: Number(vars.PLOTTER_DRAW_FEED), travelFeed: Number(vars.PLOTTER_TRAVEL_FEED) },
+    plotter: {
+      penUp: vars.PLOTTER_PEN_UP,
+      penDown: vars.PLOTTER_PEN_DOWN,
+      drawFeed: Number(vars.PLOTTER_DRAW_FEED),
+      travelFeed: Number(vars.PLOTTER_TRAVEL_FEED),
+    },
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
     reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
     http: {

@@ -30,7 +30,12 @@ describe('loadConfig', () => {
       authFailures: { max: 10, windowMs: 60_000 },
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
-      webhooks: { allowPrivateUrls: false, timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 100 },
+      webhooks: {
+        allowPrivateUrls: false,
+        timeoutMs: 10_000,
+        retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
+        concurrency: 100,
+      },
       clockIntervalMs: 1000,
       testMailedAfterMs: 60_000,
     })
@@ -61,7 +66,13 @@ describe('loadConfig', () => {
     expect(defaults.printer).toBe('spool')
     expect(defaults.plotter).toEqual({ penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 })
     expect(loadConfig({ PRINTER: 'batch' }).printer).toBe('batch')
-    const config = loadConfig({ PRINTER: 'plotter', PLOTTER_PEN_UP: 'M3 S30', PLOTTER_PEN_DOWN: 'M3 S90', PLOTTER_DRAW_FEED: '1500', PLOTTER_TRAVEL_FEED: '8000' })
+    const config = loadConfig({
+      PRINTER: 'plotter',
+      PLOTTER_PEN_UP: 'M3 S30',
+      PLOTTER_PEN_DOWN: 'M3 S90',
+      PLOTTER_DRAW_FEED: '1500',
+      PLOTTER_TRAVEL_FEED: '8000',
+    })
     expect(config.printer).toBe('plotter')
     expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000 })
   })
@@ -117,7 +128,11 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MAX', '0', 'RATE_LIMIT_MAX=0: must be a positive integer'],
     ['RATE_LIMIT_WINDOW_MS', '-5', 'RATE_LIMIT_WINDOW_MS=-5: must be a positive integer of milliseconds'],
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})'],
+    [
+      'QUEUE_PREFIX',
+      'a:b',
+      'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})',
+    ],
     ['QUEUE_PREFIX', '{letters', 'QUEUE_PREFIX={letters: must contain only letters'],
     ['QUEUE_PREFIX', '{}', 'QUEUE_PREFIX={}: must contain only letters'],
     ['QUEUE_PREFIX', 'eu-{letters}', 'QUEUE_PREFIX=eu-{letters}: must contain only letters'],

@@ -60,7 +60,10 @@ export function traceLetter(kind: PlotKind, letter: LetterToRender): PlotStroke[
   const hand: Hand = { measure: font.measure, pen: () => strokePen(font.ascender, font, written) }
   if (kind === 'card') drawCard(hand, letter)
   else drawEnvelope(hand, letter)
-  return fitInto(plotPages[kind], written.map((stroke) => stroke.map(([x, y]): [number, number] => [(x / MM) * UNITS_PER_MM, (y / MM) * UNITS_PER_MM])))
+  return fitInto(
+    plotPages[kind],
+    written.map((stroke) => stroke.map(([x, y]): [number, number] => [(x / MM) * UNITS_PER_MM, (y / MM) * UNITS_PER_MM])),
+  )
 }
 
 /**
@@ -240,5 +243,10 @@ export function renderPlotterProof(letter: LetterToRender): Promise<Buffer> {
 export function plotterFiles(letter: LetterToRender, settings: PlotterSettings): Record<'card.svg' | 'card.gcode' | 'envelope.svg' | 'envelope.gcode', Buffer> {
   const card = plotLetter('card', letter)
   const envelope = plotLetter('envelope', letter)
-  return { 'card.svg': plotSvg(card), 'card.gcode': plotGcode(card, settings), 'envelope.svg': plotSvg(envelope), 'envelope.gcode': plotGcode(envelope, settings) }
+  return {
+    'card.svg': plotSvg(card),
+    'card.gcode': plotGcode(card, settings),
+    'envelope.svg': plotSvg(envelope),
+    'envelope.gcode': plotGcode(envelope, settings),
+  }
 }

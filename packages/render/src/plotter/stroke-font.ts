@@ -84,7 +84,10 @@ export function strokesOf(d: string, unitsPerEm: number): Stroke[] {
         for (let step = 1; step <= segments; step++) {
           const t = step / segments
           const u = 1 - t
-          current.push([u * u * u * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t * t * t * x, u * u * u * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t * t * t * y])
+          current.push([
+            u * u * u * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t * t * t * x,
+            u * u * u * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t * t * t * y,
+          ])
         }
         break
       }
@@ -170,6 +173,15 @@ const substitutes: Record<string, string> = {
   '∕': '/',
   '↑': '^',
   '↓': 'v',
+  '§': 'S',
+  '¶': 'P',
+  '¬': '-',
+  '¯': '-',
+  µ: 'u',
+  ʼ: "'",
+  ˆ: '^',
+  '˚': '°',
+  '˜': '~',
   '\uFFFD': '?',
 }
 
@@ -243,7 +255,9 @@ export function strokeFont(name: string): StrokeFont {
     if (!base || marks.length === 0) return undefined
     const letter = write(base)
     if (!letter.glyphs?.length) return undefined
-    const letterBounds = boundsOf(letter.glyphs.flatMap((glyph) => glyph.strokes.map((stroke) => stroke.map(([x, y]): [number, number] => [x + glyph.dx, y + glyph.dy]))))!
+    const letterBounds = boundsOf(
+      letter.glyphs.flatMap((glyph) => glyph.strokes.map((stroke) => stroke.map(([x, y]): [number, number] => [x + glyph.dx, y + glyph.dy]))),
+    )!
     const placed = [...letter.glyphs]
     let top = letterBounds.maxY
     let bottom = Math.min(0, letterBounds.minY)
@@ -251,7 +265,9 @@ export function strokeFont(name: string): StrokeFont {
       const accent = (accentGlyphs[mark] ?? []).map((stand) => run(stand)).find((found) => found?.glyphs?.length)
       // A mark no font draws (a rare combining character): the letter alone, rather than nothing.
       if (!accent?.glyphs) continue
-      const accentBounds = boundsOf(accent.glyphs.flatMap((glyph) => glyph.strokes.map((stroke) => stroke.map(([x, y]): [number, number] => [x + glyph.dx, y]))))!
+      const accentBounds = boundsOf(
+        accent.glyphs.flatMap((glyph) => glyph.strokes.map((stroke) => stroke.map(([x, y]): [number, number] => [x + glyph.dx, y]))),
+      )!
       const dx = (letterBounds.minX + letterBounds.maxX) / 2 - (accentBounds.minX + accentBounds.maxX) / 2
       const below = marksBelow.has(mark)
       const dy = below ? bottom - gap / 2 - accentBounds.maxY : top + gap - accentBounds.minY
@@ -260,6 +276,21 @@ export function strokeFont(name: string): StrokeFont {
       placed.push(...accent.glyphs.map((glyph) => ({ ...glyph, dx: glyph.dx + dx, dy: glyph.dy + dy })))
     }
     return { advance: letter.advance, glyphs: placed }
+  }
+
+  /** Ł and ł: the letter with a bar drawn across its stem, as a hand writes them. */
+  const barred = (character: string): Written<StrokeGlyph> | undefined => {
+    const base = ({ Ł: 'L', ł: 'l' } as Record<string, string>)[character]
+    const letter = base === undefined ? undefined : run(base)
+    if (!letter?.glyphs?.[0]) return undefined
+    const bounds = boundsOf(letter.glyphs[0].strokes)!
+    const x = bounds.minX + (bounds.maxX - bounds.minX) * 0.35
+    const y = bounds.minY + (bounds.maxY - bounds.minY) * 0.45
+    const bar: Stroke = [
+      [x - 0.12, y - 0.06],
+      [x + 0.12, y + 0.06],
+    ]
+    return { advance: letter.advance, glyphs: [...letter.glyphs, { dx: 0, dy: 0, strokes: [bar] }] }
   }
 
   const written = new Map<string, Written<StrokeGlyph>>()
@@ -274,6 +305,7 @@ export function strokeFont(name: string): StrokeFont {
       found =
         run(character) ??
         composed(character) ??
+        barred(character) ??
         (substitute === undefined ? undefined : run(substitute)) ??
         (compatible === character ? undefined : [...compatible].every((part) => glyphs.has(part)) ? run(compatible) : undefined) ??
         (compatible === character ? undefined : composed(compatible)) ??
