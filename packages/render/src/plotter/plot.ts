@@ -29,6 +29,13 @@ export const plotPages: Record<PlotKind, PlotPage> = {
   envelope: { kind: 'envelope', width: ENVELOPE.width / MM, height: ENVELOPE.height / MM, margin: ENVELOPE_MARGIN / MM },
 }
 
+/**
+ * Which stroke drawing a plotter file or proof was made with: bump with any change that alters
+ * the strokes of a letter (this module, stroke-font.ts, the hersheytext package), as
+ * DRAWING_REVISION is bumped for the shared layout and hand.
+ */
+export const PLOTTER_REVISION = 1
+
 /** How the floor's plotter is driven (PLOTTER_* settings). */
 export interface PlotterSettings {
   penUp: string
