@@ -132,18 +132,17 @@ describe('plotter files', () => {
     }
   })
 
-  it('orders strokes to cut pen-up travel, and reports it with the plotting time at the default feeds', () => {
-    const naive = plotFigures(plotPages.card, traceLetter('card', letter))
-    const ordered = plotFigures(plotPages.card, plotLetter('card', letter).strokes)
+  it.each(fontNames)('orders strokes to cut pen-up travel, and reports it with the plotting time at the default feeds (%s)', (fontName) => {
+    const card = { ...letter, fontName }
+    const naive = plotFigures(plotPages.card, traceLetter('card', card))
+    const ordered = plotFigures(plotPages.card, plotLetter('card', card).strokes)
     expect(ordered.strokes).toBe(naive.strokes)
     expect(ordered.drawMm).toBeCloseTo(naive.drawMm, 6)
     expect(ordered.travelMm).toBeLessThan(naive.travelMm * 0.8)
     const minutes = (figures: typeof naive) => (plotSeconds(figures, settings) / 60).toFixed(1)
-    // The README's figures come from this line (npx vitest run packages/render/test/plotter.test.ts).
+    // The README's figures come from these lines (npx vitest run packages/render/test/plotter.test.ts).
     console.log(
-      `1,000-character card (${letter.fontName} → ${strokeFontOf[letter.fontName]}): ${naive.strokes} strokes, ${naive.drawMm.toFixed(0)} mm drawn; ` +
-        `pen-up travel ${naive.travelMm.toFixed(0)} mm in writing order, ${ordered.travelMm.toFixed(0)} mm ordered (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%); ` +
-        `at ${settings.drawFeed}/${settings.travelFeed} mm/min and ${PEN_LIFT_SECONDS} s per lift: ${minutes(naive)} min → ${minutes(ordered)} min`,
+      `| ${fontName} → ${strokeFontOf[fontName]} | ${naive.strokes} | ${naive.drawMm.toFixed(0)} | ${naive.travelMm.toFixed(0)} | ${ordered.travelMm.toFixed(0)} (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%) | ${minutes(naive)} | ${minutes(ordered)} |`,
     )
   })
 })
