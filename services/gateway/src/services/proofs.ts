@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm'
 import type { ArtifactStore } from '@letters/artifacts'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
-import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, describeLetter, type LetterRecord, type LetterToRender, type RenderPool } from '@letters/render'
+import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, describeLetter, type LetterToRender, type RenderPool } from '@letters/render'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { Config } from '@letters/config'
@@ -70,7 +70,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
     const kept = await keptProof
     if (kept) return kept
   }
-  const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
+  const recipient = row.address ?? row.recipient
   const kind = await output
   const drawing = drawProof(sources.renderPool, kind, describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient })).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
