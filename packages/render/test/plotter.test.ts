@@ -10,7 +10,6 @@ import { cardArea, envelopeArea, readGcode, readSvg } from '@letters/test/suppor
 import {
   MESSAGE_BOX,
   MIN_FONT_SIZE,
-  PEN_LIFT_SECONDS,
   addressLines,
   messageLayout,
   handFont,
