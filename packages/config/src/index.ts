@@ -3,9 +3,7 @@ import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
 
-const LogLevel = Type.Union(
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-)
+const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)))
 
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
 
@@ -29,6 +27,12 @@ const EnvSchema = Type.Object({
   SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
+  PRINTER: Type.Union([Type.Literal('spool'), Type.Literal('plotter'), Type.Literal('batch')], { default: 'spool' }),
+  // One line of G-code words (M3, M3 S90, M280 P0 S60): never a newline that could smuggle moves in.
+  PLOTTER_PEN_UP: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M5' }),
+  PLOTTER_PEN_DOWN: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M3' }),
+  PLOTTER_DRAW_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2000' }),
+  PLOTTER_TRAVEL_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '6000' }),
   RECONCILE_AFTER_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '600000' }),
   RECONCILE_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
   HTTP_REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
@@ -79,6 +83,14 @@ export interface Config {
   printCommand: string | undefined
   /** How long one print command may run before it counts as failed. */
   printTimeoutMs: number
+  /**
+   * What the floor prints with: `spool` (a card and an envelope PDF per letter, to SPOOL_DIR or
+   * PRINT_COMMAND), `plotter` (SVG and G-code of single strokes per card and envelope, handed the
+   * same way), `batch` (batch printing).
+   */
+  printer: 'spool' | 'plotter' | 'batch'
+  /** The pen plotter's commands and feeds (mm/min), for PRINTER=plotter. */
+  plotter: { penUp: string; penDown: string; drawFeed: number; travelFeed: number }
   /** A letter in received, ready_for_print or printing without progress for this long, and without its job in Redis, is queued again. */
   reconcileAfterMs: number
   /** How often the reconciler looks for such letters. */
@@ -131,6 +143,11 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   SPOOL_DIR: 'must be a directory path',
   PRINT_COMMAND: 'must be a command containing {file}, where the path of the print file goes',
   PRINT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  PRINTER: 'must be spool, plotter or batch',
+  PLOTTER_PEN_UP: 'must be one line of G-code words (e.g. M5 or M3 S30)',
+  PLOTTER_PEN_DOWN: 'must be one line of G-code words (e.g. M3 or M3 S90)',
+  PLOTTER_DRAW_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
+  PLOTTER_TRAVEL_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
   RECONCILE_AFTER_MS: 'must be a positive integer of milliseconds',
   RECONCILE_INTERVAL_MS: 'must be a positive integer of milliseconds',
   HTTP_REQUEST_TIMEOUT_MS: 'must be a positive integer of milliseconds',
@@ -181,7 +198,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
   const metricsPort = vars.METRICS_PORT === undefined ? undefined : Number(vars.METRICS_PORT)
   if (metricsPort !== undefined && (metricsPort < 1 || metricsPort > 65535)) fail('METRICS_PORT', vars.METRICS_PORT)
-  const costs = Object.fromEntries(vars.LETTER_COSTS.split(',').map((pair) => pair.split('=') as [string, string]).map(([country, credits]) => [country, Number(credits)]))
+  const costs = Object.fromEntries(
+    vars.LETTER_COSTS.split(',')
+      .map((pair) => pair.split('=') as [string, string])
+      .map(([country, credits]) => [country, Number(credits)]),
+  )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
 
@@ -201,6 +222,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     spoolDir: resolve(vars.SPOOL_DIR),
     printCommand: vars.PRINT_COMMAND,
     printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
+    printer: vars.PRINTER,
+    plotter: {
+      penUp: vars.PLOTTER_PEN_UP,
+      penDown: vars.PLOTTER_PEN_DOWN,
+      drawFeed: Number(vars.PLOTTER_DRAW_FEED),
+      travelFeed: Number(vars.PLOTTER_TRAVEL_FEED),
+    },
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
     reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
     http: {

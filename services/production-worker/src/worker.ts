@@ -7,7 +7,7 @@ import type { Db } from '@letters/db'
 import { jobWorker, workerConnection } from '@letters/queues'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
-import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
+import { markFailed, produceLetter, recordFailedAttempt, type Floor } from './produce-letter.js'
 
 export interface ProductionWorkerOptions {
   config: Config
@@ -36,7 +36,15 @@ const attemptsOf = (job: ProduceJob) => job.opts.attempts ?? 1
 /** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
 export function startProductionWorker(options: ProductionWorkerOptions) {
   const { config, db, log } = options
-  const floor = { db, log, printTimeoutMs: config.printTimeoutMs, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
+  const floor: Floor = {
+    db,
+    log,
+    printTimeoutMs: config.printTimeoutMs,
+    store: options.store ?? new LocalArtifactStore(config.artifactsDir),
+    printer: options.printer ?? configuredPrinter(config),
+    // A letter is made for what the worker producing it prints with (README, Pen plotter).
+    output: config.printer === 'plotter' ? { kind: 'plotter', settings: config.plotter } : { kind: 'pdf' },
+  }
   const connection = workerConnection(config.redisUrl, 'production-worker', log)
 
   async function produce(job: ProduceJob) {
