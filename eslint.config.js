@@ -13,7 +13,11 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        // Config files outside every tsconfig are checked with the default project.
+        projectService: { allowDefaultProject: ['vitest.config.ts', 'packages/db/drizzle.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -26,6 +30,10 @@ export default tseslint.config(
       '@typescript-eslint/prefer-promise-reject-errors': 'error',
       // `_name` marks a value left out on purpose (a destructured field, a callback's argument).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      // Augmenting pdfkit's global PDFKit namespace (the types of our patches) needs namespace syntax.
+      '@typescript-eslint/no-namespace': ['error', { allowDeclarations: true }],
+      // A process's health check reads the worker before its one assignment: it cannot be const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {

@@ -25,7 +25,7 @@ let printLog: string
 let db: Db
 let baseUrl: string
 /** The gateway, address and production processes, each added as soon as it runs. */
-let services: Record<string, ServiceProcess> = {}
+const services: Record<string, ServiceProcess> = {}
 
 beforeAll(async () => {
   database = await isolatedDatabase('drops')

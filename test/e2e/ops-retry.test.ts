@@ -46,7 +46,7 @@ async function failedLetter() {
   const queue = pipeline.app.queues.production
   await queue.remove(row!.id)
   await queue.add('produce-letter', { letterId: id }, { jobId: row!.id, attempts: 1 })
-  pipeline.productionWorker!.worker.resume()
+  await pipeline.productionWorker!.worker.resume()
   await reachStatus(pipeline, id, 'failed')
   await expect.poll(async () => (await queue.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
   outOfPaper = false

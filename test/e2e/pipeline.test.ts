@@ -88,7 +88,7 @@ describe('cancelling', () => {
       const cancelled = await pipeline.client('DELETE', `/cards/${id}`)
       expect(cancelled.statusCode, cancelled.body).toBe(200)
       expect(await pipeline.balance()).toBe(before)
-      floor.resume()
+      await floor.resume()
       const [row] = await productionJobOf(id)
       await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.returnvalue, { timeout: 10_000, interval: 50 }).toBe('already_done')
       const card = await pipeline.card(id)
@@ -97,7 +97,7 @@ describe('cancelling', () => {
       expect(await pipeline.spooled()).not.toContain(`${id}.card.pdf`)
       expect((await ledgerOf(id)).map((entry) => entry.kind)).toEqual(['charge', 'refund'])
     } finally {
-      floor.resume()
+      await floor.resume()
     }
   })
 

@@ -43,7 +43,7 @@ async function letterWithQuickRetries(prepare?: (id: string) => Promise<unknown>
   const queue = pipeline.app.queues.production
   await queue.remove(row!.id)
   await queue.add('produce-letter', { letterId: id }, { jobId: row!.id, attempts: 3, backoff: { type: 'fixed', delay: 20 } })
-  pipeline.productionWorker!.worker.resume()
+  await pipeline.productionWorker!.worker.resume()
   return { id, jobId: row!.id }
 }
 

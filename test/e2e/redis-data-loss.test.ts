@@ -66,7 +66,7 @@ describe('every queue key deleted while letters are at every stage', () => {
     const keysDeleted = await deleteQueueKeys()
     expect(keysDeleted).toBeGreaterThan(0)
     const lostAt = Date.now()
-    pipeline.addressWorker.resume()
+    await pipeline.addressWorker.resume()
     pipeline.startProductionWorker({ stalledIntervalMs: 300 })
 
     await expect.poll(() => statusesOf(ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))

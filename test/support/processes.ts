@@ -73,8 +73,8 @@ function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<Start
   const detached = options.throughTsxCli ?? false
   const child = spawn(process.execPath, args, { cwd: repositoryRoot, env, detached, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
   const exited = once(child, 'exit').then(([code, signal]) => (code as number | null) ?? (signal as string))
   const alive = () => child.exitCode === null && child.signalCode === null
   return {

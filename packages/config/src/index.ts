@@ -192,7 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const name = (first?.instancePath.slice(1) || 'ENV') as keyof typeof rules
     fail(name, parsed[name])
   }
-  const vars = parsed as Static<typeof EnvSchema>
+  const vars = parsed
   const port = Number(vars.PORT)
   if (port < 1 || port > 65535) fail('PORT', vars.PORT)
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)

@@ -124,7 +124,7 @@ describe('credits ledger under concurrency', () => {
     const failed = results.filter((result) => result.status === 'rejected')
     expect(succeeded).toHaveLength(50)
     expect(failed).toHaveLength(150)
-    for (const failure of failed) expect((failure as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientCreditsError)
+    for (const failure of failed) expect((failure).reason).toBeInstanceOf(InsufficientCreditsError)
     expect(await balance(db, account.id)).toBe(0)
     const entries = await expectConsistentLedger(account.id)
     expect(entries.filter((entry) => entry.kind === 'adjustment')).toHaveLength(50)

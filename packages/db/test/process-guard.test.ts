@@ -19,7 +19,7 @@ function startGuarded(mode: 'driver' | 'bug') {
   child = started
   const lines: string[] = []
   let pending = ''
-  started.stdout!.on('data', (chunk: Buffer) => {
+  started.stdout.on('data', (chunk: Buffer) => {
     pending += chunk.toString()
     const complete = pending.split('\n')
     pending = complete.pop()!

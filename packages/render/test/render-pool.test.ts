@@ -56,7 +56,7 @@ describe('RenderPool', () => {
     const results = await Promise.allSettled(Array.from({ length: 4 }, () => pool.render('proof', letter)))
     const refused = results.filter((result) => result.status === 'rejected')
     expect(refused.length).toBeGreaterThanOrEqual(1)
-    for (const result of refused) expect((result as PromiseRejectedResult).reason).toBeInstanceOf(RenderQueueFull)
+    for (const result of refused) expect((result).reason).toBeInstanceOf(RenderQueueFull)
     expect(results.filter((result) => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(2)
   })
 })

@@ -44,7 +44,7 @@ describe('the README webhook receiver (examples/webhook-receiver.ts)', () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000)
     const receiver = spawn(process.execPath, ['--import', 'tsx', RECEIVER.pathname, String(port), secret], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] })
     try {
-      const lines = createInterface({ input: receiver.stdout! })[Symbol.asyncIterator]()
+      const lines = createInterface({ input: receiver.stdout })[Symbol.asyncIterator]()
       expect((await lines.next()).value).toBe(`listening on ${port}`)
       const body = JSON.stringify({ type: 'letter.printed', timestamp: new Date().toISOString(), data: { id: 'c1', status: 'printed' } })
       const at = new Date()

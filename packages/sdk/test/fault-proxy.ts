@@ -11,7 +11,9 @@ export type Fault = 'forward' | '503' | '409-in-flight' | 'drop'
  */
 export async function faultProxy(target: string, plan: (n: number, request: IncomingMessage) => Fault) {
   const seen: Array<{ method: string; url: string; idempotencyKey: string | undefined }> = []
-  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+  // A failed forward leaves the client without an answer, which is what the tests look for.
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => void handle(request, response))
+  async function handle(request: IncomingMessage, response: ServerResponse) {
     const key = request.headers['idempotency-key']
     seen.push({ method: request.method!, url: request.url!, idempotencyKey: Array.isArray(key) ? key[0] : key })
     const chunks: Buffer[] = []
@@ -30,7 +32,7 @@ export async function faultProxy(target: string, plan: (n: number, request: Inco
     const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
     response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')))
     response.end(Buffer.from(await answer.arrayBuffer()))
-  })
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

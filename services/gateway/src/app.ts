@@ -82,7 +82,8 @@ export async function buildApp(options: AppOptions) {
       done(new ApiError(415, `El cuerpo JSON debe estar en UTF-8; se ha enviado con charset=${charset}`), undefined)
       return
     }
-    parseJson(request, body as string, done)
+    // The default parser answers through `done`; what it returns is nothing to wait for.
+    void parseJson(request, body as string, done)
   })
 
   await app.register(configPlugin, { config: options.config })

@@ -25,8 +25,8 @@ export async function seedDemoAccount(db: Db): Promise<{ accountId: string; apiK
     await createCampaign(db, account.id, {
       name: 'Bienvenida de clientes',
       active: true,
-      cardDesignId: cardDesign!.id,
-      envelopeDesignId: envelopeDesign!.id,
+      cardDesignId: cardDesign.id,
+      envelopeDesignId: envelopeDesign.id,
       senderId: sender.id,
       message: 'Hola {{nombre}}:\n\nGracias por confiar en nosotros. Tu código de bienvenida es {{codigo}}.\n\nUn abrazo',
       variables: [

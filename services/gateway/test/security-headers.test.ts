@@ -50,7 +50,7 @@ describe('security headers', () => {
   it("let the dashboard load everything its page asks for under the policy it is served with", async () => {
     const page = await app.inject({ method: 'GET', url: '/ops/queues', headers: asOps })
     expect(page.statusCode).toBe(200)
-    const policy = directives(page.headers['content-security-policy'] as string)
+    const policy = directives(page.headers['content-security-policy'])
     // Plain HTTP on a private network: asset requests must not be upgraded to https.
     expect(policy).not.toHaveProperty('upgrade-insecure-requests')
     const scriptSources = policy['script-src'] ?? policy['default-src']!

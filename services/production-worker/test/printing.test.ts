@@ -101,7 +101,7 @@ describe('CommandPrinter', () => {
       const printing = new CommandPrinter('(sleep 1; touch ${marker}.background) & sleep 1; touch ${marker} # {file}', 10000).print({ name: 'a.pdf', data: Buffer.from('a'), location: 'memory://a' })
       setTimeout(() => process.stdout.write('printing\\n'), 100)
       await printing`], { stdio: ['ignore', 'pipe', 'inherit'] })
-    await once(worker.stdout!, 'data')
+    await once(worker.stdout, 'data')
     worker.kill('SIGKILL')
     await once(worker, 'exit')
     await new Promise((resolve) => setTimeout(resolve, 1500))

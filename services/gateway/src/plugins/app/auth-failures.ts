@@ -76,7 +76,8 @@ export class AuthFailures {
   private async current(ip: string): Promise<Window> {
     try {
       const [count, ttl] = (await this.redis.multi().get(this.key(ip)).pttl(this.key(ip)).exec()) ?? []
-      if (count?.[0] || ttl?.[0]) throw count?.[0] ?? ttl?.[0]
+      const failed = count?.[0] ?? ttl?.[0]
+      if (failed) throw failed
       return { count: Number(count?.[1] ?? 0), endsAt: Date.now() + Math.max(Number(ttl?.[1] ?? 0), 0) }
     } catch {
       return this.localWindow(ip)

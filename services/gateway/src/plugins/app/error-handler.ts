@@ -100,10 +100,11 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
  * A URL the router cannot take (bad percent-encoding, an overlong parameter). Fastify calls this
  * outside every route context, where the error handler set below does not apply.
  */
-export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   // No onRequest hook ran for it: the security headers are set here.
   reply.headers(SECURITY_HEADERS)
-  return answerError(error, request, reply)
+  // The reply is sent; the reply object (a thenable) is nobody's to await.
+  void answerError(error, request, reply)
 }
 
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */

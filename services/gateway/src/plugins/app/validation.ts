@@ -147,6 +147,6 @@ export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
       if (unreadable === undefined) return { value }
       return { error: new ApiError(400, `${subject[part]} '${fieldName(unreadable)}' contiene caracteres no válidos`) }
     }
-    return { error: new ApiError(400, describeSchemaError(schema, part, check.Errors(value) as SchemaError[])) }
+    return { error: new ApiError(400, describeSchemaError(schema, part, check.Errors(value))) }
   }
 }

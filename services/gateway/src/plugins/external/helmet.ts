@@ -29,7 +29,7 @@ export function securityHeaders(options: HelmetOptions = POLICY): Record<string,
     removeHeader: () => {},
   }
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, (error?: unknown) => {
-    if (error) throw error
+    if (error) throw error instanceof Error ? error : new Error(String(error))
   })
   return headers
 }
