@@ -9,6 +9,14 @@ const LogLevel = Type.Union(
 
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
 
+/**
+ * What the production worker makes of a letter (PRINTER): `spool`, its two PDFs handed over at
+ * once (to the spool directory, or PRINT_COMMAND); `batch`, the letter put in a tray, handed
+ * over with the others of its batch (README, Batch printing); `plotter`, pen-plotter files.
+ */
+export const printerModes = ['spool', 'batch', 'plotter'] as const
+export type PrinterMode = (typeof printerModes)[number]
+
 /** Every variable the processes read, with the defaults that serve a local run. */
 const EnvSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
@@ -29,6 +37,10 @@ const EnvSchema = Type.Object({
   SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
+  PRINTER: Type.Union(printerModes.map((mode) => Type.Literal(mode)), { default: 'spool' }),
+  BATCH_MAX_LETTERS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
+  BATCH_MAX_WAIT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '300000' }),
+  FLOOR_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'ES' }),
   RECONCILE_AFTER_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '600000' }),
   RECONCILE_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
   HTTP_REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
@@ -79,6 +91,12 @@ export interface Config {
   printCommand: string | undefined
   /** How long one print command may run before it counts as failed. */
   printTimeoutMs: number
+  /** PRINTER: how the production worker hands letters to the floor. */
+  printer: PrinterMode
+  /** PRINTER=batch: a batch closes at `maxLetters` letters or `maxWaitMs` after its first letter, whichever comes first. */
+  batch: { maxLetters: number; maxWaitMs: number }
+  /** The floor's own country (ISO 3166-1 alpha-2): an envelope to it carries no country line. */
+  floorCountry: string
   /** A letter in received, ready_for_print or printing without progress for this long, and without its job in Redis, is queued again. */
   reconcileAfterMs: number
   /** How often the reconciler looks for such letters. */
@@ -131,6 +149,10 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   SPOOL_DIR: 'must be a directory path',
   PRINT_COMMAND: 'must be a command containing {file}, where the path of the print file goes',
   PRINT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  PRINTER: `must be one of ${printerModes.join(', ')}`,
+  BATCH_MAX_LETTERS: 'must be an integer from 1 to 9999',
+  BATCH_MAX_WAIT_MS: 'must be a positive integer of milliseconds',
+  FLOOR_COUNTRY: 'must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)',
   RECONCILE_AFTER_MS: 'must be a positive integer of milliseconds',
   RECONCILE_INTERVAL_MS: 'must be a positive integer of milliseconds',
   HTTP_REQUEST_TIMEOUT_MS: 'must be a positive integer of milliseconds',
@@ -201,6 +223,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     spoolDir: resolve(vars.SPOOL_DIR),
     printCommand: vars.PRINT_COMMAND,
     printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
+    printer: vars.PRINTER,
+    batch: { maxLetters: Number(vars.BATCH_MAX_LETTERS), maxWaitMs: Number(vars.BATCH_MAX_WAIT_MS) },
+    floorCountry: vars.FLOOR_COUNTRY,
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
     reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
     http: {

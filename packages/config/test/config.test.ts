@@ -20,6 +20,9 @@ describe('loadConfig', () => {
       spoolDir: resolve('var/spool'),
       printCommand: undefined,
       printTimeoutMs: 120_000,
+      printer: 'spool',
+      batch: { maxLetters: 100, maxWaitMs: 300_000 },
+      floorCountry: 'ES',
       reconcileAfterMs: 600_000,
       reconcileIntervalMs: 30_000,
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 10_000 },
@@ -52,6 +55,10 @@ describe('loadConfig', () => {
     expect(config.spoolDir).toBe(resolve('spool'))
     expect(config.printCommand).toBe('lp -d floor-1 {file}')
     expect(config.printTimeoutMs).toBe(5000)
+  })
+
+  it('reads batch printing: the mode, when a batch closes and the floor\'s country', () => {
+    expect(loadConfig({ PRINTER: 'batch', BATCH_MAX_LETTERS: '250', BATCH_MAX_WAIT_MS: '60000', FLOOR_COUNTRY: 'PT' })).toMatchObject({ printer: 'batch', batch: { maxLetters: 250, maxWaitMs: 60_000 }, floorCountry: 'PT' })
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -116,6 +123,10 @@ describe('loadConfig', () => {
     ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],
     ['PRINT_COMMAND', 'lp -d floor-1', 'PRINT_COMMAND=lp -d floor-1: must be a command containing {file}, where the path of the print file goes'],
     ['PRINT_TIMEOUT_MS', '1.5', 'PRINT_TIMEOUT_MS=1.5: must be a positive integer of milliseconds'],
+    ['PRINTER', 'laser', 'PRINTER=laser: must be one of spool, batch, plotter'],
+    ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
+    ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
+    ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
     ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
     ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],

@@ -6,8 +6,9 @@ import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import { jobWorker, workerConnection } from '@letters/queues'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
+import { BatchCloser } from './batch-closer.js'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
-import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
+import { markFailed, produceLetter, recordFailedAttempt, type Floor } from './produce-letter.js'
 
 export interface ProductionWorkerOptions {
   config: Config
@@ -36,7 +37,22 @@ const attemptsOf = (job: ProduceJob) => job.opts.attempts ?? 1
 /** Consumes the `production` queue: the floor. Returns the worker and a graceful stop. */
 export function startProductionWorker(options: ProductionWorkerOptions) {
   const { config, db, log } = options
-  const floor = { db, log, printTimeoutMs: config.printTimeoutMs, store: options.store ?? new LocalArtifactStore(config.artifactsDir), printer: options.printer ?? configuredPrinter(config) }
+  const floor: Floor = {
+    db,
+    log,
+    printTimeoutMs: config.printTimeoutMs,
+    floorCountry: config.floorCountry,
+    store: options.store ?? new LocalArtifactStore(config.artifactsDir),
+    printer: options.printer ?? configuredPrinter(config),
+  }
+  // PRINTER=batch: letters go into a tray, and this worker's closer hands the batches over.
+  let closer: BatchCloser | undefined
+  if (config.printer === 'batch') {
+    closer = new BatchCloser(floor, config.batch)
+    const batchCloser = closer
+    floor.batching = { rules: config.batch, poke: () => batchCloser.poke() }
+    closer.start()
+  }
   const connection = workerConnection(config.redisUrl, 'production-worker', log)
 
   async function produce(job: ProduceJob) {
@@ -81,8 +97,10 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
 
   return {
     worker,
+    closer,
     async close() {
       await worker.close()
+      await closer?.stop()
       await connection.quit().catch(() => connection.disconnect())
     },
   }

@@ -12,7 +12,7 @@ export interface ProofSources {
   db: Db
   artifacts: ArtifactStore
   renderPool: RenderPool
-  config: { http: { requestTimeoutMs: number } }
+  config: { http: { requestTimeoutMs: number }; floorCountry: string }
 }
 
 /**
@@ -39,7 +39,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   const keptProof = sources.artifacts.get(proofKey(cardId))
   keptProof.catch(() => {})
   const [row] = await sources.db
-    .select({ fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
+    .select({ code: letters.code, fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
     .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
@@ -53,7 +53,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
     if (kept) return kept
   }
   const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
-  const drawing = drawProof(sources.renderPool, describeLetter({ letterId: cardId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient })).then(async (pdf) => {
+  const drawing = drawProof(sources.renderPool, describeLetter({ letterId: cardId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient, floorCountry: sources.config.floorCountry })).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
     if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
     return pdf
