@@ -28,18 +28,18 @@ export function batchLetter(n: number) {
 type ManifestRow = { sequence: string; letterId: string; code: string; name: string; zip: string; city: string; province: string; country: string }
 
 /**
- * Checks every handed batch against the spool and the database: each batch's three files are in
- * the spool, the manifest (UTF-8 with BOM) lists its letters from 1 in presorted order (country,
+ * Checks every handed batch against its printed files (in `printedDir(batchId)`: the spool, or
+ * the artifact store a PRINT_COMMAND printed from) and the database: each batch's three files are there, the manifest (UTF-8 with BOM) lists its letters from 1 in presorted order (country,
  * postal code, street), the envelopes PDF has one page per letter in that order with its code and
  * postal code, the cards PDF four cards a sheet in that order, every letter is in exactly one batch,
  * printed, with the event naming its batch and sequence. Returns the batches' sizes, largest first.
  */
-export async function expectBatchesAgree(db: Db, spoolDir: string, letterIds: string[]): Promise<number[]> {
+export async function expectBatchesAgree(db: Db, printedDir: (batchId: string) => string, letterIds: string[]): Promise<number[]> {
   const batches = await db.select().from(printBatches).orderBy(asc(printBatches.openedAt))
   for (const batch of batches) expect(batch.status).toBe('handed')
   const seen = new Map<string, string>()
   for (const batch of batches) {
-    const csv = await readFile(join(spoolDir, `batch-${batch.id}.manifest.csv`))
+    const csv = await readFile(join(printedDir(batch.id), `batch-${batch.id}.manifest.csv`))
     expect([...csv.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
     const rows = parse(csv, { bom: true, columns: true }) as ManifestRow[]
     expect(rows.length).toBe(batch.letterCount)
@@ -68,7 +68,7 @@ export async function expectBatchesAgree(db: Db, spoolDir: string, letterIds: st
       expect(order, `${JSON.stringify(a)} before ${JSON.stringify(b)}`).toBeLessThanOrEqual(0)
     }
 
-    const envelopes = await pdfTextBoxes(await readFile(join(spoolDir, `batch-${batch.id}.envelopes.pdf`)))
+    const envelopes = await pdfTextBoxes(await readFile(join(printedDir(batch.id), `batch-${batch.id}.envelopes.pdf`)))
     expect(envelopes.length).toBe(rows.length)
     envelopes.forEach((page, index) => {
       const text = compact(page.boxes.map((box) => box.text).join(''))
@@ -77,7 +77,7 @@ export async function expectBatchesAgree(db: Db, spoolDir: string, letterIds: st
       expect(text).toContain(rows[index]!.zip)
     })
 
-    const cards = await pdfText(await readFile(join(spoolDir, `batch-${batch.id}.cards.pdf`)))
+    const cards = await pdfText(await readFile(join(printedDir(batch.id), `batch-${batch.id}.cards.pdf`)))
     expect(cards.pages).toBe(Math.ceil(rows.length / 4))
     // The cards in the manifest's order: each letter's message (its number) after the one before.
     let from = 0
