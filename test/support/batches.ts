@@ -22,7 +22,16 @@ const places = [
 /** The n-th letter of a batch test: a message and a street of its own, a destination from `places` (one in eight abroad at most). */
 export function batchLetter(n: number) {
   const place = places[(n * 7) % places.length]!
-  return { message: `Gracias por tu pedido, cliente ${n}.`, name: 'Cliente', surname: `Número ${n}`, address: `Calle Mayor ${(n * 37) % 90 + 1}`, zip: place.zip, city: place.city, province: '', country: place.country }
+  return {
+    message: `Gracias por tu pedido, cliente ${n}.`,
+    name: 'Cliente',
+    surname: `Número ${n}`,
+    address: `Calle Mayor ${((n * 37) % 90) + 1}`,
+    zip: place.zip,
+    city: place.city,
+    province: '',
+    country: place.country,
+  }
 }
 
 type ManifestRow = { sequence: string; letterId: string; code: string; name: string; zip: string; city: string; province: string; country: string }
@@ -41,7 +50,7 @@ export async function expectBatchesAgree(db: Db, printedDir: (batchId: string) =
   for (const batch of batches) {
     const csv = await readFile(join(printedDir(batch.id), `batch-${batch.id}.manifest.csv`))
     expect([...csv.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
-    const rows = parse(csv, { bom: true, columns: true }) as ManifestRow[]
+    const rows = parse<ManifestRow>(csv, { bom: true, columns: true })
     expect(rows.length).toBe(batch.letterCount)
     expect(rows.map((row) => Number(row.sequence))).toEqual(rows.map((_, index) => index + 1))
     const members = await db
@@ -63,7 +72,10 @@ export async function expectBatchesAgree(db: Db, printedDir: (batchId: string) =
     })
     // Presorted: country, then postal code, then street (numbers by value).
     for (let i = 1; i < rows.length; i++) {
-      const [a, b] = [byId.get(rows[i - 1]!.letterId)!.address as { country: string; zip: string; address: string }, byId.get(rows[i]!.letterId)!.address as { country: string; zip: string; address: string }]
+      const [a, b] = [
+        byId.get(rows[i - 1]!.letterId)!.address as { country: string; zip: string; address: string },
+        byId.get(rows[i]!.letterId)!.address as { country: string; zip: string; address: string },
+      ]
       const order = a.country.localeCompare(b.country, 'en') || a.zip.localeCompare(b.zip, 'en') || a.address.localeCompare(b.address, 'es', { numeric: true })
       expect(order, `${JSON.stringify(a)} before ${JSON.stringify(b)}`).toBeLessThanOrEqual(0)
     }
@@ -88,13 +100,25 @@ export async function expectBatchesAgree(db: Db, printedDir: (batchId: string) =
       from = at + 1
     }
 
-    const events = await db.select({ letterId: letterEvents.letterId, detail: letterEvents.detail }).from(letterEvents).where(inArray(letterEvents.letterId, rows.map((row) => row.letterId)))
+    const events = await db
+      .select({ letterId: letterEvents.letterId, detail: letterEvents.detail })
+      .from(letterEvents)
+      .where(
+        inArray(
+          letterEvents.letterId,
+          rows.map((row) => row.letterId),
+        ),
+      )
     for (const row of rows) {
       const printed = events.filter((event) => event.letterId === row.letterId && event.detail?.includes(batch.id))
       expect(printed.map((event) => event.detail)).toEqual([`Entregada a la impresora en el lote ${batch.id} (n.º ${row.sequence} de ${rows.length})`])
     }
     const handoffs = await db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, batch.id))
-    expect(handoffs.map((handoff) => handoff.file).sort()).toEqual([`batch-${batch.id}.cards.pdf`, `batch-${batch.id}.envelopes.pdf`, `batch-${batch.id}.manifest.csv`])
+    expect(handoffs.map((handoff) => handoff.file).sort()).toEqual([
+      `batch-${batch.id}.cards.pdf`,
+      `batch-${batch.id}.envelopes.pdf`,
+      `batch-${batch.id}.manifest.csv`,
+    ])
   }
   expect([...seen.keys()].sort()).toEqual([...letterIds].sort())
   return batches.map((batch) => batch.letterCount).sort((a, b) => b - a)

@@ -105,7 +105,9 @@ export async function moveLetters(tx: Tx, letterIds: readonly string[], move: Le
     RETURNING l.id, l.livemode`)
   if (moved.length === 0) return []
   const detail = move.detail
-  await tx.insert(letterEvents).values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: typeof detail === 'function' ? detail(letter.id) : detail })))
+  await tx
+    .insert(letterEvents)
+    .values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: typeof detail === 'function' ? detail(letter.id) : detail })))
   await recordLetterWebhooks(
     tx,
     moved.map((letter) => letter.id),

@@ -10,10 +10,23 @@ const record: LetterRecord = {
   fontName: 'caveat',
   message: '¡Hola, Lucía! Gracias por confiar en nosotros.',
   senderName: 'Papelería Luna',
-  recipient: { name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES', countryName: 'España' },
+  recipient: {
+    name: 'Lucía',
+    surname: 'García',
+    company: null,
+    address: 'Calle Mayor 1',
+    zip: '28013',
+    city: 'Madrid',
+    province: 'Madrid',
+    country: 'ES',
+    countryName: 'España',
+  },
   floorCountry: 'ES',
 }
-const abroad: LetterRecord = { ...record, recipient: { ...record.recipient, zip: '75001', city: 'Paris', province: null, country: 'FR', countryName: 'Francia' } }
+const abroad: LetterRecord = {
+  ...record,
+  recipient: { ...record.recipient, zip: '75001', city: 'Paris', province: null, country: 'FR', countryName: 'Francia' },
+}
 
 /** The rectangles a PDF's page streams fill (`x y w h re`), in pdfkit's top-left coordinates. */
 function rectangles(pdf: Buffer): Array<{ x: number; y: number; width: number; height: number }> {
@@ -110,7 +123,9 @@ describe('the country line', () => {
 })
 
 describe('the files of a batch', () => {
-  const batch = Array.from({ length: 5 }, (_, i) => describeLetter({ ...record, letterId: `3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a1${i}`, code: `BTC0VS66R${i}`, message: `Tarjeta número ${i}` }))
+  const batch = Array.from({ length: 5 }, (_, i) =>
+    describeLetter({ ...record, letterId: `3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a1${i}`, code: `BTC0VS66R${i}`, message: `Tarjeta número ${i}` }),
+  )
 
   it('imposes the cards four to an A4 sheet in order, with crop marks', async () => {
     const pdf = await renderCardSheets(batch)

@@ -9,7 +9,8 @@ import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
 import type { Floor } from './produce-letter.js'
 
 /** The event of a letter whose batch was handed over: client-visible, it names the batch and the letter's place in it. */
-export const batchPrintedDetail = (batchId: string, sequence: number, count: number) => `Entregada a la impresora en el lote ${batchId} (n.º ${sequence} de ${count})`
+export const batchPrintedDetail = (batchId: string, sequence: number, count: number) =>
+  `Entregada a la impresora en el lote ${batchId} (n.º ${sequence} de ${count})`
 
 /** Any constant: with the batch's id, the advisory lock of the one closer finishing that batch. */
 const CLOSER_LOCK_SPACE = 727_013
@@ -36,11 +37,22 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
     await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
     const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
     if (!lock?.held) return 'busy'
-    const [batch] = await db.select({ status: printBatches.status, letterCount: printBatches.letterCount }).from(printBatches).where(eq(printBatches.id, batchId))
+    const [batch] = await db
+      .select({ status: printBatches.status, letterCount: printBatches.letterCount })
+      .from(printBatches)
+      .where(eq(printBatches.id, batchId))
     if (batch?.status !== 'closing') return batch?.status === 'handed' ? 'handed' : 'not_closing'
 
     const members = await db
-      .select({ letterId: letters.id, sequence: printBatchLetters.sequence, code: letters.code, fontName: letters.fontName, message: letters.message, address: letters.address, sender: senders.name })
+      .select({
+        letterId: letters.id,
+        sequence: printBatchLetters.sequence,
+        code: letters.code,
+        fontName: letters.fontName,
+        message: letters.message,
+        address: letters.address,
+        sender: senders.name,
+      })
       .from(printBatchLetters)
       .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
       .innerJoin(senders, eq(senders.id, letters.senderId))
@@ -49,7 +61,15 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
     const sorted = members.map((member) => {
       if (!isFontName(member.fontName)) throw new Error(`letter ${member.letterId} uses the unknown font ${member.fontName}`)
       const address = member.address as VerifiedAddress
-      const drawing = describeLetter({ letterId: member.letterId, code: member.code, fontName: member.fontName, message: member.message, senderName: member.sender, recipient: address, floorCountry: floor.floorCountry })
+      const drawing = describeLetter({
+        letterId: member.letterId,
+        code: member.code,
+        fontName: member.fontName,
+        message: member.message,
+        senderName: member.sender,
+        recipient: address,
+        floorCountry: floor.floorCountry,
+      })
       return { letterId: member.letterId, code: member.code, address, drawing }
     })
 
@@ -72,7 +92,11 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
         .returning({ id: printBatches.id })
       if (!done) return
       // From `failed` too: a letter given up on while it waited in the tray is on paper now all the same.
-      await moveLetters(tx, [...sequenceOf.keys()], { from: ['printing', 'failed'], to: 'printed', detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count) })
+      await moveLetters(tx, [...sequenceOf.keys()], {
+        from: ['printing', 'failed'],
+        to: 'printed',
+        detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count),
+      })
     })
     floor.log.info({ batchId, letters: count }, 'batch handed over')
     return 'handed'
@@ -81,7 +105,11 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
 
 /** Batches closed and not yet handed over, oldest first. */
 async function closingBatches(db: Db): Promise<string[]> {
-  const rows = await db.select({ id: printBatches.id }).from(printBatches).where(inArray(printBatches.status, ['closing'])).orderBy(asc(printBatches.closedAt))
+  const rows = await db
+    .select({ id: printBatches.id })
+    .from(printBatches)
+    .where(inArray(printBatches.status, ['closing']))
+    .orderBy(asc(printBatches.closedAt))
   return rows.map((row) => row.id)
 }
 

@@ -10,7 +10,10 @@ export interface BatchRules {
 }
 
 /** The batch a letter is in, if any: one per letter, ever (print_batch_letters' key). */
-export async function batchOf(db: Db, letterId: string): Promise<{ batchId: string; status: PrintBatchStatus; sequence: number | null; letterCount: number } | undefined> {
+export async function batchOf(
+  db: Db,
+  letterId: string,
+): Promise<{ batchId: string; status: PrintBatchStatus; sequence: number | null; letterCount: number } | undefined> {
   const [row] = await db
     .select({ batchId: printBatchLetters.batchId, status: printBatches.status, sequence: printBatchLetters.sequence, letterCount: printBatches.letterCount })
     .from(printBatchLetters)
@@ -79,7 +82,10 @@ async function closeBatch(tx: Tx, batchId: string): Promise<void> {
     UPDATE print_batch_letters m SET sequence = s.sequence
     FROM jsonb_to_recordset(${JSON.stringify(sequences)}::jsonb) AS s("letterId" uuid, sequence int)
     WHERE m.batch_id = ${batchId}::uuid AND m.letter_id = s."letterId"`)
-  await tx.update(printBatches).set({ status: 'closing', closedAt: new Date() }).where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'open')))
+  await tx
+    .update(printBatches)
+    .set({ status: 'closing', closedAt: new Date() })
+    .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'open')))
 }
 
 /** Closes the open batch if its first letter came `maxWaitMs` ago or more; true if it did. Safe with several workers (SKIP LOCKED). */

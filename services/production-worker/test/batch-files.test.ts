@@ -30,7 +30,13 @@ describe('presorted: the order of a batch', () => {
   })
 
   it('compares streets as a Spanish reader does: numbers by value, accents after their letter, ñ after n', () => {
-    const batch = [letter({ address: 'Calle 10' }), letter({ address: 'Calle Ñandú 1' }), letter({ address: 'Calle 9' }), letter({ address: 'Calle Nube 1' }), letter({ address: 'Calle Ábside 1' })]
+    const batch = [
+      letter({ address: 'Calle 10' }),
+      letter({ address: 'Calle Ñandú 1' }),
+      letter({ address: 'Calle 9' }),
+      letter({ address: 'Calle Nube 1' }),
+      letter({ address: 'Calle Ábside 1' }),
+    ]
     expect(presorted(batch).map((l) => l.address.address)).toEqual(['Calle 9', 'Calle 10', 'Calle Ábside 1', 'Calle Nube 1', 'Calle Ñandú 1'])
   })
 
@@ -62,7 +68,7 @@ describe('manifestCsv', () => {
     ]
     const csv = manifestCsv(awkward)
     expect(csv.toString('utf8')).toContain('"Ana ""la de Sevilla"" Ruiz"')
-    const rows = parse(csv, { bom: true, columns: true }) as Array<Record<string, string>>
+    const rows = parse<Record<string, string>>(csv, { bom: true, columns: true })
     expect(rows).toEqual(
       awkward.map((l, index) => ({
         sequence: String(index + 1),

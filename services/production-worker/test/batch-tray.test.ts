@@ -50,7 +50,12 @@ beforeEach(async () => {
 })
 
 const readyLetter = (livemode = true, status: LetterStatus = 'ready_for_print') =>
-  newLetter(db, accountId, company, { status, livemode, message: 'Gracias por tu pedido, Lucía', address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' } })
+  newLetter(db, accountId, company, {
+    status,
+    livemode,
+    message: 'Gracias por tu pedido, Lucía',
+    address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' },
+  })
 const statusOf = async (id: string) => (await db.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, id)))[0]!
 const membershipsOf = (id: string) => db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, id))
 
@@ -92,7 +97,10 @@ describe('PRINTER=batch: the tray', () => {
     const batch = [await readyLetter(), await readyLetter(), await readyLetter(), await readyLetter()]
     for (const letter of batch) expect(await produceLetter(floor, letter.id)).toBe('batched')
     expect(pokes).toBe(before + 1)
-    const rows = await db.select({ status: printBatches.status, count: printBatches.letterCount }).from(printBatches).where(sql`status <> 'handed'`)
+    const rows = await db
+      .select({ status: printBatches.status, count: printBatches.letterCount })
+      .from(printBatches)
+      .where(sql`status <> 'handed'`)
     expect(rows.map((row) => `${row.status} ${row.count}`).sort()).toEqual(['closing 3', 'open 1'])
   })
 
@@ -100,7 +108,10 @@ describe('PRINTER=batch: the tray', () => {
     const letter = await readyLetter()
     await produceLetter(floor, letter.id)
     expect(await closeIfDue(db, rules)).toBe(false)
-    await db.update(printBatches).set({ openedAt: sql`now() - interval '61 seconds'` }).where(eq(printBatches.status, 'open'))
+    await db
+      .update(printBatches)
+      .set({ openedAt: sql`now() - interval '61 seconds'` })
+      .where(eq(printBatches.status, 'open'))
     expect(await closeIfDue(db, rules)).toBe(true)
     const [membership] = await membershipsOf(letter.id)
     const [batch] = await db.select().from(printBatches).where(eq(printBatches.id, membership!.batchId))
@@ -113,13 +124,20 @@ describe('PRINTER=batch: the tray', () => {
     await produceLetter(floor, first.id)
     await produceLetter(floor, second.id)
     await markFailed(db, second.id, 3, 'any')
-    await db.update(printBatches).set({ openedAt: sql`now() - interval '61 seconds'` }).where(eq(printBatches.status, 'open'))
+    await db
+      .update(printBatches)
+      .set({ openedAt: sql`now() - interval '61 seconds'` })
+      .where(eq(printBatches.status, 'open'))
     await closeIfDue(db, rules)
     const [membership] = await membershipsOf(first.id)
     expect(await finishBatch(floor, membership!.batchId)).toBe('handed')
     expect((await statusOf(first.id)).status).toBe('printed')
     expect((await statusOf(second.id)).status).toBe('printed')
-    expect((await readdir(join(directory, 'spool'))).sort()).toEqual([`batch-${membership!.batchId}.cards.pdf`, `batch-${membership!.batchId}.envelopes.pdf`, `batch-${membership!.batchId}.manifest.csv`])
+    expect((await readdir(join(directory, 'spool'))).sort()).toEqual([
+      `batch-${membership!.batchId}.cards.pdf`,
+      `batch-${membership!.batchId}.envelopes.pdf`,
+      `batch-${membership!.batchId}.manifest.csv`,
+    ])
     // Finishing again (a closer that raced this one) hands nothing over twice and changes nothing.
     expect(await finishBatch(floor, membership!.batchId)).toBe('handed')
     expect(await produceLetter(floor, second.id)).toBe('already_done')
