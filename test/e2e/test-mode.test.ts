@@ -202,4 +202,15 @@ describe('test letters on the running pipeline', () => {
     const listed = await pipeline.app.inject({ method: 'GET', url: '/cards', headers: { 'x-api-key': poorTestKey } })
     expect(listed.json()).toEqual({ data: [], nextCursor: null })
   })
+
+  it("scheduled, tell their own mode's endpoint letter.scheduled with their sendAt, and the other mode's endpoint nothing", async () => {
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString()
+    const scheduledTest = await sendTest('single', { sendAt })
+    const scheduledLive = await pipeline.send({ sendAt })
+    for (const [id, receiver, other, livemode] of [[scheduledTest, testReceiver, liveReceiver, false], [scheduledLive, liveReceiver, testReceiver, true]] as const) {
+      await expect.poll(() => deliveredFor(receiver, id).map((event) => event.type), { timeout: 20_000, interval: 100 }).toEqual(['letter.scheduled'])
+      expect(deliveredFor(receiver, id)[0]!.data).toMatchObject({ id, status: 'scheduled', livemode, sendAt })
+      expect(deliveredFor(other, id)).toEqual([])
+    }
+  })
 })

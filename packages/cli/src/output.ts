@@ -57,5 +57,3 @@ export function age(seconds: number): string {
   return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`
 }
 
-/** A letter's mode as ops name it. */
-export const mode = (livemode: boolean) => (livemode ? 'live' : 'test')

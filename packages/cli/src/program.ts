@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import type { admin, NamedEntry, publicApi } from '@letters/contracts'
+import { modeLabel, type admin, type NamedEntry, type publicApi } from '@letters/contracts'
 import { AdminApi, CliError, segment, type ApiAnswer } from './admin-api.js'
-import { age, listTable, mode, recordTable, type Io } from './output.js'
+import { age, listTable, recordTable, type Io } from './output.js'
 
 export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
 
@@ -41,7 +41,7 @@ function renderLetter(letter: Letter): string {
   const details = recordTable([
     ['id', letter.id],
     ...(letter.accountId ? [['accountId', letter.accountId] as [string, string]] : []),
-    ['mode', mode(letter.livemode)],
+    ['mode', modeLabel(letter.livemode)],
     ['type', letter.type],
     ['status', letter.status],
     ['recipient', [`${to.name} ${to.surname}`, to.company, to.address, `${to.zip} ${to.city}`, to.province, to.country].filter(Boolean).join(', ')],
@@ -232,7 +232,7 @@ export function buildProgram(settings: Settings, io: Io): Command {
         ? 'No hay cartas atascadas.'
         : listTable(
             ['id', 'accountId', 'mode', 'status', 'stuckFor', 'updatedAt'],
-            page.data.map((letter) => [letter.id, letter.accountId, mode(letter.livemode), letter.status, age(letter.stuckForSeconds), letter.updatedAt]),
+            page.data.map((letter) => [letter.id, letter.accountId, modeLabel(letter.livemode), letter.status, age(letter.stuckForSeconds), letter.updatedAt]),
           ) + nextPage(page.nextCursor),
   )
   apiCommand(

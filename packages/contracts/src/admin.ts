@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { CampaignVariable } from './campaign-variables.js'
-import { Label, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
+import { Label, Mode, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
 import { FontNameField } from './fonts.js'
 import { Card as PublicCard, letterStatus } from './public.js'
 
@@ -23,7 +23,9 @@ export type AccountListQuery = Static<typeof AccountListQuery>
 export const AccountList = Page(Type.Object({ ...Account.properties, createdAt: Type.String({ format: 'date-time' }) }))
 export type AccountList = Static<typeof AccountList>
 
-const ApiKeyMode = Type.Union([Type.Literal('live'), Type.Literal('test')], { errorMessage: "El campo 'mode' debe ser 'live' o 'test'" })
+/** The mode of a key being issued: live (the default) or test. */
+export const ApiKeyMode = Type.With(Mode, { errorMessage: "El campo 'mode' debe ser 'live' o 'test'" })
+export type ApiKeyMode = Static<typeof ApiKeyMode>
 
 /** The body of a key's issue: nothing or `{}` for a live key, `{ "mode": "test" }` for a test key. */
 export const IssueApiKeyBody = Type.Union([Type.Null(), Type.Object({ mode: Type.Optional(ApiKeyMode) }, strict)], {

@@ -46,6 +46,13 @@ export const Page = <Row extends TSchema>(row: Row) => Type.Object({ data: Type.
 /** The body of a route that takes none: nothing (Fastify passes null), or `{}`; any field is a 400. */
 export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}' })
 
+/** A key's, letter's or endpoint's mode: live (charged, printed) or test (`lk_test_` keys: never charged nor printed). */
+export const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')])
+export type Mode = Static<typeof Mode>
+
+/** The mode a `livemode` column stands for, as labels, lock names and the API name it. */
+export const modeLabel = (livemode: boolean): Mode => (livemode ? 'live' : 'test')
+
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
 

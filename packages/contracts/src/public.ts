@@ -11,13 +11,18 @@ export const MESSAGE_MAX_CHARACTERS = 1000
 /** How far ahead a letter may be scheduled: at least a minute, at most 180 days. */
 export const SEND_AT_MIN_LEAD_MS = 60_000
 export const SEND_AT_MAX_LEAD_DAYS = 180
-export const SEND_AT_RULE = `'sendAt' debe ser una fecha y hora ISO 8601 con zona horaria (por ejemplo 2026-12-24T09:00:00+01:00) entre 1 minuto y ${SEND_AT_MAX_LEAD_DAYS} días a partir de ahora`
+export const SEND_AT_MAX_LEAD_MS = SEND_AT_MAX_LEAD_DAYS * 86_400_000
+const minLeadMinutes = SEND_AT_MIN_LEAD_MS / 60_000
+/** The bounds as the Spanish messages say them: "1 minuto", "180 días". */
+export const SEND_AT_MIN_LEAD_TEXT = `${minLeadMinutes} ${minLeadMinutes === 1 ? 'minuto' : 'minutos'}`
+export const SEND_AT_MAX_LEAD_TEXT = `${SEND_AT_MAX_LEAD_DAYS} días`
+export const SEND_AT_RULE = `'sendAt' debe ser una fecha y hora ISO 8601 con zona horaria (por ejemplo 2026-12-24T09:00:00+01:00) entre ${SEND_AT_MIN_LEAD_TEXT} y ${SEND_AT_MAX_LEAD_TEXT} a partir de ahora`
 
 /** When the letter should enter production; absent or null: at once. */
 export const SendAtField = Type.Optional(
   Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
     errorMessage: SEND_AT_RULE,
-    description: `Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to ${SEND_AT_MAX_LEAD_DAYS} days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.`,
+    description: `Schedule the letter: an ISO 8601 date-time with an offset, from ${minLeadMinutes} minute${minLeadMinutes === 1 ? '' : 's'} to ${SEND_AT_MAX_LEAD_DAYS} days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.`,
     examples: ['2026-12-24T09:00:00+01:00'],
   }),
 )

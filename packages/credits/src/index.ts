@@ -84,12 +84,26 @@ async function move(tx: Executor, accountId: string, movement: Movement): Promis
   throw new InsufficientCreditsError(accountId, -movement.amount)
 }
 
-/** Gives back what a letter cost. A letter can be refunded once: a second refund violates a unique index. */
-export async function refund(tx: Executor, accountId: string, amount: number, letterId: string, reason?: string): Promise<LedgerResult> {
-  assertWholeCredits(amount, 'a refund')
-  const refunded = await move(tx, accountId, { kind: 'refund', amount, letterId, reason: reason ?? null })
+/** What a refund needs of a letter: what moveLetter read of it (LetterAtMove), and its id. */
+export interface RefundableLetter {
+  id: string
+  accountId: string
+  cost: number
+  /** False for a test letter: it was never charged. */
+  livemode: boolean
+}
+
+/**
+ * Gives back what a letter cost, in the transaction that ends it (a cancellation, a rejected
+ * address); a test letter was never charged, so it gets nothing: null. A letter can be refunded
+ * once: a second refund violates a unique index.
+ */
+export async function refundLetter(tx: Executor, letter: RefundableLetter, reason: string): Promise<LedgerResult | null> {
+  if (!letter.livemode) return null
+  assertWholeCredits(letter.cost, 'a refund')
+  const refunded = await move(tx, letter.accountId, { kind: 'refund', amount: letter.cost, letterId: letter.id, reason })
   // Counted when written: a rare rollback after it is counted too.
-  metrics.creditsRefunded.inc(amount)
+  metrics.creditsRefunded.inc(letter.cost)
   return refunded
 }
 

@@ -3,7 +3,7 @@ import { asc, eq } from 'drizzle-orm'
 import { closeDb, createDb, ledgerEntries, type Db } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { AccountNotFoundError, InsufficientCreditsError, adjust, balance, refund, topUp } from '../src/index.js'
+import { AccountNotFoundError, InsufficientCreditsError, adjust, balance, refundLetter, topUp } from '../src/index.js'
 
 let db: Db
 
@@ -37,7 +37,7 @@ describe('credits ledger', () => {
 
     expect((await topUp(db, account.id, 10, 'bought')).balanceAfter).toBe(10)
     expect((await adjust(db, account.id, -3, 'paid elsewhere')).balanceAfter).toBe(7)
-    expect((await refund(db, account.id, 3, letter.id, 'address rejected')).balanceAfter).toBe(10)
+    expect((await refundLetter(db, letter, 'address rejected'))?.balanceAfter).toBe(10)
     expect((await adjust(db, account.id, -4, 'correction')).balanceAfter).toBe(6)
     expect((await adjust(db, account.id, 2)).balanceAfter).toBe(8)
 
@@ -66,7 +66,7 @@ describe('credits ledger', () => {
 
   it('refuses amounts that are not positive whole credits', async () => {
     const account = await newAccount(db, { credits: 10 })
-    await expect(refund(db, account.id, 0, '00000000-0000-4000-8000-000000000000')).rejects.toThrow(RangeError)
+    await expect(refundLetter(db, { id: '00000000-0000-4000-8000-000000000000', accountId: account.id, cost: 0, livemode: true }, 'free')).rejects.toThrow(RangeError)
     await expect(adjust(db, account.id, 1.5)).rejects.toThrow(RangeError)
     await expect(topUp(db, account.id, -1)).rejects.toThrow(RangeError)
     await expect(adjust(db, account.id, 0)).rejects.toThrow(RangeError)
@@ -77,10 +77,28 @@ describe('credits ledger', () => {
     const account = await newAccount(db, { credits: 3 })
     const letter = await newLetter(db, account.id, await newCompanyData(db, account.id))
     await adjust(db, account.id, -3)
-    await refund(db, account.id, 3, letter.id)
-    await expect(refund(db, account.id, 3, letter.id)).rejects.toThrow()
+    await refundLetter(db, letter, 'cancelled')
+    await expect(refundLetter(db, letter, 'cancelled')).rejects.toThrow()
     expect(await balance(db, account.id)).toBe(3)
     await expectConsistentLedger(account.id)
+  })
+
+  it('refunds a live letter its cost, with the reason, and a test letter nothing: no entry, the balance as it was', async () => {
+    const account = await newAccount(db, { credits: 10 })
+    const company = await newCompanyData(db, account.id)
+    const live = await newLetter(db, account.id, company, { cost: 5 })
+    const test = await newLetter(db, account.id, company, { cost: 5, livemode: false })
+    await adjust(db, account.id, -5, 'the live letter')
+
+    expect(await refundLetter(db, test, 'cancelled by the client')).toBeNull()
+    expect(await balance(db, account.id)).toBe(5)
+    expect(await refundLetter(db, live, 'cancelled by the client')).toMatchObject({ balanceAfter: 10 })
+    // A second refund of the test letter still writes nothing (nothing to guard against twice).
+    expect(await refundLetter(db, test, 'address rejected')).toBeNull()
+
+    const entries = await expectConsistentLedger(account.id)
+    expect(entries.filter((entry) => entry.kind === 'refund').map((entry) => [entry.letterId, entry.amount, entry.reason])).toEqual([[live.id, 5, 'cancelled by the client']])
+    expect(await balance(db, account.id)).toBe(10)
   })
 
   it('rolls the movement back with the transaction it ran in', async () => {
@@ -116,15 +134,18 @@ describe('credits ledger under concurrency', () => {
     const account = await newAccount(db, { credits: 150 })
     const company = await newCompanyData(db, account.id)
     // 20 letters (paid for by an earlier debit), to be refunded while the debits run.
-    const paid: Array<{ id: string }> = []
+    const paid: Array<Awaited<ReturnType<typeof newLetter>>> = []
     await topUp(db, account.id, 60)
     await adjust(db, account.id, -60)
     for (let i = 0; i < 20; i++) paid.push(await newLetter(db, account.id, company))
+    // And 20 test letters, never charged: their refunds, interleaved too, must move nothing.
+    const unpaid = await Promise.all(Array.from({ length: 20 }, () => newLetter(db, account.id, company, { livemode: false })))
 
     const work: Array<Promise<unknown>> = []
     for (let i = 0; i < 200; i++) {
       work.push(db.transaction((tx) => adjust(tx, account.id, -3)))
-      if (i % 10 === 0) work.push(db.transaction((tx) => refund(tx, account.id, 3, paid[i / 10]!.id)))
+      if (i % 10 === 0) work.push(db.transaction((tx) => refundLetter(tx, paid[i / 10]!, 'cancelled')))
+      if (i % 10 === 5) work.push(db.transaction((tx) => refundLetter(tx, unpaid[(i - 5) / 10]!, 'cancelled')))
       if (i % 8 === 0) work.push(db.transaction((tx) => topUp(tx, account.id, 5)))
     }
     const results = await Promise.allSettled(work)
@@ -136,7 +157,7 @@ describe('credits ledger under concurrency', () => {
     expect(entries.filter((entry) => entry.kind === 'refund')).toHaveLength(20)
     expect(entries.filter((entry) => entry.kind === 'top_up')).toHaveLength(2 + 25)
     expect(concurrentCharges.length + rejected.length).toBe(200)
-    // 150 to start, 25 top-ups of 5 and 20 refunds of 3 arrived; what was not charged is left.
+    // 150 to start, 25 top-ups of 5 and 20 refunds of 3 arrived (none for a test letter); what was not charged is left.
     expect(await balance(db, account.id)).toBe(150 + 125 + 60 - 3 * concurrentCharges.length)
   })
 

@@ -1,3 +1,4 @@
+import { modeLabel } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import type { UnstoredOutcome } from './orders.js'
 
@@ -16,7 +17,7 @@ export const OLD_CLAIM_ABANDONED_AFTER_SECONDS = 60
  * the transaction that stores an order holds it until it commits or rolls back, and a copy of
  * the request arriving meanwhile is told the key is in flight.
  */
-export const idempotencyLockName = (accountId: string, livemode: boolean, key: string) => `${accountId}/${livemode ? 'live' : 'test'}/${key}`
+export const idempotencyLockName = (accountId: string, livemode: boolean, key: string) => `${accountId}/${modeLabel(livemode)}/${key}`
 
 /** A key's row, as the intake reads it. */
 export interface StoredKey {

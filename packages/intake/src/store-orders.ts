@@ -1,4 +1,5 @@
 import type { TransactionSql } from 'postgres'
+import { modeLabel } from '@letters/contracts'
 import { letterJsonSql, outboxTargetSql, webhookBodySql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
@@ -168,10 +169,11 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
     })
   }
 
-  const live = orders.flatMap((order, n) => (outcomes[n] ? [] : [n]))
-  if (live.length === 0) return outcomes as OrderOutcome[]
-  const accountIds = [...new Set(live.map((n) => orders[n]!.accountId))].sort()
-  const choices = live.flatMap((n) => choicesOf(orders[n]!, n))
+  // The orders their key has not decided already (a replay, a 422, a key in flight).
+  const undecided = orders.flatMap((order, n) => (outcomes[n] ? [] : [n]))
+  if (undecided.length === 0) return outcomes as OrderOutcome[]
+  const accountIds = [...new Set(undecided.map((n) => orders[n]!.accountId))].sort()
+  const choices = undecided.flatMap((n) => choicesOf(orders[n]!, n))
   // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
   // which do not depend on the locks: sent together.
   const { lockTimeoutMs } = transaction.options
@@ -191,7 +193,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
 
   const letters: LetterRow[] = []
   const answers: object[] = []
-  for (const n of live) {
+  for (const n of undecided) {
     const order = orders[n]!
     const available = balances.get(order.accountId)
     if (available === undefined) {
@@ -231,7 +233,9 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   return outcomes as OrderOutcome[]
 }
 
-const FIRST_WEBHOOK_BODY = webhookBodySql(`'letter.' || s.status`, letterJsonSql('s'))
+/** The event type of a stored letter's status: letterEventType (packages/contracts), written in SQL. */
+const FIRST_EVENT_TYPE = `'letter.' || s.status`
+const FIRST_WEBHOOK_BODY = webhookBodySql(FIRST_EVENT_TYPE, letterJsonSql('s'))
 
 /**
  * One statement writes the balances, the letters, their first events, outbox rows, webhook events and charges,
@@ -284,8 +288,8 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     -- account and mode subscribed to it, and its delivery job.
     first_webhooks AS (
       INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT e.id, 'letter.' || s.status, ${sql.unsafe(FIRST_WEBHOOK_BODY)}
-      FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND 'letter.' || s.status = ANY(e.events)
+      SELECT e.id, ${sql.unsafe(FIRST_EVENT_TYPE)}, ${sql.unsafe(FIRST_WEBHOOK_BODY)}
+      FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND ${sql.unsafe(FIRST_EVENT_TYPE)} = ANY(e.events)
       RETURNING id
     ),
     webhook_jobs AS (
@@ -322,7 +326,7 @@ function countStored(orders: LetterOrder[], outcomes: OrderOutcome[]): void {
   orders.forEach((order, n) => {
     if (outcomes[n]?.outcome !== 'stored') return
     for (const letter of order.letters) {
-      metrics.lettersCreated.inc({ type: letter.type, country: letter.recipient.country, mode: order.livemode ? 'live' : 'test' })
+      metrics.lettersCreated.inc({ type: letter.type, country: letter.recipient.country, mode: modeLabel(order.livemode) })
       if (order.livemode) metrics.creditsCharged.inc(letter.cost)
     }
   })

@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq'
 import { eq } from 'drizzle-orm'
 import type { AddressVerifier, NormalizedAddress } from '@letters/address'
-import { refund } from '@letters/credits'
+import { refundLetter } from '@letters/credits'
 import { enqueue, letters, moveLetter, type Db } from '@letters/db'
 
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
@@ -19,7 +19,7 @@ function eventDetail(result: NormalizedAddress, livemode: boolean): string {
  */
 export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterId: string): Promise<AddressOutcome> {
   const [letter] = await db
-    .select({ accountId: letters.accountId, status: letters.status, recipient: letters.recipient, cost: letters.cost, livemode: letters.livemode })
+    .select({ status: letters.status, recipient: letters.recipient, livemode: letters.livemode })
     .from(letters)
     .where(eq(letters.id, letterId))
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
@@ -28,15 +28,11 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
   const result = await verifier.verify(letter.recipient)
   const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
   return db.transaction(async (tx) => {
-    const { moved } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result, letter.livemode), set: { address: { ...result, verifiedBy: verifier.name } } })
+    const { moved, letter: locked } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result, letter.livemode), set: { address: { ...result, verifiedBy: verifier.name } } })
     // Another run (or a cancellation) moved it first.
-    if (!moved) return 'already_done'
-    if (status === 'address_rejected') {
-      // A test letter was never charged.
-      if (letter.livemode) await refund(tx, letter.accountId, letter.cost, letterId, 'address rejected')
-    } else {
-      await enqueue(tx, { name: 'produce-letter', data: { letterId } })
-    }
+    if (!moved || !locked) return 'already_done'
+    if (status === 'address_rejected') await refundLetter(tx, { ...locked, id: letterId }, 'address rejected')
+    else await enqueue(tx, { name: 'produce-letter', data: { letterId } })
     return status
   })
 }

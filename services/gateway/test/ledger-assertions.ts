@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import { asc, eq, sql } from 'drizzle-orm'
-import { accounts, ledgerEntries, letters, outbox, type Db } from '@letters/db'
+import { accounts, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
 
 /** What an account has in the database: balance, letters, ledger entries and queued jobs. */
 export async function moneyState(db: Db, accountId: string) {
@@ -16,8 +16,9 @@ export async function moneyState(db: Db, accountId: string) {
 
 /**
  * The ledger agrees with the letters: one charge per live letter (a test letter has none), of its
- * cost, and the balance is the entries' sum; each letter sent at once has one address job, and a
- * scheduled one at most one (written when the clock releases it).
+ * cost, and the balance is the entries' sum. Every letter that entered the pipeline (a `received`
+ * event: sent at once, or a scheduled one the clock released) has exactly one address job; one
+ * still scheduled, or cancelled while it was, has none.
  */
 export async function expectLedgerMatchesLetters(db: Db, accountId: string) {
   const state = await moneyState(db, accountId)
@@ -26,10 +27,18 @@ export async function expectLedgerMatchesLetters(db: Db, accountId: string) {
   expect(state.charges.map((entry) => entry.letterId).sort()).toEqual(ids(state.letters.filter((letter) => letter.livemode)))
   const costs = new Map(state.letters.map((letter) => [letter.id, letter.cost]))
   for (const charge of state.charges) expect(-charge.amount).toBe(costs.get(charge.letterId!))
-  const jobLetters = state.jobs.map((job) => job.payload.letterId!)
-  const immediate = new Set(ids(state.letters.filter((letter) => letter.sendAt === null)))
-  expect(jobLetters.filter((id) => immediate.has(id)).sort()).toEqual([...immediate].sort())
-  const scheduledJobs = jobLetters.filter((id) => !immediate.has(id))
-  expect(new Set(scheduledJobs).size).toBe(scheduledJobs.length)
+
+  const received = await db
+    .selectDistinct({ letterId: letterEvents.letterId })
+    .from(letterEvents)
+    .innerJoin(letters, eq(letters.id, letterEvents.letterId))
+    .where(sql`${letters.accountId} = ${accountId}::uuid AND ${letterEvents.status} = 'received'`)
+  const addressJobs = state.jobs.filter((job) => job.jobName === 'normalize-address').map((job) => job.payload.letterId!)
+  expect(addressJobs.sort()).toEqual(received.map((row) => row.letterId).sort())
+  // What has no `received` event is a scheduled letter: still waiting, or cancelled while it was.
+  for (const letter of state.letters.filter((letter) => !received.some((row) => row.letterId === letter.id))) {
+    expect(letter.sendAt, letter.id).not.toBeNull()
+    expect(['scheduled', 'cancelled'], letter.id).toContain(letter.status)
+  }
   return state
 }

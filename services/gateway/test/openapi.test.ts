@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import { letterEventTypes } from '@letters/contracts'
 import type { App } from '../src/app.js'
 import { isInternal, openapiPath, registeredRoutes } from './contract.js'
 import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
@@ -98,6 +99,36 @@ describe('GET /openapi.json', () => {
     expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'campaignId', required: false }))
     expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'sendAt', required: false }))
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '415', '422', '429', '500', '503'])
+  })
+
+  it('documents scheduling and test mode: sendAt on the creations, livemode and sendAt on the letter, letter.scheduled among the event types', () => {
+    type Schema = { properties: Record<string, unknown>; required?: string[] }
+    const jsonOf = (content: Record<string, { schema: unknown }> | undefined) => content!['application/json']!.schema as Schema
+    for (const path of ['/single', '/card']) {
+      const body = jsonOf(document.paths[path]!.post!.requestBody!.content)
+      expect(body.properties, path).toHaveProperty('sendAt')
+      expect(body.required, path).not.toContain('sendAt')
+    }
+    const letter = jsonOf(document.paths['/cards/{cardId}']!.get!.responses['200']!.content)
+    const listed = (jsonOf(document.paths['/cards']!.get!.responses['200']!.content).properties.data as { items: Schema }).items
+    for (const shown of [letter, listed]) {
+      expect(shown.properties).toMatchObject({ livemode: { type: 'boolean' }, sendAt: expect.anything() })
+      expect(shown.required).toEqual(expect.arrayContaining(['livemode', 'sendAt']))
+    }
+    const events = jsonOf(document.paths['/webhooks']!.post!.requestBody!.content).properties.events as { items: { anyOf: Array<{ enum: string[] }> } }
+    expect(events.items.anyOf.flatMap((choice) => choice.enum)).toEqual([...letterEventTypes])
+    expect(letterEventTypes).toContain('letter.scheduled')
+  })
+
+  it("shows the admin API's test-key body on no public route", () => {
+    const propertyNames = (node: unknown): string[] =>
+      node === null || typeof node !== 'object'
+        ? []
+        : Object.entries(node).flatMap(([key, value]) => [...(key === 'properties' && value && typeof value === 'object' ? Object.keys(value) : []), ...propertyNames(value)])
+    expect(propertyNames(document.paths)).not.toContain('mode')
+    // Its schema's own words (admin.IssueApiKeyBody, admin.ApiKeyMode) appear nowhere either.
+    expect(JSON.stringify(document)).not.toContain("'live' o 'test'")
+    expect(Object.keys(document.paths).filter((path) => path.includes('api-keys'))).toEqual([])
   })
 
   it('lets a route that takes no body be called without one', () => {

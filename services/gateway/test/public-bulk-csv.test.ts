@@ -26,6 +26,7 @@ async function accountWithCampaign(credits = 100) {
   }
 }
 
+const DAY = 86_400_000
 const lines = (...rows: string[]) => rows.map((row) => `${row}\r\n`).join('')
 const BOM = '\uFEFF'
 
@@ -125,10 +126,10 @@ describe('POST /cards/bulk with a CSV body', () => {
 
   it('schedules every row for the sendAt of the query', async () => {
     const { account, postCsv, campaignId } = await accountWithCampaign()
-    const sendAt = '2030-12-24T09:00:00+01:00'
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X', 'Bea,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
     // Past the 180 days a letter may wait, then within them.
-    expectError(await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(sendAt)}`), 400, 'Bad Request', /está a más de 180 días$/)
+    const tooLate = new Date(Date.now() + 181 * DAY).toISOString()
+    expectError(await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(tooLate)}`), 400, 'Bad Request', /está a más de 180 días$/)
     const soon = new Date(Date.now() + 3_600_000).toISOString()
     const response = await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(soon)}`)
     expect(response.statusCode, response.body).toBe(200)
@@ -138,6 +139,22 @@ describe('POST /cards/bulk with a CSV body', () => {
       ['scheduled', soon],
     ])
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94, jobs: [] })
+  })
+
+  it("reads a sendAt whose offset's + was sent unencoded (a URL makes it a space) as that +, as %2B and Z are read", async () => {
+    const { postCsv, campaignId } = await accountWithCampaign()
+    const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
+    // Two hours ahead, to the second, and its wall-clock time at +01:00.
+    const instant = new Date(Math.floor((Date.now() + 2 * 3_600_000) / 1000) * 1000)
+    const madrid = new Date(instant.getTime() + 3_600_000).toISOString().slice(0, 19)
+    for (const sendAt of [`${madrid}+01:00`, `${madrid}%2B01:00`, instant.toISOString()]) {
+      const response = await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${sendAt}`)
+      expect(response.statusCode, `${sendAt}: ${response.body}`).toBe(200)
+      const [letter] = await lettersOf(response.json<BulkAnswer>())
+      expect(letter?.sendAt?.toISOString(), sendAt).toBe(instant.toISOString())
+    }
+    // A space elsewhere is not a lost +: still refused.
+    expectError(await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${madrid.replace('T', '+')}`), 400, 'Bad Request', /no es una fecha y hora válida con zona horaria$/)
   })
 
   it('replays a CSV request under its Idempotency-Key, and refuses another CSV under it with 422', async () => {

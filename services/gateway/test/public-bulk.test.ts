@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { inArray } from 'drizzle-orm'
+import { inArray, sql } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, startGateway } from './helpers.js'
@@ -294,7 +294,9 @@ describe('scheduled and test-mode bulk requests', () => {
   it.each([
     ['not a date', 'mañana', /no es una fecha y hora válida con zona horaria$/],
     ['without a time zone', '2030-01-01T10:00:00', /no es una fecha y hora válida con zona horaria$/],
-    ['in the past', '2020-01-01T10:00:00Z', /está a menos de 1 minuto$/],
+    ['in the past', '2020-01-01T10:00:00Z', /'2020-01-01T10:00:00Z' ya ha pasado$/],
+    // Only a query's space before the offset can be a + the URL turned into one; a JSON string keeps its +.
+    ['with a space for the offset sign', `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 19)} 01:00`, /no es una fecha y hora válida con zona horaria$/],
   ])('refuses the whole request for a sendAt %s, creating nothing', async (_name, sendAt, message) => {
     const { account, client, campaignId } = await accountWithCampaign(100)
     expectError(await client.post('/cards/bulk', { campaignId, sendAt, recipients: [recipient()] }), 400, 'Bad Request', message)
@@ -315,6 +317,42 @@ describe('scheduled and test-mode bulk requests', () => {
     expect(state.letters.map((letter) => letter.livemode)).toEqual([false, false])
     expectError(await testClient.post('/cards/bulk', { campaignId, recipients: [recipient(), recipient(), recipient()] }), 402, 'Payment Required', 'Créditos insuficientes: las 3 cartas cuestan 9 créditos y el saldo de la cuenta es 6')
     expect((await moneyState(app.db, account.id)).letters).toHaveLength(2)
+  })
+})
+
+describe('variable names that are JavaScript object properties', () => {
+  it('__proto__ is refused when a campaign is made (no JSON body could fill it)', async () => {
+    const { account } = await accountWithCampaign(100)
+    for (const name of ['__proto__']) {
+      const response = await adminClient(app).post(`/admin/accounts/${account.id}/campaigns`, {
+        name: 'Reservada',
+        cardDesignId: account.cardDesignId,
+        envelopeDesignId: account.envelopeDesignId,
+        senderId: account.senderId,
+        message: `Hola {{${name}}}`,
+        variables: [{ name, maxSize: 20, defaultValue: 'amigo', example: 'Lucía' }],
+      })
+      expectError(response, 400, 'Bad Request', /__proto__ está reservado/)
+    }
+    // A name that merely contains it is an ordinary name.
+    expect((await bulkCampaign(app, account, { message: 'Hola {{__proto___x}}, {{cupon}}', variables: [{ name: '__proto___x', maxSize: 20, defaultValue: 'amigo', example: 'Ana' }, { name: 'cupon', maxSize: 8, defaultValue: null, example: 'X' }] })).length).toBeGreaterThan(0)
+  })
+
+  it('a campaign made before the rule with a __proto__ variable still fills it from CSV and from its default, never "[object Object]"', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    // As an older version let it be made: the variable renamed in the database.
+    await app.db.execute(sql`UPDATE campaign_variables SET name = '__proto__' WHERE campaign_id = ${campaignId}::uuid AND name = 'nombre'`)
+    await app.db.execute(sql`UPDATE campaigns SET message = replace(message, '{{nombre}}', '{{__proto__}}') WHERE id = ${campaignId}::uuid`)
+    const csv = 'name,surname,address,zip,city,country,__proto__,cupon\r\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X1\r\nBea,Ruiz,Calle Mayor 1,28013,Madrid,ES,,X2\r\n'
+    const response = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
+    expect(response.statusCode, response.body).toBe(200)
+    const { cardIds } = response.json<BulkAnswer>()
+    const stored = await lettersById(cardIds as string[])
+    const messages = cardIds.map((id) => stored.get(id!)?.message ?? '')
+    expect(messages[0]).toContain('¡Feliz Navidad, Ana!')
+    expect(messages[1]).toContain('¡Feliz Navidad, amigo!')
+    for (const message of messages) expect(message).not.toContain('[object Object]')
+    await expectLedgerMatchesLetters(app.db, account.id)
   })
 })
 

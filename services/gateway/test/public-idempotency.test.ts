@@ -4,6 +4,7 @@ import type { App } from '../src/app.js'
 import { idempotencyLockName } from '@letters/intake'
 import { requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
@@ -69,7 +70,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     const client = publicClient(app, account.apiKey)
     await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-422' })
     const response = await client.post('/single', singleLetter(account, { name: 'Marta' }), { 'idempotency-key': 'k-422' })
-    expectError(response, 422, 'Unprocessable Entity', /ya se usó con una petición distinta/)
+    expectError(response, 422, 'Unprocessable Entity', 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada petición')
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
@@ -185,5 +186,31 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     // Once the first has finished, every further copy is a replay of the same letter.
     const late = await client.post('/single', body, { 'idempotency-key': 'parallel-1' })
     expect(late.json()).toEqual(created[0]!.json())
+  })
+})
+
+describe('one Idempotency-Key across POST /single and POST /cards/bulk', () => {
+  it('answers 422 to a bulk request under a key a single letter used (and the other way round), while the same bulk body twice is replayed', async () => {
+    const account = await adminAccount(app, 100)
+    const client = publicClient(app, account.apiKey)
+    const campaignId = await bulkCampaign(app, account)
+    const bulk = { campaignId, recipients: [bulkRecipient(), bulkRecipient({ name: 'Eva' })] }
+    const reused = 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada petición'
+
+    expect((await client.post('/single', singleLetter(account), { 'idempotency-key': 'una-clave' })).statusCode).toBe(200)
+    expectError(await client.post('/cards/bulk', bulk, { 'idempotency-key': 'una-clave' }), 422, 'Unprocessable Entity', reused)
+    expect((await moneyState(app.db, account.id)).letters).toHaveLength(1)
+
+    const first = await client.post('/cards/bulk', bulk, { 'idempotency-key': 'otra-clave' })
+    const again = await client.post('/cards/bulk', bulk, { 'idempotency-key': 'otra-clave' })
+    expect(first.statusCode, first.body).toBe(200)
+    expect(again.statusCode).toBe(200)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.json()).toEqual(first.json())
+    expectError(await client.post('/single', singleLetter(account), { 'idempotency-key': 'otra-clave' }), 422, 'Unprocessable Entity', reused)
+
+    const state = await expectLedgerMatchesLetters(app.db, account.id)
+    expect(state).toMatchObject({ balance: 100 - 3 * 3 })
+    expect(state.letters).toHaveLength(3)
   })
 })

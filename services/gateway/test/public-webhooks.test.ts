@@ -3,7 +3,7 @@ import { eq, sql } from 'drizzle-orm'
 import { letterEventTypes } from '@letters/contracts'
 import { outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
@@ -185,6 +185,35 @@ describe('GET /webhooks/{id}/deliveries', () => {
     expectError(await client(other).get(`/webhooks/${created.id}/deliveries`), 404, 'Not Found')
     expectError(await client(other).get(`/webhooks/${created.id}/deliveries?cursor=xyz`), 404, 'Not Found')
     await removeAll(account)
+  })
+})
+
+describe('letter.scheduled', () => {
+  it("is written with the letter's sendAt for each subscribed endpoint of the letter's own mode, with its delivery job", async () => {
+    const owner = await adminAccount(app, 10)
+    const issued = await adminClient(app).post(`/admin/accounts/${owner.id}/api-keys`, { mode: 'test' })
+    expect(issued.statusCode, issued.body).toBe(201)
+    const test = { ...owner, apiKey: issued.json<{ apiKey: string }>().apiKey }
+    const liveEndpoint = await create(owner)
+    const testEndpoint = await create(test)
+    // Subscribed to letter.received only: a scheduled letter does not concern it.
+    const receivedOnly = await create(owner, { url: PUBLIC_URL, events: ['letter.received'] })
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString()
+
+    for (const [key, endpoint, livemode] of [[owner, liveEndpoint, true], [test, testEndpoint, false]] as const) {
+      const created = await client(key).post('/single', singleLetter(owner, { sendAt }))
+      expect(created.statusCode, created.body).toBe(200)
+      const cardId = created.json<{ cardId: string }>().cardId
+      const { events: _events, ...card } = (await client(key).get(`/cards/${cardId}`)).json<Record<string, unknown>>()
+      expect(card).toMatchObject({ status: 'scheduled', livemode, sendAt })
+
+      const written = await app.db.select().from(webhookEvents).where(sql`${webhookEvents.body}::jsonb -> 'data' ->> 'id' = ${cardId}`)
+      expect(written.map((event) => [event.endpointId, event.type])).toEqual([[endpoint.id, 'letter.scheduled']])
+      expect(JSON.parse(written[0]!.body)).toEqual({ type: 'letter.scheduled', timestamp: expect.any(String), data: card })
+      expect(await app.db.select().from(outbox).where(eq(outbox.id, written[0]!.id))).toMatchObject([{ queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: written[0]!.id } }])
+    }
+    expect(await app.db.select().from(webhookEvents).where(eq(webhookEvents.endpointId, receivedOnly.id))).toEqual([])
+    await removeAll(owner)
   })
 })
 

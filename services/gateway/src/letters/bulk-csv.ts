@@ -72,22 +72,18 @@ export function parseCsv(text: string): CsvTable {
 }
 
 /**
- * The recipients of a CSV table for a campaign. The header is checked once for the whole
- * request (400): every column a recipient field or a variable of the campaign, each once, the
- * required fields there, and a column for every variable without a default. A column named like
- * both a recipient field and a variable fills both. Then each row: its cells as a recipient
- * (an empty company or province is none, an empty variable cell leaves the default), or a
- * row-level error when its length differs from the header's.
+ * Checks a CSV header once for the whole request (400): every column a recipient field or a
+ * variable of the campaign, each once, the required fields there, and a column for every variable
+ * without a default.
  */
-export function csvRecipients(table: CsvTable, campaign: CampaignForLetter): CsvRecipient[] {
-  const variables = new Map(campaign.variables.map((variable) => [variable.name, variable]))
+function assertHeader(header: string[], campaign: CampaignForLetter, variables: ReadonlySet<string>): void {
   const seen = new Set<string>()
-  table.header.forEach((name, position) => {
+  header.forEach((name, position) => {
     if (name === '') throw badRequest(`La columna ${position + 1} de la cabecera del CSV no tiene nombre`)
     if (seen.has(name)) throw badRequest(`La columna '${name}' aparece dos veces en la cabecera del CSV`)
     seen.add(name)
     if (!RECIPIENT_COLUMNS.includes(name) && !variables.has(name)) {
-      const allowed = [...RECIPIENT_COLUMNS, ...variables.keys()].join(', ')
+      const allowed = [...RECIPIENT_COLUMNS, ...variables].join(', ')
       throw badRequest(`La columna '${name}' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: ${allowed}`)
     }
   })
@@ -99,20 +95,34 @@ export function csvRecipients(table: CsvTable, campaign: CampaignForLetter): Csv
       throw badRequest(`Falta la columna '${variable.name}' en la cabecera del CSV: es una variable de la campaña sin valor por defecto`)
     }
   }
-  const hasVariableColumns = table.header.some((name) => variables.has(name))
+}
 
-  return table.rows.map((row) => {
-    if (row.length !== table.header.length) {
-      return { error: badRequest(`La fila tiene ${row.length} ${row.length === 1 ? 'columna' : 'columnas'} y la cabecera ${table.header.length}`) }
-    }
-    const input: Record<string, unknown> = {}
-    const values: Record<string, string> = {}
-    table.header.forEach((name, position) => {
-      const cell = row[position]!
-      if (RECIPIENT_COLUMNS.includes(name)) input[name] = cell === '' && !REQUIRED_COLUMNS.has(name) ? null : cell
-      if (variables.has(name) && cell !== '') values[name] = cell
-    })
-    if (hasVariableColumns) input.variables = values
-    return { input }
+/**
+ * One row under a checked header as a recipient: an empty company or province is none, an empty
+ * variable cell leaves the default; a column named like both a recipient field and a variable
+ * fills both. A row whose length differs from the header's is a row-level error.
+ */
+function rowRecipient(header: string[], row: string[], variables: ReadonlySet<string>, hasVariableColumns: boolean): CsvRecipient {
+  if (row.length !== header.length) {
+    return { error: badRequest(`La fila tiene ${row.length} ${row.length === 1 ? 'columna' : 'columnas'} y la cabecera ${header.length}`) }
+  }
+  const input: Record<string, unknown> = {}
+  // Without a prototype: a variable may be called `__proto__`, which on a plain object would set
+  // the prototype instead of keeping the value.
+  const values: Record<string, string> = Object.create(null)
+  header.forEach((name, position) => {
+    const cell = row[position]!
+    if (RECIPIENT_COLUMNS.includes(name)) input[name] = cell === '' && !REQUIRED_COLUMNS.has(name) ? null : cell
+    if (variables.has(name) && cell !== '') values[name] = cell
   })
+  if (hasVariableColumns) input.variables = values
+  return { input }
+}
+
+/** The recipients of a CSV table for a campaign: the header checked (assertHeader), then each row (rowRecipient). */
+export function csvRecipients(table: CsvTable, campaign: CampaignForLetter): CsvRecipient[] {
+  const variables = new Set(campaign.variables.map((variable) => variable.name))
+  assertHeader(table.header, campaign, variables)
+  const hasVariableColumns = table.header.some((name) => variables.has(name))
+  return table.rows.map((row) => rowRecipient(table.header, row, variables, hasVariableColumns))
 }

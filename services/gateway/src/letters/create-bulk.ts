@@ -15,7 +15,7 @@ import {
   type KeyedRequest,
 } from './create-letter.js'
 import { requestFingerprint } from './idempotency.js'
-import { checkedSendAt } from './send-at.js'
+import { checkedSendAt, queryDateTime } from './send-at.js'
 
 /** A JSON body as Fastify let it through: its envelope checked, each recipient still to be. */
 export type BulkEnvelope = Omit<publicApi.BulkLetterBody, 'recipients'> & { recipients: unknown[] }
@@ -46,11 +46,17 @@ function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, sendAt:
   }
 }
 
-function assertRecipientCount(count: number): void {
+/** A request without recipients, as the client wrote it: a JSON body (whose envelope the route checks with this message too) or a CSV. */
+export const noRecipients = {
+  json: `El campo 'recipients' debe ser una lista de 1 a ${publicApi.BULK_MAX_RECIPIENTS} destinatarios`,
+  csv: `El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a ${publicApi.BULK_MAX_RECIPIENTS} filas`,
+}
+
+function assertRecipientCount(kind: BulkRequest['kind'], count: number): void {
   if (count > publicApi.BULK_MAX_RECIPIENTS) {
     throw new ApiError(413, `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${count}; repártelos en varias peticiones`)
   }
-  if (count === 0) throw badRequest(`El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a ${publicApi.BULK_MAX_RECIPIENTS} filas`)
+  if (count === 0) throw badRequest(noRecipients[kind])
 }
 
 /**
@@ -62,15 +68,15 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
   if (request.kind === 'json') {
     const given = Object.keys(request.query).map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
-    assertRecipientCount(request.body.recipients.length)
+    assertRecipientCount('json', request.body.recipients.length)
     const sendAt = checkedSendAt(request.body.sendAt)
     const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
     return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, sendAt, input))
   }
   if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
   const table = parseCsv(request.text)
-  assertRecipientCount(table.rows.length)
-  const sendAt = checkedSendAt(request.query.sendAt)
+  assertRecipientCount('csv', table.rows.length)
+  const sendAt = checkedSendAt(queryDateTime(request.query.sendAt))
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
   return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, sendAt, row.input)))
 }

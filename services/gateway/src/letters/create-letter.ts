@@ -76,17 +76,19 @@ function checkedMessage(message: string): string {
   return message
 }
 
-/** What a campaign's letters take from it. */
-/** The campaign's values for its variables: the client's, or the defaults. */
-function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Record<string, string> {
-  const declared = new Map(campaign.variables.map((variable) => [variable.name, variable]))
+/**
+ * The campaign's values for its variables: the client's, or the defaults. A Map: a variable may
+ * be called `__proto__`, which a plain object would take for its prototype instead of keeping it.
+ */
+function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Map<string, string> {
+  const declared = new Set(campaign.variables.map((variable) => variable.name))
   for (const name of Object.keys(given)) {
     if (!declared.has(name)) {
       const names = campaign.variables.map((variable) => variable.name).join(', ') || 'ninguna'
       throw badRequest(`La variable '${name}' no existe en la campaña; sus variables son: ${names}`)
     }
   }
-  const values: Record<string, string> = {}
+  const values = new Map<string, string>()
   for (const variable of campaign.variables) {
     // Own keys only: a variable called "constructor" must not find Object.prototype's.
     const value = Object.hasOwn(given, variable.name) ? given[variable.name]! : variable.defaultValue
@@ -94,7 +96,7 @@ function campaignValues(campaign: CampaignForLetter, given: Record<string, strin
     if (characterCount(value) > variable.maxSize) {
       throw badRequest(`La variable '${variable.name}' no puede tener más de ${variable.maxSize} caracteres`)
     }
-    values[variable.name] = value
+    values.set(variable.name, value)
   }
   return values
 }

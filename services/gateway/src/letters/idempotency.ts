@@ -20,4 +20,4 @@ export function requestFingerprint(route: string, body: unknown): string {
 
 export const inFlight = () => new ApiError(409, 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos')
 
-export const keyReused = () => new ApiError(422, 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada carta')
+export const keyReused = () => new ApiError(422, 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada petición')

@@ -22,15 +22,28 @@ export function parseDateTime(text: string): Date | undefined {
 }
 
 /**
+ * A `sendAt` as a URL's query gives it. In a query string `+` stands for a space (the form
+ * encoding, which Fastify's query parser follows), so `?sendAt=2026-12-20T09:00:00+01:00` sent
+ * without encoding arrives as `2026-12-20T09:00:00 01:00`. A space just before the offset's
+ * `hh:mm` can only have been that `+` (a `-` arrives as it was sent), so it is read as one.
+ * Writing `%2B` for the `+`, or the time in UTC with `Z`, needs no such reading.
+ */
+export function queryDateTime(value: string | null | undefined): string | null | undefined {
+  return typeof value !== 'string' ? value : value.replace(/^(\S+[Tt]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:\d{2})$/, '$1+$2')
+}
+
+/**
  * A request's `sendAt`, checked: null when absent (the letter goes at once), else an instant from
- * one minute to 180 days after now. Anything else is a 400 that names the rule.
+ * SEND_AT_MIN_LEAD_MS to SEND_AT_MAX_LEAD_MS after now. Anything else is a 400 that names the rule.
  */
 export function checkedSendAt(value: string | null | undefined, now = Date.now()): Date | null {
   if (value === undefined || value === null) return null
   const instant = parseDateTime(value)
-  if (!instant) throw badRequest(`El campo ${publicApi.SEND_AT_RULE}; '${value}' no es una fecha y hora válida con zona horaria`)
+  const refused = (why: string) => badRequest(`El campo ${publicApi.SEND_AT_RULE}; '${value}' ${why}`)
+  if (!instant) throw refused('no es una fecha y hora válida con zona horaria')
   const lead = instant.getTime() - now
-  if (lead < publicApi.SEND_AT_MIN_LEAD_MS) throw badRequest(`El campo ${publicApi.SEND_AT_RULE}; '${value}' está a menos de 1 minuto`)
-  if (lead > publicApi.SEND_AT_MAX_LEAD_DAYS * 86_400_000) throw badRequest(`El campo ${publicApi.SEND_AT_RULE}; '${value}' está a más de ${publicApi.SEND_AT_MAX_LEAD_DAYS} días`)
+  if (lead <= 0) throw refused('ya ha pasado')
+  if (lead < publicApi.SEND_AT_MIN_LEAD_MS) throw refused(`está a menos de ${publicApi.SEND_AT_MIN_LEAD_TEXT}`)
+  if (lead > publicApi.SEND_AT_MAX_LEAD_MS) throw refused(`está a más de ${publicApi.SEND_AT_MAX_LEAD_TEXT}`)
   return instant
 }

@@ -1,14 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import { and, eq, isNull } from 'drizzle-orm'
+import type { admin } from '@letters/contracts'
 import { apiKeys, type Executor } from '@letters/db'
 
 /** A key's mode is its prefix (`lk_<mode>_`), which the checksum covers. */
 export const API_KEY_PREFIX = 'lk_live_'
 export const TEST_API_KEY_PREFIX = 'lk_test_'
 const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
-
-export type ApiKeyMode = 'live' | 'test'
 
 /** `lk_<kind>_`, 32 random bytes and the CRC-32 of both (4 bytes), base64url. */
 const CHECKSUMMED_KEY = /^(lk_[a-z]+_[A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
@@ -50,7 +49,7 @@ export function apiKeyFormat(key: string): 'checksummed' | 'legacy' | undefined 
  * Stores the hash of a new key and returns the key itself, which is shown once and never again.
  * A test key's letters are checked like live ones but never charged nor printed.
  */
-export async function issueApiKey(ex: Executor, accountId: string, mode: ApiKeyMode = 'live'): Promise<{ id: string; apiKey: string; mode: ApiKeyMode }> {
+export async function issueApiKey(ex: Executor, accountId: string, mode: admin.ApiKeyMode = 'live'): Promise<admin.CreatedApiKey> {
   const apiKey = generateApiKey(mode === 'live' ? API_KEY_PREFIX : TEST_API_KEY_PREFIX)
   const [row] = await ex
     .insert(apiKeys)

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { publicApi } from '@letters/contracts'
-import { refund } from '@letters/credits'
+import { refundLetter } from '@letters/credits'
 import { letters, moveLetter, type Db, type LetterStatus } from '@letters/db'
 import { conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
@@ -37,7 +37,7 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
     })
     if (!letter) throw cardNotFound()
     if (!moved) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
-    if (letter.livemode) await refund(tx, accountId, letter.cost, cardId, 'cancelled by the client')
+    await refundLetter(tx, { ...letter, id: cardId }, 'cancelled by the client')
   })
   return getCard(db, scope, cardId)
 }

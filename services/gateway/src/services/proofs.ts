@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm'
 import type { ArtifactStore } from '@letters/artifacts'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
-import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterRecord, type LetterToRender, type RenderPool } from '@letters/render'
+import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterToRender, type RenderPool } from '@letters/render'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
@@ -52,7 +52,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
     const kept = await keptProof
     if (kept) return kept
   }
-  const recipient = (row.address as LetterRecord['recipient'] | null) ?? row.recipient
+  const recipient = row.address ?? row.recipient
   const drawing = drawProof(sources.renderPool, describeLetter({ letterId: cardId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient, floorCountry: sources.config.floorCountry })).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
     if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))

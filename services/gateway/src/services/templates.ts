@@ -11,9 +11,9 @@ export function literalText(template: string): string {
 }
 
 /** Replaces every `{{name}}` with its value; every placeholder must have one. */
-export function fillTemplate(template: string, values: Record<string, string>): string {
+export function fillTemplate(template: string, values: ReadonlyMap<string, string>): string {
   return template.replace(PLACEHOLDER, (_, name: string) => {
-    const value = values[name]
+    const value = values.get(name)
     if (value === undefined) throw new Error(`no value for placeholder ${name}`)
     return value
   })

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { UUID } from './cursor.js'
 
 /**
  * Which of these job subjects are test mode's: a letter made with a test key (the `letterId` of

@@ -14,8 +14,7 @@ import { enqueue, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodyS
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { UUID } from './cursor.js'
 
 const endpointNotFound = () => notFound('El webhook no existe')
 

@@ -5,7 +5,7 @@ import type { Db } from '@letters/db'
 import { testModeSubjects } from '../../services/test-mode-jobs.js'
 
 /** What the dashboard adds to the name of a test mode's job. */
-export const TEST_JOB_MARK = ' (prueba)'
+const TEST_JOB_MARK = ' (prueba)'
 
 const subjectOf = (job: Job): string | undefined => {
   const data = job.data as { letterId?: unknown; eventId?: unknown } | null

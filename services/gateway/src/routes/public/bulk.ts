@@ -5,7 +5,7 @@ import { Type, type TSchema } from 'typebox'
 import { errorResponses, publicApi, strict } from '@letters/contracts'
 import { ApiError, badRequest } from '../../errors.js'
 import { decodeCsv } from '../../letters/bulk-csv.js'
-import { createBulk, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
+import { createBulk, noRecipients, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
 import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
 import { creationHeaders, sendCreation } from './letters.js'
 
@@ -27,7 +27,7 @@ const JsonEnvelope = Type.Object(
     ...publicApi.BulkLetterBody.properties,
     recipients: Type.Array(Type.Unknown(), {
       minItems: 1,
-      errorMessage: `El campo 'recipients' debe ser una lista de 1 a ${publicApi.BULK_MAX_RECIPIENTS} destinatarios`,
+      errorMessage: noRecipients.json,
     }),
   },
   strict,
