@@ -148,13 +148,17 @@ export class BatchCloser {
   }
 
   private async run(): Promise<void> {
+    let failures = 0
     while (this.running) {
       try {
         await this.round()
+        failures = 0
       } catch (err) {
-        this.floor.log.error({ err }, 'batch closer round failed')
+        failures++
+        this.floor.log.error({ err, failures }, 'batch closer round failed')
       }
-      if (this.running) await this.pause.for(this.intervalMs)
+      // A printer that keeps refusing is asked again less and less often, up to once a minute.
+      if (this.running) await this.pause.for(failures === 0 ? this.intervalMs : Math.min(60_000, this.intervalMs * 2 ** failures))
     }
   }
 

@@ -9,7 +9,7 @@ import { closeDb, createDb, letterEvents, letters, printBatches, printBatchLette
 import { isolatedDatabase } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
 import { LocalArtifactStore } from '@letters/artifacts'
-import { SpoolPrinter } from '../src/printer.js'
+import { SpoolPrinter, type PrintFile, type Printer } from '../src/printer.js'
 import { finishBatch } from '../src/batch-closer.js'
 import { closeIfDue, putInTray } from '../src/batch-tray.js'
 import { markFailed, produceLetter, TEST_RENDERED_DETAIL, type Floor } from '../src/produce-letter.js'
@@ -141,5 +141,31 @@ describe('PRINTER=batch: the tray', () => {
     // Finishing again (a closer that raced this one) hands nothing over twice and changes nothing.
     expect(await finishBatch(floor, membership!.batchId)).toBe('handed')
     expect(await produceLetter(floor, second.id)).toBe('already_done')
+  })
+
+  it('retries a batch whose printer failed part-way: the files it took are not handed over again', async () => {
+    const printed: string[] = []
+    let refusals = 1
+    const flaky: Printer = {
+      name: 'flaky',
+      async print(file: PrintFile) {
+        if (file.name.endsWith('.envelopes.pdf') && refusals-- > 0) throw new Error('printer jammed')
+        printed.push(file.name)
+      },
+    }
+    const letter = await readyLetter()
+    await produceLetter(floor, letter.id)
+    await db
+      .update(printBatches)
+      .set({ openedAt: sql`now() - interval '61 seconds'` })
+      .where(eq(printBatches.status, 'open'))
+    await closeIfDue(db, rules)
+    const [membership] = await membershipsOf(letter.id)
+    const batchId = membership!.batchId
+    await expect(finishBatch({ ...floor, printer: flaky }, batchId)).rejects.toThrow('printer jammed')
+    expect((await statusOf(letter.id)).status).toBe('printing')
+    expect(await finishBatch({ ...floor, printer: flaky }, batchId)).toBe('handed')
+    expect(printed).toEqual([`batch-${batchId}.cards.pdf`, `batch-${batchId}.envelopes.pdf`, `batch-${batchId}.manifest.csv`])
+    expect((await statusOf(letter.id)).status).toBe('printed')
   })
 })
