@@ -3,18 +3,12 @@ import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
 
-const LogLevel = Type.Union(
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
-)
+const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)))
 
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
 
-/**
- * What the production worker makes of a letter (PRINTER): `spool`, its two PDFs handed over at
- * once (to the spool directory, or PRINT_COMMAND); `batch`, the letter put in a tray, handed
- * over with the others of its batch (README, Batch printing); `plotter`, pen-plotter files.
- */
-export const printerModes = ['spool', 'batch', 'plotter'] as const
+/** PRINTER: what the production worker makes of a letter (Config.printer says how). */
+export const printerModes = ['spool', 'plotter', 'batch'] as const
 export type PrinterMode = (typeof printerModes)[number]
 
 /** Every variable the processes read, with the defaults that serve a local run. */
@@ -38,6 +32,11 @@ const EnvSchema = Type.Object({
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
   PRINTER: Type.Union(printerModes.map((mode) => Type.Literal(mode)), { default: 'spool' }),
+  // One line of G-code words (M3, M3 S90, M280 P0 S60): never a newline that could smuggle moves in.
+  PLOTTER_PEN_UP: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M5' }),
+  PLOTTER_PEN_DOWN: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M3' }),
+  PLOTTER_DRAW_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2000' }),
+  PLOTTER_TRAVEL_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '6000' }),
   BATCH_MAX_LETTERS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
   BATCH_MAX_WAIT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '300000' }),
   FLOOR_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'ES' }),
@@ -91,8 +90,14 @@ export interface Config {
   printCommand: string | undefined
   /** How long one print command may run before it counts as failed. */
   printTimeoutMs: number
-  /** PRINTER: how the production worker hands letters to the floor. */
+  /**
+   * What the floor prints with: `spool` (a card and an envelope PDF per letter, to SPOOL_DIR or
+   * PRINT_COMMAND), `plotter` (SVG and G-code of single strokes per card and envelope, handed the
+   * same way), `batch` (letters gathered in presorted batches of three files: README, Batch printing).
+   */
   printer: PrinterMode
+  /** The pen plotter's commands and feeds (mm/min), for PRINTER=plotter. */
+  plotter: { penUp: string; penDown: string; drawFeed: number; travelFeed: number }
   /** PRINTER=batch: a batch closes at `maxLetters` letters or `maxWaitMs` after its first letter, whichever comes first. */
   batch: { maxLetters: number; maxWaitMs: number }
   /** The floor's own country (ISO 3166-1 alpha-2): an envelope to it carries no country line. */
@@ -149,7 +154,11 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   SPOOL_DIR: 'must be a directory path',
   PRINT_COMMAND: 'must be a command containing {file}, where the path of the print file goes',
   PRINT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
-  PRINTER: `must be one of ${printerModes.join(', ')}`,
+  PRINTER: 'must be spool, plotter or batch',
+  PLOTTER_PEN_UP: 'must be one line of G-code words (e.g. M5 or M3 S30)',
+  PLOTTER_PEN_DOWN: 'must be one line of G-code words (e.g. M3 or M3 S90)',
+  PLOTTER_DRAW_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
+  PLOTTER_TRAVEL_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
   BATCH_MAX_LETTERS: 'must be an integer from 1 to 9999',
   BATCH_MAX_WAIT_MS: 'must be a positive integer of milliseconds',
   FLOOR_COUNTRY: 'must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)',
@@ -203,7 +212,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!checkLogLevel.Check(vars.LOG_LEVEL)) fail('LOG_LEVEL', vars.LOG_LEVEL)
   const metricsPort = vars.METRICS_PORT === undefined ? undefined : Number(vars.METRICS_PORT)
   if (metricsPort !== undefined && (metricsPort < 1 || metricsPort > 65535)) fail('METRICS_PORT', vars.METRICS_PORT)
-  const costs = Object.fromEntries(vars.LETTER_COSTS.split(',').map((pair) => pair.split('=') as [string, string]).map(([country, credits]) => [country, Number(credits)]))
+  const costs = Object.fromEntries(
+    vars.LETTER_COSTS.split(',')
+      .map((pair) => pair.split('=') as [string, string])
+      .map(([country, credits]) => [country, Number(credits)]),
+  )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
 
@@ -224,6 +237,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     printCommand: vars.PRINT_COMMAND,
     printTimeoutMs: Number(vars.PRINT_TIMEOUT_MS),
     printer: vars.PRINTER,
+    plotter: {
+      penUp: vars.PLOTTER_PEN_UP,
+      penDown: vars.PLOTTER_PEN_DOWN,
+      drawFeed: Number(vars.PLOTTER_DRAW_FEED),
+      travelFeed: Number(vars.PLOTTER_TRAVEL_FEED),
+    },
     batch: { maxLetters: Number(vars.BATCH_MAX_LETTERS), maxWaitMs: Number(vars.BATCH_MAX_WAIT_MS) },
     floorCountry: vars.FLOOR_COUNTRY,
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),

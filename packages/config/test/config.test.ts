@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       printCommand: undefined,
       printTimeoutMs: 120_000,
       printer: 'spool',
+      plotter: { penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 },
       batch: { maxLetters: 100, maxWaitMs: 300_000 },
       floorCountry: 'ES',
       reconcileAfterMs: 600_000,
@@ -31,7 +32,12 @@ describe('loadConfig', () => {
       authFailures: { max: 10, windowMs: 60_000 },
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
-      webhooks: { allowPrivateUrls: false, timeoutMs: 10_000, retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000], concurrency: 100 },
+      webhooks: {
+        allowPrivateUrls: false,
+        timeoutMs: 10_000,
+        retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
+        concurrency: 100,
+      },
       clockIntervalMs: 1000,
       testMailedAfterMs: 60_000,
     })
@@ -59,6 +65,22 @@ describe('loadConfig', () => {
 
   it('reads batch printing: the mode, when a batch closes and the floor\'s country', () => {
     expect(loadConfig({ PRINTER: 'batch', BATCH_MAX_LETTERS: '250', BATCH_MAX_WAIT_MS: '60000', FLOOR_COUNTRY: 'PT' })).toMatchObject({ printer: 'batch', batch: { maxLetters: 250, maxWaitMs: 60_000 }, floorCountry: 'PT' })
+  })
+
+  it("prints to the spool by default, and reads the pen plotter's commands and feeds", () => {
+    const defaults = loadConfig({})
+    expect(defaults.printer).toBe('spool')
+    expect(defaults.plotter).toEqual({ penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 })
+    expect(loadConfig({ PRINTER: 'batch' }).printer).toBe('batch')
+    const config = loadConfig({
+      PRINTER: 'plotter',
+      PLOTTER_PEN_UP: 'M3 S30',
+      PLOTTER_PEN_DOWN: 'M3 S90',
+      PLOTTER_DRAW_FEED: '1500',
+      PLOTTER_TRAVEL_FEED: '8000',
+    })
+    expect(config.printer).toBe('plotter')
+    expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000 })
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -112,7 +134,11 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MAX', '0', 'RATE_LIMIT_MAX=0: must be a positive integer'],
     ['RATE_LIMIT_WINDOW_MS', '-5', 'RATE_LIMIT_WINDOW_MS=-5: must be a positive integer of milliseconds'],
     ['LOG_LEVEL', 'loud', 'LOG_LEVEL=loud: must be one of fatal, error, warn, info, debug, trace, silent'],
-    ['QUEUE_PREFIX', 'a:b', 'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})'],
+    [
+      'QUEUE_PREFIX',
+      'a:b',
+      'QUEUE_PREFIX=a:b: must contain only letters, digits, "_" and "-", optionally after a Redis Cluster hash tag in braces (e.g. {letters})',
+    ],
     ['QUEUE_PREFIX', '{letters', 'QUEUE_PREFIX={letters: must contain only letters'],
     ['QUEUE_PREFIX', '{}', 'QUEUE_PREFIX={}: must contain only letters'],
     ['QUEUE_PREFIX', 'eu-{letters}', 'QUEUE_PREFIX=eu-{letters}: must contain only letters'],
@@ -123,7 +149,11 @@ describe('loadConfig', () => {
     ['LETTER_COSTS', 'ES=0,*=5', 'LETTER_COSTS=ES=0,*=5: must list'],
     ['PRINT_COMMAND', 'lp -d floor-1', 'PRINT_COMMAND=lp -d floor-1: must be a command containing {file}, where the path of the print file goes'],
     ['PRINT_TIMEOUT_MS', '1.5', 'PRINT_TIMEOUT_MS=1.5: must be a positive integer of milliseconds'],
-    ['PRINTER', 'laser', 'PRINTER=laser: must be one of spool, batch, plotter'],
+    ['PRINTER', 'laser', 'PRINTER=laser: must be spool, plotter or batch'],
+    ['PLOTTER_PEN_UP', 'M5\nG0 X0', 'must be one line of G-code words (e.g. M5 or M3 S30)'],
+    ['PLOTTER_PEN_DOWN', 'pen down', 'PLOTTER_PEN_DOWN=pen down: must be one line of G-code words (e.g. M3 or M3 S90)'],
+    ['PLOTTER_DRAW_FEED', '0', 'PLOTTER_DRAW_FEED=0: must be a feed rate in mm/min, from 1 to 999999'],
+    ['PLOTTER_TRAVEL_FEED', '60.5', 'PLOTTER_TRAVEL_FEED=60.5: must be a feed rate in mm/min, from 1 to 999999'],
     ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
     ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],

@@ -60,15 +60,32 @@ const internals = (doc: Doc) => doc as unknown as DocInternals
  */
 const advances = new WeakMap<Fontkit.Font, Map<string, number>>()
 
-/** How a document's current font measures text, in ems (multiply by the size). */
-interface Measure {
+/**
+ * How a hand's font measures text, in ems (multiply by the size): all the layout needs, whether
+ * the hand writes a PDF font's glyphs or a plotter's strokes.
+ */
+export interface Measure {
   /** The width of a run of characters without spaces. */
   width(text: string): number
-  /** The gap a hand leaves between words: the font's space, at least `hand.wordSpace`. */
+  /** The gap a hand leaves between words: the font's space, at least `hand.wordSpace` (wordGap). */
   space: number
+  /** Line spacing as a multiple of the font size. */
+  lineHeight: number
 }
 
-function measureOf(doc: Doc): Measure {
+/** The gap a hand leaves between words, given its font's space: connected script fonts reach into their space with their exit strokes, a hand leaves more. */
+export const wordGap = (fontSpace: number) => Math.max(fontSpace, hand.wordSpace)
+
+/** The line spacing a hand keeps for a font's height (ascender to descender plus gap, in ems): capped, as a hand lets tall loops touch the line above rather than waste the card. */
+export const lineSpacing = (fontHeight: number) => Math.min(1.7, Math.max(1.1, fontHeight))
+
+/** How the document's current font measures text. */
+export function pdfMeasure(doc: Doc): Measure {
+  const lineHeight = lineHeightOf(doc)
+  return { ...measureOf(doc), lineHeight }
+}
+
+function measureOf(doc: Doc): Omit<Measure, 'lineHeight'> {
   const pdfFont = internals(doc)._font
   let known = advances.get(pdfFont.font)
   if (!known) advances.set(pdfFont.font, (known = new Map()))
@@ -83,18 +100,14 @@ function measureOf(doc: Doc): Measure {
       for (const character of text) width += advance(character)
       return width
     },
-    // Connected script fonts reach into their space with their exit strokes: a hand leaves more.
-    space: Math.max(advance(' '), hand.wordSpace),
+    space: wordGap(advance(' ')),
   }
 }
 
-/**
- * Line spacing as a multiple of the font size, from the font's own metrics (ascender,
- * descender, gap), capped: a hand lets tall loops touch the line above rather than waste the card.
- */
-export function lineHeightOf(doc: Doc): number {
+/** Line spacing as a multiple of the font size, from the font's own metrics (ascender, descender, gap). */
+function lineHeightOf(doc: Doc): number {
   doc.fontSize(10)
-  return Math.min(1.7, Math.max(1.1, doc.currentLineHeight(true) / 10))
+  return lineSpacing(doc.currentLineHeight(true) / 10)
 }
 
 /** The smallest size a message is shrunk to. */
@@ -106,7 +119,7 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
  * A word wider than the line (`width` ems), cut into pieces that each fit it (between
  * characters, never inside one: an accent stays with its letter). Nothing of it may run off the card.
  */
-function breakWord(word: string, width: number, measure: Measure): string[] {
+function breakWord(word: string, width: number, measure: Omit<Measure, 'lineHeight'>): string[] {
   const pieces: string[] = []
   let piece = ''
   let pieceWidth = 0
@@ -172,9 +185,8 @@ function wrap(paragraphs: Paragraphs, width: number, measure: Measure): string[]
  * postcard at a small but legible size. A text with more line breaks than the box has lines even
  * at the smallest size is written as one paragraph instead: its breaks are lost, not its words.
  */
-export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
-  const lineHeight = lineHeightOf(doc)
-  const measure = measureOf(doc)
+export function fitSize(measure: Measure, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
+  const { lineHeight } = measure
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
     const paragraphs = paragraphsOf(candidate, measure)
@@ -189,10 +201,41 @@ export function fitSize(doc: Doc, text: string, box: Box, maxSize: number, minSi
 }
 
 /** How wide a line is written by hand at `size`, less the hand's random spacing. */
-export function handWidth(doc: Doc, line: string, size: number): number {
-  const measure = measureOf(doc)
+export function handWidth(measure: Measure, line: string, size: number): number {
   const words = line.split(' ')
   return size * (words.reduce((sum, word) => sum + measure.width(word), 0) + (words.length - 1) * measure.space)
+}
+
+/** One glyph of a character, offset from the character's origin, in ems. */
+export interface PlacedGlyph {
+  dx: number
+  dy: number
+}
+
+/** How a character is written: its advance, and its glyphs (none for white space) with their offsets, in ems. */
+export interface Written<G extends PlacedGlyph = PlacedGlyph> {
+  advance: number
+  glyphs: G[] | null
+}
+
+/**
+ * What puts a hand's glyphs on a page: a PDF font's glyphs (pdfPen) or a plotter's strokes
+ * (plotter/stroke-pen.ts). writeByHand decides where each glyph goes and how it is varied; the
+ * pen only draws it there.
+ */
+export interface Pen<G extends PlacedGlyph = PlacedGlyph> {
+  /** The font's ascender, in ems: a line is placed by its top. */
+  ascender: number
+  character(character: string): Written<G>
+  /**
+   * Draws a glyph whose em space (y up, origin on the baseline) maps to the page (points, y
+   * down) by the matrix (a b b -a e f): size, slant and place in one.
+   */
+  glyph(glyph: G, a: number, b: number, e: number, f: number): void
+  startLine?(): void
+  endLine?(): void
+  /** All lines are written. */
+  finish?(): void
 }
 
 /**
@@ -206,64 +249,75 @@ const units = (points: number) => Math.round(points * UNITS_PER_POINT)
 /**
  * Writes lines glyph by glyph as a hand would: each glyph a little off the baseline, a little
  * bigger or smaller, slanted and spaced its own way; each line starting a little in or out and
- * drifting slightly up or down.
- *
- * The glyphs go into the page's content directly, each placed by its own text matrix (position,
- * size and slant in one) inside one text object per line: drawn through pdfkit's `text`, each
- * glyph cost a saved and restored graphics state, two transformations and a text object.
+ * drifting slightly up or down. The same random sequence gives the same variation whatever the pen.
  */
-export function writeByHand(doc: Doc, lines: string[], origin: { x: number; y: number }, size: number, lineHeight: number, random: () => number): void {
-  const { _font: pdfFont, page } = internals(doc)
-  page.fonts[pdfFont.id] ??= pdfFont.ref()
-  const characters = charactersOf(doc)
-  const ascender = pdfFont.ascender / 1000
-  const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
+export function writeByHand<G extends PlacedGlyph>(pen: Pen<G>, lines: string[], origin: { x: number; y: number }, size: number, lineHeight: number, random: () => number): void {
+  const { ascender } = pen
   lines.forEach((line, index) => {
     const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
     let x = origin.x + wobble(random) * hand.lineIndent * size
     const lineY = origin.y + index * size * lineHeight
-    content.push(`BT /${pdfFont.id} 1 Tf`)
+    pen.startLine?.()
     for (const character of line) {
-      const { advance, glyphs } = characters(character)
+      const { advance, glyphs } = pen.character(character)
       if (glyphs) {
         const glyphSize = size * (1 + wobble(random) * hand.size)
         // The glyph's top left corner, as a line of text is placed from it.
         const y = lineY + (x - origin.x) * slope + wobble(random) * hand.baseline * size
         // Slanted about its bottom left corner. The page's space runs downwards (pdfkit turns it
-        // upside down), hence the text matrix's negative d: glyphs stand upright.
+        // upside down), hence the matrix's negative d: glyphs stand upright.
         const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
         const a = glyphSize * Math.cos(angle)
         const b = glyphSize * Math.sin(angle)
         const drop = ascender - 1
         const e = x - b * drop
         const f = y + glyphSize + a * drop
-        const matrix = `${units(a)} ${units(b)} ${units(b)} ${units(-a)}`
         // Mostly one glyph; a character the font composes of several (a letter and its accent)
         // places each by its offset.
-        for (const { code, dx, dy } of glyphs) content.push(`${matrix} ${units(e + a * dx + b * dy)} ${units(f + b * dx - a * dy)} Tm <${code}> Tj`)
+        for (const glyph of glyphs) pen.glyph(glyph, a, b, e + a * glyph.dx + b * glyph.dy, f + b * glyph.dx - a * glyph.dy)
       }
       x += advance * size + wobble(random) * hand.spacing * size
     }
-    content.push('ET')
+    pen.endLine?.()
   })
-  content.push('Q')
-  doc.addContent(content.join('\n'))
+  pen.finish?.()
 }
 
-/** How a character is written: its advance, and its glyphs (none for white space) with their offsets, in ems. */
-interface Written {
-  advance: number
-  glyphs: Array<{ code: string; dx: number; dy: number }> | null
+/**
+ * A pen writing the document's current font into the page's content directly, each glyph placed
+ * by its own text matrix (position, size and slant in one) inside one text object per line:
+ * drawn through pdfkit's `text`, each glyph cost a saved and restored graphics state, two
+ * transformations and a text object.
+ */
+export function pdfPen(doc: Doc): Pen<PdfGlyph> {
+  const { _font: pdfFont, page } = internals(doc)
+  page.fonts[pdfFont.id] ??= pdfFont.ref()
+  const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
+  return {
+    ascender: pdfFont.ascender / 1000,
+    character: charactersOf(doc),
+    startLine: () => content.push(`BT /${pdfFont.id} 1 Tf`),
+    glyph: ({ code }, a, b, e, f) => content.push(`${units(a)} ${units(b)} ${units(b)} ${units(-a)} ${units(e)} ${units(f)} Tm <${code}> Tj`),
+    endLine: () => content.push('ET'),
+    finish() {
+      content.push('Q')
+      doc.addContent(content.join('\n'))
+    },
+  }
+}
+
+interface PdfGlyph extends PlacedGlyph {
+  code: string
 }
 
 /**
  * Each character as the document's font writes it, worked out once per document: the glyph
  * codes are those of the document's font subset, which `encode` fills as it goes.
  */
-function charactersOf(doc: Doc): (character: string) => Written {
+function charactersOf(doc: Doc): (character: string) => Written<PdfGlyph> {
   const pdfFont = internals(doc)._font
   const measure = measureOf(doc)
-  const known = new Map<string, Written>()
+  const known = new Map<string, Written<PdfGlyph>>()
   return (character) => {
     let written = known.get(character)
     if (written) return written

@@ -3,14 +3,15 @@ import PDFDocument from 'pdfkit'
 import type { FontName } from '@letters/contracts'
 import { barsWidth, code128Bars } from './barcode.js'
 import { handFont } from './fonts.js'
-import { fitSize, handWidth, writeByHand, type Box } from './handwriting.js'
+import { fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen } from './handwriting.js'
 import { seededRandom } from './random.js'
 
-const MM = 72 / 25.4
+/** Points per millimetre: the layout is in points, as the PDF is. */
+export const MM = 72 / 25.4
 /** A6 landscape: the card. */
-const CARD = { width: 148 * MM, height: 105 * MM }
+export const CARD = { width: 148 * MM, height: 105 * MM }
 /** C6: the envelope an A6 card goes in. */
-const ENVELOPE = { width: 162 * MM, height: 114 * MM }
+export const ENVELOPE = { width: 162 * MM, height: 114 * MM }
 /** A4 landscape: four A6 cards, two by two, for the floor's batches. */
 const SHEET = { width: 297 * MM, height: 210 * MM }
 
@@ -57,7 +58,7 @@ declare global {
 const DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED }
 const FONT_DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED, strategy: constants.Z_HUFFMAN_ONLY }
 
-function newDocument(size: { width: number; height: number }, title: string, firstPage = true) {
+export function newDocument(size: { width: number; height: number }, title: string, firstPage = true) {
   // Fixed metadata: a reprint must be byte for byte the same file.
   return new PDFDocument({
     autoFirstPage: firstPage,
@@ -71,7 +72,7 @@ function newDocument(size: { width: number; height: number }, title: string, fir
 
 type PDFDoc = InstanceType<typeof PDFDocument>
 
-function toBuffer(doc: PDFDoc): Promise<Buffer> {
+export function toBuffer(doc: PDFDoc): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     doc.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -81,54 +82,76 @@ function toBuffer(doc: PDFDoc): Promise<Buffer> {
   })
 }
 
-const CARD_MARGIN = 12 * MM
+export const CARD_MARGIN = 12 * MM
+export const ENVELOPE_MARGIN = 10 * MM
 /** Where the message goes: the card less its margins and the signature's strip. */
 export const MESSAGE_BOX: Box = { x: CARD_MARGIN, y: CARD_MARGIN, width: CARD.width - 2 * CARD_MARGIN, height: CARD.height - 2 * CARD_MARGIN - 14 * MM }
 
 /** The strip under the message where the card is signed. */
 const SIGNATURE_BOX: Box = { x: CARD_MARGIN, y: MESSAGE_BOX.y + MESSAGE_BOX.height, width: MESSAGE_BOX.width, height: CARD.height - CARD_MARGIN - (MESSAGE_BOX.y + MESSAGE_BOX.height) }
 
-/** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
-export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>, doc = newDocument(CARD, 'layout')) {
-  useHand(doc, letter.fontName)
-  return fitSize(doc, letter.message, MESSAGE_BOX, 20)
+/**
+ * A hand: how its font measures text (the layout) and the pen it writes with. The layout of a
+ * card and an envelope is one, whatever writes it: a PDF font (the printers) or strokes (the plotter).
+ */
+export interface Hand {
+  measure: Measure
+  /** A fresh pen for one block of lines. */
+  pen(): Pen
 }
 
-/** The letter's font, registered under its own name: pdfkit caches a font by the name it was registered with, and a batch's file mixes fonts. */
-function useHand(doc: PDFDoc, fontName: FontName): void {
+/**
+ * The hand of a PDF document: its current font, registered under the font's own name: pdfkit
+ * caches a font by the name it was registered with, and a batch's file mixes fonts.
+ */
+function pdfHand(doc: PDFDoc, fontName: FontName): Hand {
   const name = `hand-${fontName}`
   doc.registerFont(name, handFont(fontName))
   doc.font(name)
+  return { measure: pdfMeasure(doc), pen: () => pdfPen(doc) }
 }
 
+/** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
+export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>): { size: number; lines: string[]; lineHeight: number } {
+  return messageLayout(pdfHand(newDocument(CARD, 'layout'), letter.fontName).measure, letter.message)
+}
+
+export const messageLayout = (measure: Measure, message: string) => fitSize(measure, message, MESSAGE_BOX, 20)
+
 /** The card: the message, shrunk to fit, then the signature line at the bottom right. */
-function drawCard(doc: PDFDoc, letter: LetterToRender): void {
+export function drawCard(hand: Hand, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:card`)
-  const { size, lines, lineHeight } = cardLayout(letter, doc)
+  const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message)
   const margin = CARD_MARGIN
-  writeByHand(doc, lines, MESSAGE_BOX, size, lineHeight, random)
+  writeByHand(hand.pen(), lines, MESSAGE_BOX, size, lineHeight, random)
 
   // Right-aligned at the bottom; a sender name too long for one line shrinks, then wraps upwards.
-  const signature = fitSize(doc, letter.signature, SIGNATURE_BOX, Math.min(20, Math.max(size, 12)))
+  const signature = fitSize(hand.measure, letter.signature, SIGNATURE_BOX, Math.min(20, Math.max(size, 12)))
   const lastLineY = CARD.height - margin - signature.size * 1.2
   signature.lines.forEach((line, index) => {
-    const x = Math.max(margin, CARD.width - margin - handWidth(doc, line, signature.size))
+    const x = Math.max(margin, CARD.width - margin - handWidth(hand.measure, line, signature.size))
     const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
-    writeByHand(doc, [line], { x, y }, signature.size, lineHeight, random)
+    writeByHand(hand.pen(), [line], { x, y }, signature.size, lineHeight, random)
   })
 }
 
 /** The envelope: the sender block at the top left, the recipient block in the lower right half. */
-function drawEnvelope(doc: PDFDoc, letter: LetterToRender): void {
+export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:envelope`)
-  useHand(doc, letter.fontName)
-  const margin = 10 * MM
-  const sender = fitSize(doc, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)
-  writeByHand(doc, sender.lines, { x: margin, y: margin }, sender.size, sender.lineHeight, random)
-  const recipientBox: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - margin, height: ENVELOPE.height * 0.52 - margin }
-  const recipient = fitSize(doc, letter.recipientLines.join('\n'), recipientBox, 17)
-  writeByHand(doc, recipient.lines, recipientBox, recipient.size, recipient.lineHeight, random)
-  drawCode(doc, letter.code, { x: margin, bottom: ENVELOPE.height - margin, right: recipientBox.x - 5 * MM })
+  const margin = ENVELOPE_MARGIN
+  const sender = fitSize(hand.measure, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)
+  writeByHand(hand.pen(), sender.lines, { x: margin, y: margin }, sender.size, sender.lineHeight, random)
+  const recipient = fitSize(hand.measure, letter.recipientLines.join('\n'), RECIPIENT_BOX, 17)
+  writeByHand(hand.pen(), recipient.lines, RECIPIENT_BOX, recipient.size, recipient.lineHeight, random)
+}
+
+/** The recipient's block on the envelope: the lower right half. */
+const RECIPIENT_BOX: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - ENVELOPE_MARGIN, height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN }
+
+/** A printed envelope: the hand's drawing, and the letter's code (bars need a printer, not a pen). */
+function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender): void {
+  drawEnvelope(pdfHand(doc, letter.fontName), letter)
+  drawCode(doc, letter.code, { x: ENVELOPE_MARGIN, bottom: ENVELOPE.height - ENVELOPE_MARGIN, right: RECIPIENT_BOX.x - 5 * MM })
 }
 
 /** Width of the narrowest bar: 0.3 mm reads with any handheld scanner and keeps a 10-character code under 45 mm. */
@@ -159,14 +182,14 @@ function drawCode(doc: PDFDoc, code: string, place: { x: number; bottom: number;
 /** The card as its own print file. */
 export function renderCard(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(CARD, `Tarjeta ${letter.letterId}`)
-  drawCard(doc, letter)
+  drawCard(pdfHand(doc, letter.fontName), letter)
   return toBuffer(doc)
 }
 
 /** The envelope as its own print file. */
 export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
-  drawEnvelope(doc, letter)
+  drawPrintedEnvelope(doc, letter)
   return toBuffer(doc)
 }
 
@@ -179,7 +202,7 @@ export function renderCardSheets(letters: LetterToRender[]): Promise<Buffer> {
     const x = (SHEET.width - 2 * CARD.width) / 2 + (slot % 2) * CARD.width
     const y = (SHEET.height - 2 * CARD.height) / 2 + Math.floor(slot / 2) * CARD.height
     doc.save().translate(x, y)
-    drawCard(doc, letter)
+    drawCard(pdfHand(doc, letter.fontName), letter)
     doc.restore()
     if (slot === 3 || index === letters.length - 1) drawCropMarks(doc, slot + 1)
   })
@@ -219,7 +242,7 @@ export function renderEnvelopes(letters: LetterToRender[]): Promise<Buffer> {
   const doc = newDocument(ENVELOPE, 'Sobres del lote', false)
   for (const letter of letters) {
     doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-    drawEnvelope(doc, letter)
+    drawPrintedEnvelope(doc, letter)
   }
   return toBuffer(doc)
 }
@@ -230,9 +253,9 @@ export function renderEnvelopes(letters: LetterToRender[]): Promise<Buffer> {
  */
 export function renderProof(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
-  drawCard(doc, letter)
+  drawCard(pdfHand(doc, letter.fontName), letter)
   doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-  drawEnvelope(doc, letter)
+  drawPrintedEnvelope(doc, letter)
   return toBuffer(doc)
 }
 

@@ -6,7 +6,7 @@ import { metrics } from '@letters/observability'
 import type { LetterToRender } from './letter.js'
 import type { Rendered } from './render-thread.js'
 
-export type RenderKind = 'card' | 'envelope' | 'proof'
+export type RenderKind = 'card' | 'envelope' | 'proof' | 'plotter-proof'
 
 /** Every render thread is busy and `queueMax` renders already wait: the caller should come back later. */
 export class RenderQueueFull extends Error {

@@ -2,6 +2,7 @@ import { constants, setPriority } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { fontNames } from '@letters/contracts'
 import { addressLines, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
+import { renderPlotterProof } from './plotter/plot.js'
 import type { RenderKind } from './render-pool.js'
 
 /** What a render thread hands back: the file and how long drawing it took (the pool records it). */
@@ -16,7 +17,7 @@ export interface Rendered {
 // would lower the whole process, so it is left out.
 if (process.platform === 'linux') setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 
-const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = { card: renderCard, envelope: renderEnvelope, proof: renderProof }
+const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = { card: renderCard, envelope: renderEnvelope, proof: renderProof, 'plotter-proof': renderPlotterProof }
 
 /** Proofs drawn in each font before the thread takes its first render. */
 const WARM_UP_ROUNDS = 4

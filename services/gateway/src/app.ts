@@ -6,6 +6,7 @@ import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
 import authFailures from './plugins/app/auth-failures.js'
+import { ApiError } from './errors.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import intake from './plugins/app/intake.js'
 import httpMetrics from './plugins/app/metrics.js'
@@ -71,6 +72,18 @@ export async function buildApp(options: AppOptions) {
   app.setValidatorCompiler(spanishValidatorCompiler)
   // JSON only: any other media type is answered 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain')
+  // JSON is UTF-8 (RFC 8259): a body declared in another charset would be read wrong, so it is
+  // refused as a CSV in another charset is, instead of parsed as if it were UTF-8.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      done(new ApiError(415, `El cuerpo JSON debe estar en UTF-8; se ha enviado con charset=${charset}`), undefined)
+      return
+    }
+    parseJson(request, body as string, done)
+  })
 
   await app.register(configPlugin, { config: options.config })
   await app.register(helmet)

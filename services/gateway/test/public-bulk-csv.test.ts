@@ -110,10 +110,10 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94 })
   })
 
-  it('answers 413 for more than 1,000 rows, naming the limit and the count, and creates nothing', async () => {
+  it('answers 413 for more than 1,000 rows, naming the limit, and creates nothing', async () => {
     const { account, postCsv } = await accountWithCampaign(10_000)
     const csv = lines('name,surname,address,zip,city,country,cupon', ...Array.from({ length: 1001 }, (_, n) => `C${n},Ruiz,Calle Mayor 1,28013,Madrid,ES,X`))
-    expectError(await postCsv(csv), 413, 'Payload Too Large', 'Una petición admite como máximo 1000 destinatarios y esta trae 1001; repártelos en varias peticiones')
+    expectError(await postCsv(csv), 413, 'Payload Too Large', 'Una petición admite como máximo 1000 destinatarios y esta trae más de 1000; repártelos en varias peticiones')
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 10_000, letters: [] })
   })
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { eq, sql } from 'drizzle-orm'
 import { isFontName } from '@letters/contracts'
 import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
-import { describeLetter, renderCard, renderEnvelope, type LetterToRender } from '@letters/render'
+import { describeLetter, plotterFiles, renderCard, renderEnvelope, type LetterToRender, type PlotterSettings } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { batchPrintedDetail } from './batch-closer.js'
@@ -18,6 +18,8 @@ export interface Floor {
   log: Logger
   /** The longest the printer may take with one file (PRINT_TIMEOUT_MS): how long a run waits for another's handoff. */
   printTimeoutMs: number
+  /** What the floor prints with (PRINTER): PDFs for a printer (the default), or strokes for a pen plotter, with its settings. */
+  output?: { kind: 'pdf' } | { kind: 'plotter'; settings: PlotterSettings }
   /** FLOOR_COUNTRY: envelopes to it carry no country line. */
   floorCountry: string
   /** PRINTER=batch: letters go into a tray instead of to the printer (README, Batch printing); `poke` wakes this worker's closer. */
@@ -74,13 +76,31 @@ async function leavePrinting(db: Db, letterId: string, claim: number | 'any', st
   return moved
 }
 
-/** The print files of a letter, in the order the floor needs them: card first, then envelope. */
-const printFiles = [
-  { kind: 'card', render: renderCard },
-  { kind: 'envelope', render: renderEnvelope },
-] as const
+/** One print file of a letter: its name after the letter's id (`card.pdf`), and what draws it. */
+interface PrintFileSpec {
+  file: string
+  kind: 'card' | 'envelope'
+  render(letter: LetterToRender): Promise<Buffer>
+}
 
-async function rendered(kind: (typeof printFiles)[number]['kind'], render: () => Promise<Buffer>): Promise<Buffer> {
+/**
+ * The print files of a letter, in the order the floor needs them: card first, then envelope. A
+ * plotter takes each as SVG (to look at, or for plotting software) and G-code (for the machine);
+ * the four are drawn together, once, when the first is asked for.
+ */
+function printFilesOf(output: NonNullable<Floor['output']>): PrintFileSpec[] {
+  if (output.kind === 'pdf') {
+    return [
+      { file: 'card.pdf', kind: 'card', render: renderCard },
+      { file: 'envelope.pdf', kind: 'envelope', render: renderEnvelope },
+    ]
+  }
+  let drawn: ReturnType<typeof plotterFiles> | undefined
+  const plotted = (file: keyof ReturnType<typeof plotterFiles>) => (letter: LetterToRender) => Promise.resolve((drawn ??= plotterFiles(letter, output.settings))[file])
+  return (['card.svg', 'card.gcode', 'envelope.svg', 'envelope.gcode'] as const).map((file) => ({ file, kind: file.startsWith('card') ? 'card' : 'envelope', render: plotted(file) }))
+}
+
+async function rendered(kind: PrintFileSpec['kind'], render: () => Promise<Buffer>): Promise<Buffer> {
   const stop = metrics.renderSeconds.startTimer({ kind })
   try {
     return await render()
@@ -112,13 +132,14 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
   const toPrinter = held.livemode
   // In batch mode the letter's own files are kept, never handed over: its batch's are.
   const handed = toPrinter && !floor.batching ? await handedOverFiles(floor.db, letterId) : new Set<string>()
-  const missing = printFiles.filter((file) => !handed.has(`${letterId}.${file.kind}.pdf`))
+  const output = floor.output ?? { kind: 'pdf' }
+  const missing = printFilesOf(output).filter(({ file }) => !handed.has(`${letterId}.${file}`))
   if (missing.length > 0) {
     const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
     const files = await Promise.all(
-      missing.map(async ({ kind, render }) => {
+      missing.map(async ({ file, kind, render }) => {
         const data = await rendered(kind, () => render(letter))
-        return { name: `${letterId}.${kind}.pdf`, data, location: await floor.store.put(`${letterId}/${kind}.pdf`, data) }
+        return { name: `${letterId}.${file}`, data, location: await floor.store.put(`${letterId}/${file}`, data) }
       }),
     )
     if (toPrinter && floor.batching) return intoTray(floor, floor.batching, letterId, held.printClaim)
@@ -126,7 +147,7 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
       if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'
     }
   }
-  const detail = toPrinter ? `Entregada a la impresora (${floor.printer.name}): tarjeta y sobre` : TEST_RENDERED_DETAIL
+  const detail = toPrinter ? `Entregada ${output.kind === 'plotter' ? 'al plóter' : 'a la impresora'} (${floor.printer.name}): tarjeta y sobre` : TEST_RENDERED_DETAIL
   const printed = await leavePrinting(floor.db, letterId, held.printClaim, 'printed', detail)
   if (!printed) return 'superseded'
   return toPrinter ? 'printed' : 'rendered'

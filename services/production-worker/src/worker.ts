@@ -44,6 +44,8 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     floorCountry: config.floorCountry,
     store: options.store ?? new LocalArtifactStore(config.artifactsDir),
     printer: options.printer ?? configuredPrinter(config),
+    // A letter is made for what the worker producing it prints with (README, Pen plotter).
+    output: config.printer === 'plotter' ? { kind: 'plotter', settings: config.plotter } : { kind: 'pdf' },
   }
   // PRINTER=batch: letters go into a tray, and this worker's closer hands the batches over.
   let closer: BatchCloser | undefined

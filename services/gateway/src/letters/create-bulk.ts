@@ -52,9 +52,11 @@ export const noRecipients = {
   csv: `El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a ${publicApi.BULK_MAX_RECIPIENTS} filas`,
 }
 
-function assertRecipientCount(kind: BulkRequest['kind'], count: number): void {
-  if (count > publicApi.BULK_MAX_RECIPIENTS) {
-    throw new ApiError(413, `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${count}; repártelos en varias peticiones`)
+/** `count` undefined: more than the limit, how many more not counted (a CSV is read no further). */
+function assertRecipientCount(kind: BulkRequest['kind'], count: number | undefined): void {
+  if (count === undefined || count > publicApi.BULK_MAX_RECIPIENTS) {
+    const brought = count === undefined ? `más de ${publicApi.BULK_MAX_RECIPIENTS}` : String(count)
+    throw new ApiError(413, `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${brought}; repártelos en varias peticiones`)
   }
   if (count === 0) throw badRequest(noRecipients[kind])
 }
@@ -75,7 +77,7 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
   }
   if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
   const table = parseCsv(request.text)
-  assertRecipientCount('csv', table.rows.length)
+  assertRecipientCount('csv', table.overLimit ? undefined : table.rows.length)
   const sendAt = checkedSendAt(queryDateTime(request.query.sendAt))
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
   return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, sendAt, row.input)))

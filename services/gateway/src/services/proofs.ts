@@ -3,16 +3,17 @@ import { and, eq } from 'drizzle-orm'
 import type { ArtifactStore } from '@letters/artifacts'
 import { isFontName } from '@letters/contracts'
 import { letters, senders, type Db } from '@letters/db'
-import { DRAWING_REVISION, RenderQueueFull, describeLetter, type LetterToRender, type RenderPool } from '@letters/render'
+import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, describeLetter, type LetterToRender, type RenderPool } from '@letters/render'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
+import type { Config } from '@letters/config'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 
 export interface ProofSources {
   db: Db
   artifacts: ArtifactStore
   renderPool: RenderPool
-  config: { http: { requestTimeoutMs: number }; floorCountry: string }
+  config: Pick<Config, 'http' | 'printer' | 'floorCountry'>
 }
 
 /**
@@ -22,12 +23,28 @@ export interface ProofSources {
  */
 const proofDeadline = (sources: ProofSources) => sources.config.http.requestTimeoutMs / 2
 
-/** Where a letter's final proof is kept, beside the floor's card.pdf and envelope.pdf. */
-export const proofKey = (letterId: string) => `${letterId}/proof-r${DRAWING_REVISION}.pdf`
+/** What a letter is printed with: PDFs for a printer (spool or batch) or strokes for a pen plotter. */
+export type PrintOutput = 'pdf' | 'plotter'
+
+/** Where a letter's final proof is kept, beside the floor's print files; a plotter letter's proof is a drawing of its own. */
+export const proofKey = (letterId: string, output: PrintOutput = 'pdf') =>
+  output === 'plotter' ? `${letterId}/proof-plotter-r${DRAWING_REVISION}.${PLOTTER_REVISION}.pdf` : `${letterId}/proof-r${DRAWING_REVISION}.pdf`
+
+/**
+ * What a letter is (or will be) printed with, for its proof to show the same: once the floor has
+ * produced it, what its print files in the artifact store are (the worker's PRINTER decided, as it
+ * produced the letter); before that, what the floor prints with now (PRINTER, one setting for the
+ * gateway and the workers).
+ */
+export async function printOutputOf(sources: Pick<ProofSources, 'artifacts' | 'config'>, letterId: string): Promise<PrintOutput> {
+  if (await sources.artifacts.get(`${letterId}/card.gcode`)) return 'plotter'
+  if (await sources.artifacts.get(`${letterId}/card.pdf`)) return 'pdf'
+  return sources.config.printer === 'plotter' ? 'plotter' : 'pdf'
+}
 
 /**
  * The proof of one of the account's letters: card and envelope drawn exactly as the floor prints
- * them. Before its address is verified, the envelope shows the address as it was sent. Once the
+ * them (a plotter letter: its strokes, as PDF paths). Before its address is verified, the envelope shows the address as it was sent. Once the
  * address is verified (or rejected) nothing it shows can change any more (message, font, sender
  * name and address are never edited), so the first proof drawn then is kept in the artifact
  * store and served from there afterwards.
@@ -36,7 +53,8 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   assertCardId(cardId)
   // The kept proof is looked for while the letter is read, not after: one wait fewer. It is
   // served only once the row shows the letter is the account's and final.
-  const keptProof = sources.artifacts.get(proofKey(cardId))
+  const output = printOutputOf(sources, cardId)
+  const keptProof = output.then((kind) => sources.artifacts.get(proofKey(cardId, kind)))
   keptProof.catch(() => {})
   const [row] = await sources.db
     .select({ code: letters.code, fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
@@ -53,9 +71,10 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
     if (kept) return kept
   }
   const recipient = row.address ?? row.recipient
-  const drawing = drawProof(sources.renderPool, describeLetter({ letterId: cardId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient, floorCountry: sources.config.floorCountry })).then(async (pdf) => {
+  const kind = await output
+  const drawing = drawProof(sources.renderPool, kind, describeLetter({ letterId: cardId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient, floorCountry: sources.config.floorCountry })).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
-    if (final) await sources.artifacts.put(proofKey(cardId), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
+    if (final) await sources.artifacts.put(proofKey(cardId, kind), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
     return pdf
   })
   return within(drawing, proofDeadline(sources))
@@ -75,9 +94,9 @@ async function within(drawing: Promise<Buffer>, ms: number): Promise<Buffer> {
   }
 }
 
-async function drawProof(pool: RenderPool, letter: LetterToRender): Promise<Buffer> {
+async function drawProof(pool: RenderPool, output: PrintOutput, letter: LetterToRender): Promise<Buffer> {
   try {
-    return await pool.render('proof', letter)
+    return await pool.render(output === 'plotter' ? 'plotter-proof' : 'proof', letter)
   } catch (error) {
     // Every render thread is busy and the queue is full: come back in a few seconds.
     if (error instanceof RenderQueueFull) throw new Unavailable('Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')

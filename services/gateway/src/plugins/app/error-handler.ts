@@ -8,7 +8,7 @@ import { SECURITY_HEADERS } from '../external/helmet.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
 const frameworkMessages: Record<string, string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'El tipo de contenido no está admitido: envía Content-Type: application/json',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'El tipo de contenido no está admitido: envía Content-Type: application/json (o text/csv a POST /cards/bulk)',
   FST_ERR_CTP_BODY_TOO_LARGE: 'El cuerpo de la petición es demasiado grande',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'El cuerpo de la petición está vacío: envía un objeto JSON',
   FST_ERR_CTP_INVALID_JSON_BODY: 'El cuerpo de la petición no es un JSON válido',

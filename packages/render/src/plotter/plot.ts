@@ -1,0 +1,259 @@
+import type { Pen } from '../handwriting.js'
+import { CARD, CARD_MARGIN, ENVELOPE, ENVELOPE_MARGIN, MM, drawCard, drawEnvelope, newDocument, toBuffer, type Hand, type LetterToRender } from '../letter.js'
+import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
+
+/**
+ * Coordinates on the plotter are whole hundredths of a millimetre (the SVG and G-code write them
+ * with two decimals): far below a pen's line, and integers, so that a file is the same bytes
+ * whatever the process that drew it.
+ */
+const UNITS_PER_MM = 100
+
+/** A point on the page, in hundredths of a millimetre from its top left corner, y downwards. */
+export type Point = [number, number]
+/** One pen-down movement. */
+export type PlotStroke = Point[]
+
+export type PlotKind = 'card' | 'envelope'
+
+/** A page and the area the pen stays in: the page less the margins the layout keeps, in millimetres. */
+export interface PlotPage {
+  kind: PlotKind
+  width: number
+  height: number
+  margin: number
+}
+
+export const plotPages: Record<PlotKind, PlotPage> = {
+  card: { kind: 'card', width: CARD.width / MM, height: CARD.height / MM, margin: CARD_MARGIN / MM },
+  envelope: { kind: 'envelope', width: ENVELOPE.width / MM, height: ENVELOPE.height / MM, margin: ENVELOPE_MARGIN / MM },
+}
+
+/**
+ * Which stroke drawing a plotter file or proof was made with: bump with any change that alters
+ * the strokes of a letter (this module, stroke-font.ts, the hersheytext package), as
+ * DRAWING_REVISION is bumped for the shared layout and hand.
+ */
+export const PLOTTER_REVISION = 1
+
+/** How the floor's plotter is driven (PLOTTER_* settings). */
+export interface PlotterSettings {
+  penUp: string
+  penDown: string
+  /** mm/min with the pen down. */
+  drawFeed: number
+  /** mm/min with the pen up. */
+  travelFeed: number
+}
+
+/** What lifting the pen and setting it down again takes, per stroke, in seconds: a hobby servo's travel and the firmware's wait for it to settle (the estimate's assumption). */
+export const PEN_LIFT_SECONDS = 0.3
+
+/** A pen that keeps each glyph's strokes, mapped onto the page (points, y down). */
+function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: Array<Array<[number, number]>>): Pen<StrokeGlyph> {
+  return {
+    ascender,
+    character: font.character,
+    glyph({ strokes }, a, b, e, f) {
+      for (const stroke of strokes) out.push(stroke.map(([u, v]) => [a * u + b * v + e, b * u - a * v + f]))
+    },
+  }
+}
+
+/** The strokes of a letter's card or envelope in the order the hand wrote them, fitted into the page's pen area. */
+export function traceLetter(kind: PlotKind, letter: LetterToRender): PlotStroke[] {
+  const font = strokeFont(strokeFontOf[letter.fontName])
+  const written: Array<Array<[number, number]>> = []
+  const hand: Hand = { measure: font.measure, pen: () => strokePen(font.ascender, font, written) }
+  if (kind === 'card') drawCard(hand, letter)
+  else drawEnvelope(hand, letter)
+  return fitInto(
+    plotPages[kind],
+    written.map((stroke) => stroke.map(([x, y]): [number, number] => [(x / MM) * UNITS_PER_MM, (y / MM) * UNITS_PER_MM])),
+  )
+}
+
+/**
+ * The strokes rounded to whole units, inside the page less its margins. The layout keeps its
+ * boxes inside the margins, but a hand's wobble, a swash or an accent may reach a little past
+ * them; then the whole page is shrunk and moved just enough (one transformation for all strokes,
+ * so the writing keeps its shape). Most pages are left as they are.
+ */
+function fitInto(page: PlotPage, strokes: Array<Array<[number, number]>>): PlotStroke[] {
+  // One unit inside each edge, so that rounding never crosses it.
+  const low = page.margin * UNITS_PER_MM + 1
+  const right = (page.width - page.margin) * UNITS_PER_MM - 1
+  const bottom = (page.height - page.margin) * UNITS_PER_MM - 1
+  const points = strokes.flat()
+  let transform = (point: [number, number]) => point
+  if (points.length > 0) {
+    const minX = Math.min(...points.map(([x]) => x))
+    const maxX = Math.max(...points.map(([x]) => x))
+    const minY = Math.min(...points.map(([, y]) => y))
+    const maxY = Math.max(...points.map(([, y]) => y))
+    if (minX < low || maxX > right || minY < low || maxY > bottom) {
+      const scale = Math.min(1, (right - low) / (maxX - minX || 1), (bottom - low) / (maxY - minY || 1))
+      const shift = (min: number, max: number, from: number, to: number) => Math.max(from - min, 0) - Math.max(min + (max - min) * scale - to, 0)
+      const dx = shift(minX, maxX, low, right)
+      const dy = shift(minY, maxY, low, bottom)
+      transform = ([x, y]) => [minX + (x - minX) * scale + dx, minY + (y - minY) * scale + dy]
+    }
+  }
+  return strokes.map((stroke) => {
+    const rounded: PlotStroke = []
+    for (const point of stroke) {
+      const [x, y] = transform(point)
+      const next: Point = [Math.round(x), Math.round(y)]
+      const last = rounded.at(-1)
+      if (!last || last[0] !== next[0] || last[1] !== next[1]) rounded.push(next)
+    }
+    // A dot: the pen goes down and up on the spot.
+    if (rounded.length === 1) rounded.push([...rounded[0]!])
+    return rounded
+  })
+}
+
+/** Where the plotter's pen rests before and after a page: the page's bottom left corner, the G-code's origin. */
+const home = (page: PlotPage): Point => [0, page.height * UNITS_PER_MM]
+
+const distance = (a: Point, b: Point) => Math.hypot(a[0] - b[0], a[1] - b[1])
+
+/**
+ * Nearest neighbour: from where the pen is, the stroke whose nearer end is closest, drawn from
+ * that end (a stroke may be drawn backwards: a pen line looks the same either way). Ties go to
+ * the earlier stroke, so the order is the same on every run.
+ */
+export function orderStrokes(page: PlotPage, strokes: PlotStroke[]): PlotStroke[] {
+  const left = strokes.slice()
+  const done = new Array<boolean>(left.length).fill(false)
+  const ordered: PlotStroke[] = []
+  let at = home(page)
+  for (let count = 0; count < left.length; count++) {
+    let best = -1
+    let bestDistance = Infinity
+    let reversed = false
+    for (let index = 0; index < left.length; index++) {
+      if (done[index]) continue
+      const stroke = left[index]!
+      const toStart = distance(at, stroke[0]!)
+      const toEnd = distance(at, stroke.at(-1)!)
+      if (toStart < bestDistance) [best, bestDistance, reversed] = [index, toStart, false]
+      if (toEnd < bestDistance) [best, bestDistance, reversed] = [index, toEnd, true]
+    }
+    done[best] = true
+    const stroke = reversed ? left[best]!.slice().reverse() : left[best]!
+    ordered.push(stroke)
+    at = stroke.at(-1)!
+  }
+  return ordered
+}
+
+/** What a page costs the plotter, in millimetres and pen lifts: travel from home and back. */
+export interface PlotFigures {
+  strokes: number
+  drawMm: number
+  travelMm: number
+}
+
+export function plotFigures(page: PlotPage, strokes: PlotStroke[]): PlotFigures {
+  let at = home(page)
+  let draw = 0
+  let travel = 0
+  for (const stroke of strokes) {
+    travel += distance(at, stroke[0]!)
+    for (let index = 1; index < stroke.length; index++) draw += distance(stroke[index - 1]!, stroke[index]!)
+    at = stroke.at(-1)!
+  }
+  travel += distance(at, home(page))
+  return { strokes: strokes.length, drawMm: draw / UNITS_PER_MM, travelMm: travel / UNITS_PER_MM }
+}
+
+/** Plotting time: drawing and travel at their feeds, plus a pen lift per stroke (PEN_LIFT_SECONDS). */
+export function plotSeconds(figures: PlotFigures, settings: Pick<PlotterSettings, 'drawFeed' | 'travelFeed'>): number {
+  return (figures.drawMm / settings.drawFeed) * 60 + (figures.travelMm / settings.travelFeed) * 60 + figures.strokes * PEN_LIFT_SECONDS
+}
+
+/** A letter's page as the plotter draws it: its strokes, in plotting order. */
+export interface Plot {
+  page: PlotPage
+  letterId: string
+  strokes: PlotStroke[]
+}
+
+export function plotLetter(kind: PlotKind, letter: LetterToRender): Plot {
+  const page = plotPages[kind]
+  return { page, letterId: letter.letterId, strokes: orderStrokes(page, traceLetter(kind, letter)) }
+}
+
+const mm = (units: number) => (units / UNITS_PER_MM).toFixed(2)
+
+const titles: Record<PlotKind, string> = { card: 'Tarjeta', envelope: 'Sobre' }
+
+/** The page as SVG: millimetres, the page's size as viewBox, one path per stroke in plotting order. */
+export function plotSvg(plot: Plot): Buffer {
+  const { page } = plot
+  const paths = plot.strokes.map((stroke) => `<path d="M${stroke.map(([x, y]) => `${mm(x)} ${mm(y)}`).join('L')}"/>`)
+  return Buffer.from(
+    [
+      '<?xml version="1.0" encoding="UTF-8"?>',
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${page.width}mm" height="${page.height}mm" viewBox="0 0 ${page.width} ${page.height}">`,
+      `<title>${titles[page.kind]} ${plot.letterId}</title>`,
+      '<g fill="none" stroke="#1a2a6c" stroke-width="0.35" stroke-linecap="round" stroke-linejoin="round">',
+      ...paths,
+      '</g>',
+      '</svg>',
+      '',
+    ].join('\n'),
+  )
+}
+
+/**
+ * The page as G-code: millimetres (G21), absolute coordinates (G90), the origin at the page's
+ * bottom left corner with Y upwards (as the plotter's bed is), the pen lifted and set down with
+ * the floor's commands, travel (G0) at the travel feed, drawing (G1) at the draw feed; it starts
+ * and ends with the pen up at home.
+ */
+export function plotGcode(plot: Plot, settings: PlotterSettings): Buffer {
+  const { page } = plot
+  const height = page.height * UNITS_PER_MM
+  const xy = ([x, y]: Point) => `X${mm(x)} Y${mm(height - y)}`
+  const lines = [`; letters ${page.kind} ${plot.letterId}: ${page.width} x ${page.height} mm, origin bottom left`, 'G21', 'G90', settings.penUp]
+  for (const stroke of plot.strokes) {
+    lines.push(`G0 ${xy(stroke[0]!)} F${settings.travelFeed}`, settings.penDown, `G1 ${xy(stroke[1]!)} F${settings.drawFeed}`)
+    for (const point of stroke.slice(2)) lines.push(`G1 ${xy(point)}`)
+    lines.push(settings.penUp)
+  }
+  lines.push(`G0 X0.00 Y0.00 F${settings.travelFeed}`, 'M2', '')
+  return Buffer.from(lines.join('\n'))
+}
+
+/** The width of the pen's line in the proof, in points (a 0.35 mm fineliner). */
+const PROOF_PEN = 0.35 * MM
+
+/** The strokes of a page as PDF path operators (points, pdfkit's y-down page space). */
+function strokeContent(plot: Plot): string {
+  const pt = (units: number) => ((units / UNITS_PER_MM) * MM).toFixed(2)
+  const paths = plot.strokes.map((stroke) => stroke.map(([x, y], index) => `${pt(x)} ${pt(y)} ${index === 0 ? 'm' : 'l'}`).join('\n') + '\nS')
+  return [`q 0.102 0.165 0.424 RG ${PROOF_PEN.toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
+}
+
+/** The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope on page 2, as PDF paths. */
+export function renderPlotterProof(letter: LetterToRender): Promise<Buffer> {
+  const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
+  doc.addContent(strokeContent(plotLetter('card', letter)))
+  doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
+  doc.addContent(strokeContent(plotLetter('envelope', letter)))
+  return toBuffer(doc)
+}
+
+/** A letter's four plotter files: card and envelope, each as SVG and G-code. */
+export function plotterFiles(letter: LetterToRender, settings: PlotterSettings): Record<'card.svg' | 'card.gcode' | 'envelope.svg' | 'envelope.gcode', Buffer> {
+  const card = plotLetter('card', letter)
+  const envelope = plotLetter('envelope', letter)
+  return {
+    'card.svg': plotSvg(card),
+    'card.gcode': plotGcode(card, settings),
+    'envelope.svg': plotSvg(envelope),
+    'envelope.gcode': plotGcode(envelope, settings),
+  }
+}
