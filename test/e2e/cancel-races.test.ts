@@ -93,7 +93,7 @@ describe('a cancellation racing a worker', () => {
   })
 
   it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async () => {
-    const floor = { db: app.db, log: silentLog, printTimeoutMs: 10_000, store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
+    const floor = { db: app.db, log: silentLog, printTimeoutMs: 10_000, floorCountry: 'ES', store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
     const start = await balance()
     const { ids, outcomes } = await raceBatches(
       async () => {

@@ -30,9 +30,10 @@ describe('a letter through the whole pipeline', () => {
 
     const card = await pdfText(await readFile(join(pipeline.spoolDir, `${id}.card.pdf`)))
     expect(card.text).toBe(compact('Gracias por tu pedido, Lucía. ¡Hasta pronto! Papelería Luna'))
-    // The envelope carries the normalized address, not the one sent.
+    // The envelope carries the normalized address, not the one sent, without a country line
+    // (Spain to Spain), and the letter's code under its barcode.
     const envelope = await pdfText(await readFile(join(pipeline.spoolDir, `${id}.envelope.pdf`)))
-    expect(envelope.text).toBe(compact('Papelería Luna Lucía García Calle Mayor 1 28013 Madrid España'))
+    expect(envelope.text).toBe(compact(`Papelería Luna Lucía García Calle Mayor 1 28013 Madrid ${(await pipeline.client('GET', `/cards/${id}`)).json<{ code: string }>().code}`))
 
     const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
     expect(mailed.json()).toMatchObject({ status: 'mailed' })

@@ -7,6 +7,10 @@ const LogLevel = Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace',
 
 const Flag = Type.Union([Type.Literal('true'), Type.Literal('false')])
 
+/** PRINTER: what the production worker makes of a letter (Config.printer says how). */
+export const printerModes = ['spool', 'plotter', 'batch'] as const
+export type PrinterMode = (typeof printerModes)[number]
+
 /** Every variable the processes read, with the defaults that serve a local run. */
 const EnvSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
@@ -27,12 +31,15 @@ const EnvSchema = Type.Object({
   SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
-  PRINTER: Type.Union([Type.Literal('spool'), Type.Literal('plotter'), Type.Literal('batch')], { default: 'spool' }),
+  PRINTER: Type.Union(printerModes.map((mode) => Type.Literal(mode)), { default: 'spool' }),
   // One line of G-code words (M3, M3 S90, M280 P0 S60): never a newline that could smuggle moves in.
   PLOTTER_PEN_UP: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M5' }),
   PLOTTER_PEN_DOWN: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M3' }),
   PLOTTER_DRAW_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2000' }),
   PLOTTER_TRAVEL_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '6000' }),
+  BATCH_MAX_LETTERS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
+  BATCH_MAX_WAIT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '300000' }),
+  FLOOR_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'ES' }),
   RECONCILE_AFTER_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '600000' }),
   RECONCILE_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
   HTTP_REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
@@ -86,11 +93,15 @@ export interface Config {
   /**
    * What the floor prints with: `spool` (a card and an envelope PDF per letter, to SPOOL_DIR or
    * PRINT_COMMAND), `plotter` (SVG and G-code of single strokes per card and envelope, handed the
-   * same way), `batch` (batch printing).
+   * same way), `batch` (letters gathered in presorted batches of three files: README, Batch printing).
    */
-  printer: 'spool' | 'plotter' | 'batch'
+  printer: PrinterMode
   /** The pen plotter's commands and feeds (mm/min), for PRINTER=plotter. */
   plotter: { penUp: string; penDown: string; drawFeed: number; travelFeed: number }
+  /** PRINTER=batch: a batch closes at `maxLetters` letters or `maxWaitMs` after its first letter, whichever comes first. */
+  batch: { maxLetters: number; maxWaitMs: number }
+  /** The floor's own country (ISO 3166-1 alpha-2): an envelope to it carries no country line. */
+  floorCountry: string
   /** A letter in received, ready_for_print or printing without progress for this long, and without its job in Redis, is queued again. */
   reconcileAfterMs: number
   /** How often the reconciler looks for such letters. */
@@ -148,6 +159,9 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   PLOTTER_PEN_DOWN: 'must be one line of G-code words (e.g. M3 or M3 S90)',
   PLOTTER_DRAW_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
   PLOTTER_TRAVEL_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
+  BATCH_MAX_LETTERS: 'must be an integer from 1 to 9999',
+  BATCH_MAX_WAIT_MS: 'must be a positive integer of milliseconds',
+  FLOOR_COUNTRY: 'must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)',
   RECONCILE_AFTER_MS: 'must be a positive integer of milliseconds',
   RECONCILE_INTERVAL_MS: 'must be a positive integer of milliseconds',
   HTTP_REQUEST_TIMEOUT_MS: 'must be a positive integer of milliseconds',
@@ -229,6 +243,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       drawFeed: Number(vars.PLOTTER_DRAW_FEED),
       travelFeed: Number(vars.PLOTTER_TRAVEL_FEED),
     },
+    batch: { maxLetters: Number(vars.BATCH_MAX_LETTERS), maxWaitMs: Number(vars.BATCH_MAX_WAIT_MS) },
+    floorCountry: vars.FLOOR_COUNTRY,
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
     reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
     http: {

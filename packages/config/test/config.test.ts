@@ -22,6 +22,8 @@ describe('loadConfig', () => {
       printTimeoutMs: 120_000,
       printer: 'spool',
       plotter: { penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 },
+      batch: { maxLetters: 100, maxWaitMs: 300_000 },
+      floorCountry: 'ES',
       reconcileAfterMs: 600_000,
       reconcileIntervalMs: 30_000,
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 10_000 },
@@ -59,6 +61,10 @@ describe('loadConfig', () => {
     expect(config.spoolDir).toBe(resolve('spool'))
     expect(config.printCommand).toBe('lp -d floor-1 {file}')
     expect(config.printTimeoutMs).toBe(5000)
+  })
+
+  it('reads batch printing: the mode, when a batch closes and the floor\'s country', () => {
+    expect(loadConfig({ PRINTER: 'batch', BATCH_MAX_LETTERS: '250', BATCH_MAX_WAIT_MS: '60000', FLOOR_COUNTRY: 'PT' })).toMatchObject({ printer: 'batch', batch: { maxLetters: 250, maxWaitMs: 60_000 }, floorCountry: 'PT' })
   })
 
   it("prints to the spool by default, and reads the pen plotter's commands and feeds", () => {
@@ -148,6 +154,9 @@ describe('loadConfig', () => {
     ['PLOTTER_PEN_DOWN', 'pen down', 'PLOTTER_PEN_DOWN=pen down: must be one line of G-code words (e.g. M3 or M3 S90)'],
     ['PLOTTER_DRAW_FEED', '0', 'PLOTTER_DRAW_FEED=0: must be a feed rate in mm/min, from 1 to 999999'],
     ['PLOTTER_TRAVEL_FEED', '60.5', 'PLOTTER_TRAVEL_FEED=60.5: must be a feed rate in mm/min, from 1 to 999999'],
+    ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
+    ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
+    ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
     ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
     ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],

@@ -216,6 +216,7 @@ export const letterStatus = Type.Union(letterStatuses.map((status) => Type.Liter
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
+  code: Type.String({ pattern: '^[0-9A-HJKMNP-TV-Z]{10}$', description: "The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.", examples: ['7KQ2M9XRTB'] }),
   livemode: Type.Boolean({ description: 'False for a letter made with a test key: never charged, never printed nor posted.' }),
   type: Type.Union([Type.Literal('single'), Type.Literal('campaign')]),
   status: letterStatus,

@@ -84,7 +84,8 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
 export interface LettersMove {
   from: readonly LetterStatus[]
   to: LetterStatus
-  detail: string | null
+  /** One detail for all, or each letter's own (a batch names the letter's place in it). */
+  detail: string | null | ((letterId: string) => string | null)
 }
 
 /**
@@ -103,7 +104,10 @@ export async function moveLetters(tx: Tx, letterIds: readonly string[], move: Le
     UPDATE letters l SET status = ${move.to}, updated_at = now() FROM target WHERE l.id = target.id
     RETURNING l.id, l.livemode`)
   if (moved.length === 0) return []
-  await tx.insert(letterEvents).values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: move.detail })))
+  const detail = move.detail
+  await tx
+    .insert(letterEvents)
+    .values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: typeof detail === 'function' ? detail(letter.id) : detail })))
   await recordLetterWebhooks(
     tx,
     moved.map((letter) => letter.id),

@@ -140,6 +140,14 @@ export const letters = pgTable(
      * job holding the current one may hand files over or mark the letter printed.
      */
     printClaim: integer('print_claim').notNull().default(0),
+    /**
+     * The letter's short code for people and scanners (envelope, manifest, the floor's scanner):
+     * 10 characters of Crockford's base32, 50 bits of the md5 of the id, computed by Postgres
+     * (`letter_code`, migration 0004) for every row, so no writer can forget it or get it wrong.
+     */
+    code: text('code')
+      .notNull()
+      .generatedAlwaysAs(sql`letter_code(id)`),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -152,6 +160,7 @@ export const letters = pgTable(
     // The reconciler's scan: letters still in the pipeline, oldest change first.
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
+    uniqueIndex('letters_code_unique').on(table.code),
   ],
 )
 
@@ -187,6 +196,67 @@ export const printHandoffs = pgTable(
     handedAt: timestamp('handed_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (table) => [primaryKey({ columns: [table.letterId, table.file] })],
+)
+
+export const printBatchStatuses = ['open', 'closing', 'handed'] as const
+export type PrintBatchStatus = (typeof printBatchStatuses)[number]
+
+/**
+ * PRINTER=batch: a tray of letters printed together. `open` takes letters (one open batch at a
+ * time); `closing` takes no more, its order is fixed and its three files are being handed over;
+ * `handed` once all three were and its letters are printed.
+ */
+export const printBatches = pgTable(
+  'print_batches',
+  {
+    id: id(),
+    status: text('status', { enum: printBatchStatuses }).notNull().default('open'),
+    openedAt: timestamp('opened_at', { withTimezone: true }).notNull().defaultNow(),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+    handedAt: timestamp('handed_at', { withTimezone: true }),
+    letterCount: integer('letter_count').notNull().default(0),
+  },
+  (table) => [
+    // One tray at a time: every worker adds to the same one.
+    uniqueIndex('print_batches_one_open').on(sql`(true)`).where(sql`status = 'open'`),
+    index('print_batches_status_idx').on(table.status, table.openedAt),
+  ],
+)
+
+/** A letter in its batch: one batch per letter, ever. */
+export const printBatchLetters = pgTable(
+  'print_batch_letters',
+  {
+    batchId: uuid('batch_id')
+      .notNull()
+      .references(() => printBatches.id),
+    letterId: uuid('letter_id')
+      .notNull()
+      .references(() => letters.id),
+    /** Its place in the presorted order of the batch's files, from 1; set when the batch closes. */
+    sequence: integer('sequence'),
+    addedAt: timestamp('added_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.letterId] }),
+    index('print_batch_letters_batch_idx').on(table.batchId),
+    uniqueIndex('print_batch_letters_sequence_unique').on(table.batchId, table.sequence),
+  ],
+)
+
+/** Each file of a batch the printer accepted, as print_handoffs for a letter's files: a retry hands over only the others. */
+export const printBatchHandoffs = pgTable(
+  'print_batch_handoffs',
+  {
+    batchId: uuid('batch_id')
+      .notNull()
+      .references(() => printBatches.id),
+    /** The file's name on the floor, e.g. `batch-<batchId>.cards.pdf`. */
+    file: text('file').notNull(),
+    printer: text('printer').notNull(),
+    handedAt: timestamp('handed_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [primaryKey({ columns: [table.batchId, table.file] })],
 )
 
 export const ledgerKinds = ['charge', 'refund', 'top_up', 'adjustment'] as const

@@ -14,7 +14,7 @@ export const isoInstant = (expression: string) => `to_char(${expression} AT TIME
  */
 export function letterJsonSql(alias: string): string {
   const l = alias
-  return `json_build_object('id', ${l}.id, 'livemode', ${l}.livemode, 'type', ${l}.type, 'status', ${l}.status,
+  return `json_build_object('id', ${l}.id, 'code', ${l}.code, 'livemode', ${l}.livemode, 'type', ${l}.type, 'status', ${l}.status,
     'sendAt', ${isoInstant(`${l}.send_at`)}, 'campaignId', ${l}.campaign_id,
     'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
     'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address, 'cost', ${l}.cost,

@@ -5,3 +5,4 @@ export { LetterClock, RELEASED_DETAIL, TEST_MAILED_DETAIL, type LetterClockOptio
 export { refreshPipelineGauges } from './pipeline-state.js'
 export { isPipelineStatus, pipelineStatuses, Reconciler, RESUMED_DETAIL, withoutProgressSql, type ReconcilerOptions } from './reconciler.js'
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
+export { Pause } from './timing.js'

@@ -53,6 +53,7 @@ function letterNumber(index: number, messageLength: number, fonts: readonly Font
   return {
     // A different hand per letter, as on the floor.
     letterId: `00000000-0000-4000-8000-${index.toString().padStart(12, '0')}`,
+    code: 'BENCH00001',
     fontName: fonts[index % fonts.length]!,
     message: messageOf(index, messageLength),
     signature: 'Ana, de Papelería Luna',

@@ -1,6 +1,7 @@
 import { constants, type ZlibOptions } from 'node:zlib'
 import PDFDocument from 'pdfkit'
 import type { FontName } from '@letters/contracts'
+import { barsWidth, code128Bars } from './barcode.js'
 import { handFont } from './fonts.js'
 import { fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen } from './handwriting.js'
 import { seededRandom } from './random.js'
@@ -11,10 +12,14 @@ export const MM = 72 / 25.4
 export const CARD = { width: 148 * MM, height: 105 * MM }
 /** C6: the envelope an A6 card goes in. */
 export const ENVELOPE = { width: 162 * MM, height: 114 * MM }
+/** A4 landscape: four A6 cards, two by two, for the floor's batches. */
+const SHEET = { width: 297 * MM, height: 210 * MM }
 
 export interface LetterToRender {
   /** Seeds the hand: the same id always gives the same strokes. */
   letterId: string
+  /** The letter's short code (letters.code): barcoded and printed small on the envelope. */
+  code: string
   fontName: FontName
   message: string
   /** The line the card is signed with. */
@@ -31,7 +36,7 @@ export interface LetterToRender {
  * handwriting.ts, pdfkit, a font package), so that kept proofs are drawn again as the floor now
  * prints them.
  */
-export const DRAWING_REVISION = 2
+export const DRAWING_REVISION = 3
 
 declare global {
   namespace PDFKit {
@@ -53,9 +58,10 @@ declare global {
 const DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED }
 const FONT_DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED, strategy: constants.Z_HUFFMAN_ONLY }
 
-export function newDocument(size: { width: number; height: number }, title: string) {
+export function newDocument(size: { width: number; height: number }, title: string, firstPage = true) {
   // Fixed metadata: a reprint must be byte for byte the same file.
   return new PDFDocument({
+    autoFirstPage: firstPage,
     size: [size.width, size.height],
     margin: 0,
     deflate: DEFLATE,
@@ -94,10 +100,14 @@ export interface Hand {
   pen(): Pen
 }
 
-/** The hand of a PDF document: its current font. */
+/**
+ * The hand of a PDF document: its current font, registered under the font's own name: pdfkit
+ * caches a font by the name it was registered with, and a batch's file mixes fonts.
+ */
 function pdfHand(doc: PDFDoc, fontName: FontName): Hand {
-  doc.registerFont('hand', handFont(fontName))
-  doc.font('hand')
+  const name = `hand-${fontName}`
+  doc.registerFont(name, handFont(fontName))
+  doc.font(name)
   return { measure: pdfMeasure(doc), pen: () => pdfPen(doc) }
 }
 
@@ -131,9 +141,42 @@ export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
   const margin = ENVELOPE_MARGIN
   const sender = fitSize(hand.measure, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)
   writeByHand(hand.pen(), sender.lines, { x: margin, y: margin }, sender.size, sender.lineHeight, random)
-  const recipientBox: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - margin, height: ENVELOPE.height * 0.52 - margin }
-  const recipient = fitSize(hand.measure, letter.recipientLines.join('\n'), recipientBox, 17)
-  writeByHand(hand.pen(), recipient.lines, recipientBox, recipient.size, recipient.lineHeight, random)
+  const recipient = fitSize(hand.measure, letter.recipientLines.join('\n'), RECIPIENT_BOX, 17)
+  writeByHand(hand.pen(), recipient.lines, RECIPIENT_BOX, recipient.size, recipient.lineHeight, random)
+}
+
+/** The recipient's block on the envelope: the lower right half. */
+const RECIPIENT_BOX: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - ENVELOPE_MARGIN, height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN }
+
+/** A printed envelope: the hand's drawing, and the letter's code (bars need a printer, not a pen). */
+function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender): void {
+  drawEnvelope(pdfHand(doc, letter.fontName), letter)
+  drawCode(doc, letter.code, { x: ENVELOPE_MARGIN, bottom: ENVELOPE.height - ENVELOPE_MARGIN, right: RECIPIENT_BOX.x - 5 * MM })
+}
+
+/** Width of the narrowest bar: 0.3 mm reads with any handheld scanner and keeps a 10-character code under 45 mm. */
+const MODULE = 0.3 * MM
+const BAR_HEIGHT = 10 * MM
+const CODE_TEXT_SIZE = 7
+
+/**
+ * The letter's code as Code 128 bars, with the same code in small print under them: at the
+ * bottom left of the envelope, left of the recipient's block (`right`), so neither the post's
+ * address readers nor a person mistakes it for part of the address.
+ */
+function drawCode(doc: PDFDoc, code: string, place: { x: number; bottom: number; right: number }): void {
+  const bars = code128Bars(code)
+  const width = barsWidth(bars) * MODULE
+  if (place.x + width > place.right) throw new RangeError(`the code ${code} is too long for the envelope`)
+  const top = place.bottom - BAR_HEIGHT - CODE_TEXT_SIZE * 1.2
+  let x = place.x
+  bars.forEach((modules, index) => {
+    // Even entries are bars, odd ones the spaces between them.
+    if (index % 2 === 0) doc.rect(x, top, modules * MODULE, BAR_HEIGHT)
+    x += modules * MODULE
+  })
+  doc.fillColor('black').fill()
+  doc.font('Helvetica').fontSize(CODE_TEXT_SIZE).text(code, place.x, top + BAR_HEIGHT + 1, { width, align: 'center', characterSpacing: 1, lineBreak: false })
 }
 
 /** The card as its own print file. */
@@ -146,7 +189,61 @@ export function renderCard(letter: LetterToRender): Promise<Buffer> {
 /** The envelope as its own print file. */
 export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
-  drawEnvelope(pdfHand(doc, letter.fontName), letter)
+  drawPrintedEnvelope(doc, letter)
+  return toBuffer(doc)
+}
+
+/** One page of cards for the floor: four to an A4 sheet, in order, left to right and top to bottom, with crop marks. */
+export function renderCardSheets(letters: LetterToRender[]): Promise<Buffer> {
+  const doc = newDocument(SHEET, 'Tarjetas del lote', false)
+  letters.forEach((letter, index) => {
+    const slot = index % 4
+    if (slot === 0) doc.addPage({ size: [SHEET.width, SHEET.height], margin: 0 })
+    const x = (SHEET.width - 2 * CARD.width) / 2 + (slot % 2) * CARD.width
+    const y = (SHEET.height - 2 * CARD.height) / 2 + Math.floor(slot / 2) * CARD.height
+    doc.save().translate(x, y)
+    drawCard(pdfHand(doc, letter.fontName), letter)
+    doc.restore()
+    if (slot === 3 || index === letters.length - 1) drawCropMarks(doc, slot + 1)
+  })
+  return toBuffer(doc)
+}
+
+const CROP_MARK = 4 * MM
+
+/**
+ * A6 is a quarter of A4: the four cards fill the sheet, two guillotine cuts along its centre
+ * lines part them, and no paper is left outside the cards. The crop marks therefore lie on the
+ * cut lines themselves, from each card corner outward along the cut: the blade takes them, and
+ * they never reach into a card's face. Drawn for the slots in use (a last sheet may hold fewer).
+ */
+function drawCropMarks(doc: PDFDoc, cards: number): void {
+  const left = (SHEET.width - 2 * CARD.width) / 2
+  const top = (SHEET.height - 2 * CARD.height) / 2
+  doc.save().lineWidth(0.25).strokeColor('black')
+  for (let slot = 0; slot < cards; slot++) {
+    const x0 = left + (slot % 2) * CARD.width
+    const y0 = top + Math.floor(slot / 2) * CARD.height
+    for (const [cx, cy, dx, dy] of [
+      [x0, y0, -1, -1],
+      [x0 + CARD.width, y0, 1, -1],
+      [x0, y0 + CARD.height, -1, 1],
+      [x0 + CARD.width, y0 + CARD.height, 1, 1],
+    ] as const) {
+      doc.moveTo(cx, cy).lineTo(cx + dx * CROP_MARK, cy)
+      doc.moveTo(cx, cy).lineTo(cx, cy + dy * CROP_MARK)
+    }
+  }
+  doc.stroke().restore()
+}
+
+/** The floor's envelopes of a batch: one C6 page each, in order. */
+export function renderEnvelopes(letters: LetterToRender[]): Promise<Buffer> {
+  const doc = newDocument(ENVELOPE, 'Sobres del lote', false)
+  for (const letter of letters) {
+    doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
+    drawPrintedEnvelope(doc, letter)
+  }
   return toBuffer(doc)
 }
 
@@ -158,7 +255,7 @@ export function renderProof(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
   drawCard(pdfHand(doc, letter.fontName), letter)
   doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-  drawEnvelope(pdfHand(doc, letter.fontName), letter)
+  drawPrintedEnvelope(doc, letter)
   return toBuffer(doc)
 }
 
@@ -171,22 +268,27 @@ export function addressLines(address: { name: string; surname: string; company: 
 /** What a letter row holds that the drawing needs. */
 export interface LetterRecord {
   letterId: string
+  code: string
   fontName: FontName
   message: string
   /** The sender's name: it signs the card and heads the envelope's sender block. */
   senderName: string
   /** The verified address, or the recipient as sent before verification. */
-  recipient: Parameters<typeof addressLines>[0]
+  recipient: Parameters<typeof addressLines>[0] & { country: string }
+  /** The floor's country (FLOOR_COUNTRY): mail that stays in it carries no country line. */
+  floorCountry: string
 }
 
 /** The one place that decides what goes on the card and the envelope of a letter. */
 export function describeLetter(letter: LetterRecord): LetterToRender {
+  const domestic = letter.recipient.country === letter.floorCountry
   return {
     letterId: letter.letterId,
+    code: letter.code,
     fontName: letter.fontName,
     message: letter.message,
     signature: letter.senderName,
-    recipientLines: addressLines(letter.recipient),
+    recipientLines: addressLines(domestic ? { ...letter.recipient, countryName: '' } : letter.recipient),
     senderLines: [letter.senderName],
   }
 }

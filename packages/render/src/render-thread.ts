@@ -36,7 +36,7 @@ async function warmUp(): Promise<void> {
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     for (const fontName of fontNames) {
       const letterId = `00000000-0000-4000-8000-${String(round).padStart(12, '0')}`
-      await renderProof({ letterId, fontName, message, signature: 'Ana, de Papelería Luna', recipientLines, senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'] })
+      await renderProof({ letterId, code: 'WARMUP0001', fontName, message, signature: 'Ana, de Papelería Luna', recipientLines, senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'] })
     }
   }
 }

@@ -35,6 +35,7 @@ const thousand = spanish.repeat(8).slice(0, 1000)
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
+  code: 'BTC0VS66R9',
   fontName: 'dancing-script',
   message: thousand,
   signature: 'Ana, de Papelería Luna',

@@ -7,6 +7,7 @@ describe('a process shares its parsed fonts between documents', () => {
   it('writes a letter the same whatever the process drew before: a glyph first met inside an accented one keeps its text', async () => {
     const letter: LetterToRender = {
       letterId: '5b0e8f52-1c2d-4e3f-9a4b-6c7d8e9f0a1b',
+      code: 'Q90DQSTMNQ',
       fontName: 'caveat',
       message: 'Una uva',
       signature: 'Ana',

@@ -4,6 +4,7 @@ import { RenderPool, RenderQueueFull, addressLines, renderProof, type LetterToRe
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
+  code: 'BTC0VS66R9',
   fontName: 'kalam',
   message: 'Querida Lucía, gracias por venir a la tienda. '.repeat(20).slice(0, 1000),
   signature: 'Ana, de Papelería Luna',

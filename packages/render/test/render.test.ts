@@ -5,6 +5,7 @@ import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, rende
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
+  code: 'BTC0VS66R9',
   fontName: 'caveat',
   message: '¡Hola, Lucía! Gracias por confiar en nosotros. ¿Nos vemos en Sevilla?',
   signature: 'Ana, de Papelería Luna',

@@ -55,6 +55,7 @@ describe('GET /cards/{cardId}', () => {
     const body = response.json<{ createdAt: string; events: Array<{ at: string }> }>()
     expect(body).toEqual({
       id: cardId,
+      code: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{10}$/),
       livemode: true,
       type: 'single',
       status: 'received',
@@ -88,6 +89,7 @@ describe('GET /cards/{cardId}', () => {
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
       id: cardId,
+      code: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{10}$/),
       livemode: true,
       type: 'campaign',
       status: 'received',

@@ -29,8 +29,9 @@ describe('GET /cards/{cardId}/proof', () => {
     expect(response.headers['content-disposition']).toBe(`inline; filename="carta-${id}.pdf"`)
     const { pages, text } = await pdfText(response.rawPayload)
     expect(pages).toBe(2)
-    // The sender's name signs the card and heads the envelope.
-    expect(text).toBe(compact('Gracias por venir a la tienda, Lucía Remitente Remitente Lucía García Calle Mayor 1 28013 Madrid'))
+    const { code } = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ code: string }>()
+    // The sender's name signs the card and heads the envelope; the letter's code is printed under its barcode.
+    expect(text).toBe(compact(`Gracias por venir a la tienda, Lucía Remitente Remitente Lucía García Calle Mayor 1 28013 Madrid ${code}`))
   })
 
   it('shows the verified address once the address worker has normalized it', async () => {
@@ -40,7 +41,9 @@ describe('GET /cards/{cardId}/proof', () => {
     const verified = verifiedAddress()
     await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
     const after = await pdfText((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).rawPayload)
-    expect(after.text).toContain(compact('Calle Mayor 1 28013 Madrid España'))
+    expect(after.text).toContain(compact('Calle Mayor 1 28013 Madrid'))
+    // Domestic mail (FLOOR_COUNTRY, ES by default): no country line.
+    expect(after.text).not.toContain('España')
   })
 
   it('is the same file every time it is asked for', async () => {

@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq'
 import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
-import { letters, printHandoffs, type Db } from '@letters/db'
+import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db } from '@letters/db'
 import type { PrintFile } from './printer.js'
 import type { Floor } from './produce-letter.js'
 
@@ -48,7 +48,43 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
     // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
     // while the printer is still at work), the file may be on paper: the printer's answer decides.
     await printing
-    await recordHandoff(db, handoff, log)
+    await recordHandoff(() => db.insert(printHandoffs).values(handoff).onConflictDoNothing(), { letterId, file: file.name }, log)
+    return 'handed'
+  }
+}
+
+/** The files of a batch the printer has accepted. */
+export async function handedOverBatchFiles(db: Db, batchId: string): Promise<Set<string>> {
+  const rows = await db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, batchId))
+  return new Set(rows.map((row) => row.file))
+}
+
+/**
+ * handOver for a file of a batch (PRINTER=batch): the same record-first handoff, so a file
+ * reaches the printer once whatever the number of closers and retries; the fence is the batch
+ * being still `closing` (not yet handed), as a letter's is its print claim.
+ */
+export async function handOverBatchFile(floor: Floor, batchId: string, file: PrintFile): Promise<HandoffOutcome> {
+  const { db, printer, log } = floor
+  const handoff = { batchId, file: file.name, printer: printer.name }
+  let printing: Promise<void> | undefined
+  try {
+    return await db.transaction(async (tx) => {
+      const patience = String(floor.printTimeoutMs + 30_000)
+      await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
+      const [ours] = await tx.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })
+      if (!ours) return 'already_handed'
+      const [batch] = await tx.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
+      if (batch?.status !== 'closing') tx.rollback()
+      printing = printer.print(file)
+      await printing
+      return 'handed'
+    })
+  } catch (error) {
+    if (error instanceof TransactionRollbackError) return 'superseded'
+    if (!printing) throw error
+    await printing
+    await recordHandoff(() => db.insert(printBatchHandoffs).values(handoff).onConflictDoNothing(), { batchId, file: file.name }, log)
     return 'handed'
   }
 }
@@ -63,16 +99,16 @@ const RECORD_BACKOFF_MAX_MS = 5_000
  * minutes rather than failing the job; the insert is idempotent, so repeating a write that did
  * commit (its answer lost) does no harm.
  */
-async function recordHandoff(db: Db, handoff: Handoff, log: Logger): Promise<void> {
+async function recordHandoff(write: () => Promise<unknown>, what: { file: string; letterId?: string; batchId?: string }, log: Logger): Promise<void> {
   const deadline = Date.now() + RECORD_PATIENCE_MS
   for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_BACKOFF_MAX_MS)) {
     try {
-      await db.insert(printHandoffs).values(handoff).onConflictDoNothing()
-      log.info({ letterId: handoff.letterId, file: handoff.file }, 'recorded a file the printer accepted after the connection dropped')
+      await write()
+      log.info(what, 'recorded a file the printer accepted after the connection dropped')
       return
     } catch (err) {
       if (Date.now() + wait > deadline) throw err
-      log.warn({ err, letterId: handoff.letterId, file: handoff.file }, 'could not record a file the printer accepted; retrying')
+      log.warn({ err, ...what }, 'could not record a file the printer accepted; retrying')
       await new Promise((resolve) => setTimeout(resolve, wait))
     }
   }

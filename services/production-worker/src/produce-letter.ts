@@ -6,6 +6,8 @@ import { letters, moveLetter, senders, type Db, type LetterStatus } from '@lette
 import { describeLetter, plotterFiles, renderCard, renderEnvelope, type LetterToRender, type PlotterSettings } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
+import { batchPrintedDetail } from './batch-closer.js'
+import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
 import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
 
@@ -18,13 +20,18 @@ export interface Floor {
   printTimeoutMs: number
   /** What the floor prints with (PRINTER): PDFs for a printer (the default), or strokes for a pen plotter, with its settings. */
   output?: { kind: 'pdf' } | { kind: 'plotter'; settings: PlotterSettings }
+  /** FLOOR_COUNTRY: envelopes to it carry no country line. */
+  floorCountry: string
+  /** PRINTER=batch: letters go into a tray instead of to the printer (README, Batch printing); `poke` wakes this worker's closer. */
+  batching?: { rules: BatchRules; poke(): void } | undefined
 }
 
 /**
  * `rendered`: a test letter, drawn and kept but never handed to the printer, now `printed`.
  * `superseded`: another run took the letter over (a newer claim) or it left `printing`; this run stopped.
+ * `batched`: PRINTER=batch, the letter is in a batch, which prints it when it is handed over.
  */
-export type ProductionOutcome = 'printed' | 'rendered' | 'already_done' | 'superseded'
+export type ProductionOutcome = 'printed' | 'rendered' | 'already_done' | 'superseded' | 'batched'
 
 /** The event of a test letter leaving production, shown to the client. */
 export const TEST_RENDERED_DETAIL = 'Carta de prueba: tarjeta y sobre generados; no se ha impreso'
@@ -47,16 +54,16 @@ async function claim(db: Db, letterId: string): Promise<{ printClaim: number; li
 }
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
-async function letterToRender(db: Db, letterId: string): Promise<LetterToRender> {
+async function letterToRender(db: Db, letterId: string, floorCountry: string): Promise<LetterToRender> {
   const [row] = await db
-    .select({ fontName: letters.fontName, message: letters.message, address: letters.address, sender: senders.name })
+    .select({ code: letters.code, fontName: letters.fontName, message: letters.message, address: letters.address, sender: senders.name })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
     .where(eq(letters.id, letterId))
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({ letterId, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address })
+  return describeLetter({ letterId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address, floorCountry })
 }
 
 /**
@@ -115,21 +122,27 @@ async function rendered(kind: PrintFileSpec['kind'], render: () => Promise<Buffe
  * once it is taken, for the bookkeeping of a failure.
  */
 export async function produceLetter(floor: Floor, letterId: string, onClaimed?: (claim: number) => void): Promise<ProductionOutcome> {
+  if (floor.batching) {
+    const settled = await settledByBatch(floor.db, letterId)
+    if (settled) return settled
+  }
   const held = await claim(floor.db, letterId)
   if (held === undefined) return 'already_done'
   onClaimed?.(held.printClaim)
   const toPrinter = held.livemode
-  const handed = toPrinter ? await handedOverFiles(floor.db, letterId) : new Set<string>()
+  // In batch mode the letter's own files are kept, never handed over: its batch's are.
+  const handed = toPrinter && !floor.batching ? await handedOverFiles(floor.db, letterId) : new Set<string>()
   const output = floor.output ?? { kind: 'pdf' }
   const missing = printFilesOf(output).filter(({ file }) => !handed.has(`${letterId}.${file}`))
   if (missing.length > 0) {
-    const letter = await letterToRender(floor.db, letterId)
+    const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
     const files = await Promise.all(
       missing.map(async ({ file, kind, render }) => {
         const data = await rendered(kind, () => render(letter))
         return { name: `${letterId}.${file}`, data, location: await floor.store.put(`${letterId}/${file}`, data) }
       }),
     )
+    if (toPrinter && floor.batching) return intoTray(floor, floor.batching, letterId, held.printClaim)
     for (const file of toPrinter ? files : []) {
       if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'
     }
@@ -138,6 +151,29 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
   const printed = await leavePrinting(floor.db, letterId, held.printClaim, 'printed', detail)
   if (!printed) return 'superseded'
   return toPrinter ? 'printed' : 'rendered'
+}
+
+/**
+ * PRINTER=batch, before any claim: a letter already in a batch is its batch's to print. One in a
+ * batch not handed over yet is left alone (a job run again by the reconciler while it waits in
+ * the tray changes nothing); one whose batch was handed over but which is not `printed` (it was
+ * marked failed while it waited) is printed, with its batch's event. Undefined: not in a batch.
+ */
+async function settledByBatch(db: Db, letterId: string): Promise<ProductionOutcome | undefined> {
+  const batch = await batchOf(db, letterId)
+  if (!batch) return undefined
+  if (batch.status !== 'handed') return 'batched'
+  const detail = batchPrintedDetail(batch.batchId, batch.sequence ?? 0, batch.letterCount)
+  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing', 'failed'], to: 'printed', detail }))
+  return moved ? 'printed' : 'already_done'
+}
+
+/** PRINTER=batch: the letter, rendered and kept, goes into the open batch; its closer hands it over. */
+async function intoTray(floor: Floor, batching: NonNullable<Floor['batching']>, letterId: string, printClaim: number): Promise<ProductionOutcome> {
+  const tray = await putInTray(floor.db, letterId, printClaim, batching.rules)
+  if (tray.outcome === 'superseded') return 'superseded'
+  if (tray.outcome === 'added' && tray.closed) batching.poke()
+  return 'batched'
 }
 
 // Event details are shown to the client (GET /cards/{id}): they say what happened, never the

@@ -6,6 +6,7 @@ import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import { jobWorker, workerConnection } from '@letters/queues'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
+import { BatchCloser } from './batch-closer.js'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
 import { markFailed, produceLetter, recordFailedAttempt, type Floor } from './produce-letter.js'
 
@@ -40,10 +41,19 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     db,
     log,
     printTimeoutMs: config.printTimeoutMs,
+    floorCountry: config.floorCountry,
     store: options.store ?? new LocalArtifactStore(config.artifactsDir),
     printer: options.printer ?? configuredPrinter(config),
     // A letter is made for what the worker producing it prints with (README, Pen plotter).
     output: config.printer === 'plotter' ? { kind: 'plotter', settings: config.plotter } : { kind: 'pdf' },
+  }
+  // PRINTER=batch: letters go into a tray, and this worker's closer hands the batches over.
+  let closer: BatchCloser | undefined
+  if (config.printer === 'batch') {
+    closer = new BatchCloser(floor, config.batch)
+    const batchCloser = closer
+    floor.batching = { rules: config.batch, poke: () => batchCloser.poke() }
+    closer.start()
   }
   const connection = workerConnection(config.redisUrl, 'production-worker', log)
 
@@ -89,8 +99,10 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
 
   return {
     worker,
+    closer,
     async close() {
       await worker.close()
+      await closer?.stop()
       await connection.quit().catch(() => connection.disconnect())
     },
   }

@@ -22,7 +22,7 @@ let accountId: string
 beforeAll(async () => {
   db = createDb(testConfig().databaseUrl)
   directory = await mkdtemp(join(tmpdir(), 'letters-floor-'))
-  floor = { db, log: pino({ level: 'silent' }), printTimeoutMs: 10_000, store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
+  floor = { db, log: pino({ level: 'silent' }), printTimeoutMs: 10_000, floorCountry: 'ES', store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
   accountId = (await newAccount(db)).id
   company = await newCompanyData(db, accountId)
 })

@@ -1,0 +1,173 @@
+import { and, asc, eq, inArray, sql } from 'drizzle-orm'
+import { isFontName, type VerifiedAddress } from '@letters/contracts'
+import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db } from '@letters/db'
+import { Pause } from '@letters/queues'
+import { describeLetter } from '@letters/render'
+import { buildBatchFiles } from './batch-files.js'
+import { closeIfDue, type BatchRules } from './batch-tray.js'
+import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
+import type { Floor } from './produce-letter.js'
+
+/** The event of a letter whose batch was handed over: client-visible, it names the batch and the letter's place in it. */
+export const batchPrintedDetail = (batchId: string, sequence: number, count: number) =>
+  `Entregada a la impresora en el lote ${batchId} (n.º ${sequence} de ${count})`
+
+/** Any constant: with the batch's id, the advisory lock of the one closer finishing that batch. */
+const CLOSER_LOCK_SPACE = 727_013
+
+/**
+ * `handed`: the batch's three files are with the printer and its letters printed (by this
+ * closer, or earlier). `busy`: another closer is finishing it now.
+ */
+export type FinishOutcome = 'handed' | 'busy' | 'not_closing'
+
+/**
+ * Finishes a closed batch: draws its three files in its fixed order, keeps them in the artifact
+ * store, hands each to the printer once (a record per file, as a letter's files), then in one
+ * transaction marks the batch `handed` and its letters `printed`, each with an event naming the
+ * batch and its sequence. One closer at a time per batch (an advisory lock held by a transaction
+ * for the whole of it, so a closer that dies lets go at once); a closer that died part-way is
+ * taken over by the next round of any worker's closer, which hands over only the missing files.
+ */
+export async function finishBatch(floor: Floor, batchId: string): Promise<FinishOutcome> {
+  const { db } = floor
+  return db.transaction(async (lockTx) => {
+    // The lock's transaction stays idle while the files are drawn and printed.
+    const patience = String(3 * (floor.printTimeoutMs + 30_000) + 120_000)
+    await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
+    const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
+    if (!lock?.held) return 'busy'
+    const [batch] = await db
+      .select({ status: printBatches.status, letterCount: printBatches.letterCount })
+      .from(printBatches)
+      .where(eq(printBatches.id, batchId))
+    if (batch?.status !== 'closing') return batch?.status === 'handed' ? 'handed' : 'not_closing'
+
+    const members = await db
+      .select({
+        letterId: letters.id,
+        sequence: printBatchLetters.sequence,
+        code: letters.code,
+        fontName: letters.fontName,
+        message: letters.message,
+        address: letters.address,
+        sender: senders.name,
+      })
+      .from(printBatchLetters)
+      .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
+      .innerJoin(senders, eq(senders.id, letters.senderId))
+      .where(eq(printBatchLetters.batchId, batchId))
+      .orderBy(asc(printBatchLetters.sequence))
+    const sorted = members.map((member) => {
+      if (!isFontName(member.fontName)) throw new Error(`letter ${member.letterId} uses the unknown font ${member.fontName}`)
+      const address = member.address as VerifiedAddress
+      const drawing = describeLetter({
+        letterId: member.letterId,
+        code: member.code,
+        fontName: member.fontName,
+        message: member.message,
+        senderName: member.sender,
+        recipient: address,
+        floorCountry: floor.floorCountry,
+      })
+      return { letterId: member.letterId, code: member.code, address, drawing }
+    })
+
+    const handed = await handedOverBatchFiles(db, batchId)
+    const files = await buildBatchFiles(batchId, sorted)
+    for (const file of files) {
+      if (handed.has(file.name)) continue
+      const location = await floor.store.put(`batches/${batchId}/${file.name}`, file.data)
+      // `superseded` only if another closer handed the batch meanwhile, which the lock rules out.
+      await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location })
+    }
+
+    const count = members.length
+    const sequenceOf = new Map(members.map((member) => [member.letterId, member.sequence ?? 0]))
+    await db.transaction(async (tx) => {
+      const [done] = await tx
+        .update(printBatches)
+        .set({ status: 'handed', handedAt: new Date() })
+        .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
+        .returning({ id: printBatches.id })
+      if (!done) return
+      // From `failed` too: a letter given up on while it waited in the tray is on paper now all the same.
+      await moveLetters(tx, [...sequenceOf.keys()], {
+        from: ['printing', 'failed'],
+        to: 'printed',
+        detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count),
+      })
+    })
+    floor.log.info({ batchId, letters: count }, 'batch handed over')
+    return 'handed'
+  })
+}
+
+/** Batches closed and not yet handed over, oldest first. */
+async function closingBatches(db: Db): Promise<string[]> {
+  const rows = await db
+    .select({ id: printBatches.id })
+    .from(printBatches)
+    .where(inArray(printBatches.status, ['closing']))
+    .orderBy(asc(printBatches.closedAt))
+  return rows.map((row) => row.id)
+}
+
+/**
+ * Every batch-mode production worker runs one: it closes the open batch once its first letter
+ * has waited BATCH_MAX_WAIT_MS, and finishes every closed batch, its own (a worker filling a
+ * batch pokes it) or one whose closer died. A round that fails is logged and tried again.
+ */
+export class BatchCloser {
+  private running = false
+  private loop: Promise<void> | undefined
+  private readonly pause = new Pause()
+
+  constructor(
+    private readonly floor: Floor,
+    private readonly rules: BatchRules,
+    /** Between rounds: a fraction of the wait, so a due batch closes within it; at most a second. */
+    private readonly intervalMs = Math.max(50, Math.min(1000, Math.floor(rules.maxWaitMs / 10))),
+  ) {}
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /** A batch was just closed: finish it now rather than at the next round. */
+  poke(): void {
+    this.pause.end()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    this.pause.end()
+    await this.loop
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0
+    while (this.running) {
+      try {
+        await this.round()
+        failures = 0
+      } catch (err) {
+        failures++
+        this.floor.log.error({ err, failures }, 'batch closer round failed')
+      }
+      // A printer that keeps refusing is asked again less and less often, up to once a minute.
+      if (this.running) await this.pause.for(failures === 0 ? this.intervalMs : Math.min(60_000, this.intervalMs * 2 ** failures))
+    }
+  }
+
+  /** One round: close the open batch if due, then finish the closed ones. */
+  async round(): Promise<void> {
+    await closeIfDue(this.floor.db, this.rules)
+    for (const batchId of await closingBatches(this.floor.db)) {
+      if (!this.running) return
+      await finishBatch(this.floor, batchId)
+    }
+  }
+}

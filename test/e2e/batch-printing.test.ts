@@ -1,0 +1,89 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { inArray, sql } from 'drizzle-orm'
+import { letters, printBatchHandoffs } from '@letters/db'
+import { batchLetter, expectBatchesAgree } from '../support/batches.js'
+import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
+
+// Long enough for a hundred letters to be drawn on a loaded machine before their batch's wait ends:
+// the first two batches close full, the last one (50 letters) when its first letter has waited this long.
+const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '100', BATCH_MAX_WAIT_MS: '30000' }
+const LETTERS = 250
+/** The test sends its 250 letters faster than a client may. */
+const gatewayEnv = { RATE_LIMIT_MAX: '100000' }
+
+let pipeline: Pipeline | undefined
+const workers: ServiceProcess[] = []
+let floorDir: string | undefined
+afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker.kill()
+  await pipeline?.close()
+  pipeline = undefined
+  if (floorDir) await rm(floorDir, { recursive: true, force: true })
+})
+
+/** 250 letters (enough credits first), sent 25 at a time; their ids. */
+async function sendLetters(running: Pipeline): Promise<string[]> {
+  const topUp = await running.admin('POST', `/admin/accounts/${running.account.id}/credits`, { amount: 2000, reason: 'lotes' })
+  expect(topUp.statusCode, topUp.body).toBe(200)
+  const ids: string[] = []
+  for (let from = 0; from < LETTERS; from += 25) ids.push(...(await Promise.all(Array.from({ length: 25 }, (_, i) => running.send(batchLetter(from + i))))))
+  return ids
+}
+
+const printedCount = async (running: Pipeline, ids: string[]) =>
+  (await running.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printed').length
+
+describe('batch printing (PRINTER=batch) on the running pipeline', () => {
+  it('prints 250 letters in 3 presorted batches (100, 100, 50) whose three files agree, each letter in one batch', { timeout: 180_000 }, async () => {
+    pipeline = await startPipeline('batch', { env: { ...batchEnv, ...gatewayEnv } })
+    const ids = await sendLetters(pipeline)
+    await expect.poll(() => printedCount(pipeline!, ids), { timeout: 150_000, interval: 500 }).toBe(LETTERS)
+    expect(await expectBatchesAgree(pipeline.app.db, () => pipeline!.spoolDir, ids)).toEqual([100, 100, 50])
+    // Nothing else reached the spool: no letter's own files, only the batches'.
+    expect((await pipeline.spooled()).every((name) => name.startsWith('batch-'))).toBe(true)
+    expect(await pipeline.spooled()).toHaveLength(9)
+  })
+
+  it(
+    'with two workers, one killed (SIGKILL) while it hands a batch over: no letter in two batches or none, no file printed twice',
+    { timeout: 240_000 },
+    async () => {
+      pipeline = await startPipeline('batchkill', { env: gatewayEnv, production: false })
+      floorDir = await mkdtemp(join(tmpdir(), 'letters-batch-prints-'))
+      const log = join(floorDir, 'prints.log')
+      const names = [`batch-a-${Math.random().toString(36).slice(2, 8)}`, `batch-b-${Math.random().toString(36).slice(2, 8)}`]
+      // Each file takes the printer two seconds before it is accepted (logged): the kill lands while one is in its hands.
+      for (const name of names)
+        workers.push(await startFloorProcess(pipeline.config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 2 }), PGAPPNAME: name }))
+      const ids = await sendLetters(pipeline)
+      const db = pipeline.app.db
+
+      // The first batch's first file is with the printer and recorded; the closer is on the next one.
+      await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 120_000, interval: 20 }).toBeGreaterThan(0)
+      const [holder] = await db.execute<{ name: string }>(sql`
+      SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
+      expect(holder && names.includes(holder.name), 'a closer holds the batch').toBe(true)
+      const killed = names.indexOf(holder!.name)
+      await workers[killed]!.kill()
+      const handedAtKill = await db.select().from(printBatchHandoffs)
+
+      await expect.poll(() => printedCount(pipeline!, ids), { timeout: 200_000, interval: 500 }).toBe(LETTERS)
+      // The command printed the artifact store's copies: those are the files checked.
+      expect(await expectBatchesAgree(db, (batchId) => join(pipeline!.config.artifactsDir, 'batches', batchId), ids)).toEqual([100, 100, 50])
+      const prints = await printsIn(log)
+      expect(prints.size).toBe(9)
+      expect(
+        [...prints.values()].every((count) => count === 1),
+        JSON.stringify([...prints]),
+      ).toBe(true)
+      // The survivor finished the batch the killed worker had begun.
+      expect(handedAtKill.length).toBeLessThan(3)
+    },
+  )
+})
