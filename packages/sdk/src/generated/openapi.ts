@@ -1391,6 +1391,11 @@ export interface paths {
                             data: {
                                 /** Format: uuid */
                                 id: string;
+                                /**
+                                 * @description The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.
+                                 * @example 7KQ2M9XRTB
+                                 */
+                                code: string;
                                 /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                                 livemode: boolean;
                                 type: "single" | "campaign";
@@ -1549,6 +1554,11 @@ export interface paths {
                         "application/json": {
                             /** Format: uuid */
                             id: string;
+                            /**
+                             * @description The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.
+                             * @example 7KQ2M9XRTB
+                             */
+                            code: string;
                             /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                             livemode: boolean;
                             type: "single" | "campaign";
@@ -1702,6 +1712,11 @@ export interface paths {
                         "application/json": {
                             /** Format: uuid */
                             id: string;
+                            /**
+                             * @description The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.
+                             * @example 7KQ2M9XRTB
+                             */
+                            code: string;
                             /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                             livemode: boolean;
                             type: "single" | "campaign";
