@@ -24,7 +24,8 @@ export async function createBulkCampaign(gateway: string, adminToken: string, ac
       cardDesignId: account.cardDesignId,
       envelopeDesignId: account.envelopeDesignId,
       senderId: account.senderId,
-      message: 'Querida {{nombre}}: gracias por seguir con nosotros este año. Con el código {{cupon}} tienes un 10% en tu próximo pedido. Un abrazo del equipo.',
+      message:
+        'Querida {{nombre}}: gracias por seguir con nosotros este año. Con el código {{cupon}} tienes un 10% en tu próximo pedido. Un abrazo del equipo.',
       variables: [
         { name: 'nombre', maxSize: 60, defaultValue: 'amiga', example: 'Lucía' },
         { name: 'cupon', maxSize: 12, defaultValue: null, example: 'OTONO10' },
@@ -68,7 +69,11 @@ export async function measureBulk(gateway: string, account: BenchAccount, campai
   const timings: number[] = []
   for (let run = 0; run <= TIMED_RUNS; run++) {
     const started = performance.now()
-    const response = await fetch(`${gateway}/cards/bulk`, { method: 'POST', headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json' }, body })
+    const response = await fetch(`${gateway}/cards/bulk`, {
+      method: 'POST',
+      headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json' },
+      body,
+    })
     const answer = await response.text()
     const elapsed = performance.now() - started
     const created = response.status === 200 ? (JSON.parse(answer) as { created: number }).created : undefined

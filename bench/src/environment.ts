@@ -87,7 +87,8 @@ export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOption
   })
 
   const track = (started: ServiceProcess) => cleanup.defer(`process ${started.child.pid}`, () => started.kill())
-  const startService = (name: ServiceName, env: Record<string, string> = {}) => startServiceProcess(name, config, { ...SETTINGS, ...env }, { throughTsxCli: true, onSpawn: track })
+  const startService = (name: ServiceName, env: Record<string, string> = {}) =>
+    startServiceProcess(name, config, { ...SETTINGS, ...env }, { throughTsxCli: true, onSpawn: track })
   return {
     config,
     adminToken,

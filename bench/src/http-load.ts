@@ -63,5 +63,10 @@ export function averaged(rounds: LoadResult[]): LoadResult {
   const mean = (pick: (result: LoadResult) => number) => rounds.reduce((sum, result) => sum + pick(result), 0) / rounds.length
   const failures: Record<string, number> = {}
   for (const round of rounds) for (const [status, count] of Object.entries(round.failures)) failures[status] = (failures[status] ?? 0) + count
-  return { requestsPerSecond: mean((result) => result.requestsPerSecond), p50Ms: mean((result) => result.p50Ms), p99Ms: mean((result) => result.p99Ms), failures }
+  return {
+    requestsPerSecond: mean((result) => result.requestsPerSecond),
+    p50Ms: mean((result) => result.p50Ms),
+    p99Ms: mean((result) => result.p99Ms),
+    failures,
+  }
 }

@@ -97,7 +97,10 @@ const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
  * baseline and on the row compared with it alike. The outbox is drained after each target, so
  * that one row's backlog does not slow the next.
  */
-async function interleaved<Key extends string>(env: BenchEnvironment, group: Record<Key, { label: string; request: LoadTarget }>): Promise<Record<Key, LoadResult>> {
+async function interleaved<Key extends string>(
+  env: BenchEnvironment,
+  group: Record<Key, { label: string; request: LoadTarget }>,
+): Promise<Record<Key, LoadResult>> {
   const entries = Object.entries(group) as Array<[Key, { label: string; request: LoadTarget }]>
   const results = new Map<Key, LoadResult[]>(entries.map(([row]) => [row, []]))
   for (let round = 0; round < rounds; round++) {
@@ -116,10 +119,22 @@ function measureLists(env: BenchEnvironment, gateway: string, helloWorld: string
   const withAccount = (account: BenchAccount) => ({ 'x-account-id': account.id })
   return interleaved(env, {
     hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
-    bareDesigns: { label: 'bare read, GET /card-designs', request: { url: `${bareRead}/card-designs`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
-    cardDesigns: { label: 'GET /card-designs, 50 accounts', request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
-    bareList: { label: 'bare read, GET /cards?limit=20', request: { url: `${bareRead}/cards?limit=20`, requests: spread.map((account) => ({ headers: withAccount(account) })) } },
-    cardList: { label: 'GET /cards?limit=20, 50 accounts', request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) } },
+    bareDesigns: {
+      label: 'bare read, GET /card-designs',
+      request: { url: `${bareRead}/card-designs`, requests: spread.map((account) => ({ headers: withAccount(account) })) },
+    },
+    cardDesigns: {
+      label: 'GET /card-designs, 50 accounts',
+      request: { url: `${gateway}/card-designs`, requests: spread.map((account) => ({ headers: withKey(account) })) },
+    },
+    bareList: {
+      label: 'bare read, GET /cards?limit=20',
+      request: { url: `${bareRead}/cards?limit=20`, requests: spread.map((account) => ({ headers: withAccount(account) })) },
+    },
+    cardList: {
+      label: 'GET /cards?limit=20, 50 accounts',
+      request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) },
+    },
   })
 }
 
@@ -129,7 +144,10 @@ function httpRow(measure: string, result: LoadResult, extra: Pick<Row, 'ratio' |
     result: perSecond(result.requestsPerSecond, 'req'),
     p50: wholeMs(result.p50Ms),
     p99: wholeMs(result.p99Ms),
-    failed: Object.entries(result.failures).map(([status, count]) => `${status}×${count}`).join(' ') || '0',
+    failed:
+      Object.entries(result.failures)
+        .map(([status, count]) => `${status}×${count}`)
+        .join(' ') || '0',
     ...extra,
   }
 }
@@ -193,7 +211,11 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => createAccount(gateway, env.adminToken, `Cuenta ${index + 1}`)))
   await Promise.all(
     spread.map(async (account) => {
-      const response = await fetch(`${gateway}/single`, { method: 'POST', headers: { ...withKey(account), 'content-type': 'application/json' }, body: JSON.stringify(singleLetter(account)) })
+      const response = await fetch(`${gateway}/single`, {
+        method: 'POST',
+        headers: { ...withKey(account), 'content-type': 'application/json' },
+        body: JSON.stringify(singleLetter(account)),
+      })
       if (!response.ok) throw new Error(`POST /single answered ${response.status}: ${await response.text()}`)
     }),
   )
@@ -231,7 +253,12 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
   const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
-  const [hot, pipelineOne, pipelineTwo, bulkAccount] = await Promise.all([newAccount('Cuenta caliente'), newAccount('Tubería 1'), newAccount('Tubería 2'), newAccount('Envíos masivos')])
+  const [hot, pipelineOne, pipelineTwo, bulkAccount] = await Promise.all([
+    newAccount('Cuenta caliente'),
+    newAccount('Tubería 1'),
+    newAccount('Tubería 2'),
+    newAccount('Envíos masivos'),
+  ])
 
   progress('rendering on one core')
   // Per CPU second: letters per second of one core, a figure that holds on a shared machine.
@@ -246,19 +273,34 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress(`pipeline: ${figure(oneWorker.seconds)} s with 1 production worker, ${figure(twoWorkers.seconds)} s with 2`)
 
   progress('proofs')
-  const proofLetters = await env.sql<Array<{ id: string }>>`SELECT id FROM letters WHERE account_id = ${pipelineOne.id} AND address IS NOT NULL LIMIT ${PROOF_LETTERS}`
-  const proofs = await measureProofs(gateway, pipelineOne.apiKey, proofLetters.map((row) => row.id))
+  const proofLetters = await env.sql<
+    Array<{ id: string }>
+  >`SELECT id FROM letters WHERE account_id = ${pipelineOne.id} AND address IS NOT NULL LIMIT ${PROOF_LETTERS}`
+  const proofs = await measureProofs(
+    gateway,
+    pipelineOne.apiKey,
+    proofLetters.map((row) => row.id),
+  )
 
   progress(`POST /cards/bulk, ${BULK_RECIPIENTS} recipients`)
   const bulk = await measureBulkRow(env, gateway, bulkAccount)
 
   const { bareSpread, singleSpread } = await interleaved(env, {
-    bareSpread: { label: 'bare path, 50 accounts', request: { url: `${barePath}/single`, method: 'POST', requests: spread.map((account) => ({ body: bareLetter(account) })) } },
-    singleSpread: { label: 'POST /single, 50 accounts', request: { url: `${gateway}/single`, method: 'POST', requests: spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })) } },
+    bareSpread: {
+      label: 'bare path, 50 accounts',
+      request: { url: `${barePath}/single`, method: 'POST', requests: spread.map((account) => ({ body: bareLetter(account) })) },
+    },
+    singleSpread: {
+      label: 'POST /single, 50 accounts',
+      request: { url: `${gateway}/single`, method: 'POST', requests: spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })) },
+    },
   })
   const { bareHot, singleHot } = await interleaved(env, {
     bareHot: { label: 'bare path, one account', request: { url: `${barePath}/single`, method: 'POST', requests: [{ body: bareLetter(hot) }] } },
-    singleHot: { label: 'POST /single, one account', request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] } },
+    singleHot: {
+      label: 'POST /single, one account',
+      request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] },
+    },
   })
   const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
 
@@ -292,13 +334,18 @@ async function run(cleanup: Cleanup): Promise<string> {
       target: target('≥ 200 letters/s', rendering.lettersPerSecond >= 200),
     },
     bulkRow(bulk),
-    { measure: `Pipeline, ${letters} letters, 1 production worker`, result: `${perSecond(oneWorker.lettersPerSecond, 'letters')} (${figure(oneWorker.seconds)} s in all)` },
+    {
+      measure: `Pipeline, ${letters} letters, 1 production worker`,
+      result: `${perSecond(oneWorker.lettersPerSecond, 'letters')} (${figure(oneWorker.seconds)} s in all)`,
+    },
     {
       measure: `Pipeline, ${letters} letters, 2 production workers`,
       result: `${perSecond(twoWorkers.lettersPerSecond, 'letters')} (${figure(twoWorkers.seconds)} s in all)`,
       ratio: times(twoWorkers.lettersPerSecond / oneWorker.lettersPerSecond, '1 worker'),
       target: target(
-        letters === 2000 ? `2,000 letters < 30 s (took ${figure(twoWorkers.seconds)} s)` : `2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`,
+        letters === 2000
+          ? `2,000 letters < 30 s (took ${figure(twoWorkers.seconds)} s)`
+          : `2,000 letters < 30 s (at this rate ${figure(twoThousandSeconds)} s)`,
         twoThousandSeconds < 30,
       ),
     },

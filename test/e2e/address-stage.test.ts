@@ -47,16 +47,30 @@ async function send(recipient: Record<string, unknown>) {
 }
 
 const card = (id: string) =>
-  app.inject({ method: 'GET', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } }).then((response) => response.json<{ status: string; address: Record<string, unknown> | null; events: Array<{ status: string; detail: string | null }> }>())
+  app
+    .inject({ method: 'GET', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
+    .then((response) => response.json<{ status: string; address: Record<string, unknown> | null; events: Array<{ status: string; detail: string | null }> }>())
 
-const balance = async () => (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>().balance
+const balance = async () =>
+  (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>()
+    .balance
 
 describe('the address stage', () => {
   it('normalizes a received letter, makes it ready for print and queues its production job', async () => {
     const id = await send({ name: 'ANA', surname: 'ruiz', address: 'C/  Mayor 3', zip: ' 08001 ', city: 'BARCELONA', province: '', country: 'es' })
     await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
     const letter = await card(id)
-    expect(letter.address).toMatchObject({ name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 3', zip: '08001', city: 'Barcelona', province: 'Barcelona', country: 'ES', countryName: 'España', deliverability: 'corrected' })
+    expect(letter.address).toMatchObject({
+      name: 'Ana',
+      surname: 'Ruiz',
+      address: 'Calle Mayor 3',
+      zip: '08001',
+      city: 'Barcelona',
+      province: 'Barcelona',
+      country: 'ES',
+      countryName: 'España',
+      deliverability: 'corrected',
+    })
     expect(letter.events.map((event) => event.status)).toEqual(['received', 'ready_for_print'])
     expect(letter.events[1]?.detail).toMatch(/^Dirección corregida/)
     const jobs = await app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))
@@ -77,7 +91,10 @@ describe('the address stage', () => {
     expect(await normalizeLetter(app.db, offlineVerifier, id)).toBe('already_done')
     expect(await balance()).toBe(before)
     const movements = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id)).orderBy(asc(ledgerEntries.id))
-    expect(movements.map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3], ['refund', 3]])
+    expect(movements.map((entry) => [entry.kind, entry.amount])).toEqual([
+      ['charge', -3],
+      ['refund', 3],
+    ])
     const [row] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(row?.status).toBe('address_rejected')
   })

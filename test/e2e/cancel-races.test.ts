@@ -33,7 +33,18 @@ async function send(address: string) {
     method: 'POST',
     url: '/single',
     headers: { 'x-api-key': account.apiKey },
-    payload: { cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola', name: 'Ana', surname: 'Ruiz', address, zip: '28013', city: 'Madrid', country: 'ES' },
+    payload: {
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      message: 'Hola',
+      name: 'Ana',
+      surname: 'Ruiz',
+      address,
+      zip: '28013',
+      city: 'Madrid',
+      country: 'ES',
+    },
   })
   expect(response.statusCode, response.body).toBe(200)
   return response.json<{ cardId: string }>().cardId
@@ -56,7 +67,11 @@ async function race<A, B>(i: number, count: number, step: number, first: () => P
  * Batches of 15 races until each side has won some: how long each side takes varies with the
  * machine's load, so a batch whose spread was too narrow is run again with a wider one.
  */
-async function raceBatches<T>(makeLetters: () => Promise<string[]>, run: (id: string, i: number, count: number, step: number) => Promise<T>, won: (outcome: T) => boolean) {
+async function raceBatches<T>(
+  makeLetters: () => Promise<string[]>,
+  run: (id: string, i: number, count: number, step: number) => Promise<T>,
+  won: (outcome: T) => boolean,
+) {
   const all: T[] = []
   const ids: string[] = []
   for (const step of [2, 6, 15, 40]) {
@@ -68,7 +83,8 @@ async function raceBatches<T>(makeLetters: () => Promise<string[]>, run: (id: st
   return { ids, outcomes: all }
 }
 
-const refundsOf = async (ids: string[]) => (await app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))).filter((entry) => entry.kind === 'refund')
+const refundsOf = async (ids: string[]) =>
+  (await app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))).filter((entry) => entry.kind === 'refund')
 
 describe('a cancellation racing a worker', () => {
   it('refunds a letter once when the client cancels it as the address worker rejects it', async () => {
@@ -76,14 +92,23 @@ describe('a cancellation racing a worker', () => {
     const { ids, outcomes } = await raceBatches(
       () => Promise.all(Array.from({ length: 15 }, () => send('...'))),
       async (id, i, count, step) => {
-        const [response, normalized] = await race(i, count, step, () => cancel(id), () => normalizeLetter(app.db, offlineVerifier, id))
+        const [response, normalized] = await race(
+          i,
+          count,
+          step,
+          () => cancel(id),
+          () => normalizeLetter(app.db, offlineVerifier, id),
+        )
         return { status: response.statusCode, normalized }
       },
       (outcome) => outcome.status === 200,
     )
     // Whoever moved the letter first refunded it; the other found it moved.
     for (const outcome of outcomes) {
-      expect([[200, 'already_done'], [409, 'address_rejected']]).toContainEqual([outcome.status, outcome.normalized])
+      expect([
+        [200, 'already_done'],
+        [409, 'address_rejected'],
+      ]).toContainEqual([outcome.status, outcome.normalized])
     }
     // The spread of start times makes each side win some races.
     expect(outcomes.map((outcome) => outcome.status)).toEqual(expect.arrayContaining([200, 409]))
@@ -93,7 +118,14 @@ describe('a cancellation racing a worker', () => {
   })
 
   it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async () => {
-    const floor = { db: app.db, log: silentLog, printTimeoutMs: 10_000, floorCountry: 'ES', store: new LocalArtifactStore(join(floorDir, 'artifacts')), printer: new SpoolPrinter(join(floorDir, 'spool')) }
+    const floor = {
+      db: app.db,
+      log: silentLog,
+      printTimeoutMs: 10_000,
+      floorCountry: 'ES',
+      store: new LocalArtifactStore(join(floorDir, 'artifacts')),
+      printer: new SpoolPrinter(join(floorDir, 'spool')),
+    }
     const start = await balance()
     const { ids, outcomes } = await raceBatches(
       async () => {
@@ -102,7 +134,13 @@ describe('a cancellation racing a worker', () => {
         return batch
       },
       async (id, i, count, step) => {
-        const [response, produced] = await race(i, count, step, () => cancel(id), () => produceLetter(floor, id))
+        const [response, produced] = await race(
+          i,
+          count,
+          step,
+          () => cancel(id),
+          () => produceLetter(floor, id),
+        )
         return { id, status: response.statusCode, produced }
       },
       (outcome) => outcome.status === 200,

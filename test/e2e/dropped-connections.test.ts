@@ -32,7 +32,12 @@ beforeAll(async () => {
   floorDir = await mkdtemp(join(tmpdir(), 'letters-drops-'))
   const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
-  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-drops`, ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool') })
+  const config = testConfig({
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: `${testConfig().queuePrefix}-drops`,
+    ARTIFACTS_DIR: join(floorDir, 'artifacts'),
+    SPOOL_DIR: join(floorDir, 'spool'),
+  })
   // Errors only: what the guard logs, and any crash. A print command that logs every file it
   // prints: a second print of any file, whatever drop caused it, shows in the log.
   printLog = join(floorDir, 'prints.log')
@@ -51,17 +56,33 @@ afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
 /** POST /single as a careful client: one Idempotency-Key per letter, retried on 503, 409 (still running) and dropped connections. */
 async function sendLetter(account: Account, n: number): Promise<string> {
   const key = randomUUID()
-  const body = JSON.stringify({ cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: `Carta ${n}`, name: 'Lucía', surname: 'García', address: 'C/ Mayor 1', zip: '28013', city: 'Madrid', province: '', country: 'ES' })
+  const body = JSON.stringify({
+    cardDesignId: account.cardDesignId,
+    envelopeDesignId: account.envelopeDesignId,
+    senderId: account.senderId,
+    message: `Carta ${n}`,
+    name: 'Lucía',
+    surname: 'García',
+    address: 'C/ Mayor 1',
+    zip: '28013',
+    city: 'Madrid',
+    province: '',
+    country: 'ES',
+  })
   let last = ''
   for (let attempt = 1; attempt <= 60; attempt++) {
-    const response = await fetch(`${baseUrl}/single`, { method: 'POST', headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json', 'idempotency-key': key }, body, signal: AbortSignal.timeout(15_000) }).catch(() => undefined)
-    if (response?.status === 200) return (await response.json() as { cardId: string }).cardId
+    const response = await fetch(`${baseUrl}/single`, {
+      method: 'POST',
+      headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json', 'idempotency-key': key },
+      body,
+      signal: AbortSignal.timeout(15_000),
+    }).catch(() => undefined)
+    if (response?.status === 200) return ((await response.json()) as { cardId: string }).cardId
     const text = await response?.text()
     last = `${response?.status ?? 'no response'} ${text ?? ''}`
     if (response && ![503, 409].includes(response.status)) throw new Error(`letter ${n} answered ${response.status}: ${text}`)
@@ -102,7 +123,10 @@ describe('every Postgres backend terminated, ten times, while letters flow', () 
     }
     await Promise.all(clients)
     // Every round found the services connected again, and took their connections down.
-    expect(terminated.every((count) => count > 0), `backends terminated per round: ${terminated}`).toBe(true)
+    expect(
+      terminated.every((count) => count > 0),
+      `backends terminated per round: ${terminated}`,
+    ).toBe(true)
     expect(accepted.length).toBeGreaterThan(ROUNDS)
 
     const everyServiceAlive = () => {
@@ -110,16 +134,24 @@ describe('every Postgres backend terminated, ten times, while letters flow', () 
     }
     everyServiceAlive()
     const drainStarted = Date.now()
-    const notPrinted = async () => (await db.select({ id: letters.id }).from(letters).where(sql`${letters.status} <> 'printed'`)).length
+    const notPrinted = async () =>
+      (
+        await db
+          .select({ id: letters.id })
+          .from(letters)
+          .where(sql`${letters.status} <> 'printed'`)
+      ).length
     // Production retries wait 5, 10 and 20 s: a letter hit by a drop on several attempts takes a while.
-    await expect.poll(notPrinted, { timeout: 120_000, interval: 500 }).toBe(0).catch(async (error: Error) => {
-      const stuck = await db.execute(sql`
+    await expect
+      .poll(notPrinted, { timeout: 120_000, interval: 500 })
+      .toBe(0)
+      .catch(async (error: Error) => {
+        const stuck = await db.execute(sql`
         SELECT l.id, l.status, l.updated_at, (SELECT json_agg(json_build_object('status', e.status, 'detail', e.detail, 'at', e.at) ORDER BY e.id) FROM letter_events e WHERE e.letter_id = l.id) AS events,
           (SELECT json_agg(json_build_object('id', o.id, 'job', o.job_name, 'sent', o.sent_at) ORDER BY o.created_at) FROM outbox o WHERE o.payload ->> 'letterId' = l.id::text) AS jobs
         FROM letters l WHERE l.status <> 'printed'`)
-      throw new Error(`${error.message}; not printed: ${JSON.stringify(stuck, null, 1)}`)
-    })
-
+        throw new Error(`${error.message}; not printed: ${JSON.stringify(stuck, null, 1)}`)
+      })
 
     everyServiceAlive()
     // The patched driver never gets that far; the guard would log it and carry on.
@@ -127,21 +159,40 @@ describe('every Postgres backend terminated, ten times, while letters flow', () 
 
     const stored = await db.select({ id: letters.id, accountId: letters.accountId }).from(letters)
     expect(stored.map((letter) => letter.id).sort()).toEqual([...accepted].sort())
-    const charges = await db.select({ letterId: ledgerEntries.letterId, amount: ledgerEntries.amount }).from(ledgerEntries).where(eq(ledgerEntries.kind, 'charge'))
+    const charges = await db
+      .select({ letterId: ledgerEntries.letterId, amount: ledgerEntries.amount })
+      .from(ledgerEntries)
+      .where(eq(ledgerEntries.kind, 'charge'))
     expect(charges.map((charge) => charge.letterId).sort()).toEqual([...accepted].sort())
     const printedEvents = await db.select({ letterId: letterEvents.letterId }).from(letterEvents).where(eq(letterEvents.status, 'printed'))
     expect(printedEvents.map((event) => event.letterId).sort()).toEqual([...accepted].sort())
     // Each file handed to the printer once: the floor's fencing held through every drop.
     const prints = await printsIn(printLog)
-    expect([...prints.keys()].map((path) => path.split('/').slice(-2).join('.')).sort()).toEqual(accepted.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
+    expect([...prints.keys()].map((path) => path.split('/').slice(-2).join('.')).sort()).toEqual(
+      accepted.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort(),
+    )
     expect([...prints.entries()].filter(([, count]) => count !== 1)).toEqual([])
-    console.info('dropped connections figures', JSON.stringify({ rounds: ROUNDS, backendsTerminatedPerRound: terminated, lettersAccepted: accepted.length, filesPrinted: prints.size, drainMs: Date.now() - drainStarted }))
+    console.info(
+      'dropped connections figures',
+      JSON.stringify({
+        rounds: ROUNDS,
+        backendsTerminatedPerRound: terminated,
+        lettersAccepted: accepted.length,
+        filesPrinted: prints.size,
+        drainMs: Date.now() - drainStarted,
+      }),
+    )
 
     const balances = await db.execute<{ id: string; balance: number; ledger: number }>(sql`
       SELECT a.id, a.balance, COALESCE(SUM(e.amount), 0)::int AS ledger
       FROM accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id GROUP BY a.id, a.balance`)
     for (const row of balances) expect(row.balance).toBe(row.ledger)
     expect(balances.find((row) => row.id === account.id)?.balance).toBe(1000 - 3 * accepted.length)
-    expect(await db.select({ id: letters.id }).from(letters).where(inArray(letters.status, ['failed']))).toEqual([])
+    expect(
+      await db
+        .select({ id: letters.id })
+        .from(letters)
+        .where(inArray(letters.status, ['failed'])),
+    ).toEqual([])
   }, 240_000)
 })

@@ -24,9 +24,11 @@ afterAll(async () => {
 })
 
 const workerBackends = async (where: 'any' | 'waiting on a lock') =>
-  (await pipeline.app.db.execute<{ pid: number }>(sql`
+  (
+    await pipeline.app.db.execute<{ pid: number }>(sql`
     SELECT pid FROM pg_stat_activity
-    WHERE application_name = ${applicationName} AND (${where === 'any'} OR wait_event_type = 'Lock')`)).length
+    WHERE application_name = ${applicationName} AND (${where === 'any'} OR wait_event_type = 'Lock')`)
+  ).length
 
 /** What a failover or a pooler restart does to the worker: every one of its backends terminated. */
 async function terminateWorkerBackends(): Promise<number> {
@@ -63,7 +65,13 @@ describe('the floor when its Postgres connections drop', () => {
     }
 
     const prints = await printsIn(log)
-    expect(Object.fromEntries(prints)).toEqual(Object.fromEntries(ids.flatMap((id) => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]).map((file) => [file, 1])))
+    expect(Object.fromEntries(prints)).toEqual(
+      Object.fromEntries(
+        ids
+          .flatMap((id) => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')])
+          .map((file) => [file, 1]),
+      ),
+    )
     for (const id of ids) expect((await pipeline.card(id)).events.filter((event) => event.status === 'printed')).toHaveLength(1)
     // The worker lived through it all.
     expect(worker.alive(), worker.output()).toBe(true)

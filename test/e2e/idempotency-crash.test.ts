@@ -46,7 +46,12 @@ describe('a gateway that dies in the middle of a creation with an Idempotency-Ke
     )
     // The request is in the creation, waiting for the account's row.
     await expect
-      .poll(async () => (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`))[0]?.n, { timeout: 10_000, interval: 20 })
+      .poll(
+        async () =>
+          (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`))[0]
+            ?.n,
+        { timeout: 10_000, interval: 20 },
+      )
       .toBe(1)
 
     await gateway.kill()
@@ -55,19 +60,31 @@ describe('a gateway that dies in the middle of a creation with an Idempotency-Ke
     // Its transaction never commits: Postgres notices the closed socket within a second
     // (client_connection_check_interval), even while the statement waits for the lock.
     await expect
-      .poll(async () => (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`))[0]?.n, { timeout: 3000, interval: 50 })
+      .poll(
+        async () =>
+          (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`))[0]
+            ?.n,
+        { timeout: 3000, interval: 50 },
+      )
       .toBe(0)
     release()
     await holder
 
     // The client retries at once with the same key, on another replica.
-    const retry = await app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'idempotency-key': 'pedido-crash' }, payload: body })
+    const retry = await app.inject({
+      method: 'POST',
+      url: '/single',
+      headers: { 'x-api-key': account.apiKey, 'idempotency-key': 'pedido-crash' },
+      payload: body,
+    })
     expect(retry.statusCode, retry.body).toBe(200)
     expect(retry.headers['idempotent-replayed']).toBeUndefined()
 
     const cardId = retry.json<{ cardId: string }>().cardId
     const letters = await app.db.execute<{ id: string }>(sql`SELECT id FROM letters WHERE account_id = ${account.id}::uuid`)
-    const entries = await app.db.execute<{ kind: string; amount: number; letter_id: string }>(sql`SELECT kind, amount, letter_id FROM ledger_entries WHERE account_id = ${account.id}::uuid AND kind = 'charge'`)
+    const entries = await app.db.execute<{ kind: string; amount: number; letter_id: string }>(
+      sql`SELECT kind, amount, letter_id FROM ledger_entries WHERE account_id = ${account.id}::uuid AND kind = 'charge'`,
+    )
     expect(letters.map((row) => row.id)).toEqual([cardId])
     expect(entries.map((row) => [row.kind, row.amount, row.letter_id])).toEqual([['charge', -3, cardId]])
     const [balance] = await app.db.execute<{ balance: number }>(sql`SELECT balance FROM accounts WHERE id = ${account.id}::uuid`)

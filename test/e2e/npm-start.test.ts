@@ -40,9 +40,19 @@ beforeAll(async () => {
   floorDir = await mkdtemp(join(tmpdir(), 'letters-start-'))
   const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
-  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-start`, ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool') })
+  const config = testConfig({
+    DATABASE_URL: database.url,
+    QUEUE_PREFIX: `${testConfig().queuePrefix}-start`,
+    ARTIFACTS_DIR: join(floorDir, 'artifacts'),
+    SPOOL_DIR: join(floorDir, 'spool'),
+  })
   // A process group of its own, so that the test can press Ctrl-C: SIGINT to every process in it.
-  npm = spawn('npm', ['start'], { cwd: repositoryRoot, env: serviceEnv(config, { PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  npm = spawn('npm', ['start'], {
+    cwd: repositoryRoot,
+    env: serviceEnv(config, { PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn' }),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
   npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
   await waitUntilAnswering(`${baseUrl}/healthz`, 60_000)

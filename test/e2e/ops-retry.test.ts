@@ -29,7 +29,11 @@ beforeAll(async () => {
 })
 afterAll(() => pipeline.close())
 
-const productionJobs = (id: string) => pipeline.app.db.select().from(outbox).where(and(eq(outbox.jobName, 'produce-letter'), sql`${outbox.payload}->>'letterId' = ${id}`))
+const productionJobs = (id: string) =>
+  pipeline.app.db
+    .select()
+    .from(outbox)
+    .where(and(eq(outbox.jobName, 'produce-letter'), sql`${outbox.payload}->>'letterId' = ${id}`))
 
 /**
  * A letter the floor gave up on while the printer was out of paper: its production job (the one
@@ -42,7 +46,12 @@ async function failedLetter() {
   const id = await pipeline.send()
   await reachStatus(pipeline, id, 'ready_for_print')
   const [row] = await productionJobs(id)
-  await expect.poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, { timeout: 5000, interval: 20 }).not.toBeNull()
+  await expect
+    .poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, {
+      timeout: 5000,
+      interval: 20,
+    })
+    .not.toBeNull()
   const queue = pipeline.app.queues.production
   await queue.remove(row!.id)
   await queue.add('produce-letter', { letterId: id }, { jobId: row!.id, attempts: 1 })
@@ -55,8 +64,21 @@ async function failedLetter() {
 
 /** Once no production job is waiting or running: whatever a retry queued has run. */
 async function floorIdle() {
-  await expect.poll(async () => pipeline.app.queues.production.getJobCountByTypes('waiting', 'active', 'delayed', 'prioritized'), { timeout: 15_000, interval: 50 }).toBe(0)
-  await expect.poll(async () => (await pipeline.app.db.select().from(outbox).where(sql`${outbox.sentAt} IS NULL`)).length, { timeout: 5000, interval: 50 }).toBe(0)
+  await expect
+    .poll(async () => pipeline.app.queues.production.getJobCountByTypes('waiting', 'active', 'delayed', 'prioritized'), { timeout: 15_000, interval: 50 })
+    .toBe(0)
+  await expect
+    .poll(
+      async () =>
+        (
+          await pipeline.app.db
+            .select()
+            .from(outbox)
+            .where(sql`${outbox.sentAt} IS NULL`)
+        ).length,
+      { timeout: 5000, interval: 50 },
+    )
+    .toBe(0)
 }
 
 const printsOf = (id: string) => [prints.get(`${id}.card.pdf`) ?? 0, prints.get(`${id}.envelope.pdf`) ?? 0]

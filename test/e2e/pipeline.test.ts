@@ -33,7 +33,9 @@ describe('a letter through the whole pipeline', () => {
     // The envelope carries the normalized address, not the one sent, without a country line
     // (Spain to Spain), and the letter's code under its barcode.
     const envelope = await pdfText(await readFile(join(pipeline.spoolDir, `${id}.envelope.pdf`)))
-    expect(envelope.text).toBe(compact(`Papelería Luna Lucía García Calle Mayor 1 28013 Madrid ${(await pipeline.client('GET', `/cards/${id}`)).json<{ code: string }>().code}`))
+    expect(envelope.text).toBe(
+      compact(`Papelería Luna Lucía García Calle Mayor 1 28013 Madrid ${(await pipeline.client('GET', `/cards/${id}`)).json<{ code: string }>().code}`),
+    )
 
     const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
     expect(mailed.json()).toMatchObject({ status: 'mailed' })
@@ -60,7 +62,12 @@ describe('a letter through the whole pipeline', () => {
     // The outbox sending the same row again: BullMQ still holds that job id and adds nothing.
     const [row] = await productionJobOf(id)
     await pipeline.app.db.update(outbox).set({ sentAt: null }).where(eq(outbox.id, row!.id))
-    await expect.poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, { timeout: 5000, interval: 50 }).not.toBeNull()
+    await expect
+      .poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, {
+        timeout: 5000,
+        interval: 50,
+      })
+      .not.toBeNull()
     expect(await (await queue.getJob(row!.id))?.getState()).toBe('completed')
     expect(await pipeline.card(id)).toEqual(before)
     expect((await ledgerOf(id)).map((entry) => entry.kind)).toEqual(['charge'])
@@ -72,7 +79,10 @@ describe('a letter through the whole pipeline', () => {
     const rejected = await reachStatus(pipeline, id, 'address_rejected')
     expect(rejected.events.map((event) => event.status)).toEqual(['received', 'address_rejected'])
     expect(await pipeline.balance()).toBe(before)
-    expect((await ledgerOf(id)).map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3], ['refund', 3]])
+    expect((await ledgerOf(id)).map((entry) => [entry.kind, entry.amount])).toEqual([
+      ['charge', -3],
+      ['refund', 3],
+    ])
     expect(await productionJobOf(id)).toEqual([])
     expect(await pipeline.spooled()).not.toContain(`${id}.card.pdf`)
   })

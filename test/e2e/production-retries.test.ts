@@ -39,7 +39,12 @@ async function letterWithQuickRetries(prepare?: (id: string) => Promise<unknown>
   await reachStatus(pipeline, id, 'ready_for_print')
   await prepare?.(id)
   const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
-  await expect.poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, { timeout: 5000, interval: 20 }).not.toBeNull()
+  await expect
+    .poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, {
+      timeout: 5000,
+      interval: 20,
+    })
+    .not.toBeNull()
   const queue = pipeline.app.queues.production
   await queue.remove(row!.id)
   await queue.add('produce-letter', { letterId: id }, { jobId: row!.id, attempts: 3, backoff: { type: 'fixed', delay: 20 } })
@@ -72,7 +77,11 @@ describe('when the printer keeps failing', () => {
 
     // The retry button of the dashboard (/ops/queues): the same job runs again.
     outOfPaper = false
-    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${jobId}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    const retried = await pipeline.app.inject({
+      method: 'PUT',
+      url: `/ops/queues/api/queues/production/${jobId}/retry`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
     expect(retried.statusCode, retried.body).toBe(204)
     const printed = await reachStatus(pipeline, id, 'printed')
     expect(printed.events.slice(-2).map((event) => [event.status, event.detail])).toEqual([
@@ -92,7 +101,11 @@ describe('when the printer keeps failing', () => {
     expect(prints.get(`${id}.card.pdf`)).toBe(1)
 
     envelopeJam = false
-    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${jobId}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    const retried = await pipeline.app.inject({
+      method: 'PUT',
+      url: `/ops/queues/api/queues/production/${jobId}/retry`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
     expect(retried.statusCode, retried.body).toBe(204)
     await reachStatus(pipeline, id, 'printed')
     expect([prints.get(`${id}.card.pdf`), prints.get(`${id}.envelope.pdf`)]).toEqual([1, 1])
@@ -100,11 +113,15 @@ describe('when the printer keeps failing', () => {
 
   it('fails at once, without retrying, a letter that can never be printed', async () => {
     outOfPaper = false
-    const { id, jobId } = await letterWithQuickRetries((letterId) => pipeline.app.db.update(letters).set({ fontName: 'gotica' }).where(eq(letters.id, letterId)))
+    const { id, jobId } = await letterWithQuickRetries((letterId) =>
+      pipeline.app.db.update(letters).set({ fontName: 'gotica' }).where(eq(letters.id, letterId)),
+    )
     const failed = await reachStatus(pipeline, id, 'failed')
     expect(failed.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'failed'])
     expect(failed.events.at(-1)?.detail).toBe('La producción falló; operaciones revisará la carta')
-    await expect.poll(async () => (await pipeline.app.queues.production.getJob(jobId))?.failedReason, { timeout: 5000, interval: 20 }).toMatch(/unknown font gotica/)
+    await expect
+      .poll(async () => (await pipeline.app.queues.production.getJob(jobId))?.failedReason, { timeout: 5000, interval: 20 })
+      .toMatch(/unknown font gotica/)
     expect((await pipeline.app.queues.production.getJob(jobId))?.attemptsMade).toBe(1)
   })
 })

@@ -31,7 +31,8 @@ afterAll(async () => {
   await rm(logDir, { recursive: true, force: true })
 })
 
-const statusesOf = async (ids: string[]) => (await pipeline.app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, ids))).map((row) => row.status).sort()
+const statusesOf = async (ids: string[]) =>
+  (await pipeline.app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, ids))).map((row) => row.status).sort()
 
 /** Deletes every key under the pipeline's queue prefix, as a Redis restart without persistence or a flush would. */
 async function deleteQueueKeys(): Promise<number> {
@@ -48,41 +49,54 @@ async function deleteQueueKeys(): Promise<number> {
 }
 
 describe('every queue key deleted while letters are at every stage', () => {
-  it('prints every letter once within RECONCILE_AFTER_MS plus a minute, each with the reconciler\'s event', async () => {
-    // Two letters in a floor worker's hands (printing), one waiting for the floor (ready_for_print).
-    floor = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 30 && test -f {file}' })
-    const onTheFloor = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
-    await expect.poll(() => statusesOf(onTheFloor), { timeout: 15_000, interval: 50 }).toEqual(['printing', 'printing', 'ready_for_print'])
-    await floor.kill()
-    floor = undefined
+  it(
+    "prints every letter once within RECONCILE_AFTER_MS plus a minute, each with the reconciler's event",
+    async () => {
+      // Two letters in a floor worker's hands (printing), one waiting for the floor (ready_for_print).
+      floor = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 30 && test -f {file}' })
+      const onTheFloor = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
+      await expect.poll(() => statusesOf(onTheFloor), { timeout: 15_000, interval: 50 }).toEqual(['printing', 'printing', 'ready_for_print'])
+      await floor.kill()
+      floor = undefined
 
-    // Three waiting for their address (received), their jobs handed to Redis.
-    await pipeline.addressWorker.pause()
-    const received = [await pipeline.send(), await pipeline.send(), await pipeline.send()]
-    const ids = [...onTheFloor, ...received]
-    await expect.poll(async () => (await pipeline.app.db.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt))).length, { timeout: 10_000, interval: 50 }).toBe(0)
-    expect(await statusesOf(received)).toEqual(['received', 'received', 'received'])
+      // Three waiting for their address (received), their jobs handed to Redis.
+      await pipeline.addressWorker.pause()
+      const received = [await pipeline.send(), await pipeline.send(), await pipeline.send()]
+      const ids = [...onTheFloor, ...received]
+      await expect
+        .poll(async () => (await pipeline.app.db.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt))).length, { timeout: 10_000, interval: 50 })
+        .toBe(0)
+      expect(await statusesOf(received)).toEqual(['received', 'received', 'received'])
 
-    const keysDeleted = await deleteQueueKeys()
-    expect(keysDeleted).toBeGreaterThan(0)
-    const lostAt = Date.now()
-    await pipeline.addressWorker.resume()
-    pipeline.startProductionWorker({ stalledIntervalMs: 300 })
+      const keysDeleted = await deleteQueueKeys()
+      expect(keysDeleted).toBeGreaterThan(0)
+      const lostAt = Date.now()
+      await pipeline.addressWorker.resume()
+      pipeline.startProductionWorker({ stalledIntervalMs: 300 })
 
-    await expect.poll(() => statusesOf(ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))
-    expect(Date.now() - lostAt).toBeLessThan(RECONCILE_AFTER_MS + 60_000)
-    console.info('redis data loss figures', JSON.stringify({ letters: ids.length, keysDeleted, reconcileAfterMs: RECONCILE_AFTER_MS, allPrintedAfterMs: Date.now() - lostAt }))
+      await expect.poll(() => statusesOf(ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))
+      expect(Date.now() - lostAt).toBeLessThan(RECONCILE_AFTER_MS + 60_000)
+      console.info(
+        'redis data loss figures',
+        JSON.stringify({ letters: ids.length, keysDeleted, reconcileAfterMs: RECONCILE_AFTER_MS, allPrintedAfterMs: Date.now() - lostAt }),
+      )
 
-    for (const id of ids) {
-      const card = await pipeline.card(id)
-      expect(card.events.filter((event) => event.detail === RESUMED_DETAIL)).toHaveLength(1)
-      expect(card.events.filter((event) => event.status === 'printed')).toHaveLength(1)
-      const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
-      expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
-    }
-    // The printer is handed the artifact store's files: <letterId>/card.pdf, <letterId>/envelope.pdf.
-    const printed = (await readFile(printLog, 'utf8')).trim().split('\n').map((path) => path.split('/').slice(-2).join('/')).sort()
-    expect(printed).toEqual(ids.flatMap((id) => [`${id}/card.pdf`, `${id}/envelope.pdf`]).sort())
-    expect(await pipeline.balance()).toBe(1000 - 6 * 3)
-  }, RECONCILE_AFTER_MS + 120_000)
+      for (const id of ids) {
+        const card = await pipeline.card(id)
+        expect(card.events.filter((event) => event.detail === RESUMED_DETAIL)).toHaveLength(1)
+        expect(card.events.filter((event) => event.status === 'printed')).toHaveLength(1)
+        const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
+        expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
+      }
+      // The printer is handed the artifact store's files: <letterId>/card.pdf, <letterId>/envelope.pdf.
+      const printed = (await readFile(printLog, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((path) => path.split('/').slice(-2).join('/'))
+        .sort()
+      expect(printed).toEqual(ids.flatMap((id) => [`${id}/card.pdf`, `${id}/envelope.pdf`]).sort())
+      expect(await pipeline.balance()).toBe(1000 - 6 * 3)
+    },
+    RECONCILE_AFTER_MS + 120_000,
+  )
 })

@@ -21,7 +21,10 @@ async function startRedis() {
   for (let tries = 0; ; tries++) {
     const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
     probe.on('error', () => {})
-    const up = await probe.connect().then(() => true, () => false)
+    const up = await probe.connect().then(
+      () => true,
+      () => false,
+    )
     probe.disconnect()
     if (up) return
     if (tries === 100) throw new Error(`redis-server did not start on port ${port}`)
@@ -61,7 +64,17 @@ describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () =
     expect(charges.map((entry) => entry.kind)).toEqual(Array(5).fill('charge'))
     // The dispatchers keep trying; nothing is marked sent while Redis is away.
     await new Promise((resolve) => setTimeout(resolve, 1500))
-    const waiting = await pipeline.app.db.select().from(outbox).where(inArray(outbox.id, (await pipeline.app.db.select({ id: outbox.id, payload: outbox.payload }).from(outbox)).filter((row) => ids.includes(row.payload.letterId!)).map((row) => row.id)))
+    const waiting = await pipeline.app.db
+      .select()
+      .from(outbox)
+      .where(
+        inArray(
+          outbox.id,
+          (await pipeline.app.db.select({ id: outbox.id, payload: outbox.payload }).from(outbox))
+            .filter((row) => ids.includes(row.payload.letterId!))
+            .map((row) => row.id),
+        ),
+      )
     expect(waiting.map((row) => [row.jobName, row.sentAt])).toEqual(Array(5).fill(['normalize-address', null]))
     const statuses = await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))
     expect(statuses.map((row) => row.status)).toEqual(Array(5).fill('received'))

@@ -45,17 +45,36 @@ describe('a scheduled letter on the running stack', () => {
     expect(response.statusCode, response.body).toBe(200)
     const ids = response.json<{ cardIds: string[] }>().cardIds
     // Their sendAt brought to one instant two seconds ahead, as if the day had passed.
-    const [{ sendAt }] = await pipeline.app.db.update(letters).set({ sendAt: sql`now() + interval '2 seconds'` }).where(eq(letters.accountId, owner.id)).returning({ sendAt: letters.sendAt }) as [{ sendAt: Date }]
+    const [{ sendAt }] = (await pipeline.app.db
+      .update(letters)
+      .set({ sendAt: sql`now() + interval '2 seconds'` })
+      .where(eq(letters.accountId, owner.id))
+      .returning({ sendAt: letters.sendAt })) as [{ sendAt: Date }]
     await expect
-      .poll(async () => (await pipeline.app.db.select({ n: sql<number>`count(*)::int` }).from(letterEvents).where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.detail, RELEASED_DETAIL))))[0]!.n, { timeout: 30_000, interval: 200 })
+      .poll(
+        async () =>
+          (
+            await pipeline.app.db
+              .select({ n: sql<number>`count(*)::int` })
+              .from(letterEvents)
+              .where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.detail, RELEASED_DETAIL)))
+          )[0]!.n,
+        { timeout: 30_000, interval: 200 },
+      )
       .toBe(ids.length)
     const [lag] = await pipeline.app.db
-      .select({ first: sql<number>`EXTRACT(EPOCH FROM min(${letterEvents.at}) - ${sendAt.toISOString()}::timestamptz) * 1000`, last: sql<number>`EXTRACT(EPOCH FROM max(${letterEvents.at}) - ${sendAt.toISOString()}::timestamptz) * 1000` })
+      .select({
+        first: sql<number>`EXTRACT(EPOCH FROM min(${letterEvents.at}) - ${sendAt.toISOString()}::timestamptz) * 1000`,
+        last: sql<number>`EXTRACT(EPOCH FROM max(${letterEvents.at}) - ${sendAt.toISOString()}::timestamptz) * 1000`,
+      })
       .from(letterEvents)
       .where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.detail, RELEASED_DETAIL)))
     expect(Number(lag!.first)).toBeGreaterThanOrEqual(0)
     expect(Number(lag!.last)).toBeLessThan(5000)
-    const jobs = await pipeline.app.db.select({ n: sql<number>`count(*)::int` }).from(outbox).where(and(eq(outbox.queue, 'address'), sql`${outbox.payload} ->> 'letterId' IN (SELECT id::text FROM letters WHERE account_id = ${owner.id}::uuid)`))
+    const jobs = await pipeline.app.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(outbox)
+      .where(and(eq(outbox.queue, 'address'), sql`${outbox.payload} ->> 'letterId' IN (SELECT id::text FROM letters WHERE account_id = ${owner.id}::uuid)`))
     expect(jobs[0]!.n).toBe(ids.length)
   })
 
@@ -63,11 +82,17 @@ describe('a scheduled letter on the running stack', () => {
     const ids = await Promise.all(Array.from({ length: 6 }, () => pipeline.send({ sendAt: new Date(Date.now() + DAY).toISOString() })))
     await deleteKeys(pipeline.config.redisUrl, `${pipeline.config.queuePrefix}:*`)
     // Their sendAt comes (moved forward in the database rather than waited for).
-    await pipeline.app.db.update(letters).set({ sendAt: sql`now()` }).where(inArray(letters.id, ids))
+    await pipeline.app.db
+      .update(letters)
+      .set({ sendAt: sql`now()` })
+      .where(inArray(letters.id, ids))
     for (const id of ids) await reachStatus(pipeline, id, 'printed', 30_000)
     const spooled = await pipeline.spooled()
     for (const id of ids) expect(spooled.filter((file) => file.startsWith(id))).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
-    const releases = await pipeline.app.db.select().from(letterEvents).where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.detail, RELEASED_DETAIL)))
+    const releases = await pipeline.app.db
+      .select()
+      .from(letterEvents)
+      .where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.detail, RELEASED_DETAIL)))
     expect(releases).toHaveLength(ids.length)
   })
 })

@@ -20,7 +20,12 @@ let campaignId: string
 
 beforeAll(async () => {
   pipeline = await startPipeline('test-mode', {
-    env: { TEST_MAILED_AFTER_MS: String(TEST_MAILED_AFTER_MS), CLOCK_INTERVAL_MS: '100', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300,300' },
+    env: {
+      TEST_MAILED_AFTER_MS: String(TEST_MAILED_AFTER_MS),
+      CLOCK_INTERVAL_MS: '100',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '300,300,300',
+    },
   })
   webhookWorker = startWebhookWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog })
   const issued = await pipeline.admin('POST', `/admin/accounts/${pipeline.account.id}/api-keys`, { mode: 'test' })
@@ -30,7 +35,10 @@ beforeAll(async () => {
   // One endpoint per mode, registered with that mode's key, both subscribed to everything.
   liveReceiver = await startWebhookReceiver()
   testReceiver = await startWebhookReceiver()
-  for (const [key, receiver] of [[pipeline.account.apiKey, liveReceiver], [testKey, testReceiver]] as const) {
+  for (const [key, receiver] of [
+    [pipeline.account.apiKey, liveReceiver],
+    [testKey, testReceiver],
+  ] as const) {
     const created = await pipeline.app.inject({ method: 'POST', url: '/webhooks', headers: { 'x-api-key': key }, payload: { url: receiver.url } })
     expect(created.statusCode, created.body).toBe(201)
   }
@@ -61,7 +69,13 @@ const asTest = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object
 async function sendTest(kind: 'single' | 'campaign', overrides: Record<string, unknown> = {}): Promise<string> {
   const body =
     kind === 'single'
-      ? { cardDesignId: pipeline.account.cardDesignId, envelopeDesignId: pipeline.account.envelopeDesignId, senderId: pipeline.account.senderId, message: 'Una carta de prueba.', ...recipient }
+      ? {
+          cardDesignId: pipeline.account.cardDesignId,
+          envelopeDesignId: pipeline.account.envelopeDesignId,
+          senderId: pipeline.account.senderId,
+          message: 'Una carta de prueba.',
+          ...recipient,
+        }
       : { campaignId, ...recipient, variables: { nombre: 'Lucía' } }
   const response = await asTest('POST', kind === 'single' ? '/single' : '/card', { ...body, ...overrides })
   expect(response.statusCode, response.body).toBe(200)
@@ -83,7 +97,13 @@ const scrape = async () => {
   expect(response.statusCode).toBe(200)
   return response.body
 }
-const sample = (text: string, name: string) => Number(text.split('\n').find((row) => row.startsWith(`${name} `))?.slice(name.length + 1) ?? 0)
+const sample = (text: string, name: string) =>
+  Number(
+    text
+      .split('\n')
+      .find((row) => row.startsWith(`${name} `))
+      ?.slice(name.length + 1) ?? 0,
+  )
 
 /** The first delivery of each webhook-id a receiver got for a letter. */
 const deliveredFor = (receiver: WebhookReceiver, letterId: string) => {
@@ -122,7 +142,10 @@ describe('test letters on the running pipeline', () => {
 
     // The floor got the live letter's files and nothing of the test letters, which were rendered and kept.
     expect(await pipeline.spooled()).toEqual([`${live}.card.pdf`, `${live}.envelope.pdf`])
-    const handoffs = await pipeline.app.db.select({ letterId: printHandoffs.letterId }).from(printHandoffs).where(inArray(printHandoffs.letterId, [single, campaign, live]))
+    const handoffs = await pipeline.app.db
+      .select({ letterId: printHandoffs.letterId })
+      .from(printHandoffs)
+      .where(inArray(printHandoffs.letterId, [single, campaign, live]))
     expect(handoffs.map((row) => row.letterId)).toEqual([live, live])
     const store = new LocalArtifactStore(pipeline.config.artifactsDir)
     for (const id of [single, campaign]) {
@@ -166,10 +189,26 @@ describe('test letters on the running pipeline', () => {
 
   it('tell a test endpoint of every step, with livemode false, and a live endpoint nothing; a live letter the other way round', async () => {
     for (const id of [single, campaign]) {
-      await expect.poll(() => deliveredFor(testReceiver, id).map((event) => event.type).sort(), { timeout: 20_000, interval: 100 }).toEqual(lifecycle.map((status) => `letter.${status}`).sort())
+      await expect
+        .poll(
+          () =>
+            deliveredFor(testReceiver, id)
+              .map((event) => event.type)
+              .sort(),
+          { timeout: 20_000, interval: 100 },
+        )
+        .toEqual(lifecycle.map((status) => `letter.${status}`).sort())
       expect(deliveredFor(testReceiver, id).every((event) => event.data.livemode === false)).toBe(true)
     }
-    await expect.poll(() => deliveredFor(liveReceiver, live).map((event) => event.type).sort(), { timeout: 20_000, interval: 100 }).toEqual(['letter.printed', 'letter.printing', 'letter.ready_for_print', 'letter.received'])
+    await expect
+      .poll(
+        () =>
+          deliveredFor(liveReceiver, live)
+            .map((event) => event.type)
+            .sort(),
+        { timeout: 20_000, interval: 100 },
+      )
+      .toEqual(['letter.printed', 'letter.printing', 'letter.ready_for_print', 'letter.received'])
     expect(deliveredFor(liveReceiver, live).every((event) => event.data.livemode === true)).toBe(true)
     // Every delivery so far went to its own mode's endpoint.
     expect(testReceiver.received.every((webhook) => webhook.json.data.livemode === false)).toBe(true)
@@ -195,10 +234,19 @@ describe('test letters on the running pipeline', () => {
     const poorId = poor.json<{ id: string }>().id
     const poorTestKey = (await pipeline.admin('POST', `/admin/accounts/${poorId}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
     const design = async (kind: string) => (await pipeline.admin('POST', `/admin/accounts/${poorId}/${kind}`, { name: kind })).json<{ id: string }>().id
-    const body = { cardDesignId: await design('card-designs'), envelopeDesignId: await design('envelope-designs'), senderId: await design('senders'), message: 'Sin saldo.', ...recipient }
+    const body = {
+      cardDesignId: await design('card-designs'),
+      envelopeDesignId: await design('envelope-designs'),
+      senderId: await design('senders'),
+      message: 'Sin saldo.',
+      ...recipient,
+    }
     const refused = await pipeline.app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': poorTestKey }, payload: body })
     expect(refused.statusCode, refused.body).toBe(402)
-    expect(refused.json()).toMatchObject({ error: 'Payment Required', message: 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 2' })
+    expect(refused.json()).toMatchObject({
+      error: 'Payment Required',
+      message: 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 2',
+    })
     const listed = await pipeline.app.inject({ method: 'GET', url: '/cards', headers: { 'x-api-key': poorTestKey } })
     expect(listed.json()).toEqual({ data: [], nextCursor: null })
   })
@@ -207,7 +255,10 @@ describe('test letters on the running pipeline', () => {
     const sendAt = new Date(Date.now() + 86_400_000).toISOString()
     const scheduledTest = await sendTest('single', { sendAt })
     const scheduledLive = await pipeline.send({ sendAt })
-    for (const [id, receiver, other, livemode] of [[scheduledTest, testReceiver, liveReceiver, false], [scheduledLive, liveReceiver, testReceiver, true]] as const) {
+    for (const [id, receiver, other, livemode] of [
+      [scheduledTest, testReceiver, liveReceiver, false],
+      [scheduledLive, liveReceiver, testReceiver, true],
+    ] as const) {
       await expect.poll(() => deliveredFor(receiver, id).map((event) => event.type), { timeout: 20_000, interval: 100 }).toEqual(['letter.scheduled'])
       expect(deliveredFor(receiver, id)[0]!.data).toMatchObject({ id, status: 'scheduled', livemode, sendAt })
       expect(deliveredFor(other, id)).toEqual([])

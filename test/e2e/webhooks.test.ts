@@ -55,7 +55,13 @@ describe('webhooks on the running pipeline', () => {
     expect(mailed.statusCode, mailed.body).toBe(200)
     const statuses = ['received', 'ready_for_print', 'printing', 'printed', 'mailed']
     await expect
-      .poll(() => verifiedFor(id).map((payload) => payload.type).sort(), { timeout: 20_000, interval: 100 })
+      .poll(
+        () =>
+          verifiedFor(id)
+            .map((payload) => payload.type)
+            .sort(),
+        { timeout: 20_000, interval: 100 },
+      )
       .toEqual(statuses.map((status) => `letter.${status}`).sort())
 
     // Every event came twice (a 500, then the retry), under one webhook-id and with the same body.
@@ -78,7 +84,15 @@ describe('webhooks on the running pipeline', () => {
   it('tells of a refused address', async () => {
     const rejected = await pipeline.send({ address: '...' })
     await reachStatus(pipeline, rejected, 'address_rejected')
-    await expect.poll(() => verifiedFor(rejected).map((payload) => payload.type).sort(), { timeout: 20_000, interval: 100 }).toEqual(['letter.address_rejected', 'letter.received'])
+    await expect
+      .poll(
+        () =>
+          verifiedFor(rejected)
+            .map((payload) => payload.type)
+            .sort(),
+        { timeout: 20_000, interval: 100 },
+      )
+      .toEqual(['letter.address_rejected', 'letter.received'])
   })
 
   it("delivers nothing to another account's endpoint", async () => {

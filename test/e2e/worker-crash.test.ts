@@ -24,7 +24,10 @@ afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-const printFilesOf = (id: string): [card: string, envelope: string] => [join(pipeline.config.artifactsDir, id, 'card.pdf'), join(pipeline.config.artifactsDir, id, 'envelope.pdf')]
+const printFilesOf = (id: string): [card: string, envelope: string] => [
+  join(pipeline.config.artifactsDir, id, 'card.pdf'),
+  join(pipeline.config.artifactsDir, id, 'envelope.pdf'),
+]
 
 describe('a production worker killed in the middle of a job', () => {
   it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async () => {
@@ -32,7 +35,14 @@ describe('a production worker killed in the middle of a job', () => {
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     // It works on two at a time: two letters printing, the third waiting in the queue.
-    await expect.poll(async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing').length, { timeout: 10_000, interval: 50 }).toBe(2)
+    await expect
+      .poll(
+        async () =>
+          (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing')
+            .length,
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(2)
 
     await child.kill()
     child = undefined
@@ -49,7 +59,9 @@ describe('a production worker killed in the middle of a job', () => {
       const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
       expect(entries.map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3]])
     }
-    const resumed = (await Promise.all(ids.map((id) => pipeline.card(id)))).filter((card) => card.events.some((event) => event.detail === 'En producción de nuevo: el intento anterior no terminó'))
+    const resumed = (await Promise.all(ids.map((id) => pipeline.card(id)))).filter((card) =>
+      card.events.some((event) => event.detail === 'En producción de nuevo: el intento anterior no terminó'),
+    )
     expect(resumed).toHaveLength(2)
     expect(await pipeline.balance()).toBe(1000 - 3 * 3)
     expect(await pipeline.spooled()).toEqual(ids.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
@@ -77,7 +89,9 @@ describe('a production worker killed in the middle of a job', () => {
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
     // Killed once a few files are out and a command is in the middle of its sleep.
-    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 }).toBe(true)
+    await expect
+      .poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 })
+      .toBe(true)
     await child.kill()
     child = undefined
     // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
@@ -107,7 +121,9 @@ describe('a production worker killed in the middle of a job', () => {
 
     // A second worker takes it over, and dies on the envelope too.
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    await expect.poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 30_000, interval: 50 }).toBe(2)
+    await expect
+      .poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 30_000, interval: 50 })
+      .toBe(2)
     await expect.poll(printingEnvelope, { timeout: 30_000, interval: 20 }).toBe(true)
     await child.kill()
     child = undefined
@@ -117,7 +133,11 @@ describe('a production worker killed in the middle of a job', () => {
     await reachStatus(pipeline, id, 'failed', 20_000)
     const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
     await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
-    const retried = await pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${row!.id}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    const retried = await pipeline.app.inject({
+      method: 'PUT',
+      url: `/ops/queues/api/queues/production/${row!.id}/retry`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
     expect(retried.statusCode, retried.body).toBe(204)
     const printed = await reachStatus(pipeline, id, 'printed', 20_000)
     expect(printed.events.slice(-2).map((event) => event.status)).toEqual(['printing', 'printed'])

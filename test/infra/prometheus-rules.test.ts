@@ -51,9 +51,17 @@ describe('the example Prometheus alert rules', () => {
   })
 
   it('scrape every process kind, the gateway with the admin token', async () => {
-    const config = parse(await readFile(infra('prometheus.yml'), 'utf8')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string; authorization?: { type: string } }> }
+    const config = parse(await readFile(infra('prometheus.yml'), 'utf8')) as {
+      rule_files: string[]
+      scrape_configs: Array<{ job_name: string; authorization?: { type: string } }>
+    }
     expect(config.rule_files).toEqual(['alerts.yml'])
-    expect(config.scrape_configs.map((job) => job.job_name).sort()).toEqual(['letters-address-worker', 'letters-gateway', 'letters-production-worker', 'letters-webhook-worker'])
+    expect(config.scrape_configs.map((job) => job.job_name).sort()).toEqual([
+      'letters-address-worker',
+      'letters-gateway',
+      'letters-production-worker',
+      'letters-webhook-worker',
+    ])
     expect(config.scrape_configs.find((job) => job.job_name === 'letters-gateway')?.authorization?.type).toBe('Bearer')
   })
 })

@@ -54,7 +54,12 @@ describe('finding 2: a campaign variable named __proto__ drops the CSV cell', ()
     if (made.statusCode === 400) return
     expect(made.statusCode, made.body).toBe(201)
     const campaignId = made.json<{ id: string }>().id
-    const answer = await live('POST', `/cards/bulk?campaignId=${campaignId}`, 'name,surname,address,zip,city,country,__proto__\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,REGALO50\n', { 'content-type': 'text/csv' })
+    const answer = await live(
+      'POST',
+      `/cards/bulk?campaignId=${campaignId}`,
+      'name,surname,address,zip,city,country,__proto__\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,REGALO50\n',
+      { 'content-type': 'text/csv' },
+    )
     expect(answer.statusCode, answer.body).toBe(200)
     const [id] = answer.json<{ cardIds: string[] }>().cardIds
     const [letter] = await gw.app.db.select().from(letters).where(eq(letters.id, id!))
@@ -99,7 +104,9 @@ describe('finding 4: unclear refusals of a bulk body in the wrong encoding or me
 
   it('refuses JSON declared as UTF-16 with 415, as it refuses a UTF-16 CSV', async () => {
     const { campaignId, live } = await accountWithKeys(gw.app, 100)
-    const answer = await live('POST', '/cards/bulk', JSON.stringify({ campaignId, recipients: [{ ...recipient, variables: { cupon: 'A1' } }] }), { 'content-type': 'application/json; charset=utf-16' })
+    const answer = await live('POST', '/cards/bulk', JSON.stringify({ campaignId, recipients: [{ ...recipient, variables: { cupon: 'A1' } }] }), {
+      'content-type': 'application/json; charset=utf-16',
+    })
     expect(answer.statusCode, answer.body).toBe(415)
   })
 })

@@ -40,7 +40,9 @@ export async function accountWithKeys(app: App, credits = 100) {
   })
   if (campaign.statusCode !== 201) throw new Error(campaign.body)
   const campaignId = campaign.json<{ id: string }>().id
-  const call = (apiKey: string) => (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: InjectOptions['payload'], headers: Record<string, string> = {}) =>
-    app.inject({ method, url, headers: { 'x-api-key': apiKey, ...headers }, ...(payload === undefined ? {} : { payload }) })
+  const call =
+    (apiKey: string) =>
+    (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: InjectOptions['payload'], headers: Record<string, string> = {}) =>
+      app.inject({ method, url, headers: { 'x-api-key': apiKey, ...headers }, ...(payload === undefined ? {} : { payload }) })
   return { account, testKey, campaignId, live: call(account.apiKey), test: call(testKey) }
 }

@@ -18,10 +18,15 @@ describe('held: 120 parallel bulk requests mixing live and test keys on one smal
     const { account, campaignId, live, test } = await accountWithKeys(gw.app, 30)
     // 60 live requests of 2 letters (6 credits each) and 60 test requests of 3 letters (9 credits each).
     const answers = await Promise.all(
-      Array.from({ length: 120 }, (_, n) => (n % 2 === 0 ? live('POST', '/cards/bulk', bulk(campaignId, 2)) : test('POST', '/cards/bulk', bulk(campaignId, 3)))),
+      Array.from({ length: 120 }, (_, n) =>
+        n % 2 === 0 ? live('POST', '/cards/bulk', bulk(campaignId, 2)) : test('POST', '/cards/bulk', bulk(campaignId, 3)),
+      ),
     )
     const statuses = answers.map((a) => a.statusCode)
-    expect(statuses.every((s) => s === 200 || s === 402), JSON.stringify(answers.filter((a) => a.statusCode !== 200 && a.statusCode !== 402).map((a) => a.body))).toBe(true)
+    expect(
+      statuses.every((s) => s === 200 || s === 402),
+      JSON.stringify(answers.filter((a) => a.statusCode !== 200 && a.statusCode !== 402).map((a) => a.body)),
+    ).toBe(true)
     const liveOk = answers.filter((a, n) => n % 2 === 0 && a.statusCode === 200).length
     const testOk = answers.filter((a, n) => n % 2 === 1 && a.statusCode === 200).length
     expect(liveOk).toBe(5)
@@ -62,7 +67,8 @@ describe('Postgres backends of the gateway terminated while 1,000-recipient bulk
     let kills = 0
     const killer = (async () => {
       while (killing) {
-        const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+        const killed =
+          await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
         kills += killed.length
         await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 400))
       }

@@ -11,7 +11,10 @@ import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
 
 let pipeline: Pipeline
 beforeAll(async () => {
-  pipeline = await startPipeline('rtfaults', { reconcile: true, env: { TEST_MAILED_AFTER_MS: '500', CLOCK_INTERVAL_MS: '200', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' } })
+  pipeline = await startPipeline('rtfaults', {
+    reconcile: true,
+    env: { TEST_MAILED_AFTER_MS: '500', CLOCK_INTERVAL_MS: '200', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
+  })
 })
 afterAll(() => pipeline.close())
 
@@ -22,8 +25,18 @@ describe('held: scheduled and test letters through Redis key loss, racing clocks
     const { app, account } = pipeline
     const testKey = (await pipeline.admin('POST', `/admin/accounts/${account.id}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
     const body = (sendAt?: string) => ({
-      cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola',
-      name: 'Lucía', surname: 'García', address: 'C/ Mayor 1', zip: '28013', city: 'Madrid', province: '', country: 'ES', ...(sendAt ? { sendAt } : {}),
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      message: 'Hola',
+      name: 'Lucía',
+      surname: 'García',
+      address: 'C/ Mayor 1',
+      zip: '28013',
+      city: 'Madrid',
+      province: '',
+      country: 'ES',
+      ...(sendAt ? { sendAt } : {}),
     })
     const create = async (apiKey: string, sendAt?: string) => {
       const answer = await app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': apiKey }, payload: body(sendAt) })
@@ -42,10 +55,14 @@ describe('held: scheduled and test letters through Redis key loss, racing clocks
     const clocks = Array.from({ length: 4 }, () => new LetterClock(app.db, silentLog, { intervalMs: 20, testMailedAfterMs: 500 }))
     clocks.forEach((clock) => clock.start())
     const admin = postgres(pipeline.config.databaseUrl, { max: 1, onnotice: () => {} })
-    await app.db.update(letters).set({ sendAt: sql`now()` }).where(inArray(letters.id, [...scheduledLive, ...scheduledTest]))
+    await app.db
+      .update(letters)
+      .set({ sendAt: sql`now()` })
+      .where(inArray(letters.id, [...scheduledLive, ...scheduledTest]))
     const cancels = await Promise.all(
       [...scheduledLive.slice(0, 10), ...scheduledTest.slice(0, 10)].map(async (id, n) => {
-        if (n % 5 === 0) await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+        if (n % 5 === 0)
+          await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
         const key = scheduledLive.includes(id) ? account.apiKey : testKey
         return (await app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': key } })).statusCode
       }),
@@ -55,29 +72,49 @@ describe('held: scheduled and test letters through Redis key loss, racing clocks
     const all = [...scheduledLive, ...scheduledTest, ...testNow, ...liveNow]
     const final = (id: string) => (scheduledLive.includes(id) || liveNow.includes(id) ? ['printed', 'cancelled'] : ['mailed', 'cancelled'])
     await expect
-      .poll(async () => {
-        const rows = await app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, all))
-        return rows.filter((row) => !final(row.id).includes(row.status)).map((row) => `${row.status}`)
-      }, { timeout: 120_000, interval: 500 })
+      .poll(
+        async () => {
+          const rows = await app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, all))
+          return rows.filter((row) => !final(row.id).includes(row.status)).map((row) => `${row.status}`)
+        },
+        { timeout: 120_000, interval: 500 },
+      )
       .toEqual([])
     console.log(`### cancels: ${JSON.stringify(cancels)}`)
-    const releases = await app.db.select({ id: letterEvents.letterId }).from(letterEvents).where(and(inArray(letterEvents.letterId, [...scheduledLive, ...scheduledTest]), eq(letterEvents.detail, RELEASED_DETAIL)))
+    const releases = await app.db
+      .select({ id: letterEvents.letterId })
+      .from(letterEvents)
+      .where(and(inArray(letterEvents.letterId, [...scheduledLive, ...scheduledTest]), eq(letterEvents.detail, RELEASED_DETAIL)))
     const perLetter = new Map<string, number>()
     for (const { id } of releases) perLetter.set(id, (perLetter.get(id) ?? 0) + 1)
     expect([...perLetter.values()].every((count) => count === 1)).toBe(true)
     const rows = await app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, all))
-    for (const row of rows) if (row.status !== 'cancelled' && (scheduledLive.includes(row.id) || scheduledTest.includes(row.id))) expect(perLetter.get(row.id)).toBe(1)
+    for (const row of rows)
+      if (row.status !== 'cancelled' && (scheduledLive.includes(row.id) || scheduledTest.includes(row.id))) expect(perLetter.get(row.id)).toBe(1)
     const spool = (await readdir(pipeline.spoolDir).catch(() => [] as string[])).filter((name) => !name.startsWith('.'))
     for (const id of [...scheduledTest, ...testNow]) expect(spool.filter((file) => file.startsWith(id))).toEqual([])
-    for (const row of rows.filter((r) => r.status === 'printed')) expect(spool.filter((file) => file.startsWith(row.id)).sort()).toEqual([`${row.id}.card.pdf`, `${row.id}.envelope.pdf`])
+    for (const row of rows.filter((r) => r.status === 'printed'))
+      expect(spool.filter((file) => file.startsWith(row.id)).sort()).toEqual([`${row.id}.card.pdf`, `${row.id}.envelope.pdf`])
     // The reconciler re-queues address jobs after the Redis loss, so the outbox check of expectLedgerMatchesLetters does not apply: the money only.
     const state = await moneyState(app.db, account.id)
     expect(state.entries.reduce((sum, entry) => sum + entry.amount, 0)).toBe(state.balance)
-    expect(state.charges.map((c) => c.letterId).sort()).toEqual(state.letters.filter((l) => l.livemode).map((l) => l.id).sort())
+    expect(state.charges.map((c) => c.letterId).sort()).toEqual(
+      state.letters
+        .filter((l) => l.livemode)
+        .map((l) => l.id)
+        .sort(),
+    )
     const refunds = state.entries.filter((e) => e.kind !== 'charge' && e.letterId)
-    expect(refunds.map((e) => e.letterId).sort()).toEqual(rows.filter((r) => r.status === 'cancelled' && scheduledLive.includes(r.id)).map((r) => r.id).sort())
+    expect(refunds.map((e) => e.letterId).sort()).toEqual(
+      rows
+        .filter((r) => r.status === 'cancelled' && scheduledLive.includes(r.id))
+        .map((r) => r.id)
+        .sort(),
+    )
     const cancelledLive = rows.filter((r) => r.status === 'cancelled' && scheduledLive.includes(r.id)).length
     expect(state.balance).toBe(1000 - 3 * (25 - cancelledLive))
-    console.log(`### statuses: ${JSON.stringify(rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {}))}, spool files ${spool.length}, releases ${releases.length}`)
+    console.log(
+      `### statuses: ${JSON.stringify(rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {}))}, spool files ${spool.length}, releases ${releases.length}`,
+    )
   })
 })

@@ -10,7 +10,11 @@ type Inject = Pick<App, 'inject'>
 export function overHttp(baseUrl: string): Inject {
   return {
     async inject({ method, url, headers, payload }: { method: string; url: string; headers: Record<string, string>; payload?: object }) {
-      const response = await fetch(`${baseUrl}${url}`, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(payload ?? {}) })
+      const response = await fetch(`${baseUrl}${url}`, {
+        method,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(payload ?? {}),
+      })
       const body = await response.text()
       return { statusCode: response.status, body, json: () => JSON.parse(body) }
     },

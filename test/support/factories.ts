@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { topUp } from '@letters/credits'
-import {
-  accounts,
-  cardDesigns,
-  envelopeDesigns,
-  letters,
-  senders,
-  signatures,
-  type Db,
-  type Recipient,
-} from '@letters/db'
+import { accounts, cardDesigns, envelopeDesigns, letters, senders, signatures, type Db, type Recipient } from '@letters/db'
 import type { VerifiedAddress } from '@letters/contracts'
 
 export async function newAccount(db: Db, options: { credits?: number; name?: string } = {}) {
@@ -56,7 +47,12 @@ export function verifiedAddress(overrides: Partial<VerifiedAddress> = {}): Verif
 }
 
 /** A letter row as the gateway stores it, without charging for it; `overrides` sets any column (a status, an address). */
-export async function newLetter(db: Db, accountId: string, company: Awaited<ReturnType<typeof newCompanyData>>, overrides: Partial<typeof letters.$inferInsert> = {}) {
+export async function newLetter(
+  db: Db,
+  accountId: string,
+  company: Awaited<ReturnType<typeof newCompanyData>>,
+  overrides: Partial<typeof letters.$inferInsert> = {},
+) {
   const [letter] = await db
     .insert(letters)
     .values({

@@ -58,9 +58,7 @@ export default async function setup(project: TestProject) {
   const needPostgres = !(await postgresReachable(localPostgres))
   const needRedis = !(await redisReachable(localRedis))
   const servers =
-    needPostgres || needRedis
-      ? await startContainers(needPostgres, needRedis)
-      : { postgresUrl: localPostgres, redisUrl: localRedis, stop: async () => {} }
+    needPostgres || needRedis ? await startContainers(needPostgres, needRedis) : { postgresUrl: localPostgres, redisUrl: localRedis, stop: async () => {} }
 
   const runId = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
   const databaseUrl = servers.postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}`)

@@ -26,7 +26,10 @@ export type CardView = {
  * with its outbox dispatcher and letter clock, the address worker (with the reconciler if asked) and (unless
  * asked not to) the production worker, printing into a spool directory of its own.
  */
-export async function startPipeline(label: string, options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false; reconcile?: boolean } = {}) {
+export async function startPipeline(
+  label: string,
+  options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false; reconcile?: boolean } = {},
+) {
   const database = await isolatedDatabase(label)
   const floorDir = await mkdtemp(join(tmpdir(), `letters-${label}-`))
   const config: Config = testConfig({
@@ -43,7 +46,8 @@ export async function startPipeline(label: string, options: { env?: Record<strin
   const clock = new LetterClock(app.db, silentLog, { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
   clock.start()
   const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true, reconcile: options.reconcile ?? false })
-  const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) => startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
+  const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) =>
+    startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
   let productionWorker = options.production === false ? undefined : startFloor()
 
   const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>

@@ -98,7 +98,11 @@ const tail = (output: string) => (output.length > 4000 ? `…${output.slice(-400
  */
 async function untilReady(name: string, started: ServiceProcess, ready: () => boolean | Promise<boolean>, timeoutMs: number): Promise<ServiceProcess> {
   const deadline = Date.now() + timeoutMs
-  while (!(await Promise.resolve().then(ready).catch(() => false))) {
+  while (
+    !(await Promise.resolve()
+      .then(ready)
+      .catch(() => false))
+  ) {
     let failure: string | undefined
     if (!started.alive()) failure = `${name} exited with ${await started.exited} before it was ready`
     else if (Date.now() > deadline) failure = `${name} was not ready within ${timeoutMs} ms`
@@ -121,7 +125,12 @@ export type ServiceName = ProcessName
  * worker's on METRICS_PORT, a free one unless `env` gives it, since several workers in one run
  * must not fight over the default 9101 and 9102.
  */
-export async function startServiceProcess(name: ServiceName, config: Config, env: Record<string, string> = {}, options: StartOptions = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  name: ServiceName,
+  config: Config,
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<ServiceProcess> {
   const ports: Record<string, string> = name === 'gateway' || env.METRICS_PORT ? {} : { METRICS_PORT: String(await freePort()) }
   const variables = serviceEnv(config, { HOST: '127.0.0.1', ...ports, ...env })
   const healthPort = name === 'gateway' ? variables.PORT : variables.METRICS_PORT
@@ -156,7 +165,12 @@ export function startFloorProcess(config: Config, env: Record<string, string> = 
 /** Waits until `url` answers 200: a process the test started some other way (npm start) serves. */
 export async function waitUntilAnswering(url: string, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while ((await fetch(url).then((response) => response.status, () => 0)) !== 200) {
+  while (
+    (await fetch(url).then(
+      (response) => response.status,
+      () => 0,
+    )) !== 200
+  ) {
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }

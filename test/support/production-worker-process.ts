@@ -11,6 +11,12 @@ import { createDb } from '@letters/db'
 import { startProductionWorker } from '@letters/production-worker/worker'
 
 const config = loadConfigOrExit()
-const running = startProductionWorker({ config, db: createDb(config.databaseUrl), log: pino({ level: 'silent' }), lockDurationMs: 5000, stalledIntervalMs: 500 })
+const running = startProductionWorker({
+  config,
+  db: createDb(config.databaseUrl),
+  log: pino({ level: 'silent' }),
+  lockDurationMs: 5000,
+  stalledIntervalMs: 500,
+})
 await running.worker.waitUntilReady()
 process.stdout.write('consuming\n')

@@ -27,6 +27,13 @@ export function fixCasing(text: string): string {
   return text
     .toLowerCase()
     .split(' ')
-    .map((word, index) => (index > 0 && particles.has(word) ? word : word.split(/(?<=[-'’/.])/u).map(capitalize).join('')))
+    .map((word, index) =>
+      index > 0 && particles.has(word)
+        ? word
+        : word
+            .split(/(?<=[-'’/.])/u)
+            .map(capitalize)
+            .join(''),
+    )
     .join(' ')
 }

@@ -43,7 +43,9 @@ describe('normalizeAddress', () => {
   })
 
   it('leaves street abbreviations alone outside Spain', () => {
-    expect(normalizeAddress({ ...clean, address: 'Av. da Liberdade 10', zip: '1250-096', city: 'Lisboa', province: null, country: 'PT' }).address).toBe('Av. da Liberdade 10')
+    expect(normalizeAddress({ ...clean, address: 'Av. da Liberdade 10', zip: '1250-096', city: 'Lisboa', province: null, country: 'PT' }).address).toBe(
+      'Av. da Liberdade 10',
+    )
   })
 
   it('pads a Spanish postal code that lost its leading zero, and derives the province', () => {
@@ -103,7 +105,15 @@ describe('normalizeAddress', () => {
   it('is idempotent: normalizing the result again changes nothing', () => {
     const once = normalizeAddress({ ...clean, name: 'ANA', address: 'c/ mayor  3', zip: '8001', city: 'BARCELONA', province: 'madrid' })
     const twice = normalizeAddress({ ...once, country: once.country })
-    expect(twice).toMatchObject({ name: once.name, address: once.address, zip: once.zip, city: once.city, province: once.province, deliverability: 'deliverable', changes: [] })
+    expect(twice).toMatchObject({
+      name: once.name,
+      address: once.address,
+      zip: once.zip,
+      city: once.city,
+      province: once.province,
+      deliverability: 'deliverable',
+      changes: [],
+    })
   })
 
   it('is what the offline verifier answers', async () => {

@@ -81,17 +81,23 @@ export class AdminApi {
       if (error instanceof DOMException && error.name === 'TimeoutError') {
         throw new CliError(`El gateway en ${this.settings.baseUrl.origin} no respondió en ${REQUEST_TIMEOUT_MS / 1000} s`)
       }
-      throw new CliError(`No se puede conectar con el gateway en ${this.settings.baseUrl.origin} (${networkReason(error)}): ¿está en marcha? Revisa LETTERS_URL`)
+      throw new CliError(
+        `No se puede conectar con el gateway en ${this.settings.baseUrl.origin} (${networkReason(error)}): ¿está en marcha? Revisa LETTERS_URL`,
+      )
     }
     const text = await response.text()
     const parsed = parseJson(text)
     if (!response.ok) {
       const message = (parsed as { message?: unknown } | undefined)?.message
       if (typeof message === 'string') throw new ApiError(response.status, message)
-      throw new CliError(`El gateway en ${this.settings.baseUrl.origin} respondió ${response.status} sin un mensaje de error: ¿es LETTERS_URL la dirección del gateway?`)
+      throw new CliError(
+        `El gateway en ${this.settings.baseUrl.origin} respondió ${response.status} sin un mensaje de error: ¿es LETTERS_URL la dirección del gateway?`,
+      )
     }
     if (text !== '' && parsed === undefined) {
-      throw new CliError(`El gateway en ${this.settings.baseUrl.origin} respondió ${response.status} con algo que no es JSON: ¿es LETTERS_URL la dirección del gateway?`)
+      throw new CliError(
+        `El gateway en ${this.settings.baseUrl.origin} respondió ${response.status} con algo que no es JSON: ¿es LETTERS_URL la dirección del gateway?`,
+      )
     }
     return { status: response.status, text, body: (parsed ?? null) as Body }
   }

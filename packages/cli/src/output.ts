@@ -20,9 +20,21 @@ type Cell = string | number | boolean | null | undefined
  */
 const borderless = {
   chars: {
-    top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-    bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-    left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+    top: '',
+    'top-mid': '',
+    'top-left': '',
+    'top-right': '',
+    bottom: '',
+    'bottom-mid': '',
+    'bottom-left': '',
+    'bottom-right': '',
+    left: '',
+    'left-mid': '',
+    mid: '',
+    'mid-mid': '',
+    right: '',
+    'right-mid': '',
+    middle: '  ',
   },
   style: { 'padding-left': 0, 'padding-right': 0, head: [], border: [] },
 }
@@ -30,7 +42,12 @@ const borderless = {
 const cell = (value: Cell) => (value === null || value === undefined ? '' : String(value))
 
 // The last column is padded like the others; a line ends where its text does.
-const rendered = (table: Table.Table) => table.toString().split('\n').map((line) => line.trimEnd()).join('\n')
+const rendered = (table: Table.Table) =>
+  table
+    .toString()
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
 
 /** One record, a field a line: `[['id', …], ['name', …]]`. */
 export function recordTable(rows: Array<[string, Cell]>): string {
@@ -56,4 +73,3 @@ export function age(seconds: number): string {
   const days = Math.floor(hours / 24)
   return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`
 }
-

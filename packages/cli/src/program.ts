@@ -50,7 +50,10 @@ function renderLetter(letter: Letter): string {
     ['createdAt', letter.createdAt],
     ['updatedAt', letter.updatedAt],
   ])
-  return `${details}\n\n${listTable(['status', 'at', 'detail'], letter.events.map((event) => [event.status, event.at, event.detail]))}`
+  return `${details}\n\n${listTable(
+    ['status', 'at', 'detail'],
+    letter.events.map((event) => [event.status, event.at, event.detail]),
+  )}`
 }
 
 /** The hint under a list that has another page. */
@@ -117,13 +120,25 @@ export function buildProgram(settings: Settings, io: Io): Command {
       .description('open an account, with its first live API key (shown only once)')
       .requiredOption('--name <name>', "the client's name")
       .option('--credits <credits>', 'opening credits', integer('--credits')),
-    (api, options: { name: string; credits?: number; json?: boolean }) => api.post<admin.CreatedAccount>('/admin/accounts', { name: options.name, ...(options.credits === undefined ? {} : { credits: options.credits }) }),
-    (account) => `${recordTable([['id', account.id], ['name', account.name], ['balance', account.balance], ['apiKey', account.apiKey]])}\nGuarda la API key ahora: no se vuelve a mostrar.`,
+    (api, options: { name: string; credits?: number; json?: boolean }) =>
+      api.post<admin.CreatedAccount>('/admin/accounts', { name: options.name, ...(options.credits === undefined ? {} : { credits: options.credits }) }),
+    (account) =>
+      `${recordTable([
+        ['id', account.id],
+        ['name', account.name],
+        ['balance', account.balance],
+        ['apiKey', account.apiKey],
+      ])}\nGuarda la API key ahora: no se vuelve a mostrar.`,
   ).addHelpText('after', '\nExample:\n  npm run admin -- accounts create --name "Papelería Luna" --credits 300')
   apiCommand(
     accounts.command('show').description('an account and its balance').argument('<account>', 'account id'),
     (api, id: string) => api.get<admin.Account>(`/admin/accounts/${segment(id)}`),
-    (account) => recordTable([['id', account.id], ['name', account.name], ['balance', account.balance]]),
+    (account) =>
+      recordTable([
+        ['id', account.id],
+        ['name', account.name],
+        ['balance', account.balance],
+      ]),
   )
   apiCommand(
     accounts
@@ -135,7 +150,10 @@ export function buildProgram(settings: Settings, io: Io): Command {
     (page) =>
       page.data.length === 0
         ? 'No hay cuentas.'
-        : listTable(['id', 'name', 'balance', 'createdAt'], page.data.map((account) => [account.id, account.name, account.balance, account.createdAt])) + nextPage(page.nextCursor),
+        : listTable(
+            ['id', 'name', 'balance', 'createdAt'],
+            page.data.map((account) => [account.id, account.name, account.balance, account.createdAt]),
+          ) + nextPage(page.nextCursor),
   )
 
   const keys = program.command('keys').description("issue and revoke an account's API keys")
@@ -145,11 +163,20 @@ export function buildProgram(settings: Settings, io: Io): Command {
       .description('issue another API key for an account (shown only once)')
       .argument('<account>', 'account id')
       .option('--test', 'a test key (lk_test_): its letters are never charged nor printed'),
-    (api, account: string, options: { test?: boolean; json?: boolean }) => api.post<admin.CreatedApiKey>(`/admin/accounts/${segment(account)}/api-keys`, { mode: options.test ? 'test' : 'live' }),
-    (key) => `${recordTable([['id', key.id], ['mode', key.mode], ['apiKey', key.apiKey]])}\nGuarda la API key ahora: no se vuelve a mostrar.`,
+    (api, account: string, options: { test?: boolean; json?: boolean }) =>
+      api.post<admin.CreatedApiKey>(`/admin/accounts/${segment(account)}/api-keys`, { mode: options.test ? 'test' : 'live' }),
+    (key) =>
+      `${recordTable([
+        ['id', key.id],
+        ['mode', key.mode],
+        ['apiKey', key.apiKey],
+      ])}\nGuarda la API key ahora: no se vuelve a mostrar.`,
   )
   apiCommand(
-    keys.command('revoke').description('revoke an API key at once, on every gateway (the API answers no body: --json prints nothing)').argument('<key>', 'API key id'),
+    keys
+      .command('revoke')
+      .description('revoke an API key at once, on every gateway (the API answers no body: --json prints nothing)')
+      .argument('<key>', 'API key id'),
     (api, key: string) => api.delete(`/admin/api-keys/${segment(key)}`),
     () => 'API key revocada.',
   )
@@ -165,12 +192,20 @@ export function buildProgram(settings: Settings, io: Io): Command {
     (api, account: string, amount: number, options: { reason?: string; json?: boolean }) =>
       api.post<admin.Balance>(`/admin/accounts/${segment(account)}/credits`, { amount, ...(options.reason === undefined ? {} : { reason: options.reason }) }),
     (balance) => recordTable([['balance', balance.balance]]),
-  ).addHelpText('after', '\nExamples:\n  npm run admin -- credits add <account> 500 --reason "pedido 881"\n  npm run admin -- credits add <account> -5 --reason "corrección"')
+  ).addHelpText(
+    'after',
+    '\nExamples:\n  npm run admin -- credits add <account> 500 --reason "pedido 881"\n  npm run admin -- credits add <account> -5 --reason "corrección"',
+  )
 
   /** `<what> add ACCOUNT --name N`: a named entry of the account (designs, senders, signatures). */
-  const namedEntry = (route: (options: { kind?: string }) => string) =>
-    (api: AdminApi, account: string, options: { name: string; kind?: string; json?: boolean }) => api.post<NamedEntry>(`/admin/accounts/${segment(account)}/${route(options)}`, { name: options.name })
-  const renderEntry = (entry: NamedEntry) => recordTable([['id', entry.id], ['name', entry.name]])
+  const namedEntry =
+    (route: (options: { kind?: string }) => string) => (api: AdminApi, account: string, options: { name: string; kind?: string; json?: boolean }) =>
+      api.post<NamedEntry>(`/admin/accounts/${segment(account)}/${route(options)}`, { name: options.name })
+  const renderEntry = (entry: NamedEntry) =>
+    recordTable([
+      ['id', entry.id],
+      ['name', entry.name],
+    ])
 
   apiCommand(
     program
@@ -185,12 +220,24 @@ export function buildProgram(settings: Settings, io: Io): Command {
     renderEntry,
   )
   apiCommand(
-    program.command('senders').description("an account's senders").command('add').description('add a sender to an account').argument('<account>', 'account id').requiredOption('--name <name>', "the sender's name, as it signs"),
+    program
+      .command('senders')
+      .description("an account's senders")
+      .command('add')
+      .description('add a sender to an account')
+      .argument('<account>', 'account id')
+      .requiredOption('--name <name>', "the sender's name, as it signs"),
     namedEntry(() => 'senders'),
     renderEntry,
   )
   apiCommand(
-    program.command('signatures').description("an account's signatures").command('add').description('add a signature to an account').argument('<account>', 'account id').requiredOption('--name <name>', "the signature's name"),
+    program
+      .command('signatures')
+      .description("an account's signatures")
+      .command('add')
+      .description('add a signature to an account')
+      .argument('<account>', 'account id')
+      .requiredOption('--name <name>', "the signature's name"),
     namedEntry(() => 'signatures'),
     renderEntry,
   )
@@ -203,15 +250,23 @@ export function buildProgram(settings: Settings, io: Io): Command {
       .description('add a campaign to an account, its body (POST /admin/accounts/{id}/campaigns) read from a JSON file')
       .argument('<account>', 'account id')
       .requiredOption('--file <file>', 'the campaign as JSON: { name, cardDesignId, envelopeDesignId, senderId, fontName?, message, variables }'),
-    async (api, account: string, options: { file: string; json?: boolean }) => api.post<admin.Campaign>(`/admin/accounts/${segment(account)}/campaigns`, await readJsonFile(options.file)),
+    async (api, account: string, options: { file: string; json?: boolean }) =>
+      api.post<admin.Campaign>(`/admin/accounts/${segment(account)}/campaigns`, await readJsonFile(options.file)),
     (campaign) =>
-      `${recordTable([['id', campaign.id], ['name', campaign.name], ['active', campaign.active]])}\n` +
-      listTable(['variable', 'maxSize', 'defaultValue', 'example'], campaign.variables.map((variable) => [variable.name, variable.maxSize, variable.defaultValue, variable.example])),
+      `${recordTable([
+        ['id', campaign.id],
+        ['name', campaign.name],
+        ['active', campaign.active],
+      ])}\n` +
+      listTable(
+        ['variable', 'maxSize', 'defaultValue', 'example'],
+        campaign.variables.map((variable) => [variable.name, variable.maxSize, variable.defaultValue, variable.example]),
+      ),
   )
 
   const letters = program.command('letters').description('look at letters and act on them for ops')
   apiCommand(
-    letters.command('show').description("a letter of any account, with its history").argument('<letter>', 'letter (card) id'),
+    letters.command('show').description('a letter of any account, with its history').argument('<letter>', 'letter (card) id'),
     (api, id: string) => api.get<admin.Card>(`/admin/cards/${segment(id)}`),
     renderLetter,
   )

@@ -49,7 +49,8 @@ function run(command: string, args: string[], env: Record<string, string | undef
 }
 
 /** `node --import tsx packages/cli/src/main.ts …`: what `npm run admin -- …` runs, without npm's header. */
-const cli = (args: string[], env: Record<string, string | undefined> = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
+  run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
 
 /** A command that succeeded, its JSON output parsed: the whole of stdout. */
 async function cliJson<T>(args: string[]): Promise<T> {
@@ -81,7 +82,8 @@ const apiText = async (url: string) => {
 }
 
 /** A line of a table starting with these cells, whatever the column widths (two spaces at least between columns). */
-const row = (...cells: Array<string | number>) => new RegExp(`^${cells.map((cell) => String(cell).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join(' {2,}')}(?: {2,}.*)?$`, 'm')
+const row = (...cells: Array<string | number>) =>
+  new RegExp(`^${cells.map((cell) => String(cell).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join(' {2,}')}(?: {2,}.*)?$`, 'm')
 
 type CreatedAccount = { id: string; name: string; balance: number; apiKey: string }
 
@@ -205,7 +207,11 @@ describe('credits add', () => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Sin saldo', '--credits', '4'])
     await cliFails(['credits', 'add', account.id, '-5'], 1, 'Error 409: No se pueden restar 5 créditos: el saldo de la cuenta es 4')
     await cliFails(['credits', 'add', account.id, '0'], 1, "Error 400: El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)")
-    await cliFails(['credits', 'add', account.id, 'cinco'], 2, "error: command-argument value 'cinco' is invalid for argument 'amount'. El importe debe ser un número entero.")
+    await cliFails(
+      ['credits', 'add', account.id, 'cinco'],
+      2,
+      "error: command-argument value 'cinco' is invalid for argument 'amount'. El importe debe ser un número entero.",
+    )
     await cliFails(['credits', 'add', account.id, '-5x'], 2, "error: unknown option '-5x'")
     expect(JSON.parse(await apiText(`/admin/accounts/${account.id}`))).toMatchObject({ balance: 4 })
   })
@@ -224,16 +230,25 @@ describe('designs, senders, signatures and campaigns', () => {
     const table = await cliTable(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Sobre kraft'])
     expect(table).toMatch(row('name', 'Sobre kraft'))
     const id = /^id +(\S+)$/m.exec(table)?.[1]
-    expect(await app.db.select({ accountId: envelopeDesigns.accountId }).from(envelopeDesigns).where(eq(envelopeDesigns.id, id!))).toEqual([{ accountId: account.id }])
+    expect(await app.db.select({ accountId: envelopeDesigns.accountId }).from(envelopeDesigns).where(eq(envelopeDesigns.id, id!))).toEqual([
+      { accountId: account.id },
+    ])
   })
 
   it('designs add refuses a kind other than card or envelope, and a missing --kind, as usage errors', async () => {
-    await cliFails(['designs', 'add', account.id, '--kind', 'sobre', '--name', 'X'], 2, "error: option '--kind <kind>' argument 'sobre' is invalid. Allowed choices are card, envelope.")
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'sobre', '--name', 'X'],
+      2,
+      "error: option '--kind <kind>' argument 'sobre' is invalid. Allowed choices are card, envelope.",
+    )
     await cliFails(['designs', 'add', account.id, '--name', 'X'], 2, "error: required option '--kind <kind>' not specified")
   })
 
   it('senders add and signatures add, as JSON or a table', async () => {
-    expect(await cliJson(['senders', 'add', account.id, '--name', 'Lucía de Papelería Luna'])).toEqual({ id: expect.any(String), name: 'Lucía de Papelería Luna' })
+    expect(await cliJson(['senders', 'add', account.id, '--name', 'Lucía de Papelería Luna'])).toEqual({
+      id: expect.any(String),
+      name: 'Lucía de Papelería Luna',
+    })
     expect(await cliTable(['senders', 'add', account.id, '--name', 'Javier'])).toMatch(row('name', 'Javier'))
     expect(await cliJson(['signatures', 'add', account.id, '--name', 'Firma azul'])).toEqual({ id: expect.any(String), name: 'Firma azul' })
     expect(await cliTable(['signatures', 'add', account.id, '--name', 'Firma negra'])).toMatch(row('name', 'Firma negra'))
@@ -291,7 +306,18 @@ describe('letters', () => {
       method: 'POST',
       url: '/single',
       headers: { 'x-api-key': owner.apiKey },
-      payload: { cardDesignId: owner.cardDesignId, envelopeDesignId: owner.envelopeDesignId, senderId: owner.senderId, message: 'Gracias', name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', country: 'ES' },
+      payload: {
+        cardDesignId: owner.cardDesignId,
+        envelopeDesignId: owner.envelopeDesignId,
+        senderId: owner.senderId,
+        message: 'Gracias',
+        name: 'Lucía',
+        surname: 'García',
+        address: 'Calle Mayor 1',
+        zip: '28013',
+        city: 'Madrid',
+        country: 'ES',
+      },
     })
     expect(response.statusCode, response.body).toBe(200)
     const id = response.json<{ cardId: string }>().cardId
@@ -334,7 +360,11 @@ describe('letters', () => {
     expect(await cliTable(['letters', 'stuck'])).toMatch(row(failed, owner.id, 'live', 'failed'))
 
     expect(await cliJson(['letters', 'retry', failed])).toMatchObject({ id: failed, accountId: owner.id, status: 'ready_for_print' })
-    await cliFails(['letters', 'retry', failed], 1, 'Error 409: La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)')
+    await cliFails(
+      ['letters', 'retry', failed],
+      1,
+      'Error 409: La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)',
+    )
     expect(await cliTable(['letters', 'stuck'])).not.toContain(failed)
 
     const another = await letterIn('failed')
@@ -356,7 +386,9 @@ describe('errors', () => {
   })
 
   it('a wrong token: the API’s 401 message, exit 1', async () => {
-    await cliFails(['accounts', 'list'], 1, /^Error 401: El token de administración no es válido o no se ha enviado/, { ADMIN_TOKEN: 'otro-token-cualquiera-123' })
+    await cliFails(['accounts', 'list'], 1, /^Error 401: El token de administración no es válido o no se ha enviado/, {
+      ADMIN_TOKEN: 'otro-token-cualquiera-123',
+    })
   })
 
   it('no ADMIN_TOKEN: says to export it, exit 1, without calling the gateway', async () => {
@@ -365,7 +397,9 @@ describe('errors', () => {
 
   it('the gateway down: says it cannot reach it and where, exit 1', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`
-    await cliFails(['accounts', 'list'], 1, `No se puede conectar con el gateway en ${nobody} (ECONNREFUSED): ¿está en marcha? Revisa LETTERS_URL`, { LETTERS_URL: nobody })
+    await cliFails(['accounts', 'list'], 1, `No se puede conectar con el gateway en ${nobody} (ECONNREFUSED): ¿está en marcha? Revisa LETTERS_URL`, {
+      LETTERS_URL: nobody,
+    })
   })
 
   it('a LETTERS_URL that is not an http(s) URL', async () => {
@@ -384,16 +418,35 @@ describe('--help', () => {
     const result = await cli(['--help'], { ADMIN_TOKEN: undefined })
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^Usage: admin \[options\] \[command\]/)
-    for (const group of ['accounts', 'keys', 'credits', 'designs', 'senders', 'signatures', 'campaigns', 'letters']) expect(result.stdout).toMatch(new RegExp(`^  ${group} `, 'm'))
+    for (const group of ['accounts', 'keys', 'credits', 'designs', 'senders', 'signatures', 'campaigns', 'letters'])
+      expect(result.stdout).toMatch(new RegExp(`^  ${group} `, 'm'))
   })
 
   it.each([
-    [['accounts', '--help'], ['create [options]', 'show [options] <account>', 'list [options]']],
-    [['accounts', 'create', '--help'], ['--name <name>', '--credits <credits>', '--json']],
-    [['credits', 'add', '--help'], ['<account> <amount>', 'negative for an', '--reason <reason>', 'credits add <account> -5']],
-    [['designs', 'add', '--help'], ['--kind <kind>', 'choices: "card", "envelope"', '--name <name>']],
-    [['letters', 'retry', '--help'], ['<letter>', 'send a failed letter back to production', '--json']],
-    [['help', 'letters'], ['show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>']],
+    [
+      ['accounts', '--help'],
+      ['create [options]', 'show [options] <account>', 'list [options]'],
+    ],
+    [
+      ['accounts', 'create', '--help'],
+      ['--name <name>', '--credits <credits>', '--json'],
+    ],
+    [
+      ['credits', 'add', '--help'],
+      ['<account> <amount>', 'negative for an', '--reason <reason>', 'credits add <account> -5'],
+    ],
+    [
+      ['designs', 'add', '--help'],
+      ['--kind <kind>', 'choices: "card", "envelope"', '--name <name>'],
+    ],
+    [
+      ['letters', 'retry', '--help'],
+      ['<letter>', 'send a failed letter back to production', '--json'],
+    ],
+    [
+      ['help', 'letters'],
+      ['show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>'],
+    ],
   ])('%j shows its usage', async (args, expected) => {
     const result = await cli(args, { ADMIN_TOKEN: undefined })
     expect(result.code, result.stderr).toBe(0)

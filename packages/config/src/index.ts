@@ -31,7 +31,10 @@ const EnvSchema = Type.Object({
   SPOOL_DIR: Type.String({ minLength: 1, default: 'var/spool' }),
   PRINT_COMMAND: Type.Optional(Type.String({ pattern: '\\{file\\}' })),
   PRINT_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '120000' }),
-  PRINTER: Type.Union(printerModes.map((mode) => Type.Literal(mode)), { default: 'spool' }),
+  PRINTER: Type.Union(
+    printerModes.map((mode) => Type.Literal(mode)),
+    { default: 'spool' },
+  ),
   // One line of G-code words (M3, M3 S90, M280 P0 S60): never a newline that could smuggle moves in.
   PLOTTER_PEN_UP: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M5' }),
   PLOTTER_PEN_DOWN: Type.String({ pattern: '^[A-Z][-+]?[0-9.]+( [A-Z][-+]?[0-9.]+)*$', default: 'M3' }),

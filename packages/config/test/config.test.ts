@@ -63,8 +63,12 @@ describe('loadConfig', () => {
     expect(config.printTimeoutMs).toBe(5000)
   })
 
-  it('reads batch printing: the mode, when a batch closes and the floor\'s country', () => {
-    expect(loadConfig({ PRINTER: 'batch', BATCH_MAX_LETTERS: '250', BATCH_MAX_WAIT_MS: '60000', FLOOR_COUNTRY: 'PT' })).toMatchObject({ printer: 'batch', batch: { maxLetters: 250, maxWaitMs: 60_000 }, floorCountry: 'PT' })
+  it("reads batch printing: the mode, when a batch closes and the floor's country", () => {
+    expect(loadConfig({ PRINTER: 'batch', BATCH_MAX_LETTERS: '250', BATCH_MAX_WAIT_MS: '60000', FLOOR_COUNTRY: 'PT' })).toMatchObject({
+      printer: 'batch',
+      batch: { maxLetters: 250, maxWaitMs: 60_000 },
+      floorCountry: 'PT',
+    })
   })
 
   it("prints to the spool by default, and reads the pen plotter's commands and feeds", () => {

@@ -4,10 +4,7 @@ import { Label, Mode, NamedEntry, Page, Uuid, pageQueryFields, strict } from './
 import { FontNameField } from './fonts.js'
 import { Card as PublicCard, letterStatus } from './public.js'
 
-export const CreateAccountBody = Type.Object(
-  { name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) },
-  strict,
-)
+export const CreateAccountBody = Type.Object({ name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) }, strict)
 export type CreateAccountBody = Static<typeof CreateAccountBody>
 
 export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), balance: Type.Integer() })
@@ -56,7 +53,6 @@ export type Balance = Static<typeof Balance>
 export const NamedEntryBody = Type.Object({ name: Label() }, strict)
 export type NamedEntryBody = Static<typeof NamedEntryBody>
 export { NamedEntry }
-
 
 export const CreateCampaignBody = Type.Object(
   {

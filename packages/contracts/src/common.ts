@@ -44,7 +44,9 @@ export const pageQueryFields = {
 export const Page = <Row extends TSchema>(row: Row) => Type.Object({ data: Type.Array(row), nextCursor: Type.Union([Type.String(), Type.Null()]) })
 
 /** The body of a route that takes none: nothing (Fastify passes null), or `{}`; any field is a 400. */
-export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], { errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}' })
+export const NoBody = Type.Union([Type.Null(), Type.Object({}, strict)], {
+  errorMessage: 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}',
+})
 
 /** A key's, letter's or endpoint's mode: live (charged, printed) or test (`lk_test_` keys: never charged nor printed). */
 export const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')])

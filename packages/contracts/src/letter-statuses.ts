@@ -2,15 +2,5 @@
  * Every status a letter can be in, the one list: the database column, the API's schemas and the
  * webhook event types are derived from it. `scheduled`: paid for, waiting for its `sendAt`.
  */
-export const letterStatuses = [
-  'scheduled',
-  'received',
-  'ready_for_print',
-  'printing',
-  'printed',
-  'mailed',
-  'address_rejected',
-  'cancelled',
-  'failed',
-] as const
+export const letterStatuses = ['scheduled', 'received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'] as const
 export type LetterStatus = (typeof letterStatuses)[number]

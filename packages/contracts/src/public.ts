@@ -31,7 +31,12 @@ const recipient = {
   name: Label(100),
   surname: Label(100),
   address: Label(200),
-  zip: Type.String({ minLength: 1, maxLength: 16, pattern: NON_BLANK, errorMessage: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" }),
+  zip: Type.String({
+    minLength: 1,
+    maxLength: 16,
+    pattern: NON_BLANK,
+    errorMessage: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)",
+  }),
   city: Label(100),
   province: OptionalText(100),
   country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
@@ -113,7 +118,8 @@ export const IdempotencyHeaders = Type.Object({
       minLength: 1,
       maxLength: 255,
       errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres",
-      description: 'A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.',
+      description:
+        'A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.',
       examples: ['4b0c7a52-5d1e-4c3b-9f0a-8e2d6c1b7a90'],
     }),
   ),
@@ -129,7 +135,19 @@ export const BULK_MAX_RECIPIENTS = 1000
 
 export const BulkRecipient = Type.Object(campaignRecipient, {
   ...strict,
-  examples: [{ name: 'Javier', surname: 'Martín', company: 'Ferretería Martín S.L.', address: 'Avenida de la Constitución 25', zip: '41004', city: 'Sevilla', province: 'Sevilla', country: 'ES', variables: { nombre: 'Javier', cupon: 'OTONO10' } }],
+  examples: [
+    {
+      name: 'Javier',
+      surname: 'Martín',
+      company: 'Ferretería Martín S.L.',
+      address: 'Avenida de la Constitución 25',
+      zip: '41004',
+      city: 'Sevilla',
+      province: 'Sevilla',
+      country: 'ES',
+      variables: { nombre: 'Javier', cupon: 'OTONO10' },
+    },
+  ],
 })
 export type BulkRecipient = Static<typeof BulkRecipient>
 
@@ -149,8 +167,26 @@ export const BulkLetterBody = Type.Object(
       {
         campaignId: '9c4f5e0b-6a7d-4f8e-8b1c-4d5e6f708192',
         recipients: [
-          { name: 'Javier', surname: 'Martín', address: 'Avenida de la Constitución 25', zip: '41004', city: 'Sevilla', province: 'Sevilla', country: 'ES', variables: { nombre: 'Javier', cupon: 'OTONO10' } },
-          { name: 'Lucía', surname: 'García Pérez', company: 'Papelería Luna', address: 'Calle Mayor 1, 3º B', zip: '28013', city: 'Madrid', country: 'ES', variables: { cupon: 'OTONO10' } },
+          {
+            name: 'Javier',
+            surname: 'Martín',
+            address: 'Avenida de la Constitución 25',
+            zip: '41004',
+            city: 'Sevilla',
+            province: 'Sevilla',
+            country: 'ES',
+            variables: { nombre: 'Javier', cupon: 'OTONO10' },
+          },
+          {
+            name: 'Lucía',
+            surname: 'García Pérez',
+            company: 'Papelería Luna',
+            address: 'Calle Mayor 1, 3º B',
+            zip: '28013',
+            city: 'Madrid',
+            country: 'ES',
+            variables: { cupon: 'OTONO10' },
+          },
         ],
       },
     ],
@@ -165,12 +201,16 @@ export const BulkLetterCsv = Type.String({
     'UTF-8 (with or without BOM), separated by commas or semicolons (as a Spanish Excel writes it), fields quoted where they hold a separator, a quote or a line break. ' +
     'A header row names the columns: the recipient fields (name, surname, address, zip, city and country required; company and province optional) and one column per campaign variable, named as the variable. ' +
     "An empty cell of a variable's column leaves the variable to its default; an empty company or province is none. Then 1 to 1000 rows, one per recipient.",
-  examples: ['name;surname;company;address;zip;city;province;country;nombre;cupon\r\nJavier;Martín;;Avenida de la Constitución 25;41004;Sevilla;Sevilla;ES;Javier;OTONO10\r\n'],
+  examples: [
+    'name;surname;company;address;zip;city;province;country;nombre;cupon\r\nJavier;Martín;;Avenida de la Constitución 25;41004;Sevilla;Sevilla;ES;Javier;OTONO10\r\n',
+  ],
 })
 
 export const BulkLetterQuery = Type.Object(
   {
-    campaignId: Type.Optional(Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' })),
+    campaignId: Type.Optional(
+      Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' }),
+    ),
     sendAt: SendAtField,
   },
   strict,
@@ -179,7 +219,9 @@ export type BulkLetterQuery = Static<typeof BulkLetterQuery>
 
 export const BulkLettersCreated = Type.Object({
   created: Type.Integer({ description: 'Letters created (and charged): one per valid recipient.' }),
-  cardIds: Type.Array(Type.Union([Type.String({ format: 'uuid' }), Type.Null()]), { description: "One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors." }),
+  cardIds: Type.Array(Type.Union([Type.String({ format: 'uuid' }), Type.Null()]), {
+    description: "One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors.",
+  }),
   errors: Type.Array(
     Type.Object({
       index: Type.Integer({ description: "The recipient's position, from 0: in JSON, in `recipients`; in CSV, among the rows after the header." }),
@@ -216,11 +258,17 @@ export const letterStatus = Type.Union(letterStatuses.map((status) => Type.Liter
 
 const cardFields = {
   id: Type.String({ format: 'uuid' }),
-  code: Type.String({ pattern: '^[0-9A-HJKMNP-TV-Z]{10}$', description: "The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.", examples: ['7KQ2M9XRTB'] }),
+  code: Type.String({
+    pattern: '^[0-9A-HJKMNP-TV-Z]{10}$',
+    description: "The letter's short code, printed and barcoded on its envelope and listed in the floor's manifest: 10 characters of Crockford's base32.",
+    examples: ['7KQ2M9XRTB'],
+  }),
   livemode: Type.Boolean({ description: 'False for a letter made with a test key: never charged, never printed nor posted.' }),
   type: Type.Union([Type.Literal('single'), Type.Literal('campaign')]),
   status: letterStatus,
-  sendAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a scheduled letter enters production; null for a letter sent at once.' }),
+  sendAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When a scheduled letter enters production; null for a letter sent at once.',
+  }),
   campaignId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   cardDesignId: Type.String({ format: 'uuid' }),
   envelopeDesignId: Type.String({ format: 'uuid' }),
@@ -228,7 +276,9 @@ const cardFields = {
   fontName: Type.String(),
   message: Type.String(),
   recipient: Recipient,
-  address: Type.Union([VerifiedAddress, Type.Null()], { description: 'The address as verified and normalized for the post; null until the address stage has seen the letter.' }),
+  address: Type.Union([VerifiedAddress, Type.Null()], {
+    description: 'The address as verified and normalized for the post; null until the address stage has seen the letter.',
+  }),
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),

@@ -29,7 +29,13 @@ export const WebhookCreateBody = Type.Object(
       maxLength: WEBHOOK_URL_MAX_CHARACTERS,
       errorMessage: `El campo 'url' debe ser una URL http o https de como mucho ${WEBHOOK_URL_MAX_CHARACTERS} caracteres`,
     }),
-    events: Type.Optional(Type.Array(EventType, { minItems: 1, uniqueItems: true, errorMessage: "El campo 'events' debe ser una lista no vacía y sin repeticiones de tipos de evento" })),
+    events: Type.Optional(
+      Type.Array(EventType, {
+        minItems: 1,
+        uniqueItems: true,
+        errorMessage: "El campo 'events' debe ser una lista no vacía y sin repeticiones de tipos de evento",
+      }),
+    ),
   },
   strict,
 )
@@ -39,7 +45,9 @@ const endpointFields = {
   id: Type.String({ format: 'uuid' }),
   url: Type.String(),
   events: Type.Array(Type.String()),
-  livemode: Type.Boolean({ description: "False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events." }),
+  livemode: Type.Boolean({
+    description: "False for an endpoint registered with a test key: it receives only test letters' events; a live one only live letters' events.",
+  }),
   createdAt: Type.String({ format: 'date-time' }),
 }
 
@@ -82,4 +90,3 @@ export const WebhookAttempt = Type.Object({
 export type WebhookAttempt = Static<typeof WebhookAttempt>
 
 export const WebhookDeliveryList = Type.Object({ data: Type.Array(WebhookAttempt), nextCursor: Type.Union([Type.String(), Type.Null()]) })
-

@@ -66,7 +66,9 @@ describe('credits ledger', () => {
 
   it('refuses amounts that are not positive whole credits', async () => {
     const account = await newAccount(db, { credits: 10 })
-    await expect(refundLetter(db, { id: '00000000-0000-4000-8000-000000000000', accountId: account.id, cost: 0, livemode: true }, 'free')).rejects.toThrow(RangeError)
+    await expect(refundLetter(db, { id: '00000000-0000-4000-8000-000000000000', accountId: account.id, cost: 0, livemode: true }, 'free')).rejects.toThrow(
+      RangeError,
+    )
     await expect(adjust(db, account.id, 1.5)).rejects.toThrow(RangeError)
     await expect(topUp(db, account.id, -1)).rejects.toThrow(RangeError)
     await expect(adjust(db, account.id, 0)).rejects.toThrow(RangeError)
@@ -97,7 +99,9 @@ describe('credits ledger', () => {
     expect(await refundLetter(db, test, 'address rejected')).toBeNull()
 
     const entries = await expectConsistentLedger(account.id)
-    expect(entries.filter((entry) => entry.kind === 'refund').map((entry) => [entry.letterId, entry.amount, entry.reason])).toEqual([[live.id, 5, 'cancelled by the client']])
+    expect(entries.filter((entry) => entry.kind === 'refund').map((entry) => [entry.letterId, entry.amount, entry.reason])).toEqual([
+      [live.id, 5, 'cancelled by the client'],
+    ])
     expect(await balance(db, account.id)).toBe(10)
   })
 
@@ -117,14 +121,12 @@ describe('credits ledger', () => {
 describe('credits ledger under concurrency', () => {
   it('lets exactly 50 of 200 parallel debits of 3 through on 150 credits', async () => {
     const account = await newAccount(db, { credits: 150 })
-    const results = await Promise.allSettled(
-      Array.from({ length: 200 }, () => db.transaction((tx) => adjust(tx, account.id, -3))),
-    )
+    const results = await Promise.allSettled(Array.from({ length: 200 }, () => db.transaction((tx) => adjust(tx, account.id, -3))))
     const succeeded = results.filter((result) => result.status === 'fulfilled')
     const failed = results.filter((result) => result.status === 'rejected')
     expect(succeeded).toHaveLength(50)
     expect(failed).toHaveLength(150)
-    for (const failure of failed) expect((failure).reason).toBeInstanceOf(InsufficientCreditsError)
+    for (const failure of failed) expect(failure.reason).toBeInstanceOf(InsufficientCreditsError)
     expect(await balance(db, account.id)).toBe(0)
     const entries = await expectConsistentLedger(account.id)
     expect(entries.filter((entry) => entry.kind === 'adjustment')).toHaveLength(50)
@@ -164,9 +166,7 @@ describe('credits ledger under concurrency', () => {
   it('serializes debits across accounts without one blocking the other', async () => {
     const first = await newAccount(db, { credits: 30 })
     const second = await newAccount(db, { credits: 30 })
-    await Promise.allSettled(
-      Array.from({ length: 40 }, (_, i) => db.transaction((tx) => adjust(tx, i % 2 ? first.id : second.id, -3))),
-    )
+    await Promise.allSettled(Array.from({ length: 40 }, (_, i) => db.transaction((tx) => adjust(tx, i % 2 ? first.id : second.id, -3))))
     expect(await balance(db, first.id)).toBe(0)
     expect(await balance(db, second.id)).toBe(0)
     await expectConsistentLedger(first.id)

@@ -12,7 +12,9 @@ export type OutboxJob = { [Name in JobName]: { name: Name; data: JobPayloads[Nam
 export async function enqueue(ex: Executor, jobs: OutboxJob | readonly OutboxJob[]): Promise<void> {
   const rows = (Array.isArray(jobs) ? jobs : [jobs]) as readonly OutboxJob[]
   if (rows.length === 0) return
-  await ex.insert(outbox).values(rows.map((job) => ({ ...(job.id === undefined ? {} : { id: job.id }), queue: queueOfJob[job.name], jobName: job.name, payload: job.data })))
+  await ex
+    .insert(outbox)
+    .values(rows.map((job) => ({ ...(job.id === undefined ? {} : { id: job.id }), queue: queueOfJob[job.name], jobName: job.name, payload: job.data })))
 }
 
 /**

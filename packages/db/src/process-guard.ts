@@ -21,7 +21,12 @@ function thrownByDriver(error: ErrorLike): boolean {
 
 function* causes(error: unknown): Generator<ErrorLike> {
   // drizzle wraps a failed query's error as its cause.
-  for (let current = error as ErrorLike | undefined, depth = 0; current && typeof current === 'object' && depth < 4; current = current.cause as ErrorLike | undefined, depth++) yield current
+  for (
+    let current = error as ErrorLike | undefined, depth = 0;
+    current && typeof current === 'object' && depth < 4;
+    current = current.cause as ErrorLike | undefined, depth++
+  )
+    yield current
 }
 
 /**

@@ -1,19 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { letterStatuses, type LetterStatus, type Recipient, type VerifiedAddress } from '@letters/contracts'
-import {
-  bigserial,
-  boolean,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core'
+import { bigserial, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 
 const id = () => uuid('id').primaryKey().defaultRandom()
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
@@ -52,11 +39,9 @@ export const apiKeys = pgTable(
 
 /** Card designs, envelope designs, senders and signatures share one shape: an account's named entry. */
 const namedEntry = (name: string) =>
-  pgTable(
-    name,
-    { id: id(), accountId: accountRef(), name: text('name').notNull(), createdAt: createdAt() },
-    (table) => [index(`${name}_account_idx`).on(table.accountId, table.createdAt)],
-  )
+  pgTable(name, { id: id(), accountId: accountRef(), name: text('name').notNull(), createdAt: createdAt() }, (table) => [
+    index(`${name}_account_idx`).on(table.accountId, table.createdAt),
+  ])
 
 export const cardDesigns = namedEntry('card_designs')
 export const envelopeDesigns = namedEntry('envelope_designs')
@@ -105,10 +90,7 @@ export const campaignVariables = pgTable(
     defaultValue: text('default_value'),
     example: text('example').notNull(),
   },
-  (table) => [
-    primaryKey({ columns: [table.campaignId, table.name] }),
-    check('campaign_variables_max_size_positive', sql`${table.maxSize} > 0`),
-  ],
+  (table) => [primaryKey({ columns: [table.campaignId, table.name] }), check('campaign_variables_max_size_positive', sql`${table.maxSize} > 0`)],
 )
 
 export { letterStatuses, type LetterStatus }
@@ -155,8 +137,12 @@ export const letters = pgTable(
     // A key's lists: one account's letters of one mode, newest first.
     index('letters_account_mode_created_idx').on(table.accountId, table.livemode, table.createdAt.desc(), table.id.desc()),
     // The clock's scans: scheduled letters by send date, test letters waiting to be "mailed".
-    index('letters_scheduled_idx').on(table.sendAt).where(sql`status = 'scheduled'`),
-    index('letters_test_printed_idx').on(table.updatedAt).where(sql`status = 'printed' AND NOT livemode`),
+    index('letters_scheduled_idx')
+      .on(table.sendAt)
+      .where(sql`status = 'scheduled'`),
+    index('letters_test_printed_idx')
+      .on(table.updatedAt)
+      .where(sql`status = 'printed' AND NOT livemode`),
     // The reconciler's scan: letters still in the pipeline, oldest change first.
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
@@ -218,7 +204,9 @@ export const printBatches = pgTable(
   },
   (table) => [
     // One tray at a time: every worker adds to the same one.
-    uniqueIndex('print_batches_one_open').on(sql`(true)`).where(sql`status = 'open'`),
+    uniqueIndex('print_batches_one_open')
+      .on(sql`(true)`)
+      .where(sql`status = 'open'`),
     index('print_batches_status_idx').on(table.status, table.openedAt),
   ],
 )
@@ -279,8 +267,12 @@ export const ledgerEntries = pgTable(
   (table) => [
     index('ledger_entries_account_idx').on(table.accountId, table.id),
     // A letter is paid for once and refunded at most once, whatever retries happen.
-    uniqueIndex('ledger_entries_one_charge_per_letter').on(table.letterId).where(sql`kind = 'charge'`),
-    uniqueIndex('ledger_entries_one_refund_per_letter').on(table.letterId).where(sql`kind = 'refund'`),
+    uniqueIndex('ledger_entries_one_charge_per_letter')
+      .on(table.letterId)
+      .where(sql`kind = 'charge'`),
+    uniqueIndex('ledger_entries_one_refund_per_letter')
+      .on(table.letterId)
+      .where(sql`kind = 'refund'`),
     check('ledger_entries_amount_not_zero', sql`${table.amount} <> 0`),
     check('ledger_entries_balance_after_non_negative', sql`${table.balanceAfter} >= 0`),
   ],
@@ -301,7 +293,9 @@ export const outbox = pgTable(
     attempts: integer('attempts').notNull().default(0),
   },
   (table) => [
-    index('outbox_pending_idx').on(table.createdAt).where(sql`sent_at IS NULL`),
+    index('outbox_pending_idx')
+      .on(table.createdAt)
+      .where(sql`sent_at IS NULL`),
     // The reconciler finds a letter's latest job by the letter's id.
     index('outbox_letter_idx').on(sql`(${table.payload} ->> 'letterId')`, table.queue, table.createdAt),
   ],

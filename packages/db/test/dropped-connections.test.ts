@@ -90,7 +90,10 @@ describe('postgres.js when a socket closes with a write still buffered', () => {
       // close callback runs in between, as when a backend dies while the process is busy.
       const first = await new Promise<string>((resolve) =>
         setImmediate(() => {
-          const query = sql`SELECT 2`.then(() => 'resolved', (error: { code?: string }) => String(error.code))
+          const query = sql`SELECT 2`.then(
+            () => 'resolved',
+            (error: { code?: string }) => String(error.code),
+          )
           // A few microtask turns, still within this check phase, then the socket goes.
           void (async () => {
             for (let tick = 0; tick < 3; tick++) await Promise.resolve()
@@ -102,7 +105,10 @@ describe('postgres.js when a socket closes with a write still buffered', () => {
       expect(first).toBe('CONNECTION_CLOSED')
       // Unpatched, the next connection's startup message waits behind a stale timer until
       // connect_timeout (30 s by default).
-      const next = await Promise.race([sql`SELECT 3 AS three`.then((rows) => rows[0]?.three), new Promise((resolve) => setTimeout(resolve, 5000, 'still waiting after 5 s'))])
+      const next = await Promise.race([
+        sql`SELECT 3 AS three`.then((rows) => rows[0]?.three),
+        new Promise((resolve) => setTimeout(resolve, 5000, 'still waiting after 5 s')),
+      ])
       expect(next).toBe(3)
     } finally {
       await sql.end({ timeout: 1 })

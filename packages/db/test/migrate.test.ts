@@ -9,7 +9,9 @@ describe('prepareDatabase', () => {
     try {
       await Promise.all(Array.from({ length: 6 }, () => prepareDatabase(url)))
       const sql = postgres(url, { max: 1 })
-      const [row] = await sql<Array<{ tables: number }>>`SELECT count(*)::int AS tables FROM information_schema.tables WHERE table_name IN ('letters', 'outbox', 'ledger_entries')`
+      const [row] = await sql<
+        Array<{ tables: number }>
+      >`SELECT count(*)::int AS tables FROM information_schema.tables WHERE table_name IN ('letters', 'outbox', 'ledger_entries')`
       await sql.end()
       expect(row?.tables).toBe(3)
     } finally {

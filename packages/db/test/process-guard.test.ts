@@ -15,7 +15,10 @@ afterEach(() => {
 
 /** Starts the fixture; `lines` fills with what it prints, `waitFor` resolves on a matching line. */
 function startGuarded(mode: 'driver' | 'bug') {
-  const started = spawn(process.execPath, ['--import', 'tsx', fixture, mode], { env: { ...process.env, DATABASE_URL: testConfig().databaseUrl }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const started = spawn(process.execPath, ['--import', 'tsx', fixture, mode], {
+    env: { ...process.env, DATABASE_URL: testConfig().databaseUrl },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   child = started
   const lines: string[] = []
   let pending = ''
@@ -34,8 +37,16 @@ describe('the process guard every entry point installs', () => {
   it('logs a dropped connection the driver reports to no one, and keeps the process running until SIGTERM', async () => {
     const guarded = startGuarded('driver')
     await guarded.waitFor(/^still running: 1$/)
-    const logged = guarded.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string; err?: { code?: string } })
-    expect(logged).toEqual([expect.objectContaining({ level: 50, msg: expect.stringContaining('the Postgres driver failed'), err: expect.objectContaining({ code: expect.stringMatching(/^(CONNECTION_CLOSED|57P01)$/) }) })])
+    const logged = guarded.lines
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { code?: string } })
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: expect.stringContaining('the Postgres driver failed'),
+        err: expect.objectContaining({ code: expect.stringMatching(/^(CONNECTION_CLOSED|57P01)$/) }),
+      }),
+    ])
     guarded.started.kill('SIGTERM')
     expect(await guarded.exited).toBe(0)
     expect(guarded.lines).toContain('closing SIGTERM')
@@ -53,8 +64,15 @@ describe('isDriverError', () => {
     const thrownInDriver = new TypeError("Cannot read properties of null (reading 'write')")
     thrownInDriver.stack = `TypeError: Cannot read properties of null (reading 'write')\n    at Immediate.nextWrite (file:///srv/app/node_modules/postgres/src/connection.js:255:22)\n    at process.processImmediate (node:internal/timers:483:21)`
     const reset = Object.defineProperty(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), 'query', { value: 'SELECT 1' })
-    const wrapped = new Error('Failed query: SELECT 1', { cause: Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }) })
-    expect([thrownInDriver, reset, wrapped, Object.assign(new Error('closed'), { code: 'CONNECTION_CLOSED' })].map(isDriverError)).toEqual([true, true, true, true])
+    const wrapped = new Error('Failed query: SELECT 1', {
+      cause: Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    })
+    expect([thrownInDriver, reset, wrapped, Object.assign(new Error('closed'), { code: 'CONNECTION_CLOSED' })].map(isDriverError)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ])
 
     const ours = new TypeError("Cannot read properties of undefined (reading 'id')")
     const redisReset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })

@@ -52,7 +52,12 @@ export function keyVerdict(stored: StoredKey | undefined, fingerprint: string, h
  * it reaches the intake (a 400 that depends on data which changed since): a retry of a request
  * that was answered gets the answer it got, not a new refusal.
  */
-export async function answeredBefore(db: Db, scope: { accountId: string; livemode: boolean }, key: string, fingerprint: string): Promise<UnstoredOutcome | undefined> {
+export async function answeredBefore(
+  db: Db,
+  scope: { accountId: string; livemode: boolean },
+  key: string,
+  fingerprint: string,
+): Promise<UnstoredOutcome | undefined> {
   const sql = db.$client
   const [stored] = await sql.unsafe<StoredKey[]>(
     `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.livemode = $2 AND k.key = $3 AND k.expires_at >= now()`,

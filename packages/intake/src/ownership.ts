@@ -45,8 +45,14 @@ export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefine
 }
 
 /** The first of the designs and sender that is not the account's (an unknown id and another account's look the same), for what is not a letter: a campaign. */
-export async function unownedField(db: Db, accountId: string, choice: { cardDesignId: string; envelopeDesignId: string; senderId: string }): Promise<OwnedField | undefined> {
-  const rows = await checkChoices(db.$client, [{ n: 0, account: accountId, card: choice.cardDesignId, envelope: choice.envelopeDesignId, sender: choice.senderId, campaign: null }])
+export async function unownedField(
+  db: Db,
+  accountId: string,
+  choice: { cardDesignId: string; envelopeDesignId: string; senderId: string },
+): Promise<OwnedField | undefined> {
+  const rows = await checkChoices(db.$client, [
+    { n: 0, account: accountId, card: choice.cardDesignId, envelope: choice.envelopeDesignId, sender: choice.senderId, campaign: null },
+  ])
   const refused = refusalOf(rows)
   return refused?.outcome === 'not-owned' ? refused.field : undefined
 }

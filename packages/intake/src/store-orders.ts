@@ -44,7 +44,6 @@ export class KeyTakenMeanwhileError extends Error {
   }
 }
 
-
 /** A letter as the write statement reads it. */
 interface LetterRow extends Omit<LetterDraft, 'sendAt'> {
   n: number
@@ -69,7 +68,14 @@ function validateOrders(orders: LetterOrder[]): void {
 function choicesOf(order: LetterOrder, n: number): Choice[] {
   const seen = new Map<string, Choice>()
   for (const letter of order.letters) {
-    const choice: Choice = { n, account: order.accountId, card: letter.cardDesignId, envelope: letter.envelopeDesignId, sender: letter.senderId, campaign: letter.campaignId }
+    const choice: Choice = {
+      n,
+      account: order.accountId,
+      card: letter.cardDesignId,
+      envelope: letter.envelopeDesignId,
+      sender: letter.senderId,
+      campaign: letter.campaignId,
+    }
     seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.campaign}`, choice)
   }
   return [...seen.values()]
@@ -144,7 +150,13 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   })
   const keyOf = (n: number) => firstWithKey.get(idempotencyLockName(orders[n]!.accountId, orders[n]!.livemode, orders[n]!.idempotency!.key))!
 
-  const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({ n, name, account: orders[n]!.accountId, livemode: orders[n]!.livemode, key: orders[n]!.idempotency!.key }))
+  const keyRows = [...firstWithKey.entries()].map(([name, n]) => ({
+    n,
+    name,
+    account: orders[n]!.accountId,
+    livemode: orders[n]!.livemode,
+    key: orders[n]!.idempotency!.key,
+  }))
   if (keyRows.length > 0) {
     // The keys first, before any account row is waited for: a copy of a request still in its
     // transaction is told so at once. The stored keys are read by a statement of their own,
@@ -216,7 +228,14 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
     for (const letter of order.letters) {
       if (order.livemode) balance -= letter.cost
       const sendAt = letter.sendAt?.toISOString() ?? null
-      letters.push({ ...letter, sendAt, n: letters.length, accountId: order.accountId, livemode: order.livemode, balanceAfter: order.livemode ? balance : null })
+      letters.push({
+        ...letter,
+        sendAt,
+        n: letters.length,
+        accountId: order.accountId,
+        livemode: order.livemode,
+        balanceAfter: order.livemode ? balance : null,
+      })
     }
     balances.set(order.accountId, balance)
     if (order.idempotency) {

@@ -97,7 +97,12 @@ describe('storeOrders: charge and store a batch of letters', () => {
     const state = await expectConsistent(account.id)
     expect(state.letters).toMatchObject([{ id: letter.id, status: 'received', cost: 3, message: letter.message, recipient: sampleRecipient }])
     expect(await db.select().from(letterEvents).where(eq(letterEvents.letterId, letter.id))).toMatchObject([{ status: 'received', detail: null }])
-    expect(await db.select().from(outbox).where(sql`${outbox.payload}->>'letterId' = ${letter.id}`)).toMatchObject([{ queue: 'address', jobName: 'normalize-address', sentAt: null }])
+    expect(
+      await db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload}->>'letterId' = ${letter.id}`),
+    ).toMatchObject([{ queue: 'address', jobName: 'normalize-address', sentAt: null }])
     const [key] = await db.select().from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id))
     expect(key).toMatchObject({ key: 'k-1', requestHash: 'fp-1', responseStatus: 200, responseBody: { key: 'k-1' } })
   })
@@ -169,12 +174,12 @@ describe('storeOrders: charge and store a batch of letters', () => {
       { outcome: 'key-in-flight' },
     ])
     expect(
-      await storeOrders(db, [order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a', 'fp-other'))]),
-    ).toEqual([
-      { outcome: 'replay', status: 200, body: { key: 'k-a' } },
-      { outcome: 'replay', status: 200, body: { key: 'k-a' } },
-      { outcome: 'key-reused' },
-    ])
+      await storeOrders(db, [
+        order(account.id, company, keyed('k-a')),
+        order(account.id, company, keyed('k-a')),
+        order(account.id, company, keyed('k-a', 'fp-other')),
+      ]),
+    ).toEqual([{ outcome: 'replay', status: 200, body: { key: 'k-a' } }, { outcome: 'replay', status: 200, body: { key: 'k-a' } }, { outcome: 'key-reused' }])
     expect((await expectConsistent(account.id)).letters).toHaveLength(1)
   })
 
@@ -209,7 +214,9 @@ describe('storeOrders: charge and store a batch of letters', () => {
     const fresh = createDb(testConfig().databaseUrl, { max: 8 })
     try {
       const { account, company } = await customer(60)
-      const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => storeOrders(fresh, [order(account.id, company, i % 2 ? keyed(`k-fresh-${i}`) : {})])))
+      const outcomes = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => storeOrders(fresh, [order(account.id, company, i % 2 ? keyed(`k-fresh-${i}`) : {})])),
+      )
       expect(outcomes.map(([outcome]) => outcome!.outcome).sort()).toEqual([...Array(20).fill('stored'), ...Array(4).fill('unpaid')])
       const state = await expectConsistent(account.id)
       expect(state.balance).toBe(0)
@@ -403,7 +410,11 @@ describe('a commit whose answer is lost', () => {
       // Every statement prepared on the proxied connections first, so the batch's COMMIT is the one cut.
       await storeOrders(proxy.db, [order(account.id, company)])
       proxy.arm('after')
-      const outcomes = await storeOrders(proxy.db, [order(account.id, company, keyed('k-lost-1')), order(account.id, company), order(account.id, company, keyed('k-lost-2'))])
+      const outcomes = await storeOrders(proxy.db, [
+        order(account.id, company, keyed('k-lost-1')),
+        order(account.id, company),
+        order(account.id, company, keyed('k-lost-2')),
+      ])
       expect(proxy.armed()).toBeUndefined()
       expect(outcomes).toEqual([
         { outcome: 'stored', balanceAfter: 24 },

@@ -7,7 +7,20 @@ import { pino, type Logger, type LoggerOptions } from 'pino'
  * parameterized), Node's system error fields, HTTP status codes. Anything else an error carries
  * (a query's parameters, a row, a request body) stays out of the logs.
  */
-const SAFE_FIELDS = ['query', 'code', 'errno', 'syscall', 'severity', 'routine', 'constraint_name', 'table_name', 'column_name', 'schema_name', 'statusCode', 'status'] as const
+const SAFE_FIELDS = [
+  'query',
+  'code',
+  'errno',
+  'syscall',
+  'severity',
+  'routine',
+  'constraint_name',
+  'table_name',
+  'column_name',
+  'schema_name',
+  'statusCode',
+  'status',
+] as const
 
 /** drizzle wraps a failed query as "Failed query: <sql>\nparams: <values>": the SQL stays, the values go. */
 const FAILED_QUERY = /^(Failed query: [\s\S]*?)\nparams: [\s\S]*$/

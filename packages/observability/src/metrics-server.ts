@@ -41,7 +41,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   try {
     await once(server, 'listening')
   } catch (err) {
-    options.log.warn({ err, host: options.host, port: options.port }, 'metrics server not started: set METRICS_PORT to a free port to get /metrics and /healthz')
+    options.log.warn(
+      { err, host: options.host, port: options.port },
+      'metrics server not started: set METRICS_PORT to a free port to get /metrics and /healthz',
+    )
     return undefined
   }
   options.log.info({ host: options.host, port: options.port }, 'metrics and health on /metrics and /healthz')

@@ -25,7 +25,7 @@ export const lettersCreated = new Counter({
 
 export const letterStatusChanges = new Counter({
   name: 'letters_status_changes_total',
-  help: 'Status changes made by this process, by the status reached and the letter\'s mode (live or test)',
+  help: "Status changes made by this process, by the status reached and the letter's mode (live or test)",
   labelNames: ['to', 'mode'] as const,
   registers: [registry],
 })

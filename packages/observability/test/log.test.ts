@@ -10,7 +10,9 @@ describe('safeError', () => {
       where: 'SQL function',
       parameters: ['Lucía', 'Calle Mayor 1'],
     })
-    const error = Object.assign(new Error('Failed query: INSERT INTO letters VALUES ($1, $2)\nparams: Lucía,Calle Mayor 1', { cause }), { params: ['Lucía', 'Calle Mayor 1'] })
+    const error = Object.assign(new Error('Failed query: INSERT INTO letters VALUES ($1, $2)\nparams: Lucía,Calle Mayor 1', { cause }), {
+      params: ['Lucía', 'Calle Mayor 1'],
+    })
     const safe = safeError(error)
     expect(JSON.stringify(safe)).not.toMatch(/Lucía|Calle Mayor/)
     expect(safe).toMatchObject({

@@ -68,7 +68,10 @@ export class OutboxDispatcher {
         }
       }
       const sent = rows.map((row) => row.id)
-      await tx.update(outbox).set({ sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` }).where(inArray(outbox.id, sent))
+      await tx
+        .update(outbox)
+        .set({ sentAt: sql`now()`, attempts: sql`${outbox.attempts} + 1` })
+        .where(inArray(outbox.id, sent))
       return sent.length
     })
   }

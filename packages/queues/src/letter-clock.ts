@@ -41,7 +41,11 @@ const duties: Duty[] = [
     to: 'received',
     detail: RELEASED_DETAIL,
     dueSince: () => sql`send_at`,
-    then: (tx, letterIds) => enqueue(tx, letterIds.map((letterId) => ({ name: 'normalize-address', data: { letterId } }) as const)),
+    then: (tx, letterIds) =>
+      enqueue(
+        tx,
+        letterIds.map((letterId) => ({ name: 'normalize-address', data: { letterId } }) as const),
+      ),
   },
   {
     // A test letter never reaches the floor; it is "posted" a while after it was rendered, so a client's integration sees the whole life.

@@ -5,7 +5,6 @@ import { overdueLetters, type LetterClockOptions } from './letter-clock.js'
 import type { Logger, Queues } from './queues.js'
 import { pipelineStatuses, withoutProgressSql } from './reconciler.js'
 
-
 const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
 
 /**
@@ -15,7 +14,10 @@ const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-child
  * rest, which is when ops need it most.
  */
 export async function refreshPipelineGauges(db: Db, queues: Queues, options: { stuckAfterMs: number; clock: LetterClockOptions }, log: Logger): Promise<void> {
-  await Promise.all([refreshFromPostgres(db, options).catch((err: unknown) => log.warn({ err }, 'pipeline gauges: Postgres did not answer')), refreshFromRedis(queues)])
+  await Promise.all([
+    refreshFromPostgres(db, options).catch((err: unknown) => log.warn({ err }, 'pipeline gauges: Postgres did not answer')),
+    refreshFromRedis(queues),
+  ])
 }
 
 async function refreshFromPostgres(db: Db, { stuckAfterMs, clock }: { stuckAfterMs: number; clock: LetterClockOptions }): Promise<void> {

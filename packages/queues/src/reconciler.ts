@@ -131,7 +131,11 @@ export class Reconciler {
       // An unsent row is still the dispatcher's to deliver.
       const dispatched = candidates.filter((letter) => letter.job_id === null || letter.job_sent)
       const states = await withTimeout(
-        Promise.all(dispatched.map((letter) => (letter.job_id ? this.queues[this.queueOf(letter.status)].getJobState(letter.job_id) : Promise.resolve('unknown' as const)))),
+        Promise.all(
+          dispatched.map((letter) =>
+            letter.job_id ? this.queues[this.queueOf(letter.status)].getJobState(letter.job_id) : Promise.resolve('unknown' as const),
+          ),
+        ),
         this.redisTimeoutMs,
         `reading ${dispatched.length} job states`,
       )

@@ -27,7 +27,13 @@ afterAll(async () => {
 async function addRows(count: number, queue: 'address' | 'production' = 'address') {
   const rows = await db
     .insert(outbox)
-    .values(Array.from({ length: count }, (_, i) => ({ queue, jobName: queue === 'address' ? 'normalize-address' : 'produce-letter', payload: { letterId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` } })))
+    .values(
+      Array.from({ length: count }, (_, i) => ({
+        queue,
+        jobName: queue === 'address' ? 'normalize-address' : 'produce-letter',
+        payload: { letterId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` },
+      })),
+    )
     .returning({ id: outbox.id })
   return rows.map((row) => row.id)
 }
@@ -64,7 +70,12 @@ describe('OutboxDispatcher', () => {
     expect(await unsent(good)).toEqual([])
     expect((await unsent(strays.map((row) => row.id))).map((row) => row.jobName).sort()).toEqual(['normalize-address', 'paint-letter', 'produce-letter'])
     for (const { id } of strays) expect(await queues.production.getJob(id)).toBeUndefined()
-    await db.delete(outbox).where(inArray(outbox.id, strays.map((row) => row.id)))
+    await db.delete(outbox).where(
+      inArray(
+        outbox.id,
+        strays.map((row) => row.id),
+      ),
+    )
   })
 
   it('is not held up by a whole batch of stray rows written before the good ones', async () => {
@@ -76,7 +87,12 @@ describe('OutboxDispatcher', () => {
     expect(await new OutboxDispatcher(db, queues, log, { batchSize: 5 }).dispatchOnce()).toBe(2)
     expect(await unsent(good)).toEqual([])
     expect(await unsent(strays.map((row) => row.id))).toHaveLength(5)
-    await db.delete(outbox).where(inArray(outbox.id, strays.map((row) => row.id)))
+    await db.delete(outbox).where(
+      inArray(
+        outbox.id,
+        strays.map((row) => row.id),
+      ),
+    )
   })
 
   it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async () => {

@@ -39,24 +39,40 @@ beforeEach(async () => {
   await db.update(letters).set({ status: 'mailed' })
 })
 
-const jobFor = { received: ['address', 'normalize-address'], ready_for_print: ['production', 'produce-letter'], printing: ['production', 'produce-letter'] } as const
+const jobFor = {
+  received: ['address', 'normalize-address'],
+  ready_for_print: ['production', 'produce-letter'],
+  printing: ['production', 'produce-letter'],
+} as const
 
 /** A letter stuck in `status` since long ago, whose job the outbox has sent (`sent`) or still holds. */
 async function stuckLetter(status: keyof typeof jobFor, job: { sent: boolean } | 'none' = { sent: true }) {
   const letter = await newLetter(db, accountId, company, { status, updatedAt: longAgo() })
   if (job === 'none') return { id: letter.id, jobId: undefined }
   const [queue, jobName] = jobFor[status]
-  const [row] = await db.insert(outbox).values({ queue, jobName, payload: { letterId: letter.id }, createdAt: longAgo(), sentAt: job.sent ? longAgo() : null }).returning({ id: outbox.id })
+  const [row] = await db
+    .insert(outbox)
+    .values({ queue, jobName, payload: { letterId: letter.id }, createdAt: longAgo(), sentAt: job.sent ? longAgo() : null })
+    .returning({ id: outbox.id })
   return { id: letter.id, jobId: row!.id }
 }
 
-const reconciler = (options: Partial<ConstructorParameters<typeof Reconciler>[3]> = {}, on: { db: Db; queues: Queues } = { db, queues }) => new Reconciler(on.db, on.queues, log, { afterMs: AFTER_MS, intervalMs: 60_000, ...options })
+const reconciler = (options: Partial<ConstructorParameters<typeof Reconciler>[3]> = {}, on: { db: Db; queues: Queues } = { db, queues }) =>
+  new Reconciler(on.db, on.queues, log, { afterMs: AFTER_MS, intervalMs: 60_000, ...options })
 
 async function historyOf(id: string) {
-  return db.select({ status: letterEvents.status, detail: letterEvents.detail }).from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(letterEvents.id)
+  return db
+    .select({ status: letterEvents.status, detail: letterEvents.detail })
+    .from(letterEvents)
+    .where(eq(letterEvents.letterId, id))
+    .orderBy(letterEvents.id)
 }
 async function jobsOf(id: string) {
-  return db.select({ id: outbox.id, queue: outbox.queue, jobName: outbox.jobName, sentAt: outbox.sentAt }).from(outbox).where(sql`${outbox.payload} ->> 'letterId' = ${id}`).orderBy(outbox.createdAt)
+  return db
+    .select({ id: outbox.id, queue: outbox.queue, jobName: outbox.jobName, sentAt: outbox.sentAt })
+    .from(outbox)
+    .where(sql`${outbox.payload} ->> 'letterId' = ${id}`)
+    .orderBy(outbox.createdAt)
 }
 async function reconciledCount(status: LetterStatus) {
   return (await metrics.lettersReconciled.get()).values.find((value) => value.labels.status === status)?.value ?? 0
@@ -115,7 +131,9 @@ describe('Reconciler', () => {
       new Worker('production', async () => Promise.reject(new Error('the worker could not mark the letter failed')), { connection: workerRedis, prefix }),
     ]
     try {
-      await expect.poll(() => Promise.all([queues.address.getJobState(completed.jobId!), queues.production.getJobState(failed.jobId!)]), { timeout: 10_000 }).toEqual(['completed', 'failed'])
+      await expect
+        .poll(() => Promise.all([queues.address.getJobState(completed.jobId!), queues.production.getJobState(failed.jobId!)]), { timeout: 10_000 })
+        .toEqual(['completed', 'failed'])
     } finally {
       await Promise.all(workers.map((worker) => worker.close()))
       workerRedis.disconnect()
@@ -169,7 +187,15 @@ describe('Reconciler', () => {
       expect((await historyOf(letter.id)).map((event) => event.detail)).toEqual([RESUMED_DETAIL])
       expect(await jobsOf(letter.id)).toHaveLength(2)
     }
-    const resumedEvents = await db.select({ letterId: letterEvents.letterId }).from(letterEvents).where(inArray(letterEvents.letterId, lost.map((letter) => letter.id)))
+    const resumedEvents = await db
+      .select({ letterId: letterEvents.letterId })
+      .from(letterEvents)
+      .where(
+        inArray(
+          letterEvents.letterId,
+          lost.map((letter) => letter.id),
+        ),
+      )
     expect(resumedEvents).toHaveLength(24)
   })
 })

@@ -57,7 +57,16 @@ function letterNumber(index: number, messageLength: number, fonts: readonly Font
     fontName: fonts[index % fonts.length]!,
     message: messageOf(index, messageLength),
     signature: 'Ana, de Papelería Luna',
-    recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1, 3.º izquierda', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
+    recipientLines: addressLines({
+      name: 'Lucía',
+      surname: 'García',
+      company: null,
+      address: 'Calle Mayor 1, 3.º izquierda',
+      zip: '28013',
+      city: 'Madrid',
+      province: 'Madrid',
+      countryName: 'España',
+    }),
     senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
   }
 }
@@ -82,7 +91,14 @@ export async function measureRenderThroughput(options: RenderThroughputOptions =
   const seconds = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpuBefore)
   const cpuSeconds = (cpu.user + cpu.system) / 1e6
-  return { letters, seconds, cpuSeconds, lettersPerSecond: letters / seconds, lettersPerCpuSecond: letters / cpuSeconds, msPerLetter: (seconds * 1000) / letters }
+  return {
+    letters,
+    seconds,
+    cpuSeconds,
+    lettersPerSecond: letters / seconds,
+    lettersPerCpuSecond: letters / cpuSeconds,
+    msPerLetter: (seconds * 1000) / letters,
+  }
 }
 
 // node --import tsx packages/render/bench/render-throughput.ts [letters] [warm-up]

@@ -185,7 +185,13 @@ function wrap(paragraphs: Paragraphs, width: number, measure: Measure): string[]
  * postcard at a small but legible size. A text with more line breaks than the box has lines even
  * at the smallest size is written as one paragraph instead: its breaks are lost, not its words.
  */
-export function fitSize(measure: Measure, text: string, box: Box, maxSize: number, minSize = MIN_FONT_SIZE): { size: number; lines: string[]; lineHeight: number } {
+export function fitSize(
+  measure: Measure,
+  text: string,
+  box: Box,
+  maxSize: number,
+  minSize = MIN_FONT_SIZE,
+): { size: number; lines: string[]; lineHeight: number } {
   const { lineHeight } = measure
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
@@ -251,7 +257,14 @@ const units = (points: number) => Math.round(points * UNITS_PER_POINT)
  * bigger or smaller, slanted and spaced its own way; each line starting a little in or out and
  * drifting slightly up or down. The same random sequence gives the same variation whatever the pen.
  */
-export function writeByHand<G extends PlacedGlyph>(pen: Pen<G>, lines: string[], origin: { x: number; y: number }, size: number, lineHeight: number, random: () => number): void {
+export function writeByHand<G extends PlacedGlyph>(
+  pen: Pen<G>,
+  lines: string[],
+  origin: { x: number; y: number },
+  size: number,
+  lineHeight: number,
+  random: () => number,
+): void {
   const { ascender } = pen
   lines.forEach((line, index) => {
     const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)

@@ -88,7 +88,12 @@ export const ENVELOPE_MARGIN = 10 * MM
 export const MESSAGE_BOX: Box = { x: CARD_MARGIN, y: CARD_MARGIN, width: CARD.width - 2 * CARD_MARGIN, height: CARD.height - 2 * CARD_MARGIN - 14 * MM }
 
 /** The strip under the message where the card is signed. */
-const SIGNATURE_BOX: Box = { x: CARD_MARGIN, y: MESSAGE_BOX.y + MESSAGE_BOX.height, width: MESSAGE_BOX.width, height: CARD.height - CARD_MARGIN - (MESSAGE_BOX.y + MESSAGE_BOX.height) }
+const SIGNATURE_BOX: Box = {
+  x: CARD_MARGIN,
+  y: MESSAGE_BOX.y + MESSAGE_BOX.height,
+  width: MESSAGE_BOX.width,
+  height: CARD.height - CARD_MARGIN - (MESSAGE_BOX.y + MESSAGE_BOX.height),
+}
 
 /**
  * A hand: how its font measures text (the layout) and the pen it writes with. The layout of a
@@ -146,7 +151,12 @@ export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
 }
 
 /** The recipient's block on the envelope: the lower right half. */
-const RECIPIENT_BOX: Box = { x: ENVELOPE.width * 0.42, y: ENVELOPE.height * 0.48, width: ENVELOPE.width * 0.58 - ENVELOPE_MARGIN, height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN }
+const RECIPIENT_BOX: Box = {
+  x: ENVELOPE.width * 0.42,
+  y: ENVELOPE.height * 0.48,
+  width: ENVELOPE.width * 0.58 - ENVELOPE_MARGIN,
+  height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN,
+}
 
 /** A printed envelope: the hand's drawing, and the letter's code (bars need a printer, not a pen). */
 function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender): void {
@@ -176,7 +186,10 @@ function drawCode(doc: PDFDoc, code: string, place: { x: number; bottom: number;
     x += modules * MODULE
   })
   doc.fillColor('black').fill()
-  doc.font('Helvetica').fontSize(CODE_TEXT_SIZE).text(code, place.x, top + BAR_HEIGHT + 1, { width, align: 'center', characterSpacing: 1, lineBreak: false })
+  doc
+    .font('Helvetica')
+    .fontSize(CODE_TEXT_SIZE)
+    .text(code, place.x, top + BAR_HEIGHT + 1, { width, align: 'center', characterSpacing: 1, lineBreak: false })
 }
 
 /** The card as its own print file. */
@@ -260,7 +273,16 @@ export function renderProof(letter: LetterToRender): Promise<Buffer> {
 }
 
 /** The lines of an address block, as the post expects them. */
-export function addressLines(address: { name: string; surname: string; company: string | null; address: string; zip: string; city: string; province: string | null; countryName?: string }): string[] {
+export function addressLines(address: {
+  name: string
+  surname: string
+  company: string | null
+  address: string
+  zip: string
+  city: string
+  province: string | null
+  countryName?: string
+}): string[] {
   const place = [address.zip, address.city, address.province && address.province !== address.city ? `(${address.province})` : ''].filter(Boolean).join(' ')
   return [`${address.name} ${address.surname}`.trim(), address.company ?? '', address.address, place, address.countryName ?? ''].filter((line) => line.trim())
 }

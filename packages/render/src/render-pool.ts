@@ -65,7 +65,8 @@ export class RenderPool {
     try {
       rendered = (await this.pool.run({ kind, letter })) as Rendered
     } catch (error) {
-      if (error instanceof Error && QUEUE_FULL.test(error.message)) throw new RenderQueueFull(`${this.pool.queueSize} renders are waiting already`, { cause: error })
+      if (error instanceof Error && QUEUE_FULL.test(error.message))
+        throw new RenderQueueFull(`${this.pool.queueSize} renders are waiting already`, { cause: error })
       throw error
     }
     metrics.renderSeconds.observe({ kind }, rendered.seconds)

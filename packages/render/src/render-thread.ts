@@ -17,7 +17,12 @@ export interface Rendered {
 // would lower the whole process, so it is left out.
 if (process.platform === 'linux') setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 
-const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = { card: renderCard, envelope: renderEnvelope, proof: renderProof, 'plotter-proof': renderPlotterProof }
+const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = {
+  card: renderCard,
+  envelope: renderEnvelope,
+  proof: renderProof,
+  'plotter-proof': renderPlotterProof,
+}
 
 /** Proofs drawn in each font before the thread takes its first render. */
 const WARM_UP_ROUNDS = 4
@@ -32,11 +37,28 @@ async function warmUp(): Promise<void> {
   const message =
     'Querida Lucía: ¡muchas gracias por venir a la inauguración! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego, en azul y en verde. ' +
     'Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, quizá en primavera, cuando los naranjos están en flor y las tardes son largas.'
-  const recipientLines = addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1, 3.º izquierda', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' })
+  const recipientLines = addressLines({
+    name: 'Lucía',
+    surname: 'García',
+    company: null,
+    address: 'Calle Mayor 1, 3.º izquierda',
+    zip: '28013',
+    city: 'Madrid',
+    province: 'Madrid',
+    countryName: 'España',
+  })
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     for (const fontName of fontNames) {
       const letterId = `00000000-0000-4000-8000-${String(round).padStart(12, '0')}`
-      await renderProof({ letterId, code: 'WARMUP0001', fontName, message, signature: 'Ana, de Papelería Luna', recipientLines, senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'] })
+      await renderProof({
+        letterId,
+        code: 'WARMUP0001',
+        fontName,
+        message,
+        signature: 'Ana, de Papelería Luna',
+        recipientLines,
+        senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
+      })
     }
   }
 }

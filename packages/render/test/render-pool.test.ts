@@ -8,7 +8,16 @@ const letter: LetterToRender = {
   fontName: 'kalam',
   message: 'Querida Lucía, gracias por venir a la tienda. '.repeat(20).slice(0, 1000),
   signature: 'Ana, de Papelería Luna',
-  recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
+  recipientLines: addressLines({
+    name: 'Lucía',
+    surname: 'García',
+    company: null,
+    address: 'Calle Mayor 1',
+    zip: '28013',
+    city: 'Madrid',
+    province: 'Madrid',
+    countryName: 'España',
+  }),
   senderLines: ['Papelería Luna'],
 }
 
@@ -57,7 +66,7 @@ describe('RenderPool', () => {
     const results = await Promise.allSettled(Array.from({ length: 4 }, () => pool.render('proof', letter)))
     const refused = results.filter((result) => result.status === 'rejected')
     expect(refused.length).toBeGreaterThanOrEqual(1)
-    for (const result of refused) expect((result).reason).toBeInstanceOf(RenderQueueFull)
+    for (const result of refused) expect(result.reason).toBeInstanceOf(RenderQueueFull)
     expect(results.filter((result) => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(2)
   })
 })

@@ -9,7 +9,16 @@ const letter: LetterToRender = {
   fontName: 'caveat',
   message: '¡Hola, Lucía! Gracias por confiar en nosotros. ¿Nos vemos en Sevilla?',
   signature: 'Ana, de Papelería Luna',
-  recipientLines: addressLines({ name: 'Lucía', surname: 'García', company: null, address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', countryName: 'España' }),
+  recipientLines: addressLines({
+    name: 'Lucía',
+    surname: 'García',
+    company: null,
+    address: 'Calle Mayor 1',
+    zip: '28013',
+    city: 'Madrid',
+    province: 'Madrid',
+    countryName: 'España',
+  }),
   senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
 }
 
@@ -34,7 +43,9 @@ describe('renderCard', () => {
   })
 
   it('fits 1,000 characters on the card', async () => {
-    const message = Array.from({ length: 120 }, (_, i) => `palabra${i % 10}`).join(' ').slice(0, 1000)
+    const message = Array.from({ length: 120 }, (_, i) => `palabra${i % 10}`)
+      .join(' ')
+      .slice(0, 1000)
     expect(message).toHaveLength(1000)
     const { pages, text } = await textOf(await renderCard({ ...letter, message }))
     expect(pages).toBe(1)
@@ -49,7 +60,9 @@ describe('renderCard', () => {
   })
 
   it('writes a short message larger than a long one', () => {
-    expect(cardLayout({ fontName: 'caveat', message: 'Gracias' }).size).toBeGreaterThan(cardLayout({ fontName: 'caveat', message: 'palabra '.repeat(120) }).size)
+    expect(cardLayout({ fontName: 'caveat', message: 'Gracias' }).size).toBeGreaterThan(
+      cardLayout({ fontName: 'caveat', message: 'palabra '.repeat(120) }).size,
+    )
   })
 
   it.each(fontNames)('writes in %s', async (fontName) => {
@@ -63,7 +76,10 @@ async function expectNothingCutOff(pdf: Buffer, label: string) {
   const pages = await pdfTextBoxes(pdf)
   for (const page of pages) {
     const outside = page.boxes.filter((box) => box.x < 0 || box.x + box.width > page.width || box.y < 0 || box.y > page.height)
-    expect(outside.map((box) => `${box.text}@${Math.round(box.x)},${Math.round(box.y)}`), `${label}: glyphs off a ${Math.round(page.width)}×${Math.round(page.height)} page`).toEqual([])
+    expect(
+      outside.map((box) => `${box.text}@${Math.round(box.x)},${Math.round(box.y)}`),
+      `${label}: glyphs off a ${Math.round(page.width)}×${Math.round(page.height)} page`,
+    ).toEqual([])
   }
 }
 
@@ -140,12 +156,19 @@ describe('renderProof', () => {
 describe('addressLines', () => {
   it('writes the block the post expects, without empty lines', () => {
     expect(letter.recipientLines).toEqual(['Lucía García', 'Calle Mayor 1', '28013 Madrid', 'España'])
-    expect(addressLines({ name: 'Ana', surname: 'Ruiz', company: 'Luna S.L.', address: 'Calle Sierpes 4', zip: '08001', city: 'Barcelona', province: 'Barcelona' })).toEqual([
-      'Ana Ruiz',
-      'Luna S.L.',
-      'Calle Sierpes 4',
-      '08001 Barcelona',
-    ])
-    expect(addressLines({ name: 'Ana', surname: 'Ruiz', company: null, address: 'Calle Real 2', zip: '28701', city: 'San Sebastián de los Reyes', province: 'Madrid' })[2]).toBe('28701 San Sebastián de los Reyes (Madrid)')
+    expect(
+      addressLines({ name: 'Ana', surname: 'Ruiz', company: 'Luna S.L.', address: 'Calle Sierpes 4', zip: '08001', city: 'Barcelona', province: 'Barcelona' }),
+    ).toEqual(['Ana Ruiz', 'Luna S.L.', 'Calle Sierpes 4', '08001 Barcelona'])
+    expect(
+      addressLines({
+        name: 'Ana',
+        surname: 'Ruiz',
+        company: null,
+        address: 'Calle Real 2',
+        zip: '28701',
+        city: 'San Sebastián de los Reyes',
+        province: 'Madrid',
+      })[2],
+    ).toBe('28701 San Sebastián de los Reyes (Madrid)')
   })
 })

@@ -70,7 +70,10 @@ function isRetryable(request: Request, status: number): boolean {
  * A fetch that retries the same request (same body, same Idempotency-Key, so a creation is
  * never charged twice) on temporary answers and on network errors.
  */
-function retryingFetch(options: Required<Pick<ClientOptions, 'retries' | 'retryDelayMs' | 'maxRetryDelayMs'>>, fetchOnce: (request: Request) => Promise<Response>) {
+function retryingFetch(
+  options: Required<Pick<ClientOptions, 'retries' | 'retryDelayMs' | 'maxRetryDelayMs'>>,
+  fetchOnce: (request: Request) => Promise<Response>,
+) {
   return async (request: Request): Promise<Response> => {
     for (let attempt = 0; ; attempt++) {
       const backoff = Math.min(options.maxRetryDelayMs, options.retryDelayMs * 2 ** attempt * (0.5 + Math.random() / 2))
@@ -128,7 +131,10 @@ export function createClient(options: ClientOptions) {
   const fetchOnce = options.fetch ?? ((request: Request) => globalThis.fetch(request))
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    fetch: retryingFetch({ retries: options.retries ?? 3, retryDelayMs: options.retryDelayMs ?? 500, maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000 }, fetchOnce),
+    fetch: retryingFetch(
+      { retries: options.retries ?? 3, retryDelayMs: options.retryDelayMs ?? 500, maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000 },
+      fetchOnce,
+    ),
   })
   client.use(headersMiddleware(options.apiKey), errorsMiddleware)
   return client

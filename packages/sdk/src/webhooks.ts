@@ -10,11 +10,19 @@ export { WebhookVerificationError }
  * WebhookVerificationError otherwise. Deliveries may arrive out of order and more than
  * once: dedupe by `webhook-id`.
  */
-export function verifyWebhook<Event = unknown>(secret: string, headers: Headers | Record<string, string | string[] | undefined>, rawBody: string | Buffer): Event {
+export function verifyWebhook<Event = unknown>(
+  secret: string,
+  headers: Headers | Record<string, string | string[] | undefined>,
+  rawBody: string | Buffer,
+): Event {
   const read = (name: string) => {
-    const value = headers instanceof Headers ? headers.get(name) : headers[name] ?? headers[name.toLowerCase()]
+    const value = headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()])
     return Array.isArray(value) ? value[0] : (value ?? undefined)
   }
-  const required = { 'webhook-id': read('webhook-id') ?? '', 'webhook-timestamp': read('webhook-timestamp') ?? '', 'webhook-signature': read('webhook-signature') ?? '' }
+  const required = {
+    'webhook-id': read('webhook-id') ?? '',
+    'webhook-timestamp': read('webhook-timestamp') ?? '',
+    'webhook-signature': read('webhook-signature') ?? '',
+  }
   return new Webhook(secret).verify(rawBody, required) as Event
 }

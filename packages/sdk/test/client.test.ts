@@ -20,8 +20,7 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-const lettersOf = async (owner: Account) =>
-  (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id)))[0]!.n
+const lettersOf = async (owner: Account) => (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id)))[0]!.n
 
 describe('createClient', () => {
   it('sends a card and reads it back, typed', async () => {

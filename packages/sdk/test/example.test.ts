@@ -28,7 +28,9 @@ describe('the README example (examples/send-card.ts)', () => {
 
   it('sends a card, run as a client runs it, against a gateway on a port', async () => {
     const account = await adminAccount(app, 10)
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', EXAMPLE.pathname, baseUrl, account.apiKey], { cwd: new URL('..', import.meta.url).pathname })
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', EXAMPLE.pathname, baseUrl, account.apiKey], {
+      cwd: new URL('..', import.meta.url).pathname,
+    })
     expect(stdout).toMatch(/^[0-9a-f-]{36} received\n$/)
   })
 })
@@ -42,7 +44,10 @@ describe('the README webhook receiver (examples/webhook-receiver.ts)', () => {
   it('accepts a delivery signed with its secret and refuses a forged one', async () => {
     const secret = `whsec_${randomBytes(32).toString('base64')}`
     const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const receiver = spawn(process.execPath, ['--import', 'tsx', RECEIVER.pathname, String(port), secret], { cwd: new URL('..', import.meta.url).pathname, stdio: ['ignore', 'pipe', 'inherit'] })
+    const receiver = spawn(process.execPath, ['--import', 'tsx', RECEIVER.pathname, String(port), secret], {
+      cwd: new URL('..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     try {
       const lines = createInterface({ input: receiver.stdout })[Symbol.asyncIterator]()
       expect((await lines.next()).value).toBe(`listening on ${port}`)

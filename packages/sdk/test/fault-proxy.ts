@@ -22,15 +22,22 @@ export async function faultProxy(target: string, plan: (n: number, request: Inco
     if (fault === 'drop') return request.socket.destroy()
     if (fault === '409-in-flight') {
       response.writeHead(409, { 'content-type': 'application/json' })
-      return response.end(JSON.stringify({ error: 'Conflict', message: 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos' }))
+      return response.end(
+        JSON.stringify({ error: 'Conflict', message: 'Una petición con esta Idempotency-Key todavía se está procesando; repítela en unos segundos' }),
+      )
     }
     if (fault === '503') {
       response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' })
       return response.end(JSON.stringify({ error: 'Service Unavailable', message: 'El servicio está saturado; inténtalo de nuevo' }))
     }
-    const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection')) as Record<string, string>
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection'),
+    ) as Record<string, string>
     const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
-    response.writeHead(answer.status, Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')))
+    response.writeHead(
+      answer.status,
+      Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')),
+    )
     response.end(Buffer.from(await answer.arrayBuffer()))
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -4,7 +4,11 @@ import { Webhook } from 'standardwebhooks'
 import { verifyWebhook, WebhookVerificationError } from '../src/index.js'
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`
-const body = JSON.stringify({ type: 'letter.printed', timestamp: '2026-11-22T04:00:00.000Z', data: { id: '6f1c2b7e-3d4a-4c5b-9e8f-1a2b3c4d5e6f', status: 'printed' } })
+const body = JSON.stringify({
+  type: 'letter.printed',
+  timestamp: '2026-11-22T04:00:00.000Z',
+  data: { id: '6f1c2b7e-3d4a-4c5b-9e8f-1a2b3c4d5e6f', status: 'printed' },
+})
 
 /** Headers as the API sends them, signed by the reference implementation of Standard Webhooks. */
 function signed(id = 'msg_1', at = new Date(), payload = body) {
@@ -20,7 +24,9 @@ describe('verifyWebhook', () => {
   it('signs "id.timestamp.body" with HMAC-SHA256 of the decoded secret, as v1,<base64>', async () => {
     const { createHmac } = await import('node:crypto')
     const headers = signed('msg_2')
-    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`msg_2.${headers['webhook-timestamp']}.${body}`).digest('base64')
+    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`msg_2.${headers['webhook-timestamp']}.${body}`)
+      .digest('base64')
     expect(headers['webhook-signature']).toBe(`v1,${expected}`)
     expect(verifyWebhook(secret, headers, body)).toBeTruthy()
   })

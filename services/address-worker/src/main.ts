@@ -11,7 +11,12 @@ const db = createDb(config.databaseUrl)
 let running: ReturnType<typeof startAddressWorker> | undefined
 // Its own port (9101 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for
 // probes. Opened before consuming, so a port already taken never stops a worker mid-job.
-const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9101, log, healthy: () => running?.worker.isRunning() ?? false })
+const metricsServer = await startMetricsServer({
+  host: config.host,
+  port: config.metricsPort ?? 9101,
+  log,
+  healthy: () => running?.worker.isRunning() ?? false,
+})
 // The reconciler runs here, beside a dispatcher, on every replica (they share the work); not in
 // the gateway, which serves clients, nor on the floor, which may sit on another network.
 running = startAddressWorker({ config, db, log, dispatchOutbox: true, reconcile: true })

@@ -7,7 +7,8 @@ import { enqueue, letters, moveLetter, type Db } from '@letters/db'
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
 
 function eventDetail(result: NormalizedAddress, livemode: boolean): string {
-  if (result.deliverability === 'undeliverable') return `Dirección no entregable: ${result.problems.join('; ')}. ${livemode ? 'Créditos devueltos.' : 'Carta de prueba: sin cargo que devolver.'}`
+  if (result.deliverability === 'undeliverable')
+    return `Dirección no entregable: ${result.problems.join('; ')}. ${livemode ? 'Créditos devueltos.' : 'Carta de prueba: sin cargo que devolver.'}`
   if (result.deliverability === 'corrected') return `Dirección corregida: ${result.changes.map((change) => `${change.field} (${change.reason})`).join(', ')}`
   return 'Dirección verificada'
 }
@@ -28,7 +29,12 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
   const result = await verifier.verify(letter.recipient)
   const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
   return db.transaction(async (tx) => {
-    const { moved, letter: locked } = await moveLetter(tx, letterId, { from: ['received'], to: status, detail: eventDetail(result, letter.livemode), set: { address: { ...result, verifiedBy: verifier.name } } })
+    const { moved, letter: locked } = await moveLetter(tx, letterId, {
+      from: ['received'],
+      to: status,
+      detail: eventDetail(result, letter.livemode),
+      set: { address: { ...result, verifiedBy: verifier.name } },
+    })
     // Another run (or a cancellation) moved it first.
     if (!moved || !locked) return 'already_done'
     if (status === 'address_rejected') await refundLetter(tx, { ...locked, id: letterId }, 'address rejected')

@@ -42,7 +42,10 @@ export function startAddressWorker(options: AddressWorkerOptions) {
   const queues = producer ? openQueues(producer, config.queuePrefix, log) : undefined
   const dispatcher = queues && options.dispatchOutbox ? new OutboxDispatcher(db, queues, log) : undefined
   dispatcher?.start()
-  const reconciler = queues && options.reconcile ? new Reconciler(db, queues, log.child({ component: 'reconciler' }), { afterMs: config.reconcileAfterMs, intervalMs: config.reconcileIntervalMs }) : undefined
+  const reconciler =
+    queues && options.reconcile
+      ? new Reconciler(db, queues, log.child({ component: 'reconciler' }), { afterMs: config.reconcileAfterMs, intervalMs: config.reconcileIntervalMs })
+      : undefined
   reconciler?.start()
 
   return {

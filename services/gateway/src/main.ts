@@ -14,7 +14,9 @@ if (config.seedDemo) {
   if (demo) {
     app.log.info({ accountId: demo.accountId }, 'demo account created with 100 credits')
     // The key is shown once, here, and never again: print it where a person will see it.
-    process.stdout.write(`\n  Demo API key (shown once): ${demo.apiKey}\n  Try: curl -H 'X-API-KEY: ${demo.apiKey}' http://${config.host}:${config.port}/campaigns\n\n`)
+    process.stdout.write(
+      `\n  Demo API key (shown once): ${demo.apiKey}\n  Try: curl -H 'X-API-KEY: ${demo.apiKey}' http://${config.host}:${config.port}/campaigns\n\n`,
+    )
   }
 }
 
@@ -22,7 +24,10 @@ if (config.seedDemo) {
 const dispatcher = new OutboxDispatcher(app.db, app.queues, app.log.child({ component: 'outbox' }))
 dispatcher.start()
 // Every gateway runs the letter clock too (scheduled letters, test letters' mailing): any number of clocks move each letter once.
-const clock = new LetterClock(app.db, app.log.child({ component: 'clock' }), { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
+const clock = new LetterClock(app.db, app.log.child({ component: 'clock' }), {
+  intervalMs: config.clockIntervalMs,
+  testMailedAfterMs: config.testMailedAfterMs,
+})
 clock.start()
 
 const purge = setInterval(() => {

@@ -18,8 +18,14 @@ export async function seedDemoAccount(db: Db): Promise<{ accountId: string; apiK
     if (existing && existing.n > 0) return undefined
 
     const account = await createAccount(db, { name: 'Cuenta de demostración', credits: 100 })
-    const [cardDesign] = [await createEntry(db, 'card-designs', account.id, 'Tarjeta clásica'), await createEntry(db, 'card-designs', account.id, 'Tarjeta floral')]
-    const [envelopeDesign] = [await createEntry(db, 'envelope-designs', account.id, 'Sobre blanco'), await createEntry(db, 'envelope-designs', account.id, 'Sobre kraft')]
+    const [cardDesign] = [
+      await createEntry(db, 'card-designs', account.id, 'Tarjeta clásica'),
+      await createEntry(db, 'card-designs', account.id, 'Tarjeta floral'),
+    ]
+    const [envelopeDesign] = [
+      await createEntry(db, 'envelope-designs', account.id, 'Sobre blanco'),
+      await createEntry(db, 'envelope-designs', account.id, 'Sobre kraft'),
+    ]
     const sender = await createEntry(db, 'senders', account.id, 'Equipo de Demostración')
     await createEntry(db, 'signatures', account.id, 'Firma de Ana')
     await createCampaign(db, account.id, {

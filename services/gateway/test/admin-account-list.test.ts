@@ -22,7 +22,7 @@ afterAll(async () => {
 
 async function listAll(limit: number) {
   const pages: AccountList[] = []
-  for (let cursor: string | null | undefined; cursor !== null; ) {
+  for (let cursor: string | null | undefined; cursor !== null;) {
     const response = await admin.get(`/admin/accounts?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
     expect(response.statusCode, response.body).toBe(200)
     const page = response.json<AccountList>()
@@ -51,7 +51,12 @@ describe('GET /admin/accounts', () => {
 
     const first = (await admin.get('/admin/accounts')).json<AccountList>()
     expect(first.nextCursor).toBeNull()
-    expect(first.data[0]).toEqual({ id: made[4], name: 'Cuenta 4', balance: 20, createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) })
+    expect(first.data[0]).toEqual({
+      id: made[4],
+      name: 'Cuenta 4',
+      balance: 20,
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    })
     expect(first.data.map((account) => account.balance).sort((a, b) => a - b)).toEqual([0, 5, 10, 15, 20])
     const instants = first.data.map((account) => Date.parse(account.createdAt))
     expect(instants).toEqual([...instants].sort((a, b) => b - a))

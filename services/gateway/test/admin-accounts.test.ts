@@ -61,7 +61,12 @@ describe('POST /admin/accounts', () => {
   })
 
   it('rejects a body that is not JSON with 400 and another media type with 415', async () => {
-    expectError(await admin.raw('POST', '/admin/accounts', '{"name":', { 'content-type': 'application/json' }), 400, 'Bad Request', 'El cuerpo de la petición no es un JSON válido')
+    expectError(
+      await admin.raw('POST', '/admin/accounts', '{"name":', { 'content-type': 'application/json' }),
+      400,
+      'Bad Request',
+      'El cuerpo de la petición no es un JSON válido',
+    )
     expectError(await admin.raw('POST', '/admin/accounts', 'name=x', { 'content-type': 'text/plain' }), 415, 'Unsupported Media Type')
   })
 
@@ -123,7 +128,12 @@ describe('API keys', () => {
 
   it('refuses a body with fields when issuing or revoking a key, issuing and revoking nothing', async () => {
     const account = await newAccount()
-    expectError(await admin.post(`/admin/accounts/${account.id}/api-keys`, { nombre: 'CRM' }), 400, 'Bad Request', "El cuerpo admite solo el campo 'mode', con valor 'live' o 'test'")
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/api-keys`, { nombre: 'CRM' }),
+      400,
+      'Bad Request',
+      "El cuerpo admite solo el campo 'mode', con valor 'live' o 'test'",
+    )
     expect(await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))).toHaveLength(1)
     const [key] = await app.db.select().from(apiKeys).where(eq(apiKeys.accountId, account.id))
     expectError(await admin.raw('DELETE', `/admin/api-keys/${key!.id}`, { motivo: 'fuga' }), 400, 'Bad Request')
@@ -164,7 +174,12 @@ describe('POST /admin/accounts/{id}/credits', () => {
 
   it('answers 409 for a negative amount larger than the balance, and moves nothing', async () => {
     const account = await newAccount(4)
-    expectError(await admin.post(`/admin/accounts/${account.id}/credits`, { amount: -5 }), 409, 'Conflict', 'No se pueden restar 5 créditos: el saldo de la cuenta es 4')
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/credits`, { amount: -5 }),
+      409,
+      'Conflict',
+      'No se pueden restar 5 créditos: el saldo de la cuenta es 4',
+    )
     expect((await admin.get(`/admin/accounts/${account.id}`)).json()).toMatchObject({ balance: 4 })
   })
 

@@ -65,36 +65,65 @@ describe('POST /admin/accounts/{id}/campaigns', () => {
 
   it('rejects a template or a default its font cannot write, and stores nothing', async () => {
     const before = await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))
-    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'Feliz año 🎆 {{nombre}}' })), 400, 'Bad Request', "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 🎆")
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'Feliz año 🎆 {{nombre}}' })),
+      400,
+      'Bad Request',
+      "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 🎆",
+    )
     const withDefault = campaignBody({ fontName: 'kalam', variables: [{ ...variables[0], defaultValue: 'Łucja' }, variables[1]] })
-    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, withDefault), 400, 'Bad Request', "El campo 'variables[0].defaultValue' contiene caracteres que la letra 'kalam' no puede escribir: Ł")
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, withDefault),
+      400,
+      'Bad Request',
+      "El campo 'variables[0].defaultValue' contiene caracteres que la letra 'kalam' no puede escribir: Ł",
+    )
     expect(await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))).toHaveLength(before.length)
   })
 
   it('rejects an unknown font, listing the available ones, and stores nothing', async () => {
     const before = await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))
     const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ fontName: 'comic-sans' }))
-    expectError(response, 400, 'Bad Request', "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam")
+    expectError(
+      response,
+      400,
+      'Bad Request',
+      "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam",
+    )
     expect(await app.db.select().from(campaigns).where(eq(campaigns.accountId, account.id))).toHaveLength(before.length)
   })
 
   it('rejects an example longer than the variable allows', async () => {
-    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [variables[0], { ...variables[1], example: 'DEMASIADO-LARGO' }] }))
+    const response = await admin.post(
+      `/admin/accounts/${account.id}/campaigns`,
+      campaignBody({ variables: [variables[0], { ...variables[1], example: 'DEMASIADO-LARGO' }] }),
+    )
     expectError(response, 400, 'Bad Request', "El campo 'variables[1].example' supera el máximo de 10 caracteres de la variable")
   })
 
   it('rejects a campaign name of only spaces', async () => {
-    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ name: '   ' })), 400, 'Bad Request', "El campo 'name' no puede estar vacío")
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ name: '   ' })),
+      400,
+      'Bad Request',
+      "El campo 'name' no puede estar vacío",
+    )
   })
 
   it('rejects a malformed variable, naming where it is', async () => {
-    const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ variables: [{ name: 'nombre', maxSize: 0, defaultValue: null, example: 'x' }] }))
+    const response = await admin.post(
+      `/admin/accounts/${account.id}/campaigns`,
+      campaignBody({ variables: [{ name: 'nombre', maxSize: 0, defaultValue: null, example: 'x' }] }),
+    )
     expectError(response, 400, 'Bad Request', "El campo 'variables[0].maxSize' debe ser mayor o igual que 1")
-    const badName = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'x', variables: [{ name: 'mi nombre', maxSize: 5, defaultValue: null, example: 'x' }] }))
+    const badName = await admin.post(
+      `/admin/accounts/${account.id}/campaigns`,
+      campaignBody({ message: 'x', variables: [{ name: 'mi nombre', maxSize: 5, defaultValue: null, example: 'x' }] }),
+    )
     expectError(badName, 400, 'Bad Request', /El nombre de una variable/)
   })
 
-  it("rejects a design or sender of another account as if it did not exist", async () => {
+  it('rejects a design or sender of another account as if it did not exist', async () => {
     for (const [field, message] of [
       ['cardDesignId', "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta"],
       ['envelopeDesignId', "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta"],
@@ -110,8 +139,18 @@ describe('POST /admin/accounts/{id}/campaigns', () => {
   it('requires the message and the designs', async () => {
     const { message: _, ...withoutMessage } = campaignBody()
     expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, withoutMessage), 400, 'Bad Request', "El campo 'message' es obligatorio")
-    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ senderId: 'abc' })), 400, 'Bad Request', "El campo 'senderId' debe ser un UUID válido")
-    expectError(await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'x'.repeat(1001) })), 400, 'Bad Request', "El campo 'message' no puede tener más de 1000 caracteres")
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ senderId: 'abc' })),
+      400,
+      'Bad Request',
+      "El campo 'senderId' debe ser un UUID válido",
+    )
+    expectError(
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody({ message: 'x'.repeat(1001) })),
+      400,
+      'Bad Request',
+      "El campo 'message' no puede tener más de 1000 caracteres",
+    )
   })
 
   it('answers 404 for an unknown account', async () => {

@@ -25,7 +25,10 @@ describe('POST /admin/cards/{id}/mailed', () => {
     const response = await adminClient(app).post(`/admin/cards/${id}/mailed`)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json()).toMatchObject({ id, status: 'mailed' })
-    const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ status: string; events: Array<{ status: string; detail: string | null }> }>()
+    const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{
+      status: string
+      events: Array<{ status: string; detail: string | null }>
+    }>()
     expect(card.status).toBe('mailed')
     expect(card.events.at(-1)).toMatchObject({ status: 'mailed', detail: 'Entregada a correos' })
   })
@@ -40,7 +43,12 @@ describe('POST /admin/cards/{id}/mailed', () => {
 
   it.each(['received', 'ready_for_print', 'printing', 'failed', 'cancelled'] as const)('refuses a %s letter with 409', async (status) => {
     const id = await letterIn(status)
-    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', `Solo una carta impresa puede marcarse como enviada; esta está en estado '${status}'`)
+    expectError(
+      await adminClient(app).post(`/admin/cards/${id}/mailed`),
+      409,
+      'Conflict',
+      `Solo una carta impresa puede marcarse como enviada; esta está en estado '${status}'`,
+    )
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe(status)
   })
@@ -48,7 +56,12 @@ describe('POST /admin/cards/{id}/mailed', () => {
   it('refuses a test letter with 409: it never reached the floor, and the letter clock marks it mailed', async () => {
     const id = await letterIn('printed')
     await app.db.update(letters).set({ livemode: false }).where(eq(letters.id, id))
-    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', 'Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola')
+    expectError(
+      await adminClient(app).post(`/admin/cards/${id}/mailed`),
+      409,
+      'Conflict',
+      'Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola',
+    )
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe('printed')
   })
@@ -61,7 +74,12 @@ describe('POST /admin/cards/{id}/mailed', () => {
 
   it('refuses a body with fields with 400, leaving the letter printed', async () => {
     const id = await letterIn('printed')
-    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`, { fecha: '2026-11-21' }), 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expectError(
+      await adminClient(app).post(`/admin/cards/${id}/mailed`, { fecha: '2026-11-21' }),
+      400,
+      'Bad Request',
+      'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}',
+    )
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe('printed')
   })
@@ -73,4 +91,3 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expectError(await adminClient(app).raw('POST', `/admin/cards/${id}/mailed`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
   })
 })
-

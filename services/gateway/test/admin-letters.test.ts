@@ -7,7 +7,10 @@ import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
 type AdminCard = { id: string; accountId: string; livemode: boolean; status: string; events: Array<{ status: string; detail: string | null }> }
-type StuckList = { data: Array<{ id: string; accountId: string; livemode: boolean; status: string; createdAt: string; updatedAt: string; stuckForSeconds: number }>; nextCursor: string | null }
+type StuckList = {
+  data: Array<{ id: string; accountId: string; livemode: boolean; status: string; createdAt: string; updatedAt: string; stuckForSeconds: number }>
+  nextCursor: string | null
+}
 
 // A database of its own: the stuck list shows every account's letters, and other files leave
 // failed letters in the shared one. A letter is stuck after a minute without progress.
@@ -33,7 +36,11 @@ async function letterIn(status: LetterStatus, minutesAgo = 0) {
   return id
 }
 
-const jobsOf = async (id: string, jobName: string) => app.db.select().from(outbox).where(and(eq(outbox.jobName, jobName), sql`${outbox.payload}->>'letterId' = ${id}`))
+const jobsOf = async (id: string, jobName: string) =>
+  app.db
+    .select()
+    .from(outbox)
+    .where(and(eq(outbox.jobName, jobName), sql`${outbox.payload}->>'letterId' = ${id}`))
 const eventsOf = async (id: string) => app.db.select().from(letterEvents).where(eq(letterEvents.letterId, id))
 const statusOf = async (id: string) => (await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id)))[0]?.status
 
@@ -86,7 +93,15 @@ describe('GET /admin/stuck-letters', () => {
     expect(list.data.map((letter) => letter.id)).toEqual(expected)
     expect(list.data.map((letter) => letter.status)).toEqual(['received', 'printing', 'failed'])
     const [received, printing, failed] = list.data
-    expect(received).toEqual({ id: expected[0], accountId: account.id, livemode: true, status: 'received', createdAt: expect.any(String), updatedAt: expect.any(String), stuckForSeconds: expect.any(Number) })
+    expect(received).toEqual({
+      id: expected[0],
+      accountId: account.id,
+      livemode: true,
+      status: 'received',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      stuckForSeconds: expect.any(Number),
+    })
     expect(received!.stuckForSeconds).toBeGreaterThanOrEqual(7200)
     expect(received!.stuckForSeconds).toBeLessThan(7200 + 120)
     expect(printing!.stuckForSeconds).toBeGreaterThanOrEqual(600)
@@ -97,7 +112,7 @@ describe('GET /admin/stuck-letters', () => {
   it('pages with limit and the cursor, each letter once', async () => {
     const ids: string[] = []
     const sizes: number[] = []
-    for (let cursor: string | null | undefined; cursor !== null; ) {
+    for (let cursor: string | null | undefined; cursor !== null;) {
       const page = (await admin.get(`/admin/stuck-letters?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json<StuckList>()
       ids.push(...page.data.map((letter) => letter.id))
       sizes.push(page.data.length)
@@ -142,7 +157,12 @@ describe('POST /admin/cards/{id}/retry', () => {
   it('retried again, answers 409 and queues nothing more', async () => {
     const id = await letterIn('failed')
     expect((await admin.post(`/admin/cards/${id}/retry`)).statusCode).toBe(200)
-    expectError(await admin.post(`/admin/cards/${id}/retry`), 409, 'Conflict', 'La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)')
+    expectError(
+      await admin.post(`/admin/cards/${id}/retry`),
+      409,
+      'Conflict',
+      'La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)',
+    )
     expect(await jobsOf(id, 'produce-letter')).toHaveLength(1)
     expect((await eventsOf(id)).filter((event) => event.detail === RETRIED_DETAIL)).toHaveLength(1)
   })
@@ -170,12 +190,20 @@ describe('POST /admin/cards/{id}/retry', () => {
     expect(card.events.at(-1)).toEqual({ status, at: expect.any(String), detail: RESUMED_DETAIL })
     expect(await jobsOf(id, jobName)).toHaveLength(before + 1)
     // Resumed just now, it is no longer stuck: a second retry changes nothing.
-    expectError(await admin.post(`/admin/cards/${id}/retry`), 409, 'Conflict', /no está atascada: no hay nada que reintentar \(se considera atascada tras 1 min sin avanzar\)$/)
+    expectError(
+      await admin.post(`/admin/cards/${id}/retry`),
+      409,
+      'Conflict',
+      /no está atascada: no hay nada que reintentar \(se considera atascada tras 1 min sin avanzar\)$/,
+    )
     expect(await jobsOf(id, jobName)).toHaveLength(before + 1)
   })
 
   it.each([
-    ['received', 'La carta está esperando la validación de su dirección y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)'],
+    [
+      'received',
+      'La carta está esperando la validación de su dirección y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)',
+    ],
     ['printing', 'La carta se está imprimiendo y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)'],
     ['scheduled', 'La carta está programada y aún no ha entrado en producción: no hay nada que reintentar'],
     ['printed', 'La carta ya está impresa: no hay nada que reintentar'],
@@ -184,10 +212,21 @@ describe('POST /admin/cards/{id}/retry', () => {
     ['cancelled', 'La carta está cancelada: no se puede reintentar'],
   ] as const)('refuses a %s letter that is not stuck with 409, changing nothing', async (status, message) => {
     const id = await letterIn(status, ['received', 'printing'].includes(status) ? 0 : 180)
-    const [jobs, events] = [await app.db.select().from(outbox).where(sql`${outbox.payload}->>'letterId' = ${id}`), await eventsOf(id)]
+    const [jobs, events] = [
+      await app.db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload}->>'letterId' = ${id}`),
+      await eventsOf(id),
+    ]
     expectError(await admin.post(`/admin/cards/${id}/retry`), 409, 'Conflict', message)
     expect(await statusOf(id)).toBe(status)
-    expect(await app.db.select().from(outbox).where(sql`${outbox.payload}->>'letterId' = ${id}`)).toEqual(jobs)
+    expect(
+      await app.db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload}->>'letterId' = ${id}`),
+    ).toEqual(jobs)
     expect(await eventsOf(id)).toEqual(events)
   })
 
@@ -195,7 +234,12 @@ describe('POST /admin/cards/{id}/retry', () => {
     expectError(await admin.post(`/admin/cards/${UNKNOWN_ID}/retry`), 404, 'Not Found', 'La carta no existe')
     expectError(await admin.post('/admin/cards/nada/retry'), 400, 'Bad Request', "El parámetro de ruta 'id' debe ser un UUID válido")
     const id = await letterIn('failed')
-    expectError(await admin.post(`/admin/cards/${id}/retry`, { motivo: 'papel' }), 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expectError(
+      await admin.post(`/admin/cards/${id}/retry`, { motivo: 'papel' }),
+      400,
+      'Bad Request',
+      'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}',
+    )
     expectError(await admin.raw('POST', `/admin/cards/${id}/retry`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
     expect(await statusOf(id)).toBe('failed')
     expect(await jobsOf(id, 'produce-letter')).toEqual([])

@@ -44,7 +44,8 @@ describe('failed admin authentications', () => {
 
   it('answer 429 with Retry-After past AUTH_FAILURES_MAX wrong tokens from one IP, counted across replicas, the right token included', async () => {
     const address = newAddress()
-    for (let i = 0; i < MAX; i++) expectError(await getAccount(i % 2 ? replicaB : replicaA, address, asAdmin(`wrong-token-${i}-0123456789`)), 401, 'Unauthorized')
+    for (let i = 0; i < MAX; i++)
+      expectError(await getAccount(i % 2 ? replicaB : replicaA, address, asAdmin(`wrong-token-${i}-0123456789`)), 401, 'Unauthorized')
     expectThrottled(await getAccount(replicaB, address, asAdmin('wrong-token-again-0123456789')))
     // A guess that happens to be right gets no answer either.
     expectThrottled(await getAccount(replicaA, address, asAdmin(ADMIN_TOKEN)))
@@ -101,7 +102,12 @@ describe('API keys', () => {
     const address = newAddress()
     const typo = apiKey.slice(0, -1) + (apiKey.endsWith('A') ? 'B' : 'A')
     for (let i = 0; i < MAX; i++) {
-      expectError(await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': typo } }), 401, 'Unauthorized', /API key no es válida/)
+      expectError(
+        await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': typo } }),
+        401,
+        'Unauthorized',
+        /API key no es válida/,
+      )
     }
     expectThrottled(await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': apiKey } }))
     expect((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: newAddress(), headers: { 'x-api-key': apiKey } })).statusCode).toBe(200)
@@ -184,7 +190,12 @@ describe('guessing API keys', () => {
       const address = newAddress()
       // What a guesser may send: noise, keys of the old shape, keys with a right checksum.
       const guesses = Array.from({ length: GUESSES }, (_, i) =>
-        [() => `lk_live_${randomBytes(12).toString('hex')}`, () => API_KEY_PREFIX + randomBytes(32).toString('base64url'), () => generateApiKey(), () => randomBytes(40).toString('base64')][i % 4]!(),
+        [
+          () => `lk_live_${randomBytes(12).toString('hex')}`,
+          () => API_KEY_PREFIX + randomBytes(32).toString('base64url'),
+          () => generateApiKey(),
+          () => randomBytes(40).toString('base64'),
+        ][i % 4]!(),
       )
       for (const key of guesses) {
         statuses.push((await app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': key } })).statusCode)

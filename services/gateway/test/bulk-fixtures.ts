@@ -18,4 +18,8 @@ export const bulkCampaign = (app: App, owner: Parameters<typeof adminCampaign>[1
   })
 
 /** A valid recipient of that campaign, as a JSON bulk request lists it. */
-export const bulkRecipient = (overrides: Record<string, unknown> = {}) => ({ ...spanishRecipient, variables: { nombre: 'Lucía', cupon: 'NAV25' }, ...overrides })
+export const bulkRecipient = (overrides: Record<string, unknown> = {}) => ({
+  ...spanishRecipient,
+  variables: { nombre: 'Lucía', cupon: 'NAV25' },
+  ...overrides,
+})

@@ -44,9 +44,14 @@ describe('GET /docs', () => {
 
     const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
     const expected = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
-    const rendered = await page.locator('.opblock-summary').evaluateAll((blocks) =>
-      blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
-    )
+    const rendered = await page
+      .locator('.opblock-summary')
+      .evaluateAll((blocks) =>
+        blocks.map(
+          (block) =>
+            `${block.querySelector('.opblock-summary-method')?.textContent?.trim()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+        ),
+      )
     expect(rendered.sort()).toEqual(expected.sort())
     await expect(page.locator('.info .title').innerText()).resolves.toMatch(/Letters API/)
 

@@ -18,7 +18,12 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 /** Calls the admin API with the run's admin token. */
 export function adminClient(app: App) {
   const call = (method: Method, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-    app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers }, ...(payload === undefined ? {} : { payload: payload as InjectOptions['payload'] }) })
+    app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+      ...(payload === undefined ? {} : { payload: payload as InjectOptions['payload'] }),
+    })
   return {
     get: (url: string) => call('GET', url),
     post: (url: string, payload?: unknown) => call('POST', url, payload ?? {}),
@@ -59,7 +64,11 @@ export function singleLetter(account: { cardDesignId: string; envelopeDesignId: 
 }
 
 /** Sends a valid POST /single for the account (`overrides` on top) and returns the new card's id. */
-export async function sendSingle(app: App, owner: { apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+export async function sendSingle(
+  app: App,
+  owner: { apiKey: string; cardDesignId: string; envelopeDesignId: string; senderId: string },
+  overrides: Record<string, unknown> = {},
+) {
   const response = await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, overrides))
   expect(response.statusCode, response.body).toBe(200)
   return response.json<{ cardId: string }>().cardId
@@ -76,7 +85,11 @@ export function publicClient(app: App, apiKey: string) {
 }
 
 /** A campaign made through the admin API: "Hola {{nombre}}, tu cupón es {{ cupon }}.", nombre defaulting to "amigo". */
-export async function adminCampaign(app: App, owner: { id: string; cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+export async function adminCampaign(
+  app: App,
+  owner: { id: string; cardDesignId: string; envelopeDesignId: string; senderId: string },
+  overrides: Record<string, unknown> = {},
+) {
   const response = await adminClient(app).post(`/admin/accounts/${owner.id}/campaigns`, {
     name: 'Otoño',
     cardDesignId: owner.cardDesignId,

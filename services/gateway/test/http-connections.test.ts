@@ -72,7 +72,11 @@ describe('HTTP connection limits', () => {
       for (const socket of accepted) {
         const { statusLine, body } = parseResponse(socket.received)
         expect(statusLine).toBe('HTTP/1.1 408 Request Timeout')
-        expect(body).toEqual({ error: 'Request Timeout', message: 'La petición no ha llegado completa a tiempo; la conexión se cierra', requestId: expect.any(String) })
+        expect(body).toEqual({
+          error: 'Request Timeout',
+          message: 'La petición no ha llegado completa a tiempo; la conexión se cierra',
+          requestId: expect.any(String),
+        })
       }
 
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
@@ -107,7 +111,11 @@ describe('HTTP connection limits', () => {
     expect(watched.closedAt! - startedAt).toBeLessThan(REQUEST_TIMEOUT_MS + 1000 + 3000)
     const { statusLine, body: error } = parseResponse(watched.received)
     expect(statusLine).toBe('HTTP/1.1 408 Request Timeout')
-    expect(error).toEqual({ error: 'Request Timeout', message: 'La petición no ha llegado completa a tiempo; la conexión se cierra', requestId: expect.any(String) })
+    expect(error).toEqual({
+      error: 'Request Timeout',
+      message: 'La petición no ha llegado completa a tiempo; la conexión se cierra',
+      requestId: expect.any(String),
+    })
 
     const state = await moneyState(app.db, account.id)
     expect(state.balance).toBe(10)

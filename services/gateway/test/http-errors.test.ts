@@ -52,7 +52,11 @@ describe('errors raised before a route runs answer { error, message, requestId }
     const response = await rawExchange(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
     expect(response.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large')
     expect(response.headers).toMatch(/content-type: application\/json/i)
-    expect(response.body).toEqual({ error: 'Request Header Fields Too Large', message: 'Las cabeceras de la petición (o su URL) son demasiado grandes', requestId: expect.any(String) })
+    expect(response.body).toEqual({
+      error: 'Request Header Fields Too Large',
+      message: 'Las cabeceras de la petición (o su URL) son demasiado grandes',
+      requestId: expect.any(String),
+    })
   })
 
   it('answers a URL longer than the header limit with 431, not a bare 400', async () => {
@@ -65,7 +69,10 @@ describe('errors raised before a route runs answer { error, message, requestId }
     ['an unknown method token', 'BREW@ / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['a header without a colon', 'GET /healthz HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n'],
     ['a garbage request line', 'hola\r\n\r\n'],
-    ['a chunked body with a broken chunk size', `POST /admin/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+    [
+      'a chunked body with a broken chunk size',
+      `POST /admin/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    ],
   ])('answers %s with 400', async (_name, request) => {
     const response = await rawExchange(request)
     expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request')

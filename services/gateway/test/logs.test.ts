@@ -87,7 +87,12 @@ describe('logs of failed database statements', () => {
     await db.execute(sql.raw(`ALTER TABLE letters ADD CONSTRAINT logs_test_refused CHECK (message NOT LIKE '%${variableValue}%')`))
     lines.length = 0
     const { message: _message, ...recipient } = secret
-    const response = await publicClient(app, account.apiKey).post('/card', { campaignId, ...spanishRecipient, ...recipient, variables: { cupon: 'X1', nombre: variableValue } })
+    const response = await publicClient(app, account.apiKey).post('/card', {
+      campaignId,
+      ...spanishRecipient,
+      ...recipient,
+      variables: { cupon: 'X1', nombre: variableValue },
+    })
     await db.execute(sql`ALTER TABLE letters DROP CONSTRAINT logs_test_refused`)
     expectError(response, 500, 'Internal Server Error')
     expect((await moneyState(db, account.id)).balance).toBe(30)
@@ -95,7 +100,13 @@ describe('logs of failed database statements', () => {
     expectNoRecipientData(lines)
     const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
     expect(failed).toHaveLength(1)
-    expect(failed[0]!.err).toMatchObject({ type: 'PostgresError', query: expect.stringMatching(/INSERT INTO letters/), code: '23514', constraint_name: 'logs_test_refused', table_name: 'letters' })
+    expect(failed[0]!.err).toMatchObject({
+      type: 'PostgresError',
+      query: expect.stringMatching(/INSERT INTO letters/),
+      code: '23514',
+      constraint_name: 'logs_test_refused',
+      table_name: 'letters',
+    })
   })
 })
 

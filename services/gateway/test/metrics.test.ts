@@ -87,7 +87,10 @@ describe('GET /metrics on the gateway', () => {
     expect(cancelled.statusCode).toBe(200)
     const after = await scrape()
     expect((sample(after, 'letters_credits_refunded_total') ?? 0) - (sample(before, 'letters_credits_refunded_total') ?? 0)).toBe(3)
-    expect((sample(after, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0) - (sample(before, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0)).toBe(1)
+    expect(
+      (sample(after, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0) -
+        (sample(before, 'letters_status_changes_total{to="cancelled",mode="live"}') ?? 0),
+    ).toBe(1)
   })
 
   it('reads the outbox backlog, the stuck letters (by mode) and the queues at scrape time', async () => {
@@ -95,9 +98,18 @@ describe('GET /metrics on the gateway', () => {
     const stale = await sendSingle(app, account)
     await sendSingle(app, account)
     // Two test letters stuck in ready_for_print: counted apart from the live ones.
-    const testKey = (await app.inject({ method: 'POST', url: `/admin/accounts/${account.id}/api-keys`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { mode: 'test' } })).json<{ apiKey: string }>().apiKey
+    const testKey = (
+      await app.inject({
+        method: 'POST',
+        url: `/admin/accounts/${account.id}/api-keys`,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { mode: 'test' },
+      })
+    ).json<{ apiKey: string }>().apiKey
     const staleTests = [await sendSingle(app, { ...account, apiKey: testKey }), await sendSingle(app, { ...account, apiKey: testKey })]
-    await db.execute(sql`UPDATE letters SET status = 'ready_for_print', updated_at = now() - interval '2 minutes' WHERE id IN (${staleTests[0]}::uuid, ${staleTests[1]}::uuid)`)
+    await db.execute(
+      sql`UPDATE letters SET status = 'ready_for_print', updated_at = now() - interval '2 minutes' WHERE id IN (${staleTests[0]}::uuid, ${staleTests[1]}::uuid)`,
+    )
     // No dispatcher runs here: every letter's address job waits in the outbox.
     const [pending] = await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL`)
     // One letter made no progress for longer than RECONCILE_AFTER_MS (60 s here).

@@ -28,7 +28,8 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-const operations = () => Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
 
 describe('GET /openapi.json', () => {
   // @seriousme/openapi-schema-validator checks the document against the OpenAPI Initiative's
@@ -87,7 +88,9 @@ describe('GET /openapi.json', () => {
     const operation = document.paths['/cards/bulk']!.post!
     const content = operation.requestBody!.content
     expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv'])
-    const json = content['application/json']!.schema as { properties: { recipients: { maxItems: number; items: { required: string[]; properties: Record<string, unknown> } } } }
+    const json = content['application/json']!.schema as {
+      properties: { recipients: { maxItems: number; items: { required: string[]; properties: Record<string, unknown> } } }
+    }
     expect(json.properties.recipients.maxItems).toBe(1000)
     expect(json.properties.recipients.items.required).toEqual(['name', 'surname', 'address', 'zip', 'city', 'country'])
     const card = document.paths['/card']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown> }
@@ -124,7 +127,10 @@ describe('GET /openapi.json', () => {
     const propertyNames = (node: unknown): string[] =>
       node === null || typeof node !== 'object'
         ? []
-        : Object.entries(node).flatMap(([key, value]) => [...(key === 'properties' && value && typeof value === 'object' ? Object.keys(value) : []), ...propertyNames(value)])
+        : Object.entries(node).flatMap(([key, value]) => [
+            ...(key === 'properties' && value && typeof value === 'object' ? Object.keys(value) : []),
+            ...propertyNames(value),
+          ])
     expect(propertyNames(document.paths)).not.toContain('mode')
     // Its schema's own words (admin.IssueApiKeyBody, admin.ApiKeyMode) appear nowhere either.
     expect(JSON.stringify(document)).not.toContain("'live' o 'test'")

@@ -67,7 +67,10 @@ describe('test mode on the queue dashboard', () => {
       // The jobs as the dispatcher queues them: ids only.
       const jobIds = { [live]: randomUUID(), [test]: randomUUID() }
       for (const letterId of [live, test]) await own.queues.production.add('produce-letter', { letterId }, { jobId: jobIds[letterId] })
-      const events = await own.db.select({ id: webhookEvents.id, endpointId: webhookEvents.endpointId }).from(webhookEvents).where(inArray(webhookEvents.endpointId, endpoints))
+      const events = await own.db
+        .select({ id: webhookEvents.id, endpointId: webhookEvents.endpointId })
+        .from(webhookEvents)
+        .where(inArray(webhookEvents.endpointId, endpoints))
       expect(events).toHaveLength(2)
       for (const event of events) await own.queues.webhooks.add('deliver-webhook', { eventId: event.id }, { jobId: event.id })
 
@@ -75,7 +78,9 @@ describe('test mode on the queue dashboard', () => {
       const listed = async (queue: string) => {
         const response = await board(`/ops/queues/api/queues?activeQueue=${queue}&status=waiting&jobsPerPage=50`)
         expect(response.statusCode, response.body).toBe(200)
-        const found = response.json<{ queues: Array<{ name: string; description?: string; jobs: Array<{ id: string; name: string }> }> }>().queues.find((entry) => entry.name === queue)!
+        const found = response
+          .json<{ queues: Array<{ name: string; description?: string; jobs: Array<{ id: string; name: string }> }> }>()
+          .queues.find((entry) => entry.name === queue)!
         expect(found.description).toMatch(/cartas de prueba/)
         return Object.fromEntries(found.jobs.map((job) => [job.id, job.name]))
       }

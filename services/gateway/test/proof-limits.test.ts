@@ -103,7 +103,9 @@ describe('a proof that takes longer than the client may wait', () => {
     expect(Date.now() - started).toBeLessThan(12 * 1000)
     // The renders went on: once the queue has drained, each late proof is served from the store.
     const lateIds = ids.filter((_, i) => responses[i]!.statusCode === 503)
-    await expect.poll(async () => (await Promise.all(lateIds.map((id) => app.artifacts.get(proofKey(id))))).every(Boolean), { timeout: 60_000, interval: 200 }).toBe(true)
+    await expect
+      .poll(async () => (await Promise.all(lateIds.map((id) => app.artifacts.get(proofKey(id))))).every(Boolean), { timeout: 60_000, interval: 200 })
+      .toBe(true)
     const completed = app.renderPool.completed
     for (const id of lateIds) expect((await publicClient(app, account.apiKey).get(`/cards/${id}/proof`)).statusCode).toBe(200)
     expect(app.renderPool.completed).toBe(completed)

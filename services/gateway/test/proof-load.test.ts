@@ -19,7 +19,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 /** Sequential GETs, one at a time, `count` of them or as many as fit in 15 s: the milliseconds each took, sorted. */
 async function latencies(url: string, headers: Record<string, string>, count: number): Promise<number[]> {
   const times: number[] = []
-  for (const deadline = performance.now() + 15_000; times.length < count && performance.now() < deadline; ) {
+  for (const deadline = performance.now() + 15_000; times.length < count && performance.now() < deadline;) {
     const started = performance.now()
     const response = await fetch(url, { headers })
     await response.arrayBuffer()
@@ -63,7 +63,11 @@ describe('proofs under load', () => {
     const busy = await adminAccount(setup)
     const quiet = await adminAccount(setup)
     // Letters still `received`: their proofs are drawn on every request, never served from the store.
-    const ids = await Promise.all(Array.from({ length: PROOFS_IN_FLIGHT }, (_, i) => sendSingle(setup, busy, { message: `Querida Lucía, gracias por tu compra número ${i}. ${'Nos vemos pronto en la tienda. '.repeat(6)}` })))
+    const ids = await Promise.all(
+      Array.from({ length: PROOFS_IN_FLIGHT }, (_, i) =>
+        sendSingle(setup, busy, { message: `Querida Lucía, gracias por tu compra número ${i}. ${'Nos vemos pronto en la tienda. '.repeat(6)}` }),
+      ),
+    )
     const other = { 'x-api-key': quiet.apiKey }
 
     await latencies(`${base}/campaigns`, other, 30)
@@ -86,7 +90,11 @@ describe('proofs under load', () => {
     loading = false
     await Promise.all(load)
 
-    const figures = { idle: { campaigns: summary(idle.campaigns), healthz: summary(idle.healthz) }, loaded: { campaigns: summary(loaded.campaigns), healthz: summary(loaded.healthz) }, proofsServedWhileMeasuring: servedDuring }
+    const figures = {
+      idle: { campaigns: summary(idle.campaigns), healthz: summary(idle.healthz) },
+      loaded: { campaigns: summary(loaded.campaigns), healthz: summary(loaded.healthz) },
+      proofsServedWhileMeasuring: servedDuring,
+    }
     console.info('proof load figures (ms)', JSON.stringify(figures))
     // The load was real: every one of the 20 had a proof in flight all along (each came back at
     // least once, the last after the measurement), and none was refused.

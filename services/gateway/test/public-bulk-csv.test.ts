@@ -52,9 +52,15 @@ describe('POST /cards/bulk with a CSV body', () => {
     const answer = response.json<BulkAnswer>()
     expect(answer).toMatchObject({ created: 2, errors: [] })
     const [ana, inigo] = await lettersOf(answer)
-    expect(ana).toMatchObject({ message: '¡Feliz Navidad, Anita! Usa A1 antes del 6 de enero.', recipient: { name: 'Ana', company: null, province: 'Madrid', country: 'ES' } })
+    expect(ana).toMatchObject({
+      message: '¡Feliz Navidad, Anita! Usa A1 antes del 6 de enero.',
+      recipient: { name: 'Ana', company: null, province: 'Madrid', country: 'ES' },
+    })
     // An empty variable cell leaves the default; an empty company or province is none.
-    expect(inigo).toMatchObject({ message: '¡Feliz Navidad, amigo! Usa B2 antes del 6 de enero.', recipient: { name: 'Íñigo', company: 'Txoko S.L.', province: null, country: 'ES' } })
+    expect(inigo).toMatchObject({
+      message: '¡Feliz Navidad, amigo! Usa B2 antes del 6 de enero.',
+      recipient: { name: 'Íñigo', company: 'Txoko S.L.', province: null, country: 'ES' },
+    })
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94 })
   })
 
@@ -113,7 +119,12 @@ describe('POST /cards/bulk with a CSV body', () => {
   it('answers 413 for more than 1,000 rows, naming the limit, and creates nothing', async () => {
     const { account, postCsv } = await accountWithCampaign(10_000)
     const csv = lines('name,surname,address,zip,city,country,cupon', ...Array.from({ length: 1001 }, (_, n) => `C${n},Ruiz,Calle Mayor 1,28013,Madrid,ES,X`))
-    expectError(await postCsv(csv), 413, 'Payload Too Large', 'Una petición admite como máximo 1000 destinatarios y esta trae más de 1000; repártelos en varias peticiones')
+    expectError(
+      await postCsv(csv),
+      413,
+      'Payload Too Large',
+      'Una petición admite como máximo 1000 destinatarios y esta trae más de 1000; repártelos en varias peticiones',
+    )
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 10_000, letters: [] })
   })
 
@@ -154,7 +165,12 @@ describe('POST /cards/bulk with a CSV body', () => {
       expect(letter?.sendAt?.toISOString(), sendAt).toBe(instant.toISOString())
     }
     // A space elsewhere is not a lost +: still refused.
-    expectError(await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${madrid.replace('T', '+')}`), 400, 'Bad Request', /no es una fecha y hora válida con zona horaria$/)
+    expectError(
+      await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${madrid.replace('T', '+')}`),
+      400,
+      'Bad Request',
+      /no es una fecha y hora válida con zona horaria$/,
+    )
   })
 
   it('replays a CSV request under its Idempotency-Key, and refuses another CSV under it with 422', async () => {
@@ -180,13 +196,33 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
   const row = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'
 
   const cases: Array<[string, () => string, string | RegExp]> = [
-    ['an unknown column', () => lines(`${header},ciudad`, `${row},Soria`), "La columna 'ciudad' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: name, surname, address, zip, city, province, country, company, nombre, cupon"],
-    ['a missing required column', () => lines('name,surname,address,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,Madrid,ES,X'), "Falta la columna 'zip' en la cabecera del CSV"],
-    ['no column for a variable without default', () => lines('name,surname,address,zip,city,country', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES'), "Falta la columna 'cupon' en la cabecera del CSV: es una variable de la campaña sin valor por defecto"],
+    [
+      'an unknown column',
+      () => lines(`${header},ciudad`, `${row},Soria`),
+      "La columna 'ciudad' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: name, surname, address, zip, city, province, country, company, nombre, cupon",
+    ],
+    [
+      'a missing required column',
+      () => lines('name,surname,address,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,Madrid,ES,X'),
+      "Falta la columna 'zip' en la cabecera del CSV",
+    ],
+    [
+      'no column for a variable without default',
+      () => lines('name,surname,address,zip,city,country', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES'),
+      "Falta la columna 'cupon' en la cabecera del CSV: es una variable de la campaña sin valor por defecto",
+    ],
     ['a column named twice', () => lines(`${header},name`, `${row},Eva`), "La columna 'name' aparece dos veces en la cabecera del CSV"],
     ['a column without a name', () => lines(`${header},`, `${row},`), 'La columna 9 de la cabecera del CSV no tiene nombre'],
-    ['a quote never closed', () => lines(header, 'Ana,"Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'), /^El CSV no es válido \(línea \d+\): unas comillas abiertas no se cierran$/],
-    ['text after a closing quote', () => lines(header, 'Ana,"Ruiz"ez,Calle Mayor 1,28013,Madrid,ES,Ana,X'), 'El CSV no es válido (línea 2): tras unas comillas de cierre sigue texto en lugar del separador o el fin de la fila'],
+    [
+      'a quote never closed',
+      () => lines(header, 'Ana,"Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'),
+      /^El CSV no es válido \(línea \d+\): unas comillas abiertas no se cierran$/,
+    ],
+    [
+      'text after a closing quote',
+      () => lines(header, 'Ana,"Ruiz"ez,Calle Mayor 1,28013,Madrid,ES,Ana,X'),
+      'El CSV no es válido (línea 2): tras unas comillas de cierre sigue texto en lugar del separador o el fin de la fila',
+    ],
     ['an empty file', () => '', 'El CSV está vacío: envía una fila de cabecera y una fila por destinatario'],
     ['a header without rows', () => lines(header, ',,,,,,,'), 'El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a 1000 filas'],
   ]
@@ -200,27 +236,52 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     const csv = lines(header, row)
     expectError(await owner.postCsv(csv, {}, ''), 400, 'Bad Request', "El parámetro 'campaignId' es obligatorio al enviar un CSV")
     expectError(await owner.postCsv(csv, {}, 'campaignId=navidad'), 400, 'Bad Request', "El parámetro 'campaignId' debe ser un UUID válido")
-    expectError(await owner.postCsv(csv, {}, `campaignId=${UNKNOWN_ID}`), 400, 'Bad Request', "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
+    expectError(
+      await owner.postCsv(csv, {}, `campaignId=${UNKNOWN_ID}`),
+      400,
+      'Bad Request',
+      "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta",
+    )
   })
 
   it('refuses a file that is not UTF-8 with 400, and a charset other than UTF-8 with 415', async () => {
     const latin1 = Buffer.from(lines(header, 'Íñigo,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'), 'latin1')
     expectError(await owner.postCsv(latin1), 400, 'Bad Request', /^El CSV no está en UTF-8/)
-    expectError(await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset=windows-1252' }), 415, 'Unsupported Media Type', 'El CSV debe estar en UTF-8; se ha enviado con charset=windows-1252')
+    expectError(
+      await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset=windows-1252' }),
+      415,
+      'Unsupported Media Type',
+      'El CSV debe estar en UTF-8; se ha enviado con charset=windows-1252',
+    )
     expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
   it('refuses a malformed Content-Type with 400', async () => {
-    expectError(await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset' }), 400, 'Bad Request', "La cabecera Content-Type ('text/csv; charset') no es válida")
+    expectError(
+      await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset' }),
+      400,
+      'Bad Request',
+      "La cabecera Content-Type ('text/csv; charset') no es válida",
+    )
   })
 
   it('answers 401 to a CSV without a key', async () => {
-    const response = await app.inject({ method: 'POST', url: `/cards/bulk?campaignId=${owner.campaignId}`, headers: { 'content-type': 'text/csv' }, payload: lines(header, row) })
+    const response = await app.inject({
+      method: 'POST',
+      url: `/cards/bulk?campaignId=${owner.campaignId}`,
+      headers: { 'content-type': 'text/csv' },
+      payload: lines(header, row),
+    })
     expectError(response, 401, 'Unauthorized')
   })
 
   it('takes text/csv on this route only', async () => {
-    const response = await app.inject({ method: 'POST', url: '/card', headers: { 'x-api-key': owner.account.apiKey, 'content-type': 'text/csv' }, payload: lines(header, row) })
+    const response = await app.inject({
+      method: 'POST',
+      url: '/card',
+      headers: { 'x-api-key': owner.account.apiKey, 'content-type': 'text/csv' },
+      payload: lines(header, row),
+    })
     expectError(response, 415, 'Unsupported Media Type', 'El tipo de contenido no está admitido: envía Content-Type: application/json')
   })
 })

@@ -22,7 +22,8 @@ const createLetter = (owner: Account, overrides: Record<string, unknown> = {}) =
 /** Puts a letter where a worker would have moved it. */
 const setStatus = (id: string, status: LetterStatus) => app.db.update(letters).set({ status }).where(eq(letters.id, id))
 
-const refundsOf = async (owner: Account, letterId: string) => (await moneyState(app.db, owner.id)).entries.filter((entry) => entry.kind === 'refund' && entry.letterId === letterId)
+const refundsOf = async (owner: Account, letterId: string) =>
+  (await moneyState(app.db, owner.id)).entries.filter((entry) => entry.kind === 'refund' && entry.letterId === letterId)
 
 describe('DELETE /cards/{cardId}', () => {
   it.each(['received', 'ready_for_print'] as const)('cancels a %s letter and gives its credits back in the same step', async (status) => {

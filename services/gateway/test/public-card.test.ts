@@ -36,7 +36,12 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-const cardBody = (overrides: Record<string, unknown> = {}) => ({ campaignId, ...spanishRecipient, variables: { nombre: 'Lucía', cupon: 'NAV25' }, ...overrides })
+const cardBody = (overrides: Record<string, unknown> = {}) => ({
+  campaignId,
+  ...spanishRecipient,
+  variables: { nombre: 'Lucía', cupon: 'NAV25' },
+  ...overrides,
+})
 
 describe('POST /card', () => {
   it("fills the campaign's template and takes its designs, sender and font", async () => {
@@ -75,7 +80,12 @@ describe('POST /card', () => {
         { name: 'toString', maxSize: 10, defaultValue: null, example: 'x' },
       ],
     })
-    expectError(await client.post('/card', cardBody({ campaignId: campaign, variables: {} })), 400, 'Bad Request', "Falta la variable 'toString', que no tiene valor por defecto")
+    expectError(
+      await client.post('/card', cardBody({ campaignId: campaign, variables: {} })),
+      400,
+      'Bad Request',
+      "Falta la variable 'toString', que no tiene valor por defecto",
+    )
     const response = await client.post('/card', cardBody({ campaignId: campaign, variables: { toString: 'hola' } }))
     expect(response.statusCode).toBe(200)
     const [letter] = await app.db.select().from(letters).where(eq(letters.id, response.json<{ cardId: string }>().cardId))
@@ -94,15 +104,27 @@ describe('POST /card rejects bad input with 400 and charges nothing', () => {
     ['an unknown campaign', () => cardBody({ campaignId: UNKNOWN_ID }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
     ["another account's campaign", () => cardBody({ campaignId: foreignCampaignId }), "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta"],
     ['an inactive campaign', () => cardBody({ campaignId: inactiveCampaignId }), 'La campaña no está activa'],
-    ['an unknown variable', () => cardBody({ variables: { nombre: 'Ana', cupon: 'X', ciudad: 'Soria' } }), "La variable 'ciudad' no existe en la campaña; sus variables son: nombre, cupon"],
-    ['a variable over its maxSize', () => cardBody({ variables: { nombre: 'Maximiliano Alejandro', cupon: 'X' } }), "La variable 'nombre' no puede tener más de 10 caracteres"],
+    [
+      'an unknown variable',
+      () => cardBody({ variables: { nombre: 'Ana', cupon: 'X', ciudad: 'Soria' } }),
+      "La variable 'ciudad' no existe en la campaña; sus variables son: nombre, cupon",
+    ],
+    [
+      'a variable over its maxSize',
+      () => cardBody({ variables: { nombre: 'Maximiliano Alejandro', cupon: 'X' } }),
+      "La variable 'nombre' no puede tener más de 10 caracteres",
+    ],
     ['a missing variable without default', () => cardBody({ variables: { nombre: 'Ana' } }), "Falta la variable 'cupon', que no tiene valor por defecto"],
     ['no variables when one has no default', () => ({ ...cardBody(), variables: undefined }), "Falta la variable 'cupon', que no tiene valor por defecto"],
     ['a variable that is not text', () => cardBody({ variables: { nombre: 7, cupon: 'X' } }), "El campo 'variables.nombre' debe ser un texto"],
     ['variables that are not an object', () => cardBody({ variables: ['Ana'] }), "El campo 'variables' debe ser un objeto cuyos valores sean textos"],
     ['a bad zip', () => cardBody({ zip: 'ABCDE' }), "El campo 'zip' ('ABCDE') no es un código postal válido para ES"],
     ['an unknown field', () => cardBody({ message: 'otro texto' }), "El campo 'message' no está permitido"],
-    ['a variable the campaign’s font cannot write', () => cardBody({ variables: { nombre: 'Ana 🎄', cupon: 'X' } }), /^El mensaje de la campaña, con sus variables, contiene caracteres que la letra '[a-z-]+' no puede escribir: 🎄$/],
+    [
+      'a variable the campaign’s font cannot write',
+      () => cardBody({ variables: { nombre: 'Ana 🎄', cupon: 'X' } }),
+      /^El mensaje de la campaña, con sus variables, contiene caracteres que la letra '[a-z-]+' no puede escribir: 🎄$/,
+    ],
   ]
 
   it.each(cases)('%s', async (_name, body, message) => {

@@ -21,8 +21,7 @@ afterAll(() => app.close())
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const recipient = { name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' }
 
-const get = (owner: Account | undefined, url: string) =>
-  app.inject({ method: 'GET', url, headers: owner ? { 'x-api-key': owner.apiKey } : {} })
+const get = (owner: Account | undefined, url: string) => app.inject({ method: 'GET', url, headers: owner ? { 'x-api-key': owner.apiKey } : {} })
 const post = (owner: Account, url: string, payload: Record<string, unknown>) =>
   app.inject({ method: 'POST', url, headers: { 'x-api-key': owner.apiKey }, payload })
 
@@ -235,7 +234,12 @@ describe('GET /cards', () => {
     ['bytes that are not UTF-8', '\xff\xfe|\x00'],
   ])('answers 400, never 500, to a forged cursor with %s', async (_name, content) => {
     const cursor = Buffer.from(content, 'latin1').toString('base64url')
-    expectError(await get(owner, `/cards?cursor=${cursor}`), 400, 'Bad Request', "El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+    expectError(
+      await get(owner, `/cards?cursor=${cursor}`),
+      400,
+      'Bad Request',
+      "El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior",
+    )
   })
 
   it('takes a well-formed cursor at the far ends of the calendar', async () => {

@@ -60,7 +60,13 @@ describe('GET /company-data', () => {
     const second = (await admin.post(`/admin/accounts/${owner.id}/senders`, { name: 'Segundo remitente' })).json<{ id: string }>()
     const response = await get('/company-data', owner.apiKey)
     expect(response.json()).toEqual({
-      data: { ...entriesOf(owner), senders: [{ id: owner.senderId, name: 'Remitente' }, { id: second.id, name: 'Segundo remitente' }] },
+      data: {
+        ...entriesOf(owner),
+        senders: [
+          { id: owner.senderId, name: 'Remitente' },
+          { id: second.id, name: 'Segundo remitente' },
+        ],
+      },
     })
   })
 })

@@ -29,7 +29,9 @@ describe('letters created in parallel', () => {
     const account = await adminAccount(app, 150)
     const client = publicClient(app, account.apiKey)
     const responses = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), i % 2 ? { 'idempotency-key': `par-${i}` } : {})),
+      Array.from({ length: 200 }, (_, i) =>
+        client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), i % 2 ? { 'idempotency-key': `par-${i}` } : {}),
+      ),
     )
     const created = responses.filter((response) => response.statusCode === 200)
     expect(created).toHaveLength(50)
@@ -46,7 +48,9 @@ describe('letters created in parallel', () => {
     }
     // Keyed creations that succeeded are replayed, not charged again.
     const keyedCreated = created.map((response) => responses.indexOf(response)).filter((i) => i % 2)
-    const replays = await Promise.all(keyedCreated.map((i) => client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), { 'idempotency-key': `par-${i}` })))
+    const replays = await Promise.all(
+      keyedCreated.map((i) => client.post('/single', singleLetter(account, { name: `Cliente ${i}` }), { 'idempotency-key': `par-${i}` })),
+    )
     for (const replay of replays) expect(replay.headers['idempotent-replayed']).toBe('true')
     expect((await expectLedgerMatchesLetters(app.db, account.id)).letters).toHaveLength(50)
   })

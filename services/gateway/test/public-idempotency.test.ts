@@ -145,7 +145,12 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     const account = await adminAccount(app, 2)
     const client = publicClient(app, account.apiKey)
     expectError(await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-retry' }), 402, 'Payment Required')
-    await app.inject({ method: 'POST', url: `/admin/accounts/${account.id}/credits`, headers: { authorization: 'Bearer test-admin-token-0123456789' }, payload: { amount: 10 } })
+    await app.inject({
+      method: 'POST',
+      url: `/admin/accounts/${account.id}/credits`,
+      headers: { authorization: 'Bearer test-admin-token-0123456789' },
+      payload: { amount: 10 },
+    })
     const retry = await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-retry' })
     expect(retry.statusCode).toBe(200)
     expect(retry.headers['idempotent-replayed']).toBeUndefined()

@@ -64,7 +64,8 @@ describe('rate limit', () => {
   })
 
   it('throttles key guessing by client IP', async () => {
-    const guess = (n: number) => replicaA.inject({ method: 'GET', url: '/campaigns', remoteAddress: '203.0.113.9', headers: { 'x-api-key': `lk_live_guess_${n}` } })
+    const guess = (n: number) =>
+      replicaA.inject({ method: 'GET', url: '/campaigns', remoteAddress: '203.0.113.9', headers: { 'x-api-key': `lk_live_guess_${n}` } })
     for (let i = 0; i < 5; i++) expectError(await guess(i), 401, 'Unauthorized')
     expectError(await guess(99), 429, 'Too Many Requests')
     const otherClient = await replicaA.inject({ method: 'GET', url: '/campaigns', remoteAddress: '198.51.100.7' })

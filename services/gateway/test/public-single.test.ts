@@ -33,10 +33,21 @@ describe('POST /single', () => {
       cost: 3,
       fontName: 'kalam',
       message: 'Querida Lucía, gracias por tu compra.',
-      recipient: { name: 'Lucía', surname: 'García', company: 'Luna S.L.', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' },
+      recipient: {
+        name: 'Lucía',
+        surname: 'García',
+        company: 'Luna S.L.',
+        address: 'Calle Mayor 1',
+        zip: '28013',
+        city: 'Madrid',
+        province: 'Madrid',
+        country: 'ES',
+      },
       address: null,
     })
-    expect(await app.db.select({ status: letterEvents.status }).from(letterEvents).where(eq(letterEvents.letterId, body.cardId))).toEqual([{ status: 'received' }])
+    expect(await app.db.select({ status: letterEvents.status }).from(letterEvents).where(eq(letterEvents.letterId, body.cardId))).toEqual([
+      { status: 'received' },
+    ])
     const jobs = await app.db.select().from(outbox).where(eq(outbox.jobName, 'normalize-address'))
     expect(jobs.filter((job) => job.payload.letterId === body.cardId)).toMatchObject([{ queue: 'address', payload: { letterId: body.cardId }, sentAt: null }])
     const after = await expectLedgerMatchesLetters(app.db, account.id)
@@ -80,10 +91,22 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['a Spanish zip outside provinces 01-52', (a) => singleLetter(a, { zip: '53001' }), "El campo 'zip' ('53001') no es un código postal válido para ES"],
     ['a German zip of four digits', (a) => singleLetter(a, { zip: '1011', country: 'DE' }), "El campo 'zip' ('1011') no es un código postal válido para DE"],
     ['a cardDesignId that is not a UUID', (a) => singleLetter(a, { cardDesignId: 'tarjeta-1' }), "El campo 'cardDesignId' debe ser un UUID válido"],
-    ['an unknown card design', (a) => singleLetter(a, { cardDesignId: UNKNOWN_ID }), "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta"],
-    ['an envelope design of another account', (a) => singleLetter(a, { envelopeDesignId: other.envelopeDesignId }), "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta"],
+    [
+      'an unknown card design',
+      (a) => singleLetter(a, { cardDesignId: UNKNOWN_ID }),
+      "El campo 'cardDesignId' no corresponde a ningún diseño de tarjeta de la cuenta",
+    ],
+    [
+      'an envelope design of another account',
+      (a) => singleLetter(a, { envelopeDesignId: other.envelopeDesignId }),
+      "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta",
+    ],
     ['a sender of another account', (a) => singleLetter(a, { senderId: other.senderId }), "El campo 'senderId' no corresponde a ningún remitente de la cuenta"],
-    ['an unknown font', (a) => singleLetter(a, { fontName: 'comic-sans' }), "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam"],
+    [
+      'an unknown font',
+      (a) => singleLetter(a, { fontName: 'comic-sans' }),
+      "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam",
+    ],
     ['a message over 1,000 characters', (a) => singleLetter(a, { message: 'a'.repeat(1001) }), /no puede tener más de 1000 caracteres/],
     ['an unknown field', (a) => singleLetter(a, { signatureId: a.signatureId }), "El campo 'signatureId' no está permitido"],
     ['a misspelt field', (a) => ({ ...singleLetter(a), zip: undefined, zipcode: '28013' }), "El campo 'zip' es obligatorio"],
@@ -91,17 +114,41 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['a name of only spaces', (a) => singleLetter(a, { name: '   ' }), "El campo 'name' no puede estar vacío"],
     ['a zip of only spaces', (a) => singleLetter(a, { zip: '  ' }), /El campo 'zip'/],
     ['a name of only a zero-width space', (a) => singleLetter(a, { name: '\u200b' }), "El campo 'name' no puede estar vacío"],
-    ['a surname of only joiners, a word joiner and a BOM', (a) => singleLetter(a, { surname: '\u200d\u200c\u2060\ufeff' }), "El campo 'surname' no puede estar vacío"],
+    [
+      'a surname of only joiners, a word joiner and a BOM',
+      (a) => singleLetter(a, { surname: '\u200d\u200c\u2060\ufeff' }),
+      "El campo 'surname' no puede estar vacío",
+    ],
     ['a city of a Hangul filler between spaces', (a) => singleLetter(a, { city: ' \u3164 ' }), "El campo 'city' no puede estar vacío"],
     ['an address of a soft hyphen and a lone combining accent', (a) => singleLetter(a, { address: '\u00ad\u0301' }), "El campo 'address' no puede estar vacío"],
-    ['a fontName longer than 50 characters', (a) => singleLetter(a, { fontName: 'c'.repeat(51) }), 'El campo \'fontName\' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam'],
+    [
+      'a fontName longer than 50 characters',
+      (a) => singleLetter(a, { fontName: 'c'.repeat(51) }),
+      "El campo 'fontName' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam",
+    ],
     ['a NUL character in the message', (a) => singleLetter(a, { message: 'a\u0000b' }), "El campo 'message' contiene caracteres no válidos"],
     ['a NUL character in the surname', (a) => singleLetter(a, { surname: 'a\u0000b' }), "El campo 'surname' contiene caracteres no válidos"],
     ['half a surrogate pair in the city', (a) => singleLetter(a, { city: '\ud800x' }), "El campo 'city' contiene caracteres no válidos"],
-    ['a Chinese name the handwriting font cannot write', (a) => singleLetter(a, { name: '王伟' }), "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: 王 伟"],
-    ['emoji in the message', (a) => singleLetter(a, { message: 'Gracias 👍🏽 por todo 👍🏽' }), "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 👍 🏽"],
-    ['a name of private-use characters', (a) => singleLetter(a, { name: '\ue000\ue001' }), "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: \ue000 \ue001"],
-    ['a Polish city in a latin-only font', (a) => singleLetter(a, { city: 'Łódź', fontName: 'kalam' }), "El campo 'city' contiene caracteres que la letra 'kalam' no puede escribir: Ł ź"],
+    [
+      'a Chinese name the handwriting font cannot write',
+      (a) => singleLetter(a, { name: '王伟' }),
+      "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: 王 伟",
+    ],
+    [
+      'emoji in the message',
+      (a) => singleLetter(a, { message: 'Gracias 👍🏽 por todo 👍🏽' }),
+      "El campo 'message' contiene caracteres que la letra 'caveat' no puede escribir: 👍 🏽",
+    ],
+    [
+      'a name of private-use characters',
+      (a) => singleLetter(a, { name: '\ue000\ue001' }),
+      "El campo 'name' contiene caracteres que la letra 'caveat' no puede escribir: \ue000 \ue001",
+    ],
+    [
+      'a Polish city in a latin-only font',
+      (a) => singleLetter(a, { city: 'Łódź', fontName: 'kalam' }),
+      "El campo 'city' contiene caracteres que la letra 'kalam' no puede escribir: Ł ź",
+    ],
   ]
 
   it.each(cases)('%s', async (_name, body, message) => {
@@ -122,7 +169,10 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
 
   it('takes Spanish, French and German text with its punctuation in every font', async () => {
     for (const fontName of ['caveat', 'dancing-script', 'homemade-apple', 'indie-flower', 'kalam']) {
-      const response = await client.post('/single', singleLetter(account, { fontName, name: 'Begoña Müller', surname: 'Çelik-Œuvre', message: '¡Hola! ¿Qué tal? «Gracias» — 20 € … “adiós”' }))
+      const response = await client.post(
+        '/single',
+        singleLetter(account, { fontName, name: 'Begoña Müller', surname: 'Çelik-Œuvre', message: '¡Hola! ¿Qué tal? «Gracias» — 20 € … “adiós”' }),
+      )
       expect(response.statusCode, `${fontName}: ${response.body}`).toBe(200)
     }
   })
@@ -134,11 +184,17 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
 
   it('rejects a body that is not JSON, another media type and an oversized body', async () => {
     const before = await moneyState(app.db, account.id)
-    const raw = (payload: string, type: string) => app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'content-type': type }, payload })
+    const raw = (payload: string, type: string) =>
+      app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'content-type': type }, payload })
     expectError(await raw('{"name":', 'application/json'), 400, 'Bad Request', 'El cuerpo de la petición no es un JSON válido')
     expectError(await raw('', 'application/json'), 400, 'Bad Request')
     expectError(await raw('name=Lucía', 'application/x-www-form-urlencoded'), 415, 'Unsupported Media Type')
-    expectError(await client.post('/single', singleLetter(account, { message: 'x'.repeat(65 * 1024) })), 413, 'Payload Too Large', 'El cuerpo de la petición es demasiado grande')
+    expectError(
+      await client.post('/single', singleLetter(account, { message: 'x'.repeat(65 * 1024) })),
+      413,
+      'Payload Too Large',
+      'El cuerpo de la petición es demasiado grande',
+    )
     expect((await moneyState(app.db, account.id)).balance).toBe(before.balance)
   })
 })
@@ -173,7 +229,12 @@ describe('POST /single without enough credits', () => {
     expect((await poorClient.post('/single', singleLetter(poor))).statusCode).toBe(200)
     const before = await moneyState(app.db, poor.id)
     expect(before.balance).toBe(1)
-    expectError(await poorClient.post('/single', singleLetter(poor)), 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 1')
+    expectError(
+      await poorClient.post('/single', singleLetter(poor)),
+      402,
+      'Payment Required',
+      'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 1',
+    )
     const after = await expectLedgerMatchesLetters(app.db, poor.id)
     expect(after.balance).toBe(1)
     expect(after.letters).toHaveLength(1)

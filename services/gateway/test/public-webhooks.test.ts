@@ -31,7 +31,14 @@ const removeAll = (owner: Account) => app.db.delete(webhookEndpoints).where(eq(w
 describe('POST /webhooks', () => {
   it('registers an endpoint for every event type when none are given, and shows its secret once', async () => {
     const created = await create(account)
-    expect(created).toEqual({ id: expect.any(String), url: PUBLIC_URL, events: [...letterEventTypes], livemode: true, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), createdAt: expect.any(String) })
+    expect(created).toEqual({
+      id: expect.any(String),
+      url: PUBLIC_URL,
+      events: [...letterEventTypes],
+      livemode: true,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      createdAt: expect.any(String),
+    })
     expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64')).toHaveLength(32)
     const listed = await client(account).get('/webhooks')
     expect(listed.body).not.toContain(created.secret)
@@ -52,18 +59,31 @@ describe('POST /webhooks', () => {
     ['an empty event list', { url: PUBLIC_URL, events: [] }, /lista no vacía/],
     ['a field the route does not know', { url: PUBLIC_URL, secret: 'mine' }, /secret/],
     ['credentials in the URL', { url: 'https://user:pass@93.184.216.34/' }, /usuario ni contraseña/],
-    ['a URL of 2,000 characters that percent-encoding makes longer', { url: `https://93.184.216.34/${'ü'.repeat(1970)}` }, /codificada, tiene \d+ caracteres: el máximo es 2000/],
+    [
+      'a URL of 2,000 characters that percent-encoding makes longer',
+      { url: `https://93.184.216.34/${'ü'.repeat(1970)}` },
+      /codificada, tiene \d+ caracteres: el máximo es 2000/,
+    ],
   ])('refuses %s with 400', async (_, body, message) => {
     expectError(await client(account).post('/webhooks', body), 400, 'Bad Request', message)
     expect(await app.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, account.id))).toEqual([])
   })
 
-  it.each(['http://127.0.0.1:8080/', 'http://localhost/', 'http://[::1]/', 'http://10.0.0.7/', 'http://192.168.1.20/', 'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://[fe80::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::127.0.0.1]/', 'http://2130706433/'])(
-    'refuses %s, a loopback, private, link-local, unique-local or metadata address, with 400',
-    async (url) => {
-      expectError(await client(account).post('/webhooks', { url }), 400, 'Bad Request', /dirección privada, local o de metadatos/)
-    },
-  )
+  it.each([
+    'http://127.0.0.1:8080/',
+    'http://localhost/',
+    'http://[::1]/',
+    'http://10.0.0.7/',
+    'http://192.168.1.20/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[fd00:ec2::254]/',
+    'http://[fe80::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::127.0.0.1]/',
+    'http://2130706433/',
+  ])('refuses %s, a loopback, private, link-local, unique-local or metadata address, with 400', async (url) => {
+    expectError(await client(account).post('/webhooks', { url }), 400, 'Bad Request', /dirección privada, local o de metadatos/)
+  })
 
   it('accepts a private address when WEBHOOK_ALLOW_PRIVATE_URLS=true', async () => {
     const permissive = await startGateway({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })
@@ -95,7 +115,9 @@ describe('GET /webhooks', () => {
     await create(other)
     const response = await client(account).get('/webhooks')
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toEqual({ data: [{ id: mine.id, url: PUBLIC_URL, events: [...letterEventTypes], livemode: true, createdAt: mine.createdAt, disabled: false }] })
+    expect(response.json()).toEqual({
+      data: [{ id: mine.id, url: PUBLIC_URL, events: [...letterEventTypes], livemode: true, createdAt: mine.createdAt, disabled: false }],
+    })
     await removeAll(account)
     await removeAll(other)
   })
@@ -116,14 +138,19 @@ describe('DELETE /webhooks/{id}', () => {
 
   it("answers 404 for another account's endpoint, an unknown id and one that is not a UUID, deleting nothing", async () => {
     const theirs = await create(other)
-    for (const id of [theirs.id, UNKNOWN_ID, 'no-es-un-id']) expectError(await client(account).delete(`/webhooks/${id}`), 404, 'Not Found', 'El webhook no existe')
+    for (const id of [theirs.id, UNKNOWN_ID, 'no-es-un-id'])
+      expectError(await client(account).delete(`/webhooks/${id}`), 404, 'Not Found', 'El webhook no existe')
     expect((await client(other).get('/webhooks')).json<{ data: unknown[] }>().data).toHaveLength(1)
     await removeAll(other)
   })
 
   it('answers 400 to a body with fields', async () => {
     const created = await create(account)
-    expectError(await app.inject({ method: 'DELETE', url: `/webhooks/${created.id}`, headers: { 'x-api-key': account.apiKey }, payload: { force: true } }), 400, 'Bad Request')
+    expectError(
+      await app.inject({ method: 'DELETE', url: `/webhooks/${created.id}`, headers: { 'x-api-key': account.apiKey }, payload: { force: true } }),
+      400,
+      'Bad Request',
+    )
     await removeAll(account)
   })
 })
@@ -136,8 +163,14 @@ describe('POST /webhooks/{id}/test', () => {
     const { eventId } = response.json<{ eventId: string; type: string }>()
     const [event] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId))
     expect(event).toMatchObject({ endpointId: created.id, type: 'webhook.test', state: 'pending' })
-    expect(JSON.parse(event!.body)).toEqual({ type: 'webhook.test', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), data: { webhookId: created.id } })
-    expect(await app.db.select().from(outbox).where(eq(outbox.id, eventId))).toMatchObject([{ queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId } }])
+    expect(JSON.parse(event!.body)).toEqual({
+      type: 'webhook.test',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      data: { webhookId: created.id },
+    })
+    expect(await app.db.select().from(outbox).where(eq(outbox.id, eventId))).toMatchObject([
+      { queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId } },
+    ])
     await removeAll(account)
   })
 
@@ -170,8 +203,28 @@ describe('GET /webhooks/{id}/deliveries', () => {
     expect(first.statusCode, first.body).toBe(200)
     const page = first.json<{ data: Array<Record<string, unknown>>; nextCursor: string }>()
     expect(page.data).toEqual([
-      { eventId: event!.id, type: 'letter.printed', attempt: 3, statusCode: 204, error: null, durationMs: 8, at: expect.any(String), nextAttemptAt: null, outcome: 'delivered' },
-      { eventId: event!.id, type: 'letter.printed', attempt: 2, statusCode: null, error: 'timeout', durationMs: 10_000, at: expect.any(String), nextAttemptAt: retryAt.toISOString(), outcome: 'retrying' },
+      {
+        eventId: event!.id,
+        type: 'letter.printed',
+        attempt: 3,
+        statusCode: 204,
+        error: null,
+        durationMs: 8,
+        at: expect.any(String),
+        nextAttemptAt: null,
+        outcome: 'delivered',
+      },
+      {
+        eventId: event!.id,
+        type: 'letter.printed',
+        attempt: 2,
+        statusCode: null,
+        error: 'timeout',
+        durationMs: 10_000,
+        at: expect.any(String),
+        nextAttemptAt: retryAt.toISOString(),
+        outcome: 'retrying',
+      },
     ])
     const second = await client(account).get(`/webhooks/${created.id}/deliveries?limit=2&cursor=${page.nextCursor}`)
     expect(second.json()).toMatchObject({ data: [{ attempt: 1, statusCode: 500 }], nextCursor: null })
@@ -200,17 +253,25 @@ describe('letter.scheduled', () => {
     const receivedOnly = await create(owner, { url: PUBLIC_URL, events: ['letter.received'] })
     const sendAt = new Date(Date.now() + 86_400_000).toISOString()
 
-    for (const [key, endpoint, livemode] of [[owner, liveEndpoint, true], [test, testEndpoint, false]] as const) {
+    for (const [key, endpoint, livemode] of [
+      [owner, liveEndpoint, true],
+      [test, testEndpoint, false],
+    ] as const) {
       const created = await client(key).post('/single', singleLetter(owner, { sendAt }))
       expect(created.statusCode, created.body).toBe(200)
       const cardId = created.json<{ cardId: string }>().cardId
       const { events: _events, ...card } = (await client(key).get(`/cards/${cardId}`)).json<Record<string, unknown>>()
       expect(card).toMatchObject({ status: 'scheduled', livemode, sendAt })
 
-      const written = await app.db.select().from(webhookEvents).where(sql`${webhookEvents.body}::jsonb -> 'data' ->> 'id' = ${cardId}`)
+      const written = await app.db
+        .select()
+        .from(webhookEvents)
+        .where(sql`${webhookEvents.body}::jsonb -> 'data' ->> 'id' = ${cardId}`)
       expect(written.map((event) => [event.endpointId, event.type])).toEqual([[endpoint.id, 'letter.scheduled']])
       expect(JSON.parse(written[0]!.body)).toEqual({ type: 'letter.scheduled', timestamp: expect.any(String), data: card })
-      expect(await app.db.select().from(outbox).where(eq(outbox.id, written[0]!.id))).toMatchObject([{ queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: written[0]!.id } }])
+      expect(await app.db.select().from(outbox).where(eq(outbox.id, written[0]!.id))).toMatchObject([
+        { queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: written[0]!.id } },
+      ])
     }
     expect(await app.db.select().from(webhookEvents).where(eq(webhookEvents.endpointId, receivedOnly.id))).toEqual([])
     await removeAll(owner)
@@ -233,9 +294,19 @@ describe('an endpoint deleted while a letter changes status', () => {
       await new Promise<void>((resolve) => (release = resolve))
     })
     await deleted
-    const cancelling = client(account).delete(`/cards/${cardId}`).then((response) => response)
+    const cancelling = client(account)
+      .delete(`/cards/${cardId}`)
+      .then((response) => response)
     await expect
-      .poll(async () => (await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`))[0]!.n, { timeout: 5000, interval: 20 })
+      .poll(
+        async () =>
+          (
+            await app.db.execute<{ n: number }>(
+              sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            )
+          )[0]!.n,
+        { timeout: 5000, interval: 20 },
+      )
       .toBeGreaterThan(0)
     release()
     await holder

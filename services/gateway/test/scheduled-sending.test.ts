@@ -28,10 +28,19 @@ function inMadrid(ms: number): string {
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) => publicClient(app, account.apiKey).post(url, body, headers)
-const card = async (id: string) => (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ status: string; sendAt: string | null; events: Array<{ status: string; detail: string | null }> }>()
+const card = async (id: string) =>
+  (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{
+    status: string
+    sendAt: string | null
+    events: Array<{ status: string; detail: string | null }>
+  }>()
 
 /** Makes a scheduled letter due now, as if its sendAt had come. */
-const makeDue = (id: string) => app.db.update(letters).set({ sendAt: sql`now() - interval '1 second'` }).where(eq(letters.id, id))
+const makeDue = (id: string) =>
+  app.db
+    .update(letters)
+    .set({ sendAt: sql`now() - interval '1 second'` })
+    .where(eq(letters.id, id))
 
 describe('sendAt on POST /single and POST /card', () => {
   it('schedules a letter: charged now, shown as scheduled with its sendAt in UTC, no address job yet', async () => {
@@ -45,13 +54,29 @@ describe('sendAt on POST /single and POST /card', () => {
     expect(shown.sendAt).toBe(new Date(Date.parse(sendAt)).toISOString())
     expect(shown.events).toEqual([{ status: 'scheduled', at: expect.any(String), detail: 'Programada: entrará en producción en la fecha indicada' }])
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 3)
-    expect(await app.db.select().from(outbox).where(sql`${outbox.payload} ->> 'letterId' = ${cardId}`)).toEqual([])
+    expect(
+      await app.db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload} ->> 'letterId' = ${cardId}`),
+    ).toEqual([])
     await expectLedgerMatchesLetters(app.db, account.id)
   })
 
   it('schedules a campaign letter the same way', async () => {
     const campaignId = await adminCampaign(app, account)
-    const response = await post('/card', { campaignId, name: 'Ana', surname: 'Ruiz', address: 'C/ Luna 2', zip: '41004', city: 'Sevilla', province: 'Sevilla', country: 'ES', variables: { cupon: 'X1' }, sendAt: new Date(Date.now() + 10 * DAY).toISOString() })
+    const response = await post('/card', {
+      campaignId,
+      name: 'Ana',
+      surname: 'Ruiz',
+      address: 'C/ Luna 2',
+      zip: '41004',
+      city: 'Sevilla',
+      province: 'Sevilla',
+      country: 'ES',
+      variables: { cupon: 'X1' },
+      sendAt: new Date(Date.now() + 10 * DAY).toISOString(),
+    })
     expect(response.statusCode, response.body).toBe(200)
     expect((await card(response.json<{ cardId: string }>().cardId)).status).toBe('scheduled')
   })
@@ -110,7 +135,8 @@ describe('sendAt on POST /single and POST /card', () => {
 describe('cancelling a scheduled letter', () => {
   it('refunds it, and the clock never releases it', async () => {
     const before = (await moneyState(app.db, account.id)).balance
-    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY), country: 'FR', zip: '75001', city: 'París' }))).json<{ cardId: string }>().cardId
+    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY), country: 'FR', zip: '75001', city: 'París' }))).json<{ cardId: string }>()
+      .cardId
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
     const response = await publicClient(app, account.apiKey).delete(`/cards/${id}`)
     expect(response.statusCode, response.body).toBe(200)
@@ -120,17 +146,28 @@ describe('cancelling a scheduled letter', () => {
     const clock = new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000 })
     await clock.tick()
     expect((await card(id)).status).toBe('cancelled')
-    expect(await app.db.select().from(outbox).where(sql`${outbox.payload} ->> 'letterId' = ${id}`)).toEqual([])
+    expect(
+      await app.db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload} ->> 'letterId' = ${id}`),
+    ).toEqual([])
     await expectLedgerMatchesLetters(app.db, account.id)
   })
 
   it('races the clock: every DELETE wins (a letter just released is still cancellable), each letter refunded once, and only a released one has its address job', async () => {
     const racer = await adminAccount(app, 300)
     const ids = await Promise.all(
-      Array.from({ length: 40 }, async () => (await publicClient(app, racer.apiKey).post('/single', singleLetter(racer, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId),
+      Array.from(
+        { length: 40 },
+        async () => (await publicClient(app, racer.apiKey).post('/single', singleLetter(racer, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId,
+      ),
     )
     expect((await moneyState(app.db, racer.id)).balance).toBe(300 - 3 * ids.length)
-    await app.db.update(letters).set({ sendAt: sql`now() - interval '1 second'` }).where(eq(letters.accountId, racer.id))
+    await app.db
+      .update(letters)
+      .set({ sendAt: sql`now() - interval '1 second'` })
+      .where(eq(letters.accountId, racer.id))
     const clocks = [0, 1, 2].map(() => new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000, batchSize: 7 }))
     const cancels = ids.map((id) => publicClient(app, racer.apiKey).delete(`/cards/${id}`))
     const [answers] = await Promise.all([Promise.all(cancels), ...clocks.map((clock) => clock.tick())])
@@ -143,7 +180,13 @@ describe('cancelling a scheduled letter', () => {
     expect(state.letters.map((letter) => letter.status)).toEqual(ids.map(() => 'cancelled'))
     for (const id of ids) {
       const events = await app.db.select({ status: letterEvents.status }).from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(letterEvents.id)
-      expect([['scheduled', 'cancelled'], ['scheduled', 'received', 'cancelled']], id).toContainEqual(events.map((event) => event.status))
+      expect(
+        [
+          ['scheduled', 'cancelled'],
+          ['scheduled', 'received', 'cancelled'],
+        ],
+        id,
+      ).toContainEqual(events.map((event) => event.status))
     }
     expect(state.balance).toBe(300)
   })
@@ -153,7 +196,10 @@ describe('the letter clock', () => {
   it('releases a due letter once however many clocks run: one received event, one address job', async () => {
     const owner = await adminAccount(app, 1000)
     const ids = await Promise.all(
-      Array.from({ length: 60 }, async () => (await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId),
+      Array.from(
+        { length: 60 },
+        async () => (await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId,
+      ),
     )
     // One not yet due stays scheduled.
     const notYet = ids.pop()!
@@ -167,7 +213,10 @@ describe('the letter clock', () => {
         ['scheduled', 'Programada: entrará en producción en la fecha indicada'],
         ['received', RELEASED_DETAIL],
       ])
-      const jobs = await app.db.select().from(outbox).where(and(sql`${outbox.payload} ->> 'letterId' = ${id}`, eq(outbox.queue, 'address')))
+      const jobs = await app.db
+        .select()
+        .from(outbox)
+        .where(and(sql`${outbox.payload} ->> 'letterId' = ${id}`, eq(outbox.queue, 'address')))
       expect(jobs).toHaveLength(1)
     }
     expect((await publicClient(app, owner.apiKey).get(`/cards/${notYet}`)).json<{ status: string }>().status).toBe('scheduled')
@@ -183,7 +232,10 @@ describe('letters_clock_overdue', () => {
 
   it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async () => {
     const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
-    await app.db.update(letters).set({ sendAt: sql`now() - interval '1 minute'` }).where(eq(letters.id, id))
+    await app.db
+      .update(letters)
+      .set({ sendAt: sql`now() - interval '1 minute'` })
+      .where(eq(letters.id, id))
     expect(await overdue()).toBeGreaterThanOrEqual(1)
     await new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000 }).tick()
     expect((await card(id)).status).toBe('received')
@@ -197,7 +249,15 @@ describe('parseDateTime', () => {
     expect(parseDateTime('2026-12-24T09:00-03:30')?.toISOString()).toBe('2026-12-24T12:30:00.000Z')
     expect(parseDateTime('2026-12-24t09:00:00.1234z')?.toISOString()).toBe('2026-12-24T09:00:00.123Z')
     expect(parseDateTime('2028-02-29T00:00:00Z')?.toISOString()).toBe('2028-02-29T00:00:00.000Z')
-    for (const bad of ['2027-02-29T00:00:00Z', '2026-13-01T00:00:00Z', '2026-12-24T09:60:00Z', '2026-12-24T09:00:00+24:00', '2026-12-24 09:00:00Z', '2026-12-24T09:00:00', '']) {
+    for (const bad of [
+      '2027-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-12-24T09:60:00Z',
+      '2026-12-24T09:00:00+24:00',
+      '2026-12-24 09:00:00Z',
+      '2026-12-24T09:00:00',
+      '',
+    ]) {
       expect(parseDateTime(bad), bad).toBeUndefined()
     }
   })
@@ -216,7 +276,16 @@ describe('parseDateTime', () => {
     expect(queryDateTime('2026-12-24T09:00:00 01:00')).toBe('2026-12-24T09:00:00+01:00')
     expect(queryDateTime('2026-12-24T09:00 01:00')).toBe('2026-12-24T09:00+01:00')
     expect(queryDateTime('2026-12-24T09:00:00.250 05:30')).toBe('2026-12-24T09:00:00.250+05:30')
-    for (const kept of ['2026-12-24T09:00:00+01:00', '2026-12-24T09:00:00-03:00', '2026-12-24T08:00:00Z', '2026-12-24 09:00', '2026-12-24 09:00:00 01:00', 'mañana 09:00', undefined, null]) {
+    for (const kept of [
+      '2026-12-24T09:00:00+01:00',
+      '2026-12-24T09:00:00-03:00',
+      '2026-12-24T08:00:00Z',
+      '2026-12-24 09:00',
+      '2026-12-24 09:00:00 01:00',
+      'mañana 09:00',
+      undefined,
+      null,
+    ]) {
       expect(queryDateTime(kept), String(kept)).toBe(kept)
     }
   })

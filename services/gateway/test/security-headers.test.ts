@@ -47,7 +47,7 @@ describe('security headers', () => {
     expectFramingDenied((await app.inject({ method: 'GET', url: '/ops/queues', headers: asOps })).headers)
   })
 
-  it("let the dashboard load everything its page asks for under the policy it is served with", async () => {
+  it('let the dashboard load everything its page asks for under the policy it is served with', async () => {
     const page = await app.inject({ method: 'GET', url: '/ops/queues', headers: asOps })
     expect(page.statusCode).toBe(200)
     const policy = directives(page.headers['content-security-policy'])
@@ -70,7 +70,8 @@ describe('security headers', () => {
 
     const stylesheets = [...html.matchAll(/<link\b[^>]*rel="stylesheet"[^>]*>/g)].map((match) => new URL(match[0].match(/href="([^"]+)"/)![1]!, base))
     expect(stylesheets.length).toBeGreaterThan(0)
-    for (const sheet of stylesheets) expect(sheet.origin === base.origin ? "'self'" : `${sheet.protocol}`, sheet.href).toSatisfy((source: string) => styleSources.includes(source))
+    for (const sheet of stylesheets)
+      expect(sheet.origin === base.origin ? "'self'" : `${sheet.protocol}`, sheet.href).toSatisfy((source: string) => styleSources.includes(source))
     if (/<style\b|\sstyle="/.test(html)) expect(styleSources).toContain("'unsafe-inline'")
     if (stylesheets.some((sheet) => sheet.hostname === 'fonts.googleapis.com')) expect(fontSources).toContain('https:')
 

@@ -2,7 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import { idempotencyKeys, letters, webhookEndpoints } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient, startGateway } from './helpers.js'
+import {
+  UNKNOWN_ID,
+  adminAccount,
+  adminCampaign,
+  adminClient,
+  expectError,
+  publicClient,
+  sendSingle,
+  singleLetter,
+  spanishRecipient,
+  startGateway,
+} from './helpers.js'
 import { moneyState } from './ledger-assertions.js'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
@@ -49,7 +60,12 @@ describe('letters made with a test key', () => {
   it('answer 402 when the balance could not pay, storing nothing', async () => {
     const account = await accountWithTestKey(2)
     const client = publicClient(app, account.testKey)
-    expectError(await client.post('/single', singleLetter(account), { 'idempotency-key': 'poor-test-1' }), 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 2')
+    expectError(
+      await client.post('/single', singleLetter(account), { 'idempotency-key': 'poor-test-1' }),
+      402,
+      'Payment Required',
+      'Créditos insuficientes: la carta cuesta 3 créditos y el saldo de la cuenta es 2',
+    )
     const state = await moneyState(app.db, account.id)
     expect(state.letters).toEqual([])
     expect(state.jobs).toEqual([])
@@ -79,13 +95,19 @@ describe('letters made with a test key', () => {
     const statuses = responses.map((response) => response.statusCode)
     expect(statuses.filter((_, n) => n % 2 === 0)).toEqual(Array(25).fill(200))
     expect(statuses.filter((_, n) => n % 2 === 1)).toEqual(Array(25).fill(402))
-    for (const refused of responses.filter((_, n) => n % 2 === 1)) expectError(refused, 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 5 créditos y el saldo de la cuenta es 4')
+    for (const refused of responses.filter((_, n) => n % 2 === 1))
+      expectError(refused, 402, 'Payment Required', 'Créditos insuficientes: la carta cuesta 5 créditos y el saldo de la cuenta es 4')
     const after = await moneyState(app.db, account.id)
     expect(after.balance).toBe(4)
     expect(after.entries).toEqual(before.entries)
     expect(after.letters).toHaveLength(25)
     expect(after.letters.every((letter) => !letter.livemode && letter.recipient.country === 'ES')).toBe(true)
-    expect(after.letters.map((letter) => letter.id).sort()).toEqual(responses.filter((_, n) => n % 2 === 0).map((response) => response.json<{ cardId: string }>().cardId).sort())
+    expect(after.letters.map((letter) => letter.id).sort()).toEqual(
+      responses
+        .filter((_, n) => n % 2 === 0)
+        .map((response) => response.json<{ cardId: string }>().cardId)
+        .sort(),
+    )
   })
 
   it('is cancelled without a refund', async () => {
@@ -95,7 +117,11 @@ describe('letters made with a test key', () => {
     const response = await publicClient(app, account.testKey).delete(`/cards/${id}`)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json<Card>()).toMatchObject({ id, livemode: false, status: 'cancelled' })
-    expect(response.json<Card>().events.at(-1)).toEqual({ status: 'cancelled', at: expect.any(String), detail: 'Cancelada por el cliente; carta de prueba, sin cargo que devolver' })
+    expect(response.json<Card>().events.at(-1)).toEqual({
+      status: 'cancelled',
+      at: expect.any(String),
+      detail: 'Cancelada por el cliente; carta de prueba, sin cargo que devolver',
+    })
     const after = await moneyState(app.db, account.id)
     expect(after.balance).toBe(before.balance)
     expect(after.entries).toEqual(before.entries)
@@ -116,7 +142,12 @@ describe('the same Idempotency-Key with a live key and a test key of one account
     expect((await publicClient(app, account.apiKey).post('/single', singleLetter(account), headers)).json<{ cardId: string }>().cardId).toBe(liveId)
     expect((await publicClient(app, account.testKey).post('/single', singleLetter(account), headers)).json<{ cardId: string }>().cardId).toBe(testId)
     const state = await moneyState(app.db, account.id)
-    expect(state.letters.map((letter) => [letter.id, letter.livemode]).sort()).toEqual([[liveId, true], [testId, false]].sort())
+    expect(state.letters.map((letter) => [letter.id, letter.livemode]).sort()).toEqual(
+      [
+        [liveId, true],
+        [testId, false],
+      ].sort(),
+    )
     expect(state.charges.map((charge) => charge.letterId)).toEqual([liveId])
     expect(state.balance).toBe(7)
   })
@@ -136,7 +167,11 @@ describe('isolation between the modes', () => {
       testIds.push(await sendSingle(app, account.test))
     }
     // One cancelled letter in each mode, for the status filter.
-    for (const [key, id] of [[account.apiKey, liveIds[0]!], [account.testKey, testIds[0]!]] as const) expect((await publicClient(app, key).delete(`/cards/${id}`)).statusCode).toBe(200)
+    for (const [key, id] of [
+      [account.apiKey, liveIds[0]!],
+      [account.testKey, testIds[0]!],
+    ] as const)
+      expect((await publicClient(app, key).delete(`/cards/${id}`)).statusCode).toBe(200)
   })
 
   const sides = () => [
@@ -213,7 +248,8 @@ describe('webhook endpoints in test mode', () => {
     expect([test.livemode, live.livemode]).toEqual([false, true])
     const [stored] = await app.db.select({ livemode: webhookEndpoints.livemode }).from(webhookEndpoints).where(eq(webhookEndpoints.id, test.id))
     expect(stored?.livemode).toBe(false)
-    const listed = async (key: string) => (await publicClient(app, key).get('/webhooks')).json<{ data: Array<{ id: string; url: string; livemode: boolean }> }>().data
+    const listed = async (key: string) =>
+      (await publicClient(app, key).get('/webhooks')).json<{ data: Array<{ id: string; url: string; livemode: boolean }> }>().data
     expect((await listed(account.testKey)).map((endpoint) => [endpoint.id, endpoint.url, endpoint.livemode])).toEqual([[test.id, `${PUBLIC_URL}/test`, false]])
     expect((await listed(account.apiKey)).map((endpoint) => [endpoint.id, endpoint.url, endpoint.livemode])).toEqual([[live.id, `${PUBLIC_URL}/live`, true]])
     await removeAll(account)
@@ -223,7 +259,10 @@ describe('webhook endpoints in test mode', () => {
     const account = await accountWithTestKey()
     const test = await create(account.testKey)
     const live = await create(account.apiKey)
-    for (const [key, theirs] of [[account.apiKey, test.id], [account.testKey, live.id]] as const) {
+    for (const [key, theirs] of [
+      [account.apiKey, test.id],
+      [account.testKey, live.id],
+    ] as const) {
       const client = publicClient(app, key)
       expectError(await client.delete(`/webhooks/${theirs}`), 404, 'Not Found', 'El webhook no existe')
       expectError(await client.post(`/webhooks/${theirs}/test`, {}), 404, 'Not Found', 'El webhook no existe')
@@ -250,7 +289,15 @@ describe('webhook endpoints in test mode', () => {
     for (let n = 0; n < 10; n++) await create(account.apiKey, `${PUBLIC_URL}/live-${n}`)
     expectError(await publicClient(app, account.apiKey).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks reales/)
     const counts = await Promise.all(
-      [true, false].map(async (livemode) => (await app.db.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.accountId, account.id), eq(webhookEndpoints.livemode, livemode)))).length),
+      [true, false].map(
+        async (livemode) =>
+          (
+            await app.db
+              .select()
+              .from(webhookEndpoints)
+              .where(and(eq(webhookEndpoints.accountId, account.id), eq(webhookEndpoints.livemode, livemode)))
+          ).length,
+      ),
     )
     expect(counts).toEqual([10, 10])
     await removeAll(account)

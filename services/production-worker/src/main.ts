@@ -13,9 +13,23 @@ const printer = configuredPrinter(config)
 let running: ReturnType<typeof startProductionWorker> | undefined
 // Its own port (9102 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for
 // probes. Opened before consuming, so a port already taken never stops a worker mid-job.
-const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9102, log, healthy: () => running?.worker.isRunning() ?? false })
+const metricsServer = await startMetricsServer({
+  host: config.host,
+  port: config.metricsPort ?? 9102,
+  log,
+  healthy: () => running?.worker.isRunning() ?? false,
+})
 running = startProductionWorker({ config, db, log, printer })
-log.info({ queue: 'production', prefix: config.queuePrefix, artifacts: config.artifactsDir, printer: printer.name, spool: config.printCommand ? undefined : config.spoolDir }, 'production worker consuming')
+log.info(
+  {
+    queue: 'production',
+    prefix: config.queuePrefix,
+    artifacts: config.artifactsDir,
+    printer: printer.name,
+    spool: config.printCommand ? undefined : config.spoolDir,
+  },
+  'production worker consuming',
+)
 
 // A print command cut off by a forced exit would go on printing while the job runs again elsewhere.
 if (printer instanceof CommandPrinter) process.once('exit', () => printer.stopAll())

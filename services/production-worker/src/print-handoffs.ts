@@ -34,7 +34,10 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
       await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
       const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
       if (!ours) return 'already_handed'
-      const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim, livemode: letters.livemode }).from(letters).where(eq(letters.id, letterId))
+      const [letter] = await tx
+        .select({ status: letters.status, printClaim: letters.printClaim, livemode: letters.livemode })
+        .from(letters)
+        .where(eq(letters.id, letterId))
       if (letter?.status !== 'printing' || letter.printClaim !== claim) tx.rollback()
       // produceLetter never hands a test letter over; this makes sure no caller ever does.
       if (!letter?.livemode) throw new UnrecoverableError(`letter ${letterId} is a test letter: it never reaches the printer`)

@@ -47,7 +47,9 @@ const claimDetail: Partial<Record<LetterStatus, string>> = {
 
 /** Moves the letter to `printing` under the next print claim; undefined when it is past production or cancelled. */
 async function claim(db: Db, letterId: string): Promise<{ printClaim: number; livemode: boolean } | undefined> {
-  const { moved, letter, printClaim } = await db.transaction((tx) => moveLetter(tx, letterId, { from: claimable, to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status] ?? null }))
+  const { moved, letter, printClaim } = await db.transaction((tx) =>
+    moveLetter(tx, letterId, { from: claimable, to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status] ?? null }),
+  )
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!moved || printClaim === undefined) return undefined
   return { printClaim, livemode: letter.livemode }
@@ -63,7 +65,15 @@ async function letterToRender(db: Db, letterId: string, floorCountry: string): P
   if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({ letterId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient: row.address, floorCountry })
+  return describeLetter({
+    letterId,
+    code: row.code,
+    fontName: row.fontName,
+    message: row.message,
+    senderName: row.sender,
+    recipient: row.address,
+    floorCountry,
+  })
 }
 
 /**
@@ -72,7 +82,9 @@ async function letterToRender(db: Db, letterId: string, floorCountry: string): P
  * before it could take a claim of its own, or that BullMQ failed without running it).
  */
 async function leavePrinting(db: Db, letterId: string, claim: number | 'any', status: 'printed' | 'failed', detail: string): Promise<boolean> {
-  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing'], to: status, detail, ...(claim === 'any' ? {} : { printClaim: claim }) }))
+  const { moved } = await db.transaction((tx) =>
+    moveLetter(tx, letterId, { from: ['printing'], to: status, detail, ...(claim === 'any' ? {} : { printClaim: claim }) }),
+  )
   return moved
 }
 
@@ -96,8 +108,13 @@ function printFilesOf(output: NonNullable<Floor['output']>): PrintFileSpec[] {
     ]
   }
   let drawn: ReturnType<typeof plotterFiles> | undefined
-  const plotted = (file: keyof ReturnType<typeof plotterFiles>) => (letter: LetterToRender) => Promise.resolve((drawn ??= plotterFiles(letter, output.settings))[file])
-  return (['card.svg', 'card.gcode', 'envelope.svg', 'envelope.gcode'] as const).map((file) => ({ file, kind: file.startsWith('card') ? 'card' : 'envelope', render: plotted(file) }))
+  const plotted = (file: keyof ReturnType<typeof plotterFiles>) => (letter: LetterToRender) =>
+    Promise.resolve((drawn ??= plotterFiles(letter, output.settings))[file])
+  return (['card.svg', 'card.gcode', 'envelope.svg', 'envelope.gcode'] as const).map((file) => ({
+    file,
+    kind: file.startsWith('card') ? 'card' : 'envelope',
+    render: plotted(file),
+  }))
 }
 
 async function rendered(kind: PrintFileSpec['kind'], render: () => Promise<Buffer>): Promise<Buffer> {
@@ -147,7 +164,9 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
       if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'
     }
   }
-  const detail = toPrinter ? `Entregada ${output.kind === 'plotter' ? 'al plóter' : 'a la impresora'} (${floor.printer.name}): tarjeta y sobre` : TEST_RENDERED_DETAIL
+  const detail = toPrinter
+    ? `Entregada ${output.kind === 'plotter' ? 'al plóter' : 'a la impresora'} (${floor.printer.name}): tarjeta y sobre`
+    : TEST_RENDERED_DETAIL
   const printed = await leavePrinting(floor.db, letterId, held.printClaim, 'printed', detail)
   if (!printed) return 'superseded'
   return toPrinter ? 'printed' : 'rendered'
@@ -181,7 +200,8 @@ async function intoTray(floor: Floor, batching: NonNullable<Floor['batching']>, 
 
 /** After the last attempt: the letter goes to `failed`, for ops to see and retry, unless another run has claimed it since. */
 export function markFailed(db: Db, letterId: string, attempts: number, claim: number | 'any'): Promise<boolean> {
-  const detail = attempts > 1 ? `La producción falló tras ${attempts} intentos; operaciones revisará la carta` : 'La producción falló; operaciones revisará la carta'
+  const detail =
+    attempts > 1 ? `La producción falló tras ${attempts} intentos; operaciones revisará la carta` : 'La producción falló; operaciones revisará la carta'
   return leavePrinting(db, letterId, claim, 'failed', detail)
 }
 

@@ -71,7 +71,11 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
       const last = error instanceof UnrecoverableError || attempt >= attemptsOf(job)
       // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops. An
       // attempt that failed before taking a claim leaves no trace, unless it was the last one.
-      const recorded = last ? markFailed(db, letterId, attempt, claim ?? 'any') : claim === undefined ? Promise.resolve() : recordFailedAttempt(db, letterId, claim, attempt, attemptsOf(job))
+      const recorded = last
+        ? markFailed(db, letterId, attempt, claim ?? 'any')
+        : claim === undefined
+          ? Promise.resolve()
+          : recordFailedAttempt(db, letterId, claim, attempt, attemptsOf(job))
       await recorded.catch((err: unknown) => log.error({ err, letterId }, 'could not record the failed attempt'))
       throw withoutQueryParameters(error)
     }
@@ -93,7 +97,9 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     // reaching the processor, so no claim of its own is known here: mark the letter whoever
     // holds it (a second mark changes nothing; the job is over, so no run of it goes on).
     if (job && (err.name === 'UnrecoverableError' || job.attemptsMade >= attemptsOf(job))) {
-      markFailed(db, job.data.letterId, job.attemptsMade, 'any').catch((error: unknown) => log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'))
+      markFailed(db, job.data.letterId, job.attemptsMade, 'any').catch((error: unknown) =>
+        log.error({ err: error, letterId: job.data.letterId }, 'could not mark the letter failed'),
+      )
     }
   })
 

@@ -60,12 +60,16 @@ describe('CommandPrinter', () => {
   })
 
   it('fails with the exit code and what the command said', async () => {
-    await expect(new CommandPrinter('echo "impresora sin papel" >&2; exit 3 # {file}', 5000).print(file('a.pdf', 'a', 'memory://a'))).rejects.toThrow(/exited with 3.*impresora sin papel/)
+    await expect(new CommandPrinter('echo "impresora sin papel" >&2; exit 3 # {file}', 5000).print(file('a.pdf', 'a', 'memory://a'))).rejects.toThrow(
+      /exited with 3.*impresora sin papel/,
+    )
   })
 
   it('stops a command that outlives its timeout, with everything it started', async () => {
     const marker = join(await mkdtemp(join(tmpdir(), 'letters-marker-')), 'late')
-    await expect(new CommandPrinter(`(sleep 1; touch ${marker}) & sleep 5; echo {file}`, 200).print(file('a.pdf', 'a', 'memory://a'))).rejects.toThrow(/stopped after 200 ms \(timeout\)/)
+    await expect(new CommandPrinter(`(sleep 1; touch ${marker}) & sleep 5; echo {file}`, 200).print(file('a.pdf', 'a', 'memory://a'))).rejects.toThrow(
+      /stopped after 200 ms \(timeout\)/,
+    )
     await new Promise((resolve) => setTimeout(resolve, 1500))
     // The background part of the pipeline was stopped with the rest: it never touched its file.
     await expect(readFile(marker)).rejects.toThrow(/ENOENT/)
@@ -96,11 +100,21 @@ describe('CommandPrinter', () => {
     const marker = join(await mkdtemp(join(tmpdir(), 'letters-marker-')), 'printed')
     const printerModule = fileURLToPath(new URL('../src/printer.ts', import.meta.url))
     // A worker of its own, printing one file with a command that takes a second.
-    const worker = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+    const worker = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `
       const { CommandPrinter } = await import(${JSON.stringify(printerModule)})
       const printing = new CommandPrinter('(sleep 1; touch ${marker}.background) & sleep 1; touch ${marker} # {file}', 10000).print({ name: 'a.pdf', data: Buffer.from('a'), location: 'memory://a' })
       setTimeout(() => process.stdout.write('printing\\n'), 100)
-      await printing`], { stdio: ['ignore', 'pipe', 'inherit'] })
+      await printing`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     await once(worker.stdout, 'data')
     worker.kill('SIGKILL')
     await once(worker, 'exit')

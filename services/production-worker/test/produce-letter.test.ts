@@ -22,7 +22,14 @@ let accountId: string
 beforeAll(async () => {
   db = createDb(testConfig().databaseUrl)
   directory = await mkdtemp(join(tmpdir(), 'letters-floor-'))
-  floor = { db, log: pino({ level: 'silent' }), printTimeoutMs: 10_000, floorCountry: 'ES', store: new LocalArtifactStore(join(directory, 'artifacts')), printer: new SpoolPrinter(join(directory, 'spool')) }
+  floor = {
+    db,
+    log: pino({ level: 'silent' }),
+    printTimeoutMs: 10_000,
+    floorCountry: 'ES',
+    store: new LocalArtifactStore(join(directory, 'artifacts')),
+    printer: new SpoolPrinter(join(directory, 'spool')),
+  }
   accountId = (await newAccount(db)).id
   company = await newCompanyData(db, accountId)
 })
@@ -32,7 +39,12 @@ afterAll(async () => {
 })
 
 const readyLetter = (status: LetterStatus = 'ready_for_print', livemode = true) =>
-  newLetter(db, accountId, company, { status, livemode, message: 'Gracias por tu pedido, Lucía', address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' } })
+  newLetter(db, accountId, company, {
+    status,
+    livemode,
+    message: 'Gracias por tu pedido, Lucía',
+    address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' },
+  })
 
 const statusOf = async (id: string) => (await db.select({ status: letters.status }).from(letters).where(eq(letters.id, id)))[0]?.status
 const eventsOf = (id: string) => db.select().from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(asc(letterEvents.id))
@@ -89,7 +101,8 @@ function heldPrinter(): Printer & { printed: string[]; reached: Promise<void>; r
   }
 }
 
-const handoffsOf = async (id: string) => (await db.select().from(printHandoffs).where(eq(printHandoffs.letterId, id))).map((row) => [row.file, row.claim, row.printer]).sort()
+const handoffsOf = async (id: string) =>
+  (await db.select().from(printHandoffs).where(eq(printHandoffs.letterId, id))).map((row) => [row.file, row.claim, row.printer]).sort()
 
 describe('produceLetter', () => {
   it('prints a ready letter: printing, then printed, with card and envelope in the store and the spool', async () => {
@@ -180,7 +193,10 @@ describe('produceLetter with a test letter', () => {
     const letter = await readyLetter('printing', false)
     const printer = countingPrinter()
     const file = { name: `${letter.id}.card.pdf`, data: Buffer.from('%PDF-'), location: join(directory, 'x.pdf') }
-    await expect(handOver({ ...floor, printer }, letter.id, letter.printClaim, file)).rejects.toMatchObject({ name: 'UnrecoverableError', message: expect.stringMatching(/test letter/) })
+    await expect(handOver({ ...floor, printer }, letter.id, letter.printClaim, file)).rejects.toMatchObject({
+      name: 'UnrecoverableError',
+      message: expect.stringMatching(/test letter/),
+    })
     expect([...printer.prints]).toEqual([])
     expect(await handoffsOf(letter.id)).toEqual([])
   })
@@ -233,7 +249,9 @@ describe('fencing the floor', () => {
   it('lets a superseded run neither fail the letter nor add to its history while the new run prints it', async () => {
     const letter = await readyLetter()
     let staleClaim: number | undefined
-    await expect(produceLetter({ ...floor, printer: countingPrinter((file) => file.name.endsWith('.envelope.pdf')) }, letter.id, (taken) => (staleClaim = taken))).rejects.toThrow('jammed')
+    await expect(
+      produceLetter({ ...floor, printer: countingPrinter((file) => file.name.endsWith('.envelope.pdf')) }, letter.id, (taken) => (staleClaim = taken)),
+    ).rejects.toThrow('jammed')
     const current = heldPrinter()
     const currentRun = produceLetter({ ...floor, printer: current }, letter.id)
     await current.reached

@@ -44,7 +44,10 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: 
   const { event, endpoint } = row
   if (event.state !== 'pending') return { outcome: 'already_done' }
   if (endpoint.disabled) {
-    await db.update(webhookEvents).set({ state: 'dropped', finishedAt: now() }).where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending')))
+    await db
+      .update(webhookEvents)
+      .set({ state: 'dropped', finishedAt: now() })
+      .where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending')))
     return { outcome: 'dropped' }
   }
 

@@ -10,7 +10,12 @@ await prepareDatabase(config.databaseUrl)
 const db = createDb(config.databaseUrl)
 let running: ReturnType<typeof startWebhookWorker> | undefined
 // Its own port (9103 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for probes.
-const metricsServer = await startMetricsServer({ host: config.host, port: config.metricsPort ?? 9103, log, healthy: () => running?.worker.isRunning() ?? false })
+const metricsServer = await startMetricsServer({
+  host: config.host,
+  port: config.metricsPort ?? 9103,
+  log,
+  healthy: () => running?.worker.isRunning() ?? false,
+})
 running = startWebhookWorker({ config, db, log })
 log.info({ queue: 'webhooks', prefix: config.queuePrefix, concurrency: config.webhooks.concurrency }, 'webhook worker consuming')
 

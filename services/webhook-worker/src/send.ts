@@ -42,7 +42,9 @@ function resolveBoth(hostname: string, callback: (err: Error | null, addresses: 
  * hosts file included, and refused like any other local address.
  */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  const lookUp = hostname.includes('.') ? resolveBoth : (name: string, done: (err: Error | null, addresses: LookupAddress[]) => void) => dnsLookup(name, { all: true }, done)
+  const lookUp = hostname.includes('.')
+    ? resolveBoth
+    : (name: string, done: (err: Error | null, addresses: LookupAddress[]) => void) => dnsLookup(name, { all: true }, done)
   lookUp(hostname, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, '', 0)
     if (addresses.length === 0 || !addresses.every((entry) => isPublicAddress(entry.address))) return callback(new RefusedAddressError(hostname), '', 0)

@@ -57,7 +57,9 @@ async function endpointFor(answer: Parameters<typeof startWebhookReceiver>[0], u
 
 const sendTest = async (endpointId: string) => (await call('POST', `/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
 const deliveries = async (endpointId: string) =>
-  (await call('GET', `/webhooks/${endpointId}/deliveries`)).json<{ data: Array<{ eventId: string; attempt: number; statusCode: number | null; error: string | null; outcome: string; nextAttemptAt: string | null }> }>().data
+  (await call('GET', `/webhooks/${endpointId}/deliveries`)).json<{
+    data: Array<{ eventId: string; attempt: number; statusCode: number | null; error: string | null; outcome: string; nextAttemptAt: string | null }>
+  }>().data
 
 describe('delivering a webhook', () => {
   it('sends the Standard Webhooks headers and a signature the standardwebhooks package verifies', async () => {
@@ -65,12 +67,18 @@ describe('delivering a webhook', () => {
     const eventId = await sendTest(endpoint.id)
     await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(1)
     const [webhook] = receiver.received
-    expect(webhook!.headers).toMatchObject({ 'webhook-id': eventId, 'content-type': 'application/json', 'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/) })
+    expect(webhook!.headers).toMatchObject({
+      'webhook-id': eventId,
+      'content-type': 'application/json',
+      'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]+=*$/),
+    })
     expect(Math.abs(Number(webhook!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30)
     expect(receiver.verify(endpoint.secret, webhook!)).toEqual({ type: 'webhook.test', timestamp: expect.any(String), data: { webhookId: endpoint.id } })
     // Another secret does not verify it.
     expect(() => receiver.verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, webhook!)).toThrow()
-    await expect.poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 }).toEqual([expect.objectContaining({ eventId, attempt: 1, statusCode: 204, error: null, outcome: 'delivered', nextAttemptAt: null })])
+    await expect
+      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .toEqual([expect.objectContaining({ eventId, attempt: 1, statusCode: 204, error: null, outcome: 'delivered', nextAttemptAt: null })])
   })
 
   it('retries a 500 with the same webhook-id and body, then records the success', async () => {
@@ -81,20 +89,24 @@ describe('delivering a webhook', () => {
     expect([first!.headers['webhook-id'], second!.headers['webhook-id']]).toEqual([eventId, eventId])
     expect(second!.body).toBe(first!.body)
     for (const webhook of receiver.received) receiver.verify(endpoint.secret, webhook)
-    await expect.poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 }).toEqual([
-      expect.objectContaining({ attempt: 2, statusCode: 200, outcome: 'delivered' }),
-      expect.objectContaining({ attempt: 1, statusCode: 500, outcome: 'retrying', nextAttemptAt: expect.any(String) }),
-    ])
+    await expect
+      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .toEqual([
+        expect.objectContaining({ attempt: 2, statusCode: 200, outcome: 'delivered' }),
+        expect.objectContaining({ attempt: 1, statusCode: 500, outcome: 'retrying', nextAttemptAt: expect.any(String) }),
+      ])
   })
 
   it('gives up after the last retry of the schedule and shows the delivery failed', async () => {
     const { receiver, endpoint } = await endpointFor(() => 503)
     const eventId = await sendTest(endpoint.id)
-    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([
-      expect.objectContaining({ attempt: 3, statusCode: 503, outcome: 'failed', nextAttemptAt: null }),
-      expect.objectContaining({ attempt: 2, outcome: 'retrying' }),
-      expect.objectContaining({ attempt: 1, outcome: 'retrying' }),
-    ])
+    await expect
+      .poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 })
+      .toEqual([
+        expect.objectContaining({ attempt: 3, statusCode: 503, outcome: 'failed', nextAttemptAt: null }),
+        expect.objectContaining({ attempt: 2, outcome: 'retrying' }),
+        expect.objectContaining({ attempt: 1, outcome: 'retrying' }),
+      ])
     expect(receiver.received).toHaveLength(3)
     expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]).toMatchObject({ state: 'failed', attempts: 3 })
   })
@@ -107,7 +119,9 @@ describe('delivering a webhook', () => {
     const response = await call('POST', '/webhooks', { url: redirecting.url })
     const endpoint = response.json<{ id: string }>()
     await sendTest(endpoint.id)
-    await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
+    await expect
+      .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+      .toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
     expect(target.received).toEqual([])
   })
 
@@ -136,7 +150,9 @@ describe('delivering a webhook', () => {
       const response = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
       const endpoint = response.json<{ id: string }>()
       await sendTest(endpoint.id)
-      await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, statusCode: 200, error: null, outcome: 'delivered' })
+      await expect
+        .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+        .toMatchObject({ attempt: 1, statusCode: 200, error: null, outcome: 'delivered' })
     } finally {
       server.closeAllConnections()
       server.close()
@@ -147,13 +163,18 @@ describe('delivering a webhook', () => {
     const { receiver, endpoint } = await endpointFor(() => 204)
     await receiver.close()
     await sendTest(endpoint.id)
-    await expect.poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 }).toMatchObject({ attempt: 1, error: 'connection', statusCode: null })
+    await expect
+      .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+      .toMatchObject({ attempt: 1, error: 'connection', statusCode: null })
   })
 })
 
 describe('the delivery-time address check', () => {
   it('refuses to connect to a private address when private URLs are not allowed, whatever was registered', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204, (r) => r.url.replace('127.0.0.1', 'localhost'))
+    const { receiver, endpoint } = await endpointFor(
+      () => 204,
+      (r) => r.url.replace('127.0.0.1', 'localhost'),
+    )
     const [event] = await app.db.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' }).returning()
     const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }, event!.id)
     expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
@@ -166,9 +187,19 @@ describe('disabling an endpoint', () => {
   it(`disables an endpoint once its last ${DISABLE_AFTER_FAILED_EVENTS} events all failed, and drops what it had pending`, async () => {
     const { endpoint } = await endpointFor(() => 500)
     const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true }
-    const failed = Array.from({ length: DISABLE_AFTER_FAILED_EVENTS - 1 }, (_, n) => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', state: 'failed' as const, attempts: 1, finishedAt: new Date(Date.now() - 60_000 + n) }))
+    const failed = Array.from({ length: DISABLE_AFTER_FAILED_EVENTS - 1 }, (_, n) => ({
+      endpointId: endpoint.id,
+      type: 'webhook.test',
+      body: '{}',
+      state: 'failed' as const,
+      attempts: 1,
+      finishedAt: new Date(Date.now() - 60_000 + n),
+    }))
     await app.db.insert(webhookEvents).values([{ ...failed[0]!, state: 'delivered' }, ...failed.slice(1)])
-    const [first, second, pending] = await app.db.insert(webhookEvents).values([0, 1, 2].map(() => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' }))).returning()
+    const [first, second, pending] = await app.db
+      .insert(webhookEvents)
+      .values([0, 1, 2].map(() => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' })))
+      .returning()
     // 48 failed and one success among the last 50: still enabled.
     expect(await deliverEvent(app.db, settings, first!.id)).toEqual({ outcome: 'failed', attempt: 1 })
     expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(false)
@@ -192,7 +223,10 @@ describe('retryDelay', () => {
 describe('looking up a receiver', () => {
   it('answers a name DNS cannot resolve with a connection error, not a hang, through the resolver of its own', async () => {
     // A dotted name goes to c-ares (not getaddrinfo's threads); `.invalid` never resolves.
-    const result = await send(new URL('https://no-such-receiver.invalid/hooks'), { 'content-type': 'application/json' }, '{}', { timeoutMs: 10_000, allowPrivate: false })
+    const result = await send(new URL('https://no-such-receiver.invalid/hooks'), { 'content-type': 'application/json' }, '{}', {
+      timeoutMs: 10_000,
+      allowPrivate: false,
+    })
     expect(result).toMatchObject({ error: 'connection' })
   })
 })

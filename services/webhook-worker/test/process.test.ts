@@ -6,7 +6,9 @@ let worker: ServiceProcess
 let port: number
 beforeAll(async () => {
   port = await freePort()
-  worker = await startServiceProcess('webhook-worker', testConfig({ QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }), { METRICS_PORT: String(port) })
+  worker = await startServiceProcess('webhook-worker', testConfig({ QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }), {
+    METRICS_PORT: String(port),
+  })
 })
 afterAll(() => worker?.kill())
 

@@ -5,15 +5,7 @@ import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
-import {
-  answerOf,
-  campaignLetterDraft,
-  earlierAnswer,
-  submitOrder,
-  type CreationDeps,
-  type CreationResult,
-  type KeyedRequest,
-} from './create-letter.js'
+import { answerOf, campaignLetterDraft, earlierAnswer, submitOrder, type CreationDeps, type CreationResult, type KeyedRequest } from './create-letter.js'
 import { requestFingerprint } from './idempotency.js'
 import { checkedSendAt, queryDateTime } from './send-at.js'
 
@@ -21,8 +13,7 @@ import { checkedSendAt, queryDateTime } from './send-at.js'
 export type BulkEnvelope = Omit<publicApi.BulkLetterBody, 'recipients'> & { recipients: unknown[] }
 
 export type BulkRequest =
-  | { kind: 'json'; body: BulkEnvelope; query: publicApi.BulkLetterQuery }
-  | { kind: 'csv'; text: string; query: publicApi.BulkLetterQuery }
+  { kind: 'json'; body: BulkEnvelope; query: publicApi.BulkLetterQuery } | { kind: 'csv'; text: string; query: publicApi.BulkLetterQuery }
 
 type BulkCreated = publicApi.BulkLettersCreated
 
@@ -56,7 +47,10 @@ export const noRecipients = {
 function assertRecipientCount(kind: BulkRequest['kind'], count: number | undefined): void {
   if (count === undefined || count > publicApi.BULK_MAX_RECIPIENTS) {
     const brought = count === undefined ? `más de ${publicApi.BULK_MAX_RECIPIENTS}` : String(count)
-    throw new ApiError(413, `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${brought}; repártelos en varias peticiones`)
+    throw new ApiError(
+      413,
+      `Una petición admite como máximo ${publicApi.BULK_MAX_RECIPIENTS} destinatarios y esta trae ${brought}; repártelos en varias peticiones`,
+    )
   }
   if (count === 0) throw badRequest(noRecipients[kind])
 }
@@ -113,7 +107,9 @@ export async function createBulk(deps: CreationDeps, requester: KeyScope, reques
   const body: BulkCreated = {
     created: drafts.length,
     cardIds: letters.map((letter) => (letter instanceof ApiError ? null : letter.id)),
-    errors: letters.flatMap((letter, index) => (letter instanceof ApiError ? [{ index, error: reasonPhrase(letter.statusCode), message: letter.message }] : [])),
+    errors: letters.flatMap((letter, index) =>
+      letter instanceof ApiError ? [{ index, error: reasonPhrase(letter.statusCode), message: letter.message }] : [],
+    ),
   }
   if (drafts.length === 0) {
     // Nothing to charge nor to keep under the key; a retry of a request answered before (when

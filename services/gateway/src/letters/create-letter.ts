@@ -3,7 +3,16 @@ import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf } from '@letters/address'
 import { publicApi } from '@letters/contracts'
 import type { Db, Recipient } from '@letters/db'
-import { CommitUnknownError, KeyTakenMeanwhileError, answeredBefore, type LetterDraft, type LetterIntake, type LetterOrder, type OrderOutcome, type UnstoredOutcome } from '@letters/intake'
+import {
+  CommitUnknownError,
+  KeyTakenMeanwhileError,
+  answeredBefore,
+  type LetterDraft,
+  type LetterIntake,
+  type LetterOrder,
+  type OrderOutcome,
+  type UnstoredOutcome,
+} from '@letters/intake'
 import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
@@ -13,9 +22,7 @@ import { characterCount, fillTemplate } from '../services/templates.js'
 import { inFlight, keyReused, requestFingerprint } from './idempotency.js'
 import { checkedSendAt } from './send-at.js'
 
-export type LetterRequest =
-  | { kind: 'single'; body: publicApi.SingleLetterBody }
-  | { kind: 'campaign'; body: publicApi.CampaignLetterBody }
+export type LetterRequest = { kind: 'single'; body: publicApi.SingleLetterBody } | { kind: 'campaign'; body: publicApi.CampaignLetterBody }
 
 export interface CreationResult<Body = publicApi.LetterCreated> {
   status: number
@@ -47,7 +54,10 @@ const outcomeUnknown = (error: CommitUnknownError, letters: number) =>
   )
 
 const paymentRequired = (letters: number, cost: number, balance: number) =>
-  new ApiError(402, `Créditos insuficientes: ${letters === 1 ? `la carta cuesta ${cost} créditos` : `las ${letters} cartas cuestan ${cost} créditos`} y el saldo de la cuenta es ${balance}`)
+  new ApiError(
+    402,
+    `Créditos insuficientes: ${letters === 1 ? `la carta cuesta ${cost} créditos` : `las ${letters} cartas cuestan ${cost} créditos`} y el saldo de la cuenta es ${balance}`,
+  )
 
 function checkedRecipient(input: publicApi.SingleLetterBody | publicApi.BulkRecipient): Recipient {
   if (!isAssignedCountry(input.country)) {
@@ -112,7 +122,8 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
 function assertDrawable(draft: LetterDraft): void {
   const { recipient } = draft
   assertWritable(draft.fontName, draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'", draft.message)
-  for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const) assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
+  for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const)
+    assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
 }
 
 function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.SingleLetterBody): LetterDraft {
@@ -140,7 +151,12 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
  * to write it all, the cost; `sendAt` is the request's, checked (checkedSendAt). Throws the
  * ApiError (400) a POST /card with this recipient gets.
  */
-export function campaignLetterDraft(letterCosts: Config['letterCosts'], campaign: CampaignForLetter, input: publicApi.BulkRecipient, sendAt: Date | null): LetterDraft {
+export function campaignLetterDraft(
+  letterCosts: Config['letterCosts'],
+  campaign: CampaignForLetter,
+  input: publicApi.BulkRecipient,
+  sendAt: Date | null,
+): LetterDraft {
   const recipient = checkedRecipient(input)
   const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
   const draft: LetterDraft = {
@@ -212,12 +228,7 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
  * point. A request that fails (400, 402, a crash) leaves its Idempotency-Key free for the
  * client's retry. A test key's letter is checked the same way and stored uncharged.
  */
-export async function createLetter(
-  deps: CreationDeps,
-  requester: KeyScope,
-  request: LetterRequest,
-  idempotencyKey?: string,
-): Promise<CreationResult> {
+export async function createLetter(deps: CreationDeps, requester: KeyScope, request: LetterRequest, idempotencyKey?: string): Promise<CreationResult> {
   const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: requestFingerprint(request.kind, request.body) }
   const { accountId } = requester
   let draft: LetterDraft

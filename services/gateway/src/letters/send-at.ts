@@ -15,7 +15,8 @@ export function parseDateTime(text: string): Date | undefined {
   const fraction = parts[7] ? Number(parts[7]) : 0
   const offsetMinutes = parts[9] ? (parts[9] === '-' ? -1 : 1) * (Number(parts[10]) * 60 + Number(parts[11])) : 0
   // Offsets in use run from -12:00 to +14:00: one beyond ±14:00 is a typo, not a place.
-  if (month! < 1 || month! > 12 || hour! > 23 || minute! > 59 || second > 59 || Math.abs(offsetMinutes) > 14 * 60 || Number(parts[11] ?? 0) > 59) return undefined
+  if (month! < 1 || month! > 12 || hour! > 23 || minute! > 59 || second > 59 || Math.abs(offsetMinutes) > 14 * 60 || Number(parts[11] ?? 0) > 59)
+    return undefined
   const local = Date.UTC(year!, month! - 1, day, hour, minute, second)
   // Date.UTC rolls 31 April over to 1 May: a day the month does not have is refused.
   if (new Date(local).getUTCDate() !== day || year! < 1) return undefined

@@ -15,7 +15,10 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/readyz', { schema: { response: { 200: Status, ...errorResponses(503) } } }, async () => {
     const [postgres, redis] = await Promise.allSettled([app.db.execute(sql`SELECT 1`), app.redis.ping()])
     if (postgres.status === 'rejected' || redis.status === 'rejected') {
-      throw new ApiError(503, `No disponible: ${[postgres.status === 'rejected' && 'Postgres', redis.status === 'rejected' && 'Redis'].filter(Boolean).join(' y ')} no responde`)
+      throw new ApiError(
+        503,
+        `No disponible: ${[postgres.status === 'rejected' && 'Postgres', redis.status === 'rejected' && 'Redis'].filter(Boolean).join(' y ')} no responde`,
+      )
     }
     return { status: 'ready' }
   })

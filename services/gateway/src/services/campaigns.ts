@@ -10,7 +10,10 @@ import { characterCount, literalText, placeholdersOf } from './templates.js'
 const campaignNotFound = () => notFound('La campaña no existe')
 
 /** What a letter takes from its campaign: designs, sender, font, template and variables. */
-export type CampaignForLetter = Pick<typeof campaigns.$inferSelect, 'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'fontName' | 'message'> & {
+export type CampaignForLetter = Pick<
+  typeof campaigns.$inferSelect,
+  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'fontName' | 'message'
+> & {
   variables: Array<Omit<CampaignVariable, 'example'>>
 }
 
@@ -28,7 +31,9 @@ export async function loadCampaign(ex: Executor, accountId: string, campaignId: 
       senderId: campaigns.senderId,
       fontName: campaigns.fontName,
       message: campaigns.message,
-      variables: sql<CampaignForLetter['variables']>`COALESCE(json_agg(json_build_object('name', ${campaignVariables.name}, 'maxSize', ${campaignVariables.maxSize},
+      variables: sql<
+        CampaignForLetter['variables']
+      >`COALESCE(json_agg(json_build_object('name', ${campaignVariables.name}, 'maxSize', ${campaignVariables.maxSize},
         'defaultValue', ${campaignVariables.defaultValue}) ORDER BY ${campaignVariables.position}) FILTER (WHERE ${campaignVariables.name} IS NOT NULL), '[]')`,
     })
     .from(campaigns)

@@ -25,5 +25,6 @@ const NAMED_CHARACTERS = 10
  */
 export function assertWritable(fontName: FontName, subject: string, text: string | null | undefined): void {
   const missing = text ? unwritableCharacters(fontName, text) : []
-  if (missing.length > 0) throw badRequest(`${subject} contiene caracteres que la letra '${fontName}' no puede escribir: ${missing.slice(0, NAMED_CHARACTERS).join(' ')}`)
+  if (missing.length > 0)
+    throw badRequest(`${subject} contiene caracteres que la letra '${fontName}' no puede escribir: ${missing.slice(0, NAMED_CHARACTERS).join(' ')}`)
 }

@@ -33,7 +33,8 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
       livemode: scope.livemode,
       from: cancellable,
       to: 'cancelled',
-      detail: ({ cost, livemode }) => (livemode ? `Cancelada por el cliente; ${cost} créditos devueltos` : 'Cancelada por el cliente; carta de prueba, sin cargo que devolver'),
+      detail: ({ cost, livemode }) =>
+        livemode ? `Cancelada por el cliente; ${cost} créditos devueltos` : 'Cancelada por el cliente; carta de prueba, sin cargo que devolver',
     })
     if (!letter) throw cardNotFound()
     if (!moved) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
@@ -50,7 +51,10 @@ export async function markMailed(db: Db, cardId: string): Promise<publicApi.Card
   const owner = await db.transaction(async (tx) => {
     const { moved, letter } = await moveLetter(tx, cardId, { livemode: true, from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
     if (!letter) {
-      const [test] = await tx.select({ id: letters.id }).from(letters).where(and(eq(letters.id, cardId), eq(letters.livemode, false)))
+      const [test] = await tx
+        .select({ id: letters.id })
+        .from(letters)
+        .where(and(eq(letters.id, cardId), eq(letters.livemode, false)))
       if (test) throw conflict('Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola')
       throw cardNotFound()
     }

@@ -12,7 +12,11 @@ const notOwnedMessages: Record<OwnedField, string> = {
 export const notOwned = (field: OwnedField) => badRequest(notOwnedMessages[field])
 
 /** Checks in one round trip that the designs and the sender belong to the account (the intake's own check). */
-export async function assertOwnedDesigns(db: Db, accountId: string, choice: { cardDesignId: string; envelopeDesignId: string; senderId: string }): Promise<void> {
+export async function assertOwnedDesigns(
+  db: Db,
+  accountId: string,
+  choice: { cardDesignId: string; envelopeDesignId: string; senderId: string },
+): Promise<void> {
   const field = await unownedField(db, accountId, choice)
   if (field) throw notOwned(field)
 }

@@ -57,7 +57,14 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   const keptProof = output.then((kind) => sources.artifacts.get(proofKey(cardId, kind)))
   keptProof.catch(() => {})
   const [row] = await sources.db
-    .select({ code: letters.code, fontName: letters.fontName, message: letters.message, recipient: letters.recipient, address: letters.address, sender: senders.name })
+    .select({
+      code: letters.code,
+      fontName: letters.fontName,
+      message: letters.message,
+      recipient: letters.recipient,
+      address: letters.address,
+      sender: senders.name,
+    })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
     .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
@@ -72,9 +79,24 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   }
   const recipient = row.address ?? row.recipient
   const kind = await output
-  const drawing = drawProof(sources.renderPool, kind, describeLetter({ letterId: cardId, code: row.code, fontName: row.fontName, message: row.message, senderName: row.sender, recipient, floorCountry: sources.config.floorCountry })).then(async (pdf) => {
+  const drawing = drawProof(
+    sources.renderPool,
+    kind,
+    describeLetter({
+      letterId: cardId,
+      code: row.code,
+      fontName: row.fontName,
+      message: row.message,
+      senderName: row.sender,
+      recipient,
+      floorCountry: sources.config.floorCountry,
+    }),
+  ).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
-    if (final) await sources.artifacts.put(proofKey(cardId, kind), pdf).catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
+    if (final)
+      await sources.artifacts
+        .put(proofKey(cardId, kind), pdf)
+        .catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
     return pdf
   })
   return within(drawing, proofDeadline(sources))

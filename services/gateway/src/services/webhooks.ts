@@ -26,7 +26,7 @@ async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string
   } catch {
     throw badRequest("El campo 'url' no es una URL válida")
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest("La URL del webhook debe empezar por http:// o https://")
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('La URL del webhook debe empezar por http:// o https://')
   if (url.username || url.password) throw badRequest('La URL del webhook no puede llevar usuario ni contraseña')
   // The limit holds for what is stored: percent-encoding can make a URL several times longer.
   if (url.href.length > WEBHOOK_URL_MAX_CHARACTERS) {
@@ -64,7 +64,10 @@ export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreate
   const { accountId, livemode } = scope
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`)
-    const [{ count } = { count: 0 }] = await tx.select({ count: sql<number>`count(*)::int` }).from(webhookEndpoints).where(keyEndpoints(scope))
+    const [{ count } = { count: 0 }] = await tx
+      .select({ count: sql<number>`count(*)::int` })
+      .from(webhookEndpoints)
+      .where(keyEndpoints(scope))
     if (count >= WEBHOOK_ENDPOINTS_PER_ACCOUNT) {
       throw badRequest(
         `Una cuenta puede tener como mucho ${WEBHOOK_ENDPOINTS_PER_ACCOUNT} webhooks ${modeName(livemode)} (los reales y los de prueba se cuentan aparte): borra alguno antes de crear otro`,
@@ -77,12 +80,17 @@ export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreate
 
 export async function listWebhooks(ex: Executor, scope: KeyScope): Promise<{ data: WebhookEndpoint[] }> {
   const rows = await ex.select().from(webhookEndpoints).where(keyEndpoints(scope)).orderBy(webhookEndpoints.createdAt, webhookEndpoints.id)
-  return { data: rows.map((row) => ({ id: row.id, url: row.url, events: row.events, livemode: row.livemode, createdAt: iso(row.createdAt), disabled: row.disabled })) }
+  return {
+    data: rows.map((row) => ({ id: row.id, url: row.url, events: row.events, livemode: row.livemode, createdAt: iso(row.createdAt), disabled: row.disabled })),
+  }
 }
 
 async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
   if (!UUID.test(id)) throw endpointNotFound()
-  const [row] = await ex.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
+  const [row] = await ex
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
   if (!row) throw endpointNotFound()
   return row
 }
@@ -90,7 +98,10 @@ async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
 /** Deletes the endpoint with its events and attempts; jobs still queued for it find nothing and end. */
 export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): Promise<void> {
   if (!UUID.test(id)) throw endpointNotFound()
-  const deleted = await ex.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope))).returning({ id: webhookEndpoints.id })
+  const deleted = await ex
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
+    .returning({ id: webhookEndpoints.id })
   if (deleted.length === 0) throw endpointNotFound()
 }
 
@@ -98,9 +109,13 @@ export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): 
 export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
   return db.transaction(async (tx) => {
     const endpoint = await ownedEndpoint(tx, scope, id)
-    if (endpoint.disabled) throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
+    if (endpoint.disabled)
+      throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
     const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
-    const [event] = await tx.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` }).returning({ id: webhookEvents.id })
+    const [event] = await tx
+      .insert(webhookEvents)
+      .values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` })
+      .returning({ id: webhookEvents.id })
     await enqueue(tx, { name: 'deliver-webhook', id: event!.id, data: { eventId: event!.id } })
     return { eventId: event!.id, type: 'webhook.test' as const }
   })
@@ -113,7 +128,12 @@ const decodeCursor = (cursor: string): number => {
 }
 
 /** The endpoint's delivery attempts, newest first, a page at a time. */
-export async function listDeliveries(ex: Executor, scope: KeyScope, id: string, query: WebhookDeliveryQuery): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
+export async function listDeliveries(
+  ex: Executor,
+  scope: KeyScope,
+  id: string,
+  query: WebhookDeliveryQuery,
+): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
   // Another account's endpoint, or one of the other mode, is 404 whatever the cursor says.
   const endpoint = await ownedEndpoint(ex, scope, id)
   const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)

@@ -42,7 +42,11 @@ const redisUnavailable = /enableOfflineQueue options is false|Connection is clos
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
 function isDependencyUnavailable(error: unknown): boolean {
   if (isConnectionError(error)) return true
-  for (let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; current = current.cause as typeof current, depth++) {
+  for (
+    let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    current && depth < 4;
+    current = current.cause as typeof current, depth++
+  ) {
     if (typeof current.code === 'string' && (unavailableCodes.has(current.code) || TIMED_OUT.has(current.code))) return true
     if (typeof current.message === 'string' && redisUnavailable.test(current.message)) return true
   }

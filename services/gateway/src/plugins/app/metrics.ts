@@ -8,7 +8,10 @@ import { metrics } from '@letters/observability'
  */
 async function httpMetrics(app: FastifyInstance) {
   app.addHook('onResponse', async (request, reply) => {
-    metrics.httpRequestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    metrics.httpRequestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    )
   })
 }
 

@@ -110,6 +110,9 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
 }
 
 /** Builds the OpenAPI 3.1 document from the schemas of the routes registered after it. */
-export default fp(async (app) => {
-  await app.register(swagger, openapiOptions)
-}, { name: 'openapi' })
+export default fp(
+  async (app) => {
+    await app.register(swagger, openapiOptions)
+  },
+  { name: 'openapi' },
+)

@@ -18,10 +18,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => listAccounts(app.db, request.query),
   )
 
-  app.get(
-    '/accounts/:id',
-    { schema: { params: IdParams, response: { 200: admin.Account, ...errorResponses(400, 401, 404, 500) } } },
-    async (request) => getAccount(app.db, request.params.id),
+  app.get('/accounts/:id', { schema: { params: IdParams, response: { 200: admin.Account, ...errorResponses(400, 401, 404, 500) } } }, async (request) =>
+    getAccount(app.db, request.params.id),
   )
 
   app.post(

@@ -5,10 +5,8 @@ import { markMailed } from '../../services/letter-lifecycle.js'
 import { listStuckLetters, retryCard } from '../../services/stuck-letters.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
-  app.get(
-    '/cards/:id',
-    { schema: { params: IdParams, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 500) } } },
-    async (request) => getAnyCard(app.db, request.params.id),
+  app.get('/cards/:id', { schema: { params: IdParams, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 500) } } }, async (request) =>
+    getAnyCard(app.db, request.params.id),
   )
 
   // The floor hands printed letters to the post in batches; ops record it here.

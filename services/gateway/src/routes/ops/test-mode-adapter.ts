@@ -26,7 +26,9 @@ export class TestModeAwareAdapter extends BullMQAdapter {
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
   ) {
-    super(queue, { description: `Los trabajos de cartas de prueba (y de webhooks de prueba) llevan «${TEST_JOB_MARK.trim()}» en el nombre: nunca llegan a la impresora` })
+    super(queue, {
+      description: `Los trabajos de cartas de prueba (y de webhooks de prueba) llevan «${TEST_JOB_MARK.trim()}» en el nombre: nunca llegan a la impresora`,
+    })
   }
 
   override async getJob(id: string): Promise<Job | undefined> {
@@ -43,7 +45,10 @@ export class TestModeAwareAdapter extends BullMQAdapter {
 
   private async markTestJobs(jobs: Job[]): Promise<void> {
     try {
-      const test = await testModeSubjects(this.db, jobs.map(subjectOf).filter((id) => id !== undefined))
+      const test = await testModeSubjects(
+        this.db,
+        jobs.map(subjectOf).filter((id) => id !== undefined),
+      )
       for (const job of jobs) if (test.has(subjectOf(job) ?? '')) job.name += TEST_JOB_MARK
     } catch (err) {
       this.log.warn({ err }, 'queue dashboard: could not tell test jobs apart; shown unmarked')

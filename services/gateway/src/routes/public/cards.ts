@@ -8,20 +8,42 @@ import { cardProof } from '../../services/proofs.js'
 const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/cards',
-    { schema: { summary: 'List your letters, newest first (filter by status or campaign; paginate with cursor)', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, querystring: publicApi.CardListQuery, response: { 200: publicApi.CardList, ...errorResponses(400, 401, 429, 500, 503) } } },
+    {
+      schema: {
+        summary: 'List your letters, newest first (filter by status or campaign; paginate with cursor)',
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        querystring: publicApi.CardListQuery,
+        response: { 200: publicApi.CardList, ...errorResponses(400, 401, 429, 500, 503) },
+      },
+    },
     async (request) => listCards(app.db, request.caller!, request.query),
   )
 
   app.get(
     '/cards/:cardId',
-    { schema: { summary: 'A letter with its status history', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Card, ...errorResponses(401, 404, 429, 500, 503) } } },
+    {
+      schema: {
+        summary: 'A letter with its status history',
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        params: publicApi.CardParams,
+        response: { 200: publicApi.Card, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
     async (request) => getCard(app.db, request.caller!, request.params.cardId),
   )
 
   app.get(
     '/cards/:cardId/proof',
     {
-      schema: { summary: 'The letter as it will be printed: a PDF, card on page 1 and envelope on page 2', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) } },
+      schema: {
+        summary: 'The letter as it will be printed: a PDF, card on page 1 and envelope on page 2',
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        params: publicApi.CardParams,
+        response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) },
+      },
       config: { rateLimit: proofRateLimit(app.config) },
     },
     async (request, reply) => {
@@ -37,7 +59,16 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   // Beyond the spec, as print-and-mail APIs do: a letter can be withdrawn until the floor takes it.
   app.delete(
     '/cards/:cardId',
-    { schema: { summary: 'Cancel a letter the print floor has not taken yet, refunding its credits', tags: ['Letters'], headers: publicApi.ApiKeyHeaders, params: publicApi.CardParams, body: NoBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 429, 500, 503) } } },
+    {
+      schema: {
+        summary: 'Cancel a letter the print floor has not taken yet, refunding its credits',
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        params: publicApi.CardParams,
+        body: NoBody,
+        response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
+      },
+    },
     async (request) => cancelCard(app.db, request.caller!, request.params.cardId),
   )
 }

@@ -17,12 +17,34 @@ export function sendCreation(reply: FastifyReply, result: CreationResult<unknown
 const letters: FastifyPluginAsyncTypebox = async (app) => {
   const deps = { db: app.db, intake: app.intake, letterCosts: app.config.letterCosts }
 
-  app.post('/single', { schema: { summary: 'Send a single letter, outside any campaign', tags: ['Letters'], headers: creationHeaders, body: publicApi.SingleLetterBody, response } }, async (request, reply) =>
-    sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'single', body: request.body }, request.headers['idempotency-key'])),
+  app.post(
+    '/single',
+    {
+      schema: {
+        summary: 'Send a single letter, outside any campaign',
+        tags: ['Letters'],
+        headers: creationHeaders,
+        body: publicApi.SingleLetterBody,
+        response,
+      },
+    },
+    async (request, reply) =>
+      sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'single', body: request.body }, request.headers['idempotency-key'])),
   )
 
-  app.post('/card', { schema: { summary: "Send a letter of one of your active campaigns, filling in its variables", tags: ['Letters'], headers: creationHeaders, body: publicApi.CampaignLetterBody, response } }, async (request, reply) =>
-    sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'campaign', body: request.body }, request.headers['idempotency-key'])),
+  app.post(
+    '/card',
+    {
+      schema: {
+        summary: 'Send a letter of one of your active campaigns, filling in its variables',
+        tags: ['Letters'],
+        headers: creationHeaders,
+        body: publicApi.CampaignLetterBody,
+        response,
+      },
+    },
+    async (request, reply) =>
+      sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'campaign', body: request.body }, request.headers['idempotency-key'])),
   )
 }
 

@@ -39,13 +39,22 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/webhooks/:id/test',
-    { schema: { headers, params: WebhookParams, body: NoBody, response: { 202: WebhookTestQueued, ...errorResponses(400, 401, 404, 409, 415, 429, 500, 503) } } },
+    {
+      schema: { headers, params: WebhookParams, body: NoBody, response: { 202: WebhookTestQueued, ...errorResponses(400, 401, 404, 409, 415, 429, 500, 503) } },
+    },
     async (request, reply) => reply.code(202).send(await testWebhook(app.db, request.caller!, request.params.id)),
   )
 
   app.get(
     '/webhooks/:id/deliveries',
-    { schema: { headers, params: WebhookParams, querystring: WebhookDeliveryQuery, response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 404, 429, 500, 503) } } },
+    {
+      schema: {
+        headers,
+        params: WebhookParams,
+        querystring: WebhookDeliveryQuery,
+        response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 404, 429, 500, 503) },
+      },
+    },
     async (request) => listDeliveries(app.db, request.caller!, request.params.id, request.query),
   )
 }
