@@ -29,9 +29,12 @@ const reserved = process.argv[1] === 'reserve' ? await sql.reserve() : undefined
 const work = reserved
   ? (async () => { pid = (await reserved\`SELECT pg_backend_pid() AS pid\`)[0].pid; await reserved\`SELECT pg_sleep(5)\` })()
   : sql.begin(async (tx) => { pid = (await tx\`SELECT pg_backend_pid() AS pid\`)[0].pid; await tx\`SELECT pg_sleep(5)\` })
+// Its outcome is taken now: the backend's end may be read before the killer's answer, and a
+// rejection nobody handles yet would end the process for the wrong reason.
+const outcome = work.then(() => 'resolved', (error) => error.code)
 while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
 await killer\`SELECT pg_terminate_backend(\${pid})\`
-console.log('work:', await work.then(() => 'resolved', (error) => error.code))
+console.log('work:', await outcome)
 if (reserved) console.log('next on the reserved connection:', await reserved\`SELECT 1\`.then(() => 'resolved', (error) => error.code))
 console.log('pool afterwards:', (await sql\`SELECT 1 AS one\`)[0].one)
 await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
