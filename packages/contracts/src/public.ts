@@ -86,6 +86,19 @@ const campaignRecipient = {
   ),
 }
 
+/** A campaign letter's recipient, as the documentation shows one (POST /card, POST /cards/bulk). */
+const exampleCampaignRecipient = {
+  name: 'Javier',
+  surname: 'Martín',
+  company: 'Ferretería Martín S.L.',
+  address: 'Avenida de la Constitución 25',
+  zip: '41004',
+  city: 'Sevilla',
+  province: 'Sevilla',
+  country: 'ES',
+  variables: { nombre: 'Javier', cupon: 'OTONO10' },
+}
+
 export const CampaignLetterBody = Type.Object(
   {
     campaignId: Uuid(),
@@ -97,15 +110,7 @@ export const CampaignLetterBody = Type.Object(
     examples: [
       {
         campaignId: '9c4f5e0b-6a7d-4f8e-8b1c-4d5e6f708192',
-        name: 'Javier',
-        surname: 'Martín',
-        company: 'Ferretería Martín S.L.',
-        address: 'Avenida de la Constitución 25',
-        zip: '41004',
-        city: 'Sevilla',
-        province: 'Sevilla',
-        country: 'ES',
-        variables: { nombre: 'Javier', cupon: 'OTONO10' },
+        ...exampleCampaignRecipient,
       },
     ],
   },
@@ -137,15 +142,7 @@ export const BulkRecipient = Type.Object(campaignRecipient, {
   ...strict,
   examples: [
     {
-      name: 'Javier',
-      surname: 'Martín',
-      company: 'Ferretería Martín S.L.',
-      address: 'Avenida de la Constitución 25',
-      zip: '41004',
-      city: 'Sevilla',
-      province: 'Sevilla',
-      country: 'ES',
-      variables: { nombre: 'Javier', cupon: 'OTONO10' },
+      ...exampleCampaignRecipient,
     },
   ],
 })
