@@ -19,6 +19,7 @@ const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  FLOOR_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '150' }),
   RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
@@ -79,6 +80,8 @@ export interface Config {
   port: number
   /** Absent: the admin API answers 404, as if it did not exist. */
   adminToken: string | undefined
+  /** Opens the floor's page and scanner (/floor) and nothing else; absent: /floor answers 404. */
+  floorToken: string | undefined
   rateLimit: { max: number; windowMs: number }
   logLevel: LogLevel
   queuePrefix: string
@@ -148,6 +151,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   HOST: 'must not be empty',
   PORT: 'must be a port number (1-65535)',
   ADMIN_TOKEN: 'must be at least 16 characters long',
+  FLOOR_TOKEN: 'must be at least 16 characters long',
   RATE_LIMIT_MAX: 'must be a positive integer',
   RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -222,6 +226,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
+  // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
+  if (vars.FLOOR_TOKEN !== undefined && vars.FLOOR_TOKEN === vars.ADMIN_TOKEN) {
+    throw new ConfigError('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
+  }
 
   return {
     nodeEnv: vars.NODE_ENV,
@@ -230,6 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: vars.HOST,
     port,
     adminToken: vars.ADMIN_TOKEN,
+    floorToken: vars.FLOOR_TOKEN,
     rateLimit: { max: Number(vars.RATE_LIMIT_MAX), windowMs: Number(vars.RATE_LIMIT_WINDOW_MS) },
     logLevel: vars.LOG_LEVEL,
     queuePrefix: vars.QUEUE_PREFIX,

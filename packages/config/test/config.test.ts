@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       adminToken: undefined,
+      floorToken: undefined,
       rateLimit: { max: 150, windowMs: 5000 },
       logLevel: 'info',
       queuePrefix: 'letters',
@@ -100,6 +101,16 @@ describe('loadConfig', () => {
     expect(config.adminToken).toBe('a-very-long-admin-token')
   })
 
+  it('reads the floor token apart from the admin token, and refuses the admin token as the floor token without printing it', () => {
+    expect(loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', FLOOR_TOKEN: 'a-very-long-floor-token' })).toMatchObject({
+      adminToken: 'a-very-long-admin-token',
+      floorToken: 'a-very-long-floor-token',
+    })
+    const same = () => loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', FLOOR_TOKEN: 'a-very-long-admin-token' })
+    expect(same).toThrow('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
+    expect(same).not.toThrow('a-very-long-admin-token')
+  })
+
   it('reads the hardening settings: reconciler, HTTP limits, proofs, auth throttle, metrics port', () => {
     const config = loadConfig({
       RECONCILE_AFTER_MS: '2000',
@@ -162,6 +173,7 @@ describe('loadConfig', () => {
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
     ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
+    ['FLOOR_TOKEN', 'short', 'FLOOR_TOKEN=short: must be at least 16 characters long'],
     ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
     ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],
     ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],

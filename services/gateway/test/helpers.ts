@@ -35,6 +35,9 @@ export function adminClient(app: App) {
 
 export { adminAccount } from '@letters/test/support/accounts'
 
+/** The floor token of the gateways the floor's tests start (FLOOR_TOKEN). */
+export const FLOOR_TOKEN = 'test-floor-token-0123456789'
+
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
 /** The `{ error, message }` body every error has, with the reason phrase as `error`. */

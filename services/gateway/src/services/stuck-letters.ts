@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { admin, LetterStatus } from '@letters/contracts'
 import { isoInstant, type Db, type Executor } from '@letters/db'
 import { isPipelineStatus, retryLetter, withoutProgressSql } from '@letters/queues'
@@ -9,10 +9,12 @@ import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 type StuckLetter = admin.StuckLetterList['data'][number]
 
 /**
- * The letters ops must look at, the longest stuck first: every `failed` one (production gave up;
- * a retry sends it back) and every one without progress past RECONCILE_AFTER_MS (the
- * reconciler's notion, withoutProgressSql). Read by letters_status_updated_idx.
+ * The letters ops (and the floor) must look at: `failed` (production gave up; a retry sends it
+ * back) or without progress past RECONCILE_AFTER_MS (the reconciler's notion, withoutProgressSql).
  */
+export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.raw(alias)}.status = 'failed' OR ${withoutProgressSql(alias, afterMs)})`
+
+/** The letters ops must look at (needsLookSql), the longest stuck first. Read by letters_status_updated_idx. */
 export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -22,7 +24,7 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
         'createdAt', ${sql.raw(isoInstant('l.created_at'))}, 'updatedAt', ${sql.raw(isoInstant('l.updated_at'))},
         'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int) AS letter
     FROM letters l
-    WHERE (l.status = 'failed' OR ${withoutProgressSql('l', afterMs)})
+    WHERE ${needsLookSql('l', afterMs)}
       ${after ? sql`AND (l.updated_at, l.id) > (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
     ORDER BY l.updated_at, l.id
     LIMIT ${limit + 1}`)

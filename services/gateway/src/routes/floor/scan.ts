@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorResponses, floor, publicApi } from '@letters/contracts'
+import { metrics } from '@letters/observability'
+import { markMailed, NotMailed } from '../../services/letter-lifecycle.js'
+
+/** What the floor's scan counter calls each refusal (a test letter's code is unknown to the floor, so it never shows here). */
+const scanOutcome = { unknown: 'unknown', test_letter: 'unknown', not_printed: 'not_printed', already_mailed: 'already_mailed' } as const
+
+const scan: FastifyPluginAsyncTypebox = async (app) => {
+  // The envelope leaves the floor: its code marks the letter mailed (markMailed, the one transition), and the letter is the answer.
+  app.post(
+    '/scan',
+    { schema: { body: floor.ScanBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 415, 429, 500) } } },
+    async (request) => {
+      try {
+        const card = await markMailed(app.db, { code: request.body.code })
+        metrics.floorScans.inc({ outcome: 'mailed' })
+        return card
+      } catch (error) {
+        if (error instanceof NotMailed) metrics.floorScans.inc({ outcome: scanOutcome[error.refusal] })
+        throw error
+      }
+    },
+  )
+}
+
+export default scan
