@@ -47,7 +47,7 @@ describe('POST /admin/cards/{id}/mailed', () => {
       await adminClient(app).post(`/admin/cards/${id}/mailed`),
       409,
       'Conflict',
-      new RegExp(`^Solo una carta impresa puede marcarse como enviada; esta está en estado «[a-zé ]+» \\(${status}\\)$`),
+      new RegExp(`^Solo una carta impresa puede marcarse como enviada; esta está en estado «[^»]+» \\(${status}\\)$`),
     )
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe(status)
