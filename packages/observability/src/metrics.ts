@@ -51,7 +51,7 @@ export const creditsRefunded = new Counter({
 
 export const floorScans = new Counter({
   name: 'floor_scans_total',
-  help: "Codes scanned on the floor (POST /floor/scan), by outcome: mailed, unknown (no live letter has it), not_printed, already_mailed",
+  help: 'Codes scanned on the floor (POST /floor/scan), by outcome: mailed, unknown (no live letter has it), not_printed, already_mailed',
   labelNames: ['outcome'] as const,
   registers: [registry],
 })

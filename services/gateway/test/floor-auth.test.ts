@@ -35,13 +35,16 @@ describe('the floor guard (FLOOR_TOKEN)', () => {
       expectError(await closed.inject({ ...route, headers }), 404, 'Not Found', `La ruta ${route.method} ${route.url} no existe`)
   })
 
-  it.each(floorRoutes)('refuses $method $url without a token, with a wrong one and with the admin token (Bearer or Basic): 401 asking for Basic auth', async (route) => {
-    for (const headers of [{}, bearer('not-the-floor-token-0123'), basic('not-the-floor-token-0123'), bearer(ADMIN_TOKEN), basic(ADMIN_TOKEN)]) {
-      const response = await app.inject({ ...route, headers, remoteAddress: newAddress() })
-      expectError(response, 401, 'Unauthorized', 'El token de la planta no es válido o no se ha enviado (Authorization: Bearer <token>)')
-      expect(response.headers['www-authenticate']).toBe('Basic realm="letters floor", charset="UTF-8"')
-    }
-  })
+  it.each(floorRoutes)(
+    'refuses $method $url without a token, with a wrong one and with the admin token (Bearer or Basic): 401 asking for Basic auth',
+    async (route) => {
+      for (const headers of [{}, bearer('not-the-floor-token-0123'), basic('not-the-floor-token-0123'), bearer(ADMIN_TOKEN), basic(ADMIN_TOKEN)]) {
+        const response = await app.inject({ ...route, headers, remoteAddress: newAddress() })
+        expectError(response, 401, 'Unauthorized', 'El token de la planta no es válido o no se ha enviado (Authorization: Bearer <token>)')
+        expect(response.headers['www-authenticate']).toBe('Basic realm="letters floor", charset="UTF-8"')
+      }
+    },
+  )
 
   it('opens the page with the floor token as Bearer (scripts) or as the Basic password (browsers, any user name)', async () => {
     for (const headers of [bearer(FLOOR_TOKEN), basic(FLOOR_TOKEN), basic(FLOOR_TOKEN, '')]) {

@@ -22,6 +22,8 @@ let failedId: string
 
 const floorHeaders = { authorization: `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}` }
 const floorGet = (url: string) => pipeline.app.inject({ method: 'GET', url, headers: floorHeaders })
+/** The page's HTML with its layout whitespace (between tags, runs of spaces) squeezed, to read it as markup. */
+const squeezed = (page: string) => page.replace(/>\s+</g, '><').replace(/\s+/g, ' ')
 const codeOf = async (id: string) => (await pipeline.app.db.select({ code: letters.code }).from(letters).where(eq(letters.id, id)))[0]!.code
 /** Waits (in a hook, where expect.poll cannot run) until `check` answers something. */
 async function until<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 90_000): Promise<T> {
@@ -64,11 +66,10 @@ describe('GET /floor', () => {
     const response = await floorGet('/floor')
     expect(response.statusCode, response.body).toBe(200)
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8')
-    const page = response.body
+    const page = squeezed(response.body)
     expect(page).toMatch(new RegExp(`<li class="batch" data-batch="${trayBatchId}">[\\s\\S]*?<span class="tray">1 / 3</span>`))
     expect(page).toMatch(/<span class="age">\d+ s de 10 min<\/span>/)
-    for (const kind of ['cards', 'envelopes', 'manifest'])
-      expect(page).toContain(`<a href="/floor/batches/${handed.batchId}/files/${kind}">`)
+    for (const kind of ['cards', 'envelopes', 'manifest']) expect(page).toContain(`<a href="/floor/batches/${handed.batchId}/files/${kind}">`)
     expect(page).toMatch(/<tr data-status="printed"><td>impresa<\/td><td class="num">3<\/td><\/tr>/)
     expect(page).toMatch(/<tr data-status="failed"><td>fallida<\/td><td class="num">1<\/td><\/tr>/)
     expect(page).toMatch(/<tr data-status="mailed"><td>enviada<\/td><td class="num">0<\/td><\/tr>/)
@@ -77,7 +78,7 @@ describe('GET /floor', () => {
   })
 
   it('escapes what clients wrote: a recipient named like HTML is shown as text', async () => {
-    const page = (await floorGet('/floor')).body
+    const page = squeezed((await floorGet('/floor')).body)
     expect(page).toContain('<td>&#60;img src=x onerror=alert(1)&#62; Ruiz</td>')
     expect(page).not.toContain('<img')
     // The page's only script is its own file.
@@ -124,78 +125,82 @@ describe('the floor page in a browser', () => {
   })
   afterAll(() => browser?.close())
 
-  it('scans three codes typed as a scanner types them: printed (green), unknown (red), already mailed (red), keeping the focus', { timeout: 60_000 }, async () => {
-    // One letter of the batch left the floor already.
-    const earlier = await pipeline.app.inject({ method: 'POST', url: '/floor/scan', headers: floorHeaders, payload: { code: handed.codes.nandu } })
-    expect(earlier.statusCode, earlier.body).toBe(200)
+  it(
+    'scans three codes typed as a scanner types them: printed (green), unknown (red), already mailed (red), keeping the focus',
+    { timeout: 60_000 },
+    async () => {
+      // One letter of the batch left the floor already.
+      const earlier = await pipeline.app.inject({ method: 'POST', url: '/floor/scan', headers: floorHeaders, payload: { code: handed.codes.nandu } })
+      expect(earlier.statusCode, earlier.body).toBe(200)
 
-    const baseUrl = await pipeline.app.listen({ host: '127.0.0.1', port: 0 })
-    const context = await browser.newContext({ httpCredentials: { username: 'planta', password: FLOOR_TOKEN }, viewport: { width: 1280, height: 1000 } })
-    const page = await context.newPage()
-    const problems: string[] = []
-    const outside: string[] = []
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text())
-    })
-    page.on('pageerror', (error) => problems.push(error.message))
-    await page.route('**/*', (route) => {
-      if (route.request().url().startsWith(baseUrl)) return route.continue()
-      outside.push(route.request().url())
-      return route.abort()
-    })
-    await page.addInitScript(() => {
-      const seen: string[] = []
-      ;(window as unknown as { cspViolations: string[] }).cspViolations = seen
-      document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`))
-    })
+      const baseUrl = await pipeline.app.listen({ host: '127.0.0.1', port: 0 })
+      const context = await browser.newContext({ httpCredentials: { username: 'planta', password: FLOOR_TOKEN }, viewport: { width: 1280, height: 1000 } })
+      const page = await context.newPage()
+      const problems: string[] = []
+      const outside: string[] = []
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(message.text())
+      })
+      page.on('pageerror', (error) => problems.push(error.message))
+      await page.route('**/*', (route) => {
+        if (route.request().url().startsWith(baseUrl)) return route.continue()
+        outside.push(route.request().url())
+        return route.abort()
+      })
+      // Browser code as strings: this package's TypeScript has no DOM types.
+      await page.addInitScript({
+        content: `window.cspViolations = []
+          document.addEventListener('securitypolicyviolation', (event) => window.cspViolations.push(event.violatedDirective + ' ' + event.blockedURI))`,
+      })
 
-    expect((await page.goto(`${baseUrl}/floor`))?.status()).toBe(200)
-    // Two printed, the one scanned earlier mailed.
-    await expect(page.locator('#counts tr[data-status="printed"] td.num').innerText()).resolves.toBe('2')
-    await expect(page.locator('#counts tr[data-status="mailed"] td.num').innerText()).resolves.toBe('1')
-    await expect(page.locator(`#recent tr[data-batch="${handed.batchId}"] a`).count()).resolves.toBe(3)
-    const focused = () => page.evaluate(() => document.activeElement?.id)
-    await expect.poll(focused).toBe('scan')
-    await mkdir(ARTIFACTS, { recursive: true })
-    await page.screenshot({ path: new URL('floor-page.png', ARTIFACTS).pathname, fullPage: true })
-
-    const feedback = page.locator('#feedback')
-    const scanCode = async (code: string, colour: 'ok' | 'error') => {
-      const before = await page.locator('#scans li').count()
-      // A scanner is a keyboard: the code's characters, then Enter.
-      await page.keyboard.type(code, { delay: 5 })
-      await page.keyboard.press('Enter')
-      await expect.poll(() => page.locator('#scans li').count()).toBe(before + 1)
-      await expect(feedback.getAttribute('class')).resolves.toBe(`feedback ${colour}`)
+      expect((await page.goto(`${baseUrl}/floor`))?.status()).toBe(200)
+      // Two printed, the one scanned earlier mailed.
+      await expect(page.locator('#counts tr[data-status="printed"] td.num').innerText()).resolves.toBe('2')
+      await expect(page.locator('#counts tr[data-status="mailed"] td.num').innerText()).resolves.toBe('1')
+      await expect(page.locator(`#recent tr[data-batch="${handed.batchId}"] a`).count()).resolves.toBe(3)
+      const focused = () => page.evaluate<string | undefined>('document.activeElement?.id')
       await expect.poll(focused).toBe('scan')
-      await expect(page.locator('#scan').inputValue()).resolves.toBe('')
-      return feedback.innerText()
-    }
+      await mkdir(ARTIFACTS, { recursive: true })
+      await page.screenshot({ path: new URL('floor-page.png', ARTIFACTS).pathname, fullPage: true })
 
-    // Printed: green, with the letter (its recipient's name shown as text, never run).
-    await expect(scanCode(handed.codes.script.toLowerCase(), 'ok')).resolves.toBe(`${handed.codes.script} · ${SCRIPT_NAME} Pérez · Sevilla: enviada`)
-    // Focus taken away by a click elsewhere comes back to the box.
-    await page.locator('h1').click()
-    await expect.poll(focused).toBe('scan')
-    await expect(scanCode('ZZZZZZZZZZ', 'error')).resolves.toBe('ZZZZZZZZZZ: Código desconocido: ZZZZZZZZZZ')
-    await expect(scanCode(handed.codes.nandu, 'error')).resolves.toMatch(new RegExp(`^${handed.codes.nandu}: La carta ya se marcó como enviada el .+ UTC$`))
+      const feedback = page.locator('#feedback')
+      const scanCode = async (code: string, colour: 'ok' | 'error') => {
+        const before = await page.locator('#scans li').count()
+        // A scanner is a keyboard: the code's characters, then Enter.
+        await page.keyboard.type(code, { delay: 5 })
+        await page.keyboard.press('Enter')
+        await expect.poll(() => page.locator('#scans li').count()).toBe(before + 1)
+        await expect(feedback.getAttribute('class')).resolves.toBe(`feedback ${colour}`)
+        await expect.poll(focused).toBe('scan')
+        await expect(page.locator('#scan').inputValue()).resolves.toBe('')
+        return feedback.innerText()
+      }
 
-    const list = await page.locator('#scans li').evaluateAll((items) => items.map((item) => `${item.className} ${item.textContent?.replace(/^\S+ · /, '')}`))
-    expect(list).toEqual([
-      expect.stringMatching(new RegExp(`^error ${handed.codes.nandu}: La carta ya se marcó`)),
-      'error ZZZZZZZZZZ: Código desconocido: ZZZZZZZZZZ',
-      `ok ${handed.codes.script} · ${SCRIPT_NAME} Pérez · Sevilla: enviada`,
-    ])
-    // The green and red are the page's own colours.
-    await expect(feedback.evaluate((element) => getComputedStyle(element).backgroundColor)).resolves.toBe('rgb(253, 224, 224)')
-    await expect(page.evaluate(() => document.querySelectorAll('script').length)).resolves.toBe(1)
-    await page.screenshot({ path: new URL('floor-scans.png', ARTIFACTS).pathname, fullPage: true })
+      // Printed: green, with the letter (its recipient's name shown as text, never run).
+      await expect(scanCode(handed.codes.script.toLowerCase(), 'ok')).resolves.toBe(`${handed.codes.script} · ${SCRIPT_NAME} Pérez · Sevilla: enviada`)
+      // Focus taken away by a click elsewhere comes back to the box.
+      await page.locator('h1').click()
+      await expect.poll(focused).toBe('scan')
+      await expect(scanCode('ZZZZZZZZZZ', 'error')).resolves.toBe('ZZZZZZZZZZ: Código desconocido: ZZZZZZZZZZ')
+      await expect(scanCode(handed.codes.nandu, 'error')).resolves.toMatch(new RegExp(`^${handed.codes.nandu}: La carta ya se marcó como enviada el .+ UTC$`))
 
-    const [letter] = await pipeline.app.db.select({ status: letters.status }).from(letters).where(eq(letters.code, handed.codes.script))
-    expect(letter?.status).toBe('mailed')
-    expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([])
-    expect(problems.filter((text) => !/status of (404|409)/.test(text))).toEqual([])
-    expect(outside).toEqual([])
-    await context.close()
-  })
+      const list = await page.locator('#scans li').evaluateAll((items) => items.map((item) => `${item.className} ${item.textContent?.replace(/^\S+ · /, '')}`))
+      expect(list).toEqual([
+        expect.stringMatching(new RegExp(`^error ${handed.codes.nandu}: La carta ya se marcó`)),
+        'error ZZZZZZZZZZ: Código desconocido: ZZZZZZZZZZ',
+        `ok ${handed.codes.script} · ${SCRIPT_NAME} Pérez · Sevilla: enviada`,
+      ])
+      // The green and red are the page's own colours.
+      await expect(page.evaluate<string>("getComputedStyle(document.getElementById('feedback')).backgroundColor")).resolves.toBe('rgb(253, 224, 224)')
+      await expect(page.evaluate<number>("document.querySelectorAll('script').length")).resolves.toBe(1)
+      await page.screenshot({ path: new URL('floor-scans.png', ARTIFACTS).pathname, fullPage: true })
+
+      const [letter] = await pipeline.app.db.select({ status: letters.status }).from(letters).where(eq(letters.code, handed.codes.script))
+      expect(letter?.status).toBe('mailed')
+      expect(await page.evaluate<string[]>('window.cspViolations')).toEqual([])
+      expect(problems.filter((text) => !/status of (404|409)/.test(text))).toEqual([])
+      expect(outside).toEqual([])
+      await context.close()
+    },
+  )
 })

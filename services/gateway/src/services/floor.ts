@@ -63,9 +63,7 @@ export async function floorOverview(ex: Executor, reconcileAfterMs: number): Pro
     ex.execute<BatchRow>(
       sql`SELECT ${batchColumns} FROM print_batches b WHERE b.status <> 'open' ORDER BY b.closed_at DESC NULLS LAST, b.id LIMIT ${RECENT_BATCHES}`,
     ),
-    ex.execute<{ status: LetterStatus; count: number }>(
-      sql`SELECT status, count(*)::int AS count FROM letters WHERE livemode GROUP BY status ORDER BY status`,
-    ),
+    ex.execute<{ status: LetterStatus; count: number }>(sql`SELECT status, count(*)::int AS count FROM letters WHERE livemode GROUP BY status ORDER BY status`),
     ex.execute<LetterToLookAt>(sql`
       SELECT l.id, l.code, l.status, concat_ws(' ', l.recipient ->> 'name', l.recipient ->> 'surname') AS name,
         coalesce(l.address ->> 'city', l.recipient ->> 'city', '') AS city,

@@ -93,7 +93,11 @@ export async function markMailed(db: Db, which: MailedLetter): Promise<publicApi
     }
     if (!moved) {
       const status = letter.status
-      throw new NotMailed(409, `Solo una carta impresa puede marcarse como enviada; esta está en estado «${letterStatusNames[status]}» (${status})`, 'not_printed')
+      throw new NotMailed(
+        409,
+        `Solo una carta impresa puede marcarse como enviada; esta está en estado «${letterStatusNames[status]}» (${status})`,
+        'not_printed',
+      )
     }
     return { cardId, scope: { accountId: letter.accountId, livemode: letter.livemode } }
   })

@@ -53,10 +53,14 @@ function currentBatch(batch: FloorBatch, settings: PageSettings) {
   const waited = Math.min(batch.ageMs, settings.batchMaxWaitMs)
   return html`<li class="batch" data-batch="${batch.id}">
     <div><strong title="${batch.id}">Lote ${batch.id.slice(0, 8)}</strong> · ${batchStatusNames[batch.status]}</div>
-    <label>Cartas en la bandeja: <span class="tray">${batch.letterCount} / ${settings.batchMaxLetters}</span>
-      <progress max="${settings.batchMaxLetters}" value="${Math.min(batch.letterCount, settings.batchMaxLetters)}"></progress></label>
-    <label>Espera: <span class="age">${spanishDuration(batch.ageMs)} de ${spanishDuration(settings.batchMaxWaitMs)}</span>
-      <progress max="${settings.batchMaxWaitMs}" value="${waited}"></progress></label>
+    <label
+      >Cartas en la bandeja: <span class="tray">${batch.letterCount} / ${settings.batchMaxLetters}</span>
+      <progress max="${settings.batchMaxLetters}" value="${Math.min(batch.letterCount, settings.batchMaxLetters)}"></progress
+    ></label>
+    <label
+      >Espera: <span class="age">${spanishDuration(batch.ageMs)} de ${spanishDuration(settings.batchMaxWaitMs)}</span>
+      <progress max="${settings.batchMaxWaitMs}" value="${waited}"></progress
+    ></label>
   </li>`
 }
 
@@ -66,8 +70,12 @@ function recentBatch(batch: FloorBatch) {
       ? batchFileKinds.map((kind) => html`<a href="/floor/batches/${batch.id}/files/${kind}">${fileLabels[kind]}</a>`)
       : [html`<span class="muted">aún no</span>`]
   return html`<tr data-batch="${batch.id}">
-    <td title="${batch.id}">${batch.id.slice(0, 8)}</td><td>${batchStatusNames[batch.status]}</td><td class="num">${batch.letterCount}</td>
-    <td>${when(batch.closedAt)}</td><td>${when(batch.handedAt)}</td><td class="files">${files}</td>
+    <td title="${batch.id}">${batch.id.slice(0, 8)}</td>
+    <td>${batchStatusNames[batch.status]}</td>
+    <td class="num">${batch.letterCount}</td>
+    <td>${when(batch.closedAt)}</td>
+    <td>${when(batch.handedAt)}</td>
+    <td class="files">${files}</td>
   </tr>`
 }
 
@@ -93,72 +101,120 @@ export function floorPage(overview: FloorOverview, settings: PageSettings): stri
   const counts = new Map(overview.counts.map((row) => [row.status, row.count]))
   const total = overview.counts.reduce((sum, row) => sum + row.count, 0)
   const page = html`<!doctype html>
-<html lang="es">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Planta · Cartas</title>
-<style>${new Markup(STYLE)}</style>
-<script src="/floor/scan.js" defer></script>
-</head>
-<body>
-<header><h1>Planta de producción</h1>
-<p class="muted">Impresión: ${settings.printer} · datos de las ${when(settings.now)} · <a href="/floor">actualizar</a></p></header>
+    <html lang="es">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Planta · Cartas</title>
+        <style>
+          ${new Markup(STYLE)}
+        </style>
+        <script src="/floor/scan.js" defer></script>
+      </head>
+      <body>
+        <header>
+          <h1>Planta de producción</h1>
+          <p class="muted">Impresión: ${settings.printer} · datos de las ${when(settings.now)} · <a href="/floor">actualizar</a></p>
+        </header>
 
-<section aria-labelledby="scan-title">
-<h2 id="scan-title">Escanear sobres</h2>
-<form id="scan-form" autocomplete="off">
-  <label for="scan">Código</label>
-  <input id="scan" name="code" autofocus spellcheck="false" autocapitalize="characters" maxlength="64" placeholder="7KQ2M9XRTB">
-  <span class="muted">El lector escribe el código y pulsa Intro: la carta queda enviada.</span>
-</form>
-<div id="feedback" class="feedback" role="status" aria-live="polite"></div>
-<ol id="scans" aria-label="Últimos escaneos"></ol>
-</section>
+        <section aria-labelledby="scan-title">
+          <h2 id="scan-title">Escanear sobres</h2>
+          <form id="scan-form" autocomplete="off">
+            <label for="scan">Código</label>
+            <input id="scan" name="code" autofocus spellcheck="false" autocapitalize="characters" maxlength="64" placeholder="7KQ2M9XRTB" />
+            <span class="muted">El lector escribe el código y pulsa Intro: la carta queda enviada.</span>
+          </form>
+          <div id="feedback" class="feedback" role="status" aria-live="polite"></div>
+          <ol id="scans" aria-label="Últimos escaneos"></ol>
+        </section>
 
-<div class="grid">
-<section aria-labelledby="open-title">
-<h2 id="open-title">Lote en curso</h2>
-${
-  overview.current.length > 0
-    ? html`<ul class="batches">${overview.current.map((batch) => currentBatch(batch, settings))}</ul>`
-    : html`<p class="muted">No hay ningún lote abierto${settings.printer === 'batch' ? '' : ' (esta planta no imprime por lotes)'}.</p>`
-}
-</section>
+        <div class="grid">
+          <section aria-labelledby="open-title">
+            <h2 id="open-title">Lote en curso</h2>
+            ${
+              overview.current.length > 0
+                ? html`<ul class="batches">
+                    ${overview.current.map((batch) => currentBatch(batch, settings))}
+                  </ul>`
+                : html`<p class="muted">No hay ningún lote abierto${settings.printer === 'batch' ? '' : ' (esta planta no imprime por lotes)'}.</p>`
+            }
+          </section>
 
-<section aria-labelledby="counts-title">
-<h2 id="counts-title">Cartas por estado</h2>
-<table id="counts"><tbody>
-${letterStatuses.map((status) => html`<tr data-status="${status}"><td>${letterStatusNames[status]}</td><td class="num">${counts.get(status) ?? 0}</td></tr>`)}
-<tr><th>total</th><th class="num">${total}</th></tr>
-</tbody></table>
-</section>
-</div>
+          <section aria-labelledby="counts-title">
+            <h2 id="counts-title">Cartas por estado</h2>
+            <table id="counts">
+              <tbody>
+                ${letterStatuses.map(
+                  (status) =>
+                    html`<tr data-status="${status}">
+                      <td>${letterStatusNames[status]}</td>
+                      <td class="num">${counts.get(status) ?? 0}</td>
+                    </tr>`,
+                )}
+                <tr>
+                  <th>total</th>
+                  <th class="num">${total}</th>
+                </tr>
+              </tbody>
+            </table>
+          </section>
+        </div>
 
-<section aria-labelledby="recent-title">
-<h2 id="recent-title">Lotes recientes</h2>
-${
-  overview.recent.length > 0
-    ? html`<table id="recent"><thead><tr><th>Lote</th><th>Estado</th><th class="num">Cartas</th><th>Cerrado</th><th>Entregado</th><th>Archivos</th></tr></thead>
-<tbody>${overview.recent.map(recentBatch)}</tbody></table>`
-    : html`<p class="muted">Todavía no se ha cerrado ningún lote.</p>`
-}
-</section>
+        <section aria-labelledby="recent-title">
+          <h2 id="recent-title">Lotes recientes</h2>
+          ${
+            overview.recent.length > 0
+              ? html`<table id="recent">
+                  <thead>
+                    <tr>
+                      <th>Lote</th>
+                      <th>Estado</th>
+                      <th class="num">Cartas</th>
+                      <th>Cerrado</th>
+                      <th>Entregado</th>
+                      <th>Archivos</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${overview.recent.map(recentBatch)}
+                  </tbody>
+                </table>`
+              : html`<p class="muted">Todavía no se ha cerrado ningún lote.</p>`
+          }
+        </section>
 
-<section aria-labelledby="look-title">
-<h2 id="look-title">Cartas fallidas o atascadas (${overview.needsLookTotal})</h2>
-${
-  overview.needsLook.length > 0
-    ? html`<table id="needs-look"><thead><tr><th>Código</th><th>Destinatario</th><th>Ciudad</th><th>Estado</th><th>Sin avanzar</th></tr></thead>
-<tbody>${overview.needsLook.map(
-        (letter) =>
-          html`<tr data-letter="${letter.id}"><td><code>${letter.code}</code></td><td>${letter.name}</td><td>${letter.city}</td><td>${letterStatusNames[letter.status]}</td><td>${spanishDuration(letter.stuckForSeconds * 1000)}</td></tr>`,
-      )}</tbody></table>${overview.needsLookTotal > overview.needsLook.length ? html`<p class="muted">Se muestran las ${overview.needsLook.length} que llevan más tiempo.</p>` : null}`
-    : html`<p class="muted">Ninguna.</p>`
-}
-</section>
-</body>
-</html>
-`
+        <section aria-labelledby="look-title">
+          <h2 id="look-title">Cartas fallidas o atascadas (${overview.needsLookTotal})</h2>
+          ${
+            overview.needsLook.length > 0
+              ? html`<table id="needs-look">
+                    <thead>
+                      <tr>
+                        <th>Código</th>
+                        <th>Destinatario</th>
+                        <th>Ciudad</th>
+                        <th>Estado</th>
+                        <th>Sin avanzar</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${overview.needsLook.map(
+                        (letter) =>
+                          html`<tr data-letter="${letter.id}">
+                            <td><code>${letter.code}</code></td>
+                            <td>${letter.name}</td>
+                            <td>${letter.city}</td>
+                            <td>${letterStatusNames[letter.status]}</td>
+                            <td>${spanishDuration(letter.stuckForSeconds * 1000)}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                  ${overview.needsLookTotal > overview.needsLook.length ? html`<p class="muted">Se muestran las ${overview.needsLook.length} que llevan más tiempo.</p>` : null}`
+              : html`<p class="muted">Ninguna.</p>`
+          }
+        </section>
+      </body>
+    </html> `
   return page.value
 }
