@@ -8,7 +8,7 @@ const basic = (password: string, user = 'planta') => ({ authorization: `Basic ${
 
 /** A client address of its own per test: failed authentications are counted per address in this run's Redis. */
 let lastAddress = 0
-const newAddress = () => `203.0.113.${++lastAddress}`
+const newAddress = () => `192.0.2.${++lastAddress}`
 
 describe('the floor guard (FLOOR_TOKEN)', () => {
   let app: App

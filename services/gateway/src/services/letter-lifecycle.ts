@@ -106,9 +106,9 @@ export async function markMailed(db: Db, which: MailedLetter): Promise<publicApi
 
 /**
  * A code as the floor's scanner or a person types it, tidied: spaces, dashes and underscores
- * dropped (a scanner's prefix or suffix, a code read aloud in groups), upper case, and the
- * letters Crockford's base32 reads as digits (O as 0; I and L as 1). Codes use no other
- * letters, so nothing that was a code becomes another code.
+ * dropped (padding a scanner adds, a code typed in groups), upper case, and the letters
+ * Crockford's base32 reads as digits (O as 0; I and L as 1). Codes never contain those letters,
+ * so the tidying cannot turn one code into another.
  */
 export function normalizeLetterCode(typed: string): string {
   return typed

@@ -8,6 +8,7 @@ const scanOutcome = { unknown: 'unknown', test_letter: 'unknown', not_printed: '
 
 const scan: FastifyPluginAsyncTypebox = async (app) => {
   // The envelope leaves the floor: its code marks the letter mailed (markMailed, the one transition), and the letter is the answer.
+  // JSON only (the gateway parses nothing else): another site's form cannot post here with the browser's Basic credentials.
   app.post(
     '/scan',
     { schema: { body: floor.ScanBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 415, 429, 500) } } },
