@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import { isFontName, type VerifiedAddress } from '@letters/contracts'
-import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db } from '@letters/db'
+import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db, type Tx } from '@letters/db'
 import { batchFileKey } from '@letters/artifacts'
 import { Pause } from '@letters/queues'
 import { describeLetter } from '@letters/render'
@@ -32,76 +32,91 @@ export type FinishOutcome = 'handed' | 'busy' | 'not_closing'
  */
 export async function finishBatch(floor: Floor, batchId: string): Promise<FinishOutcome> {
   const { db } = floor
-  return db.transaction(async (lockTx) => {
-    // The lock's transaction stays idle while the files are drawn and printed.
-    const patience = String(3 * (floor.printTimeoutMs + 30_000) + 120_000)
-    await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
-    const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
-    if (!lock?.held) return 'busy'
-    const [batch] = await db
-      .select({ status: printBatches.status, letterCount: printBatches.letterCount })
-      .from(printBatches)
-      .where(eq(printBatches.id, batchId))
-    if (batch?.status !== 'closing') return batch?.status === 'handed' ? 'handed' : 'not_closing'
+  // The work under the lock. If the lock's connection drops, postgres.js fails the transaction at
+  // once while the work goes on (a file may be at the printer): the caller must not start this
+  // batch over until that work has stopped, or the file in the printer's hands is printed twice.
+  let work: Promise<FinishOutcome> | undefined
+  try {
+    return await db.transaction((lockTx) => (work = underLock(floor, batchId, lockTx)))
+  } catch (error) {
+    await work?.catch(() => undefined)
+    throw error
+  }
+}
 
-    const members = await db
-      .select({
-        letterId: letters.id,
-        sequence: printBatchLetters.sequence,
-        code: letters.code,
-        fontName: letters.fontName,
-        message: letters.message,
-        address: letters.address,
-        sender: senders.name,
-      })
-      .from(printBatchLetters)
-      .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
-      .innerJoin(senders, eq(senders.id, letters.senderId))
-      .where(eq(printBatchLetters.batchId, batchId))
-      .orderBy(asc(printBatchLetters.sequence))
-    const sorted = members.map((member) => {
-      if (!isFontName(member.fontName)) throw new Error(`letter ${member.letterId} uses the unknown font ${member.fontName}`)
-      const address = member.address as VerifiedAddress
-      const drawing = describeLetter({
-        letterId: member.letterId,
-        code: member.code,
-        fontName: member.fontName,
-        message: member.message,
-        senderName: member.sender,
-        recipient: address,
-        floorCountry: floor.floorCountry,
-      })
-      return { letterId: member.letterId, code: member.code, address, drawing }
+/** finishBatch's work, in the transaction that holds (or fails to take) the batch's lock. */
+async function underLock(floor: Floor, batchId: string, lockTx: Tx): Promise<FinishOutcome> {
+  const { db } = floor
+  // The lock's transaction stays idle while the files are drawn and printed.
+  const patience = String(3 * (floor.printTimeoutMs + 30_000) + 120_000)
+  await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
+  const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
+  if (!lock?.held) return 'busy'
+  const [batch] = await db.select({ status: printBatches.status, letterCount: printBatches.letterCount }).from(printBatches).where(eq(printBatches.id, batchId))
+  if (batch?.status !== 'closing') return batch?.status === 'handed' ? 'handed' : 'not_closing'
+
+  const members = await db
+    .select({
+      letterId: letters.id,
+      sequence: printBatchLetters.sequence,
+      code: letters.code,
+      fontName: letters.fontName,
+      message: letters.message,
+      address: letters.address,
+      sender: senders.name,
     })
-
-    const handed = await handedOverBatchFiles(db, batchId)
-    const files = await buildBatchFiles(batchId, sorted)
-    for (const file of files) {
-      if (handed.has(file.name)) continue
-      const location = await floor.store.put(batchFileKey(batchId, file.name), file.data)
-      // `superseded` only if another closer handed the batch meanwhile, which the lock rules out.
-      await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location })
-    }
-
-    const count = members.length
-    const sequenceOf = new Map(members.map((member) => [member.letterId, member.sequence ?? 0]))
-    await db.transaction(async (tx) => {
-      const [done] = await tx
-        .update(printBatches)
-        .set({ status: 'handed', handedAt: new Date() })
-        .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
-        .returning({ id: printBatches.id })
-      if (!done) return
-      // From `failed` too: a letter given up on while it waited in the tray is on paper now all the same.
-      await moveLetters(tx, [...sequenceOf.keys()], {
-        from: ['printing', 'failed'],
-        to: 'printed',
-        detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count),
-      })
+    .from(printBatchLetters)
+    .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
+    .innerJoin(senders, eq(senders.id, letters.senderId))
+    .where(eq(printBatchLetters.batchId, batchId))
+    .orderBy(asc(printBatchLetters.sequence))
+  const sorted = members.map((member) => {
+    if (!isFontName(member.fontName)) throw new Error(`letter ${member.letterId} uses the unknown font ${member.fontName}`)
+    const address = member.address as VerifiedAddress
+    const drawing = describeLetter({
+      letterId: member.letterId,
+      code: member.code,
+      fontName: member.fontName,
+      message: member.message,
+      senderName: member.sender,
+      recipient: address,
+      floorCountry: floor.floorCountry,
     })
-    floor.log.info({ batchId, letters: count }, 'batch handed over')
-    return 'handed'
+    return { letterId: member.letterId, code: member.code, address, drawing }
   })
+
+  const handed = await handedOverBatchFiles(db, batchId)
+  const files = await buildBatchFiles(batchId, sorted)
+  // The lock is checked before each file and before the batch is marked handed: a closer whose
+  // lock went with its connection stops (its round fails and the next one takes over).
+  const lockStillHeld = () => lockTx.execute(sql`SELECT 1`)
+  for (const file of files) {
+    if (handed.has(file.name)) continue
+    await lockStillHeld()
+    const location = await floor.store.put(batchFileKey(batchId, file.name), file.data)
+    // `superseded` only if another closer handed the batch meanwhile, which the lock rules out.
+    await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location })
+  }
+
+  const count = members.length
+  const sequenceOf = new Map(members.map((member) => [member.letterId, member.sequence ?? 0]))
+  await lockStillHeld()
+  await db.transaction(async (tx) => {
+    const [done] = await tx
+      .update(printBatches)
+      .set({ status: 'handed', handedAt: new Date() })
+      .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
+      .returning({ id: printBatches.id })
+    if (!done) return
+    // From `failed` too: a letter given up on while it waited in the tray is on paper now all the same.
+    await moveLetters(tx, [...sequenceOf.keys()], {
+      from: ['printing', 'failed'],
+      to: 'printed',
+      detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count),
+    })
+  })
+  floor.log.info({ batchId, letters: count }, 'batch handed over')
+  return 'handed'
 }
 
 /** Batches closed and not yet handed over, oldest first. */
