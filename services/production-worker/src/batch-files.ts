@@ -31,21 +31,31 @@ export function presorted<T extends BatchLetter>(batch: readonly T[]): T[] {
 export const MANIFEST_COLUMNS = ['sequence', 'letterId', 'code', 'name', 'zip', 'city', 'province', 'country'] as const
 
 /**
+ * A client's text as a manifest cell: the floor opens the manifest in Excel, which runs a cell
+ * starting with = + - @ (or a tab or carriage return before them) as a formula (`=HYPERLINK(…)`,
+ * DDE). Such a cell gets a leading apostrophe, OWASP's advice: Excel shows the text, runs nothing.
+ */
+export function manifestText(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text
+}
+
+/**
  * The batch's manifest, one row per letter in the files' order: CSV (RFC 4180: fields with commas,
  * quotes or line breaks quoted, quotes doubled) with CRLF line ends, in UTF-8 with a byte-order
  * mark, which is what makes Excel (in Spanish too) read it as UTF-8 rather than the system's
- * code page. `sequence` counts from 1.
+ * code page. `sequence` counts from 1; a client's text that Excel would run as a formula is
+ * neutralised (manifestText).
  */
 export function manifestCsv(sorted: readonly BatchLetter[]): Buffer {
   const rows = sorted.map((letter, index) => [
     index + 1,
     letter.letterId,
     letter.code,
-    `${letter.address.name} ${letter.address.surname}`.trim(),
-    letter.address.zip,
-    letter.address.city,
-    letter.address.province ?? '',
-    letter.address.country,
+    manifestText(`${letter.address.name} ${letter.address.surname}`.trim()),
+    manifestText(letter.address.zip),
+    manifestText(letter.address.city),
+    manifestText(letter.address.province ?? ''),
+    manifestText(letter.address.country),
   ])
   return Buffer.from(stringify([[...MANIFEST_COLUMNS], ...rows], { bom: true, record_delimiter: 'windows' }), 'utf8')
 }
