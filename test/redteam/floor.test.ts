@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { eq } from 'drizzle-orm'
 import postgres from 'postgres'
-import { printBatches, printBatchHandoffs } from '@letters/db'
+import { printBatches, printBatchHandoffs, printBatchLetters } from '@letters/db'
+import { markFailed } from '@letters/production-worker/produce-letter'
 import { printsIn } from '../support/floor-processes.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 
@@ -85,5 +86,26 @@ describe('finding 2: a recipient name starting with = was a formula in the manif
     const rows = parse<Record<string, string>>(csv, { bom: true, columns: true })
     expect(rows.map((row) => row.name).sort()).toEqual([`'${formula} García`, "'@sum(1+1) García", 'Lucía +34 600'].sort())
     for (const row of rows) for (const column of ['name', 'zip', 'city', 'province', 'country']) expect(row[column]).not.toMatch(/^[=+\-@\t\r]/)
+  })
+})
+
+describe('finding 3: an ops retry of a failed letter waiting in a tray stranded it in ready_for_print, cancellable, though its batch printed it', () => {
+  it('leaves the batched letter to its batch: not cancellable, and printed when the batch is handed over', { timeout: 60_000 }, async () => {
+    pipeline = await startPipeline('rtretry', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '60000' } })
+    const db = pipeline.app.db
+    const first = await pipeline.send({ name: 'Primera' })
+    await expect.poll(async () => (await db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, first))).length, { timeout: 30_000 }).toBe(1)
+    // Its job given up on while it waits in the tray (a worker killed too often: markFailed with any claim).
+    expect(await markFailed(db, first, 3, 'any')).toBe(true)
+    const retried = await pipeline.admin('POST', `/admin/cards/${first}/retry`)
+    expect(retried.statusCode, retried.body).toBe(200)
+    // Its card is in the batch: the client can no longer cancel it (and get its credits back).
+    const cancel = await pipeline.client('DELETE', `/cards/${first}`)
+    expect(cancel.statusCode, cancel.body).toBe(409)
+    await pipeline.send({ name: 'Segunda' })
+    await expect
+      .poll(async () => (await db.select({ status: printBatches.status }).from(printBatches)).map((b) => b.status), { timeout: 30_000, interval: 100 })
+      .toEqual(['handed'])
+    await expect.poll(async () => (await pipeline!.card(first)).status, { timeout: 10_000 }).toBe('printed')
   })
 })

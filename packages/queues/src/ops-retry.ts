@@ -15,7 +15,8 @@ export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: fa
 /**
  * An ops retry, in one transaction under the letter's row lock:
  * - a `failed` letter goes back to `ready_for_print` with its event and a new production job
- *   (the floor claims it from there with the next print claim);
+ *   (the floor claims it from there with the next print claim), unless it is in a print batch:
+ *   then only the job (its batch prints it);
  * - a stuck letter (withoutProgressSql) is resumed as the reconciler would resume it, whether or
  *   not Redis still holds its job: ops asked, and a second job is harmless (resumeLetter);
  * - any other letter is left as it is.
@@ -24,9 +25,18 @@ export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: fa
  */
 export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<RetryOutcome> {
   return db.transaction(async (tx) => {
-    const [letter] = await tx.execute<{ status: LetterStatus; stuck: boolean }>(sql`
-      SELECT l.status, ${withoutProgressSql('l', afterMs)} AS stuck FROM letters l WHERE l.id = ${letterId}::uuid FOR NO KEY UPDATE`)
+    const [letter] = await tx.execute<{ status: LetterStatus; stuck: boolean; batched: boolean }>(sql`
+      SELECT l.status, ${withoutProgressSql('l', afterMs)} AS stuck, EXISTS (SELECT 1 FROM print_batch_letters b WHERE b.letter_id = l.id) AS batched
+      FROM letters l WHERE l.id = ${letterId}::uuid FOR NO KEY UPDATE OF l`)
     if (!letter) return { retried: false, status: undefined }
+    if (letter.status === 'failed' && letter.batched) {
+      // PRINTER=batch: its card is in a batch (given up on while it waited in the tray), which
+      // prints it and marks it printed. Sent back to ready_for_print it would be cancellable (and
+      // refunded) though printed, and stranded there once the batch had moved only printing and
+      // failed letters. Its job runs again instead: a batch already handed over settles it printed.
+      await enqueue(tx, { name: 'produce-letter', data: { letterId } })
+      return { retried: true, from: letter.status }
+    }
     if (letter.status === 'failed') {
       const { moved } = await moveLetter(tx, letterId, { from: ['failed'], to: 'ready_for_print', detail: RETRIED_DETAIL })
       if (!moved) throw new Error(`letter ${letterId} left 'failed' under its row lock`)
