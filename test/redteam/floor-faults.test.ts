@@ -1,0 +1,163 @@
+// Red team of issue 13: the floor under faults. Two batch-printing workers (one killed mid-batch), the
+// queue prefix's Redis keys deleted while letters sit in trays, every client backend terminated during
+// a burst of scans and while a batch closes, and a scanner scanning every printed letter twice at once.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import postgres from 'postgres'
+import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
+import { batchLetter } from '../support/batches.js'
+import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
+import { deleteKeys } from '../support/redis-keys.js'
+
+const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
+const LETTERS = 40
+const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '10', BATCH_MAX_WAIT_MS: '4000' }
+
+let pipeline: Pipeline | undefined
+const workers: ServiceProcess[] = []
+let floorDir: string | undefined
+afterAll(async () => {
+  for (const worker of workers.splice(0)) await worker.kill()
+  await pipeline?.close()
+  if (floorDir) await rm(floorDir, { recursive: true, force: true })
+})
+
+const count = <T>(items: T[]) => items.reduce((acc, item) => acc.set(item, (acc.get(item) ?? 0) + 1), new Map<T, number>())
+
+describe('held: the floor through a killed worker, lost Redis keys and terminated connections', () => {
+  it('puts every letter in one batch, hands each file once, and mails every scanned letter once', { timeout: 60_000 }, async () => {
+    pipeline = await startPipeline('rtfloor', {
+      production: false,
+      reconcile: true,
+      env: { FLOOR_TOKEN, RATE_LIMIT_MAX: '100000', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
+    })
+    const { app, account, config } = pipeline
+    const db = app.db
+    floorDir = await mkdtemp(join(tmpdir(), 'letters-rtfloor-prints-'))
+    const log = join(floorDir, 'prints.log')
+    const names = ['rtfloor-a', 'rtfloor-b']
+    for (const name of names) workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: name }))
+    const hook = await pipeline.client('POST', '/webhooks', { url: 'https://93.184.216.34/hooks/floor' })
+    expect(hook.statusCode, hook.body).toBe(201)
+    expect((await pipeline.admin('POST', `/admin/accounts/${account.id}/credits`, { amount: 500, reason: 'lotes' })).statusCode).toBe(200)
+    const ids: string[] = []
+    for (let from = 0; from < LETTERS; from += 20) ids.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => pipeline!.send(batchLetter(from + i))))))
+    // Redis loses the prefix's keys while letters are queued and in trays.
+    await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
+
+    const terminate = async () => {
+      const admin = postgres(config.databaseUrl, { max: 1, onnotice: () => {} })
+      const [row] = await admin<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+      await admin.end()
+      return row?.n ?? 0
+    }
+    // The scanner: every printed letter, twice at once, as long as the test runs.
+    const answers: Array<{ id: string; status: number }> = []
+    const terminated: number[] = []
+    let scanning = true
+    let bursts = 0
+    const scanner = (async () => {
+      while (scanning) {
+        const printed = await db
+          .select({ id: letters.id, code: letters.code })
+          .from(letters)
+          .where(and(inArray(letters.id, ids), eq(letters.status, 'printed')))
+          .catch(() => [])
+        // Every other burst, every client backend is terminated while its scans are in flight.
+        const kill = printed.length > 0 && bursts++ % 2 === 0 ? [terminate().then((n) => terminated.push(n))] : []
+        await Promise.all([
+          ...kill,
+          ...printed.flatMap((letter) =>
+            [0, 1].map(async () => {
+              const answer = await app.inject({
+                method: 'POST',
+                url: '/floor/scan',
+                headers: { authorization: `Bearer ${FLOOR_TOKEN}` },
+                payload: { code: letter.code },
+              })
+              answers.push({ id: letter.id, status: answer.statusCode })
+            }),
+          ),
+        ])
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    })()
+
+    // Kill (SIGKILL) the worker whose closer holds a batch while the printer has one of its files.
+    await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
+    const [holder] = await db.execute<{ name: string }>(sql`
+      SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
+    const killed = holder ? names.indexOf(holder.name) : -1
+    if (killed >= 0) await workers[killed]!.kill()
+    console.log(`### killed worker: ${holder?.name ?? 'none held a batch'}`)
+    // And while a batch is closing.
+    for (let round = 0; round < 3; round++) {
+      await expect
+        .poll(
+          async () =>
+            (
+              await db
+                .select({ id: printBatches.id })
+                .from(printBatches)
+                .where(eq(printBatches.status, 'closing'))
+                .catch(() => [])
+            ).length,
+          {
+            timeout: 20_000,
+            interval: 50,
+          },
+        )
+        .toBeGreaterThan(0)
+      terminated.push(await terminate())
+      await new Promise((resolve) => setTimeout(resolve, 700))
+    }
+
+    // Every letter ends mailed (the scanner keeps scanning what gets printed).
+    await expect
+      .poll(
+        async () => (await db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((l) => l.status === 'mailed').length,
+        {
+          timeout: 40_000,
+          interval: 500,
+        },
+      )
+      .toBe(LETTERS)
+    scanning = false
+    await scanner
+
+    const memberships = await db.select({ letterId: printBatchLetters.letterId, batchId: printBatchLetters.batchId }).from(printBatchLetters)
+    expect(memberships.map((m) => m.letterId).sort()).toEqual([...ids].sort())
+    const batches = await db.select().from(printBatches)
+    expect(batches.every((batch) => batch.status === 'handed')).toBe(true)
+    const handoffs = await db.select({ batchId: printBatchHandoffs.batchId, file: printBatchHandoffs.file }).from(printBatchHandoffs)
+    expect(handoffs).toHaveLength(3 * batches.length)
+    const prints = await printsIn(log)
+    expect(
+      [...prints.values()].every((n) => n === 1),
+      JSON.stringify([...prints]),
+    ).toBe(true)
+    expect(prints.size).toBe(3 * batches.length)
+
+    const mailed = await db
+      .select({ letterId: letterEvents.letterId })
+      .from(letterEvents)
+      .where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.status, 'mailed')))
+    expect([...count(mailed.map((e) => e.letterId)).values()]).toEqual(Array<number>(LETTERS).fill(1))
+    const hooks = await db.select({ type: webhookEvents.type, body: webhookEvents.body }).from(webhookEvents).where(eq(webhookEvents.type, 'letter.mailed'))
+    const hooked = count(hooks.map((h) => (JSON.parse(h.body) as { data: { id: string } }).data.id))
+    expect([...hooked.keys()].sort()).toEqual([...ids].sort())
+    expect([...hooked.values()].every((n) => n === 1)).toBe(true)
+    const oks = count(answers.filter((a) => a.status === 200).map((a) => a.id))
+    expect([...oks.values()].every((n) => n === 1)).toBe(true)
+    console.log(
+      `### letters ${LETTERS}, batches ${batches.map((b) => b.letterCount).join('+')}, terminated backends ${terminated.join('/')}, scans ${answers.length}: ${JSON.stringify(Object.fromEntries(count(answers.map((a) => a.status))))}, letters with a 200: ${oks.size}`,
+    )
+  })
+})
