@@ -3,7 +3,8 @@ import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
 import { enqueue, moveLetter, type Db, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
-import { Pause, withTimeout } from './timing.js'
+import { BackgroundLoop } from './background-loop.js'
+import { withTimeout } from './timing.js'
 
 /** The job a letter in each pipeline status waits for. */
 const jobOfStatus = {
@@ -74,9 +75,7 @@ type Cursor = { updatedAt: string; id: string }
  * round takes them again. If Redis does not answer, the round changes nothing.
  */
 export class Reconciler {
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: BackgroundLoop
   private readonly batchSize: number
   private readonly redisTimeoutMs: number
 
@@ -88,6 +87,13 @@ export class Reconciler {
   ) {
     this.batchSize = options.batchSize ?? 100
     this.redisTimeoutMs = options.redisTimeoutMs ?? 5000
+    this.loop = new BackgroundLoop({
+      name: 'reconciliation',
+      log,
+      // A full page: more letters are likely waiting.
+      tick: async () => (await this.reconcileOnce()) === this.batchSize,
+      intervalMs: options.intervalMs,
+    })
   }
 
   /** Looks at every letter without progress, a page at a time; returns how many were queued again. */
@@ -148,30 +154,14 @@ export class Reconciler {
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   private queueOf(status: PipelineStatus): QueueName {
     return queueOfJob[jobOfStatus[status]]
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let pause = this.options.intervalMs
-      try {
-        if ((await this.reconcileOnce()) === this.batchSize) pause = 0
-      } catch (error) {
-        this.log.warn({ err: error }, 'reconciliation round failed; the next one tries again')
-      }
-      if (pause > 0 && this.running) await this.pause.for(pause)
-    }
   }
 }
