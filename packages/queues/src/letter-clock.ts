@@ -1,5 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm'
-import { enqueue, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { count, sql, type SQL } from 'drizzle-orm'
+import { enqueue, letters, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger } from './queues.js'
 import { BackgroundLoop } from './background-loop.js'
@@ -72,8 +72,11 @@ export async function overdueLetters(db: Db, options: LetterClockOptions): Promi
   const dueBefore = sql`now() - make_interval(secs => ${overdueAfterMs(options) / 1000})`
   const counts = await Promise.all(
     duties.map(async (duty) => {
-      const rows = await db.execute<{ livemode: boolean; n: number }>(sql`
-        SELECT livemode, count(*)::int AS n FROM letters WHERE ${dutyWhere(duty, options, dueBefore)} GROUP BY livemode`)
+      const rows = await db
+        .select({ livemode: letters.livemode, n: count() })
+        .from(letters)
+        .where(dutyWhere(duty, options, dueBefore))
+        .groupBy(letters.livemode)
       return rows.map((row) => ({ kind: duty.name, livemode: row.livemode, n: row.n }))
     }),
   )
@@ -118,11 +121,13 @@ export class LetterClock {
 
   private runBatch(duty: Duty): Promise<{ due: number; moved: number }> {
     return this.db.transaction(async (tx) => {
-      const due = await tx.execute<{ id: string }>(sql`
-        SELECT id FROM letters WHERE ${dutyWhere(duty, this.options, sql`now()`)}
-        ORDER BY ${duty.dueSince(this.options)}
-        LIMIT ${this.batchSize}
-        FOR UPDATE SKIP LOCKED`)
+      const due = await tx
+        .select({ id: letters.id })
+        .from(letters)
+        .where(dutyWhere(duty, this.options, sql`now()`))
+        .orderBy(duty.dueSince(this.options))
+        .limit(this.batchSize)
+        .for('update', { skipLocked: true })
       const moved = await moveLetters(
         tx,
         due.map((letter) => letter.id),

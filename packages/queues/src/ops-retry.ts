@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { LetterStatus } from '@letters/contracts'
-import { enqueue, moveLetter, type Db } from '@letters/db'
+import { enqueue, letters, moveLetter, type Db } from '@letters/db'
 import { isPipelineStatus, resumeLetter, withoutProgressSql } from './reconciler.js'
 
 /** The event of a failed letter sent back to production: client-visible, so it says what happened. */
@@ -24,8 +24,11 @@ export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: fa
  */
 export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<RetryOutcome> {
   return db.transaction(async (tx) => {
-    const [letter] = await tx.execute<{ status: LetterStatus; stuck: boolean }>(sql`
-      SELECT l.status, ${withoutProgressSql('l', afterMs)} AS stuck FROM letters l WHERE l.id = ${letterId}::uuid FOR NO KEY UPDATE`)
+    const [letter] = await tx
+      .select({ status: letters.status, stuck: sql<boolean>`${withoutProgressSql('letters', afterMs)}` })
+      .from(letters)
+      .where(eq(letters.id, letterId))
+      .for('no key update')
     if (!letter) return { retried: false, status: undefined }
     if (letter.status === 'failed') {
       const { moved } = await moveLetter(tx, letterId, { from: ['failed'], to: 'ready_for_print', detail: RETRIED_DETAIL })

@@ -56,7 +56,7 @@ export interface ReconcilerOptions {
   redisTimeoutMs?: number
 }
 
-type Candidate = { id: string; status: PipelineStatus; updated_at: string; job_id: string | null; job_sent: boolean | null }
+type Candidate = { id: string; status: PipelineStatus; updatedAt: string; jobId: string | null; jobSent: boolean | null }
 type Cursor = { updatedAt: string; id: string }
 
 /**
@@ -118,8 +118,9 @@ export class Reconciler {
       sql` `,
     )
     return this.db.transaction(async (tx) => {
+      // Raw SQL kept: FOR UPDATE OF l SKIP LOCKED over a LATERAL join (each letter's latest job on its status's queue), one statement read as written.
       const candidates = await tx.execute<Candidate>(sql`
-        SELECT l.id, l.status, l.updated_at::text AS updated_at, job.id AS job_id, job.sent_at IS NOT NULL AS job_sent
+        SELECT l.id, l.status, l.updated_at::text AS "updatedAt", job.id AS "jobId", job.sent_at IS NOT NULL AS "jobSent"
         FROM letters l
         LEFT JOIN LATERAL (
           SELECT o.id, o.sent_at FROM outbox o
@@ -133,20 +134,18 @@ export class Reconciler {
         LIMIT ${this.batchSize}
         FOR UPDATE OF l SKIP LOCKED`)
       const lastCandidate = candidates.length === this.batchSize ? candidates[candidates.length - 1] : undefined
-      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updated_at, id: lastCandidate.id }
+      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updatedAt, id: lastCandidate.id }
       // An unsent row is still the dispatcher's to deliver.
-      const dispatched = candidates.filter((letter) => letter.job_id === null || letter.job_sent)
+      const dispatched = candidates.filter((letter) => letter.jobId === null || letter.jobSent)
       const states = await withTimeout(
         Promise.all(
-          dispatched.map((letter) =>
-            letter.job_id ? this.queues[this.queueOf(letter.status)].getJobState(letter.job_id) : Promise.resolve('unknown' as const),
-          ),
+          dispatched.map((letter) => (letter.jobId ? this.queues[this.queueOf(letter.status)].getJobState(letter.jobId) : Promise.resolve('unknown' as const))),
         ),
         this.redisTimeoutMs,
         `reading ${dispatched.length} job states`,
       )
       const lost = dispatched
-        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.job_id, jobState: states[index]! }))
+        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.jobId, jobState: states[index]! }))
         .filter((letter) => !runnableStates.has(letter.jobState))
       for (const letter of lost) await resumeLetter(tx, letter.id, letter.status)
       return { lost, last }

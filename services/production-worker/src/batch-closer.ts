@@ -32,7 +32,8 @@ export type FinishOutcome = 'handed' | 'busy' | 'not_closing'
 export async function finishBatch(floor: Floor, batchId: string): Promise<FinishOutcome> {
   const { db } = floor
   return db.transaction(async (lockTx) => {
-    // The lock's transaction stays idle while the files are drawn and printed.
+    // The lock's transaction stays idle while the files are drawn and printed. Raw SQL kept:
+    // set_config and an advisory lock, which drizzle has no builder for.
     const patience = String(3 * (floor.printTimeoutMs + 30_000) + 120_000)
     await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
     const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
