@@ -3,10 +3,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs'
-import { printHandoffs } from '@letters/db'
+import { letters, printHandoffs } from '@letters/db'
 import { proofKey } from '@letters/gateway/services/proofs'
 import { pdfText } from '../support/pdf.js'
-import { cardArea, envelopeArea, readGcode, readSvg } from '../support/plotter-files.js'
+import { code128Bars } from '@letters/render'
+import { barWidths } from '../support/barcode.js'
+import { cardArea, envelopeArea, plottedBars, readGcode, readSvg } from '../support/plotter-files.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
 
 let pipeline: Pipeline
@@ -50,6 +52,12 @@ describe('PRINTER=plotter', () => {
       expect(svg.outside, kind).toEqual([])
       expect(svg.paths).toBe(gcode.lifts - 1)
       strokes.push(svg.paths)
+      if (kind === 'envelope') {
+        // The letter's code, as the scanner on the floor reads it: the bars decode to it, in both files.
+        const [letter] = await pipeline.app.db.select({ code: letters.code }).from(letters).where(eq(letters.id, id))
+        const { penWidth } = pipeline.config.plotter
+        for (const drawn of [svg.strokes, gcode.strokes]) expect(barWidths(plottedBars(drawn, penWidth, 10).bars, 0.3)).toEqual(code128Bars(letter!.code))
+      }
       // The artifact store keeps what the plotter got.
       expect((await pipeline.app.artifacts.get(`${id}/${kind}.gcode`))?.equals(await readFile(join(pipeline.spoolDir, `${id}.${kind}.gcode`)))).toBe(true)
     }

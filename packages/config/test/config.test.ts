@@ -21,7 +21,7 @@ describe('loadConfig', () => {
       printCommand: undefined,
       printTimeoutMs: 120_000,
       printer: 'spool',
-      plotter: { penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 },
+      plotter: { penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000, penWidth: 0.3 },
       batch: { maxLetters: 100, maxWaitMs: 300_000 },
       floorCountry: 'ES',
       reconcileAfterMs: 600_000,
@@ -74,7 +74,7 @@ describe('loadConfig', () => {
   it("prints to the spool by default, and reads the pen plotter's commands and feeds", () => {
     const defaults = loadConfig({})
     expect(defaults.printer).toBe('spool')
-    expect(defaults.plotter).toEqual({ penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000 })
+    expect(defaults.plotter).toEqual({ penUp: 'M5', penDown: 'M3', drawFeed: 2000, travelFeed: 6000, penWidth: 0.3 })
     expect(loadConfig({ PRINTER: 'batch' }).printer).toBe('batch')
     const config = loadConfig({
       PRINTER: 'plotter',
@@ -82,9 +82,11 @@ describe('loadConfig', () => {
       PLOTTER_PEN_DOWN: 'M3 S90',
       PLOTTER_DRAW_FEED: '1500',
       PLOTTER_TRAVEL_FEED: '8000',
+      PLOTTER_PEN_WIDTH_MM: '0.25',
     })
     expect(config.printer).toBe('plotter')
-    expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000 })
+    expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000, penWidth: 0.25 })
+    expect(loadConfig({ PLOTTER_PEN_WIDTH_MM: '0.4' }).plotter.penWidth).toBe(0.4)
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -158,6 +160,8 @@ describe('loadConfig', () => {
     ['PLOTTER_PEN_DOWN', 'pen down', 'PLOTTER_PEN_DOWN=pen down: must be one line of G-code words (e.g. M3 or M3 S90)'],
     ['PLOTTER_DRAW_FEED', '0', 'PLOTTER_DRAW_FEED=0: must be a feed rate in mm/min, from 1 to 999999'],
     ['PLOTTER_TRAVEL_FEED', '60.5', 'PLOTTER_TRAVEL_FEED=60.5: must be a feed rate in mm/min, from 1 to 999999'],
+    ['PLOTTER_PEN_WIDTH_MM', '0.5', "PLOTTER_PEN_WIDTH_MM=0.5: must be the width of the pen's line in millimetres, from 0.1 to 0.4 (e.g. 0.3)"],
+    ['PLOTTER_PEN_WIDTH_MM', '0.05', 'PLOTTER_PEN_WIDTH_MM=0.05: must be the width'],
     ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
     ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],

@@ -1,5 +1,8 @@
 export {
   DRAWING_REVISION,
+  CODE_MODULE,
+  envelopeCode,
+  type EnvelopeCode,
   MESSAGE_BOX,
   messageLayout,
   addressLines,
@@ -15,10 +18,11 @@ export {
 } from './letter.js'
 export { handFont, unwritableCharacters } from './fonts.js'
 export { MIN_FONT_SIZE } from './handwriting.js'
-export { RenderPool, RenderQueueFull, defaultRenderThreads, type RenderKind, type RenderPoolOptions } from './render-pool.js'
+export { RenderPool, RenderQueueFull, defaultRenderThreads, type RenderKind, type RenderPoolOptions, type RenderTask } from './render-pool.js'
 export {
   PEN_LIFT_SECONDS,
   PLOTTER_REVISION,
+  codeStrokes,
   orderStrokes,
   plotFigures,
   plotGcode,
@@ -37,4 +41,4 @@ export {
   type PlotterSettings,
 } from './plotter/plot.js'
 export { strokeFont, strokeFontOf } from './plotter/stroke-font.js'
-export { code128Bars } from './barcode.js'
+export { code128Bars, code128Layout, type Bar } from './barcode.js'

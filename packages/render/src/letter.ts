@@ -1,7 +1,7 @@
 import { constants, type ZlibOptions } from 'node:zlib'
 import PDFDocument from 'pdfkit'
 import type { FontName } from '@letters/contracts'
-import { barsWidth, code128Bars } from './barcode.js'
+import { barsWidth, code128Bars, code128Layout, type Bar } from './barcode.js'
 import { handFont } from './fonts.js'
 import { fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen } from './handwriting.js'
 import { seededRandom } from './random.js'
@@ -158,38 +158,47 @@ const RECIPIENT_BOX: Box = {
   height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN,
 }
 
-/** A printed envelope: the hand's drawing, and the letter's code (bars need a printer, not a pen). */
+/** A printed envelope: the hand's drawing, and the letter's code as bars with the code in small print. */
 function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender): void {
   drawEnvelope(pdfHand(doc, letter.fontName), letter)
-  drawCode(doc, letter.code, { x: ENVELOPE_MARGIN, bottom: ENVELOPE.height - ENVELOPE_MARGIN, right: RECIPIENT_BOX.x - 5 * MM })
-}
-
-/** Width of the narrowest bar: 0.3 mm reads with any handheld scanner and keeps a 10-character code under 45 mm. */
-const MODULE = 0.3 * MM
-const BAR_HEIGHT = 10 * MM
-const CODE_TEXT_SIZE = 7
-
-/**
- * The letter's code as Code 128 bars, with the same code in small print under them: at the
- * bottom left of the envelope, left of the recipient's block (`right`), so neither the post's
- * address readers nor a person mistakes it for part of the address.
- */
-function drawCode(doc: PDFDoc, code: string, place: { x: number; bottom: number; right: number }): void {
-  const bars = code128Bars(code)
-  const width = barsWidth(bars) * MODULE
-  if (place.x + width > place.right) throw new RangeError(`the code ${code} is too long for the envelope`)
-  const top = place.bottom - BAR_HEIGHT - CODE_TEXT_SIZE * 1.2
-  let x = place.x
-  bars.forEach((modules, index) => {
-    // Even entries are bars, odd ones the spaces between them.
-    if (index % 2 === 0) doc.rect(x, top, modules * MODULE, BAR_HEIGHT)
-    x += modules * MODULE
-  })
+  const code = envelopeCode(letter.code)
+  for (const bar of code.bars) doc.rect(bar.x, code.top, bar.width, code.height)
   doc.fillColor('black').fill()
   doc
     .font('Helvetica')
-    .fontSize(CODE_TEXT_SIZE)
-    .text(code, place.x, top + BAR_HEIGHT + 1, { width, align: 'center', characterSpacing: 1, lineBreak: false })
+    .fontSize(code.text.size)
+    .text(letter.code, code.text.x, code.text.y, { width: code.text.width, align: 'center', characterSpacing: code.text.spacing, lineBreak: false })
+}
+
+/** Width of the narrowest bar: 0.3 mm reads with any handheld scanner and keeps a 10-character code under 45 mm. */
+export const CODE_MODULE = 0.3 * MM
+const BAR_HEIGHT = 10 * MM
+const CODE_TEXT_SIZE = 7
+
+/** Where a letter's code goes on its envelope, in points from the top left: its bars, and the box of the code in small print under them. */
+export interface EnvelopeCode {
+  bars: Bar[]
+  top: number
+  height: number
+  /** The code's line: its box's left edge and top, the width it is centred in, its size and the spacing added between characters. */
+  text: { x: number; y: number; width: number; size: number; spacing: number }
+}
+
+/**
+ * The letter's code as Code 128 bars, with the same code in small print under them: at the
+ * bottom left of the envelope, left of the recipient's block, so neither the post's address
+ * readers nor a person mistakes it for part of the address. The printer fills these bars and the
+ * plotter hatches them: one place decides them.
+ */
+export function envelopeCode(code: string): EnvelopeCode {
+  const x = ENVELOPE_MARGIN
+  const bottom = ENVELOPE.height - ENVELOPE_MARGIN
+  const right = RECIPIENT_BOX.x - 5 * MM
+  const bars = code128Layout(code, x, CODE_MODULE)
+  const width = barsWidth(code128Bars(code)) * CODE_MODULE
+  if (x + width > right) throw new RangeError(`the code ${code} is too long for the envelope`)
+  const top = bottom - BAR_HEIGHT - CODE_TEXT_SIZE * 1.2
+  return { bars, top, height: BAR_HEIGHT, text: { x, y: top + BAR_HEIGHT + 1, width, size: CODE_TEXT_SIZE, spacing: 1 } }
 }
 
 /** The card as its own print file. */

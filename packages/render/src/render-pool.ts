@@ -8,6 +8,13 @@ import type { Rendered } from './render-thread.js'
 
 export type RenderKind = 'card' | 'envelope' | 'proof' | 'plotter-proof'
 
+/** What a render thread is given: the file to draw, the letter, and for a plotter proof the width of the pen's line (mm). */
+export interface RenderTask {
+  kind: RenderKind
+  letter: LetterToRender
+  penWidth?: number | undefined
+}
+
 /** Every render thread is busy and `queueMax` renders already wait: the caller should come back later. */
 export class RenderQueueFull extends Error {
   override name = 'RenderQueueFull'
@@ -60,10 +67,12 @@ export class RenderPool {
     return this.pool.completed
   }
 
-  async render(kind: RenderKind, letter: LetterToRender): Promise<Buffer> {
+  /** Draws one file; a plotter proof needs `penWidth` (the floor's PLOTTER_PEN_WIDTH_MM), as its strokes depend on it. */
+  async render(kind: RenderKind, letter: LetterToRender, penWidth?: number): Promise<Buffer> {
     let rendered: Rendered
     try {
-      rendered = (await this.pool.run({ kind, letter })) as Rendered
+      const task: RenderTask = { kind, letter, penWidth }
+      rendered = (await this.pool.run(task)) as Rendered
     } catch (error) {
       if (error instanceof Error && QUEUE_FULL.test(error.message))
         throw new RenderQueueFull(`${this.pool.queueSize} renders are waiting already`, { cause: error })

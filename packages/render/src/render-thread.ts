@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks'
 import { fontNames } from '@letters/contracts'
 import { addressLines, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 import { renderPlotterProof } from './plotter/plot.js'
-import type { RenderKind } from './render-pool.js'
+import type { RenderKind, RenderTask } from './render-pool.js'
 
 /** What a render thread hands back: the file and how long drawing it took (the pool records it). */
 export interface Rendered {
@@ -17,11 +17,14 @@ export interface Rendered {
 // would lower the whole process, so it is left out.
 if (process.platform === 'linux') setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 
-const draw: Record<RenderKind, (letter: LetterToRender) => Promise<Buffer>> = {
+const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undefined) => Promise<Buffer>> = {
   card: renderCard,
   envelope: renderEnvelope,
   proof: renderProof,
-  'plotter-proof': renderPlotterProof,
+  'plotter-proof': (letter, penWidth) => {
+    if (penWidth === undefined) throw new TypeError("a plotter proof needs the pen's width")
+    return renderPlotterProof(letter, penWidth)
+  },
 }
 
 /** Proofs drawn in each font before the thread takes its first render. */
@@ -64,9 +67,9 @@ async function warmUp(): Promise<void> {
 }
 
 /** Draws one file in a worker thread of the render pool. */
-async function renderInThread({ kind, letter }: { kind: RenderKind; letter: LetterToRender }): Promise<Rendered> {
+async function renderInThread({ kind, letter, penWidth }: RenderTask): Promise<Rendered> {
   const started = performance.now()
-  const pdf = await draw[kind](letter)
+  const pdf = await draw[kind](letter, penWidth)
   return { pdf, seconds: (performance.now() - started) / 1000 }
 }
 

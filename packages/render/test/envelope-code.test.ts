@@ -1,5 +1,6 @@
 import { inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
+import { barWidths } from '@letters/test/support/barcode'
 import { compact, pdfText, pdfTextBoxes } from '@letters/test/support/pdf'
 import { code128Bars, describeLetter, renderCardSheets, renderEnvelope, renderEnvelopes, type LetterRecord } from '../src/index.js'
 
@@ -67,22 +68,13 @@ function cropMarks(pdf: Buffer): number {
   return count
 }
 
-/** Reads Code 128 bars back as bwip-js's widths (bar, space, bar…) in modules of 0.3 mm. */
-function barWidths(bars: Array<{ x: number; width: number }>): number[] {
-  const module = 0.3 * MM
-  const sorted = [...bars].sort((a, b) => a.x - b.x)
-  return sorted.flatMap((bar, index) => {
-    const next = sorted[index + 1]
-    const width = Math.round(bar.width / module)
-    return next ? [width, Math.round((next.x - bar.x - bar.width) / module)] : [width]
-  })
-}
+const barModule = 0.3 * MM
 
 describe('the code on every envelope', () => {
   it('draws the letter code as Code 128 bars that read back as the code, at the bottom left, clear of the address', async () => {
     const pdf = await renderEnvelope(describeLetter(record))
     const bars = rectangles(pdf).filter((rect) => Math.abs(rect.height - 10 * MM) < 0.01)
-    expect(barWidths(bars)).toEqual(code128Bars(record.code))
+    expect(barWidths(bars, barModule)).toEqual(code128Bars(record.code))
     // Left of the recipient's block, which starts at 42% of the envelope's width.
     expect(Math.max(...bars.map((bar) => bar.x + bar.width))).toBeLessThan(162 * MM * 0.42)
     expect(Math.min(...bars.map((bar) => bar.x))).toBeGreaterThanOrEqual(10 * MM)
@@ -100,7 +92,12 @@ describe('the code on every envelope', () => {
 
   it('gives different letters different bars', async () => {
     const other = await renderEnvelope(describeLetter({ ...record, code: 'Q90DQSTMNQ' }))
-    expect(barWidths(rectangles(other).filter((rect) => Math.abs(rect.height - 10 * MM) < 0.01))).toEqual(code128Bars('Q90DQSTMNQ'))
+    expect(
+      barWidths(
+        rectangles(other).filter((rect) => Math.abs(rect.height - 10 * MM) < 0.01),
+        barModule,
+      ),
+    ).toEqual(code128Bars('Q90DQSTMNQ'))
     expect(code128Bars('Q90DQSTMNQ')).not.toEqual(code128Bars(record.code))
   })
 })

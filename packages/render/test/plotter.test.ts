@@ -6,11 +6,16 @@ import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { loadConfig } from '@letters/config'
 import { fontNames } from '@letters/contracts'
 import { pdfText } from '@letters/test/support/pdf'
-import { cardArea, envelopeArea, readGcode, readSvg } from '@letters/test/support/plotter-files'
+import { barWidths } from '@letters/test/support/barcode'
+import { cardArea, envelopeArea, plottedBars, readGcode, readSvg, type ReadStroke } from '@letters/test/support/plotter-files'
 import {
+  CODE_MODULE,
+  codeStrokes,
   MESSAGE_BOX,
   MIN_FONT_SIZE,
   addressLines,
+  code128Bars,
+  envelopeCode,
   messageLayout,
   handFont,
   plotFigures,
@@ -132,25 +137,28 @@ describe('plotter files', () => {
     }
   })
 
-  it.each(fontNames)('orders strokes to cut pen-up travel, and reports it with the plotting time at the default feeds (%s)', (fontName) => {
-    const card = { ...letter, fontName }
-    const naive = plotFigures(plotPages.card, traceLetter('card', card))
-    const ordered = plotFigures(plotPages.card, plotLetter('card', card).strokes)
-    expect(ordered.strokes).toBe(naive.strokes)
-    expect(ordered.drawMm).toBeCloseTo(naive.drawMm, 6)
-    expect(ordered.travelMm).toBeLessThan(naive.travelMm * 0.8)
-    const minutes = (figures: typeof naive) => (plotSeconds(figures, settings) / 60).toFixed(1)
-    // The README's figures come from these lines (npx vitest run packages/render/test/plotter.test.ts).
-    console.log(
-      `| ${fontName} → ${strokeFontOf[fontName]} | ${naive.strokes} | ${naive.drawMm.toFixed(0)} | ${naive.travelMm.toFixed(0)} | ${ordered.travelMm.toFixed(0)} (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%) | ${minutes(naive)} | ${minutes(ordered)} |`,
-    )
-  })
+  it.each(fontNames.flatMap((fontName) => (['card', 'envelope'] as const).map((kind) => [kind, fontName] as const)))(
+    'orders strokes to cut pen-up travel, and reports it with the plotting time at the default feeds (%s, %s)',
+    (kind, fontName) => {
+      const drawn = { ...letter, fontName }
+      const naive = plotFigures(plotPages[kind], traceLetter(kind, drawn, settings.penWidth))
+      const ordered = plotFigures(plotPages[kind], plotLetter(kind, drawn, settings.penWidth).strokes)
+      expect(ordered.strokes).toBe(naive.strokes)
+      expect(ordered.drawMm).toBeCloseTo(naive.drawMm, 6)
+      expect(ordered.travelMm).toBeLessThan(naive.travelMm * 0.8)
+      const minutes = (figures: typeof naive) => (plotSeconds(figures, settings) / 60).toFixed(1)
+      // The README's figures come from these lines (npx vitest run packages/render/test/plotter.test.ts).
+      console.log(
+        `| ${kind} | ${fontName} → ${strokeFontOf[fontName]} | ${naive.strokes} | ${naive.drawMm.toFixed(0)} | ${naive.travelMm.toFixed(0)} | ${ordered.travelMm.toFixed(0)} (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%) | ${minutes(naive)} | ${minutes(ordered)} |`,
+      )
+    },
+  )
 })
 
 describe('renderPlotterProof', () => {
   it('draws the strokes as PDF paths, no text, card on page 1 and envelope on page 2', async () => {
-    const proof = await renderPlotterProof(letter)
-    expect(proof.equals(await renderPlotterProof({ ...letter }))).toBe(true)
+    const proof = await renderPlotterProof(letter, settings.penWidth)
+    expect(proof.equals(await renderPlotterProof({ ...letter }, settings.penWidth))).toBe(true)
     const { pages, text } = await pdfText(proof)
     expect(pages).toBe(2)
     expect(text).toBe('')
@@ -162,7 +170,106 @@ describe('renderPlotterProof', () => {
       const { fnArray } = await (await document.getPage(number)).getOperatorList()
       const strokes = fnArray.filter((op) => op === OPS.stroke).length
       // One path stroked per stroke of the plotter.
-      expect(strokes, kind).toBe(plotLetter(kind, letter).strokes.length)
+      expect(strokes, kind).toBe(plotLetter(kind, letter, settings.penWidth).strokes.length)
     }
+  })
+})
+
+describe("the letter's code on a plotter envelope", () => {
+  const MM = 72 / 25.4
+  const module = CODE_MODULE / MM
+  const code = envelopeCode(letter.code)
+  const barHeight = code.height / MM
+
+  /** The envelope's strokes as its SVG and its G-code give them (the same strokes, in the same order). */
+  function envelopeStrokes(drawn: LetterToRender, penWidth: number): { svg: ReadStroke[]; gcode: ReadStroke[]; strokeWidth: number } {
+    const files = plotterFiles(drawn, { ...settings, penWidth })
+    const svg = readSvg(files['envelope.svg'].toString(), envelopeArea)
+    const gcode = readGcode(files['envelope.gcode'].toString(), envelopeArea, pen)
+    expect(svg.outside).toEqual([])
+    expect(gcode.outside).toEqual([])
+    return { svg: svg.strokes, gcode: gcode.strokes, strokeWidth: svg.strokeWidth }
+  }
+
+  it.each([0.3, 0.1, 0.25, 0.4])('draws bars that read back as the code, where the PDF puts them, in the SVG and the G-code alike (pen %s mm)', (penWidth) => {
+    const { svg, gcode, strokeWidth } = envelopeStrokes(letter, penWidth)
+    expect(strokeWidth).toBe(penWidth)
+    for (const strokes of [svg, gcode]) {
+      const { bars } = plottedBars(strokes, penWidth, barHeight)
+      expect(barWidths(bars, module)).toEqual(code128Bars(letter.code))
+      // One stroke per bar: the pen zig-zags across a bar's width and lifts only between bars.
+      expect(bars).toHaveLength(code.bars.length)
+      // Where the printed envelope has them: the same left edges and height, to a hundredth of a
+      // millimetre; each bar as wide as the printer's where the pen is no wider than the bar.
+      const sorted = [...bars].sort((a, b) => a.x - b.x)
+      sorted.forEach((bar, index) => {
+        const printed = code.bars[index]!
+        const width = Math.max(printed.width / MM, penWidth)
+        expect(bar.x).toBeCloseTo(printed.x / MM + printed.width / MM / 2 - width / 2, 1)
+        expect(bar.width).toBeCloseTo(width, 1)
+        expect(bar.top).toBeCloseTo(code.top / MM, 1)
+        expect(bar.bottom).toBeCloseTo((code.top + code.height) / MM, 1)
+      })
+    }
+  })
+
+  it('hatches a wide bar with lines no further apart than the pen, and keeps the ink inside the bar', () => {
+    for (const penWidth of [0.1, 0.3]) {
+      const { bars } = plottedBars(envelopeStrokes(letter, penWidth).svg, penWidth, barHeight)
+      const { svg } = envelopeStrokes(letter, penWidth)
+      const hatched = svg.filter((stroke) => plottedBars([stroke], penWidth, barHeight).bars.length === 1)
+      for (const stroke of hatched) {
+        const xs = [...new Set(stroke.map(([x]) => x))].sort((a, b) => a - b)
+        xs.slice(1).forEach((x, index) => expect(x - xs[index]!).toBeLessThanOrEqual(penWidth + 0.005))
+      }
+      // The widest bar of a Code 128 symbol is 4 modules (1.2 mm): a 0.1 mm pen draws it with 12 lines, a 0.3 mm pen with 4.
+      expect(Math.max(...hatched.map((stroke) => new Set(stroke.map(([x]) => x)).size))).toBe(penWidth === 0.1 ? 12 : 4)
+      expect(bars.every((bar) => bar.x >= 10 && bar.x + bar.width < 162 * 0.42)).toBe(true)
+    }
+  })
+
+  it('writes the code in small single-stroke print under the bars, centred under them, and nowhere else', () => {
+    const penWidth = settings.penWidth
+    const { svg } = envelopeStrokes(letter, penWidth)
+    const { bars, others } = plottedBars(svg, penWidth, barHeight)
+    const left = Math.min(...bars.map((bar) => bar.x))
+    const right = Math.max(...bars.map((bar) => bar.x + bar.width))
+    const barsBottom = Math.max(...bars.map((bar) => bar.bottom))
+    const under = others.filter((stroke) => stroke.every(([x, y]) => x >= left && x <= right && y > barsBottom && y <= 104))
+    // The code's characters in Hershey Sans, stroke for stroke.
+    const font = strokeFont('hershey_sans_1')
+    const expected = [...letter.code].reduce((sum, character) => sum + font.character(character).glyphs!.reduce((n, glyph) => n + glyph.strokes.length, 0), 0)
+    expect(under).toHaveLength(expected)
+    const xs = under.flat().map(([x]) => x)
+    const ys = under.flat().map(([, y]) => y)
+    // Small print: under 2.5 mm tall, centred under the bars within a millimetre.
+    expect(Math.max(...ys) - Math.min(...ys)).toBeLessThan(2.5)
+    expect(Math.abs((Math.min(...xs) + Math.max(...xs)) / 2 - (left + right) / 2)).toBeLessThan(1)
+    // Everything else on the envelope is the hand's writing, clear of the code's area.
+    const inCodeArea = ([x, y]: [number, number]) => x < right + 1 && y > code.top / MM - 1
+    expect(others.filter((stroke) => !under.includes(stroke)).filter((stroke) => stroke.some(inCodeArea))).toEqual([])
+    // Another code: other bars, other print.
+    const other = envelopeStrokes({ ...letter, code: 'Q90DQSTMNQ' }, penWidth).svg
+    expect(barWidths(plottedBars(other, penWidth, barHeight).bars, module)).toEqual(code128Bars('Q90DQSTMNQ'))
+    const otherUnder = plottedBars(other, penWidth, barHeight).others.filter((stroke) => stroke.every(([, y]) => y > barsBottom && y <= 104))
+    expect(JSON.stringify(otherUnder)).not.toBe(JSON.stringify(under))
+  })
+
+  it('draws the code in one run of strokes, ordered to cut travel against the order it was laid out in', () => {
+    const plot = plotLetter('envelope', letter, settings.penWidth)
+    const inCode = (stroke: Array<[number, number]>) => stroke.every(([x, y]) => x < 6000 && y > (code.top / MM) * 100 - 1)
+    const flags = plot.strokes.map(inCode)
+    const start = flags.indexOf(true)
+    const end = flags.lastIndexOf(true)
+    // No stroke of the hand's writing comes between two strokes of the code: the pen visits it once.
+    expect(flags.slice(start, end + 1).every(Boolean)).toBe(true)
+    const laidOut = codeStrokes(letter.code, settings.penWidth)
+    expect(end - start + 1).toBe(laidOut.length)
+    // Pen-up travel across the code: from its first stroke to its last, as plotted and as laid out (bars left to right, then the print).
+    const travel = (strokes: Array<Array<[number, number]>>) =>
+      strokes
+        .slice(1)
+        .reduce((sum, stroke, index) => sum + Math.hypot(stroke[0]![0] - strokes[index]!.at(-1)![0], stroke[0]![1] - strokes[index]!.at(-1)![1]), 0)
+    expect(travel(plot.strokes.slice(start, end + 1))).toBeLessThan(travel(laidOut))
   })
 })

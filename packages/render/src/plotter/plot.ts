@@ -1,5 +1,18 @@
 import type { Pen } from '../handwriting.js'
-import { CARD, CARD_MARGIN, ENVELOPE, ENVELOPE_MARGIN, MM, drawCard, drawEnvelope, newDocument, toBuffer, type Hand, type LetterToRender } from '../letter.js'
+import {
+  CARD,
+  CARD_MARGIN,
+  ENVELOPE,
+  ENVELOPE_MARGIN,
+  MM,
+  drawCard,
+  drawEnvelope,
+  envelopeCode,
+  newDocument,
+  toBuffer,
+  type Hand,
+  type LetterToRender,
+} from '../letter.js'
 import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
 
 /**
@@ -34,7 +47,7 @@ export const plotPages: Record<PlotKind, PlotPage> = {
  * the strokes of a letter (this module, stroke-font.ts, the hersheytext package), as
  * DRAWING_REVISION is bumped for the shared layout and hand.
  */
-export const PLOTTER_REVISION = 1
+export const PLOTTER_REVISION = 2
 
 /** How the floor's plotter is driven (PLOTTER_* settings). */
 export interface PlotterSettings {
@@ -44,6 +57,8 @@ export interface PlotterSettings {
   drawFeed: number
   /** mm/min with the pen up. */
   travelFeed: number
+  /** The width of the pen's line, mm: how far apart the lines that fill a bar are, and how wide the SVG and the proof draw a stroke. */
+  penWidth: number
 }
 
 /** What lifting the pen and setting it down again takes, per stroke, in seconds: a hobby servo's travel and the firmware's wait for it to settle (the estimate's assumption). */
@@ -60,17 +75,87 @@ function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: A
   }
 }
 
-/** The strokes of a letter's card or envelope in the order the hand wrote them, fitted into the page's pen area. */
-export function traceLetter(kind: PlotKind, letter: LetterToRender): PlotStroke[] {
+/**
+ * The strokes of a letter's card or envelope in the order they were written, fitted into the
+ * page's pen area; an envelope's code (bars, then its small print) comes last, drawn with a pen
+ * whose line is `penWidth` mm wide.
+ */
+export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): PlotStroke[] {
   const font = strokeFont(strokeFontOf[letter.fontName])
   const written: Array<Array<[number, number]>> = []
   const hand: Hand = { measure: font.measure, pen: () => strokePen(font.ascender, font, written) }
   if (kind === 'card') drawCard(hand, letter)
   else drawEnvelope(hand, letter)
-  return fitInto(
-    plotPages[kind],
-    written.map((stroke) => stroke.map(([x, y]): [number, number] => [(x / MM) * UNITS_PER_MM, (y / MM) * UNITS_PER_MM])),
+  const page = plotPages[kind]
+  const strokes = fitInto(
+    page,
+    written.map((stroke) => stroke.map(([x, y]): [number, number] => [toUnits(x), toUnits(y)])),
   )
+  // The code is placed exactly, never shrunk with the writing: its bars must keep their widths.
+  return kind === 'card' ? strokes : [...strokes, ...inArea(page, codeStrokes(letter.code, penWidth))]
+}
+
+/** Points of the layout to hundredths of a millimetre (not yet rounded). */
+const toUnits = (points: number) => (points / MM) * UNITS_PER_MM
+
+/** The font of the code's small print: Hershey's plain single-stroke sans, as the PDF's is Helvetica. */
+const CODE_FONT = 'hershey_sans_1'
+
+/**
+ * The letter's code as the plotter draws it, where the printer puts it (envelopeCode): each bar
+ * filled by vertical lines at most a pen's width apart, as one stroke that zig-zags down and up the bar
+ * (the pen stays down across the bar's width instead of lifting for every line), its outer lines
+ * half a pen inside the bar's edges so that the ink covers the bar and no more; a bar narrower
+ * than the pen gets one line down its middle. Under the bars, the code in small print, written
+ * plainly (no hand: it is read by people checking a scan), centred as the PDF centres it.
+ */
+export function codeStrokes(code: string, penWidth: number): PlotStroke[] {
+  const layout = envelopeCode(code)
+  const pen = penWidth * UNITS_PER_MM
+  const top = toUnits(layout.top) + pen / 2
+  const bottom = toUnits(layout.top + layout.height) - pen / 2
+  const strokes: PlotStroke[] = layout.bars.map((bar) => {
+    const left = toUnits(bar.x)
+    const width = toUnits(bar.width)
+    // The fewest lines that leave no gap (the epsilon keeps a bar of whole pen widths from taking one line more).
+    const lines = width <= pen ? 1 : Math.ceil((width - pen) / pen - 1e-9) + 1
+    const xs = lines === 1 ? [left + width / 2] : Array.from({ length: lines }, (_, index) => left + pen / 2 + (index * (width - pen)) / (lines - 1))
+    return rounded(
+      xs.flatMap((x, index): Array<[number, number]> => {
+        const ends: Array<[number, number]> = [
+          [x, top],
+          [x, bottom],
+        ]
+        return index % 2 === 0 ? ends : ends.reverse()
+      }),
+    )
+  })
+  const font = strokeFont(CODE_FONT)
+  const { text } = layout
+  const characters = [...code].map((character) => font.character(character))
+  const width = characters.reduce((sum, written) => sum + written.advance * text.size, 0) + text.spacing * (characters.length - 1)
+  const baseline = text.y + font.ascender * text.size
+  let x = text.x + (text.width - width) / 2
+  for (const written of characters) {
+    for (const glyph of written.glyphs ?? [])
+      for (const stroke of glyph.strokes)
+        strokes.push(
+          rounded(stroke.map(([u, v]): [number, number] => [toUnits(x + (glyph.dx + u) * text.size), toUnits(baseline - (glyph.dy + v) * text.size)])),
+        )
+    x += written.advance * text.size + text.spacing
+  }
+  return strokes
+}
+
+/** Strokes placed by the layout rather than fitted: they must lie in the pen area already, or the layout is wrong. */
+function inArea(page: PlotPage, strokes: PlotStroke[]): PlotStroke[] {
+  const low = page.margin * UNITS_PER_MM
+  const right = (page.width - page.margin) * UNITS_PER_MM
+  const bottom = (page.height - page.margin) * UNITS_PER_MM
+  for (const [x, y] of strokes.flat())
+    if (x < low || x > right || y < low || y > bottom)
+      throw new RangeError(`a stroke at ${x / UNITS_PER_MM}, ${y / UNITS_PER_MM} mm leaves the ${page.kind}'s pen area`)
+  return strokes
 }
 
 /**
@@ -99,18 +184,20 @@ function fitInto(page: PlotPage, strokes: Array<Array<[number, number]>>): PlotS
       transform = ([x, y]) => [minX + (x - minX) * scale + dx, minY + (y - minY) * scale + dy]
     }
   }
-  return strokes.map((stroke) => {
-    const rounded: PlotStroke = []
-    for (const point of stroke) {
-      const [x, y] = transform(point)
-      const next: Point = [Math.round(x), Math.round(y)]
-      const last = rounded.at(-1)
-      if (!last || last[0] !== next[0] || last[1] !== next[1]) rounded.push(next)
-    }
-    // A dot: the pen goes down and up on the spot.
-    if (rounded.length === 1) rounded.push([...rounded[0]!])
-    return rounded
-  })
+  return strokes.map((stroke) => rounded(stroke.map(transform)))
+}
+
+/** A stroke in whole units, without the repeated points rounding leaves. */
+function rounded(stroke: Array<[number, number]>): PlotStroke {
+  const points: PlotStroke = []
+  for (const [x, y] of stroke) {
+    const next: Point = [Math.round(x), Math.round(y)]
+    const last = points.at(-1)
+    if (!last || last[0] !== next[0] || last[1] !== next[1]) points.push(next)
+  }
+  // A dot: the pen goes down and up on the spot.
+  if (points.length === 1) points.push([...points[0]!])
+  return points
 }
 
 /** Where the plotter's pen rests before and after a page: the page's bottom left corner, the G-code's origin. */
@@ -178,11 +265,13 @@ export interface Plot {
   page: PlotPage
   letterId: string
   strokes: PlotStroke[]
+  /** The width of the pen's line, mm. */
+  penWidth: number
 }
 
-export function plotLetter(kind: PlotKind, letter: LetterToRender): Plot {
+export function plotLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): Plot {
   const page = plotPages[kind]
-  return { page, letterId: letter.letterId, strokes: orderStrokes(page, traceLetter(kind, letter)) }
+  return { page, letterId: letter.letterId, strokes: orderStrokes(page, traceLetter(kind, letter, penWidth)), penWidth }
 }
 
 const mm = (units: number) => (units / UNITS_PER_MM).toFixed(2)
@@ -198,7 +287,7 @@ export function plotSvg(plot: Plot): Buffer {
       '<?xml version="1.0" encoding="UTF-8"?>',
       `<svg xmlns="http://www.w3.org/2000/svg" width="${page.width}mm" height="${page.height}mm" viewBox="0 0 ${page.width} ${page.height}">`,
       `<title>${titles[page.kind]} ${plot.letterId}</title>`,
-      '<g fill="none" stroke="#1a2a6c" stroke-width="0.35" stroke-linecap="round" stroke-linejoin="round">',
+      `<g fill="none" stroke="#1a2a6c" stroke-width="${plot.penWidth}" stroke-linecap="round" stroke-linejoin="round">`,
       ...paths,
       '</g>',
       '</svg>',
@@ -227,29 +316,26 @@ export function plotGcode(plot: Plot, settings: PlotterSettings): Buffer {
   return Buffer.from(lines.join('\n'))
 }
 
-/** The width of the pen's line in the proof, in points (a 0.35 mm fineliner). */
-const PROOF_PEN = 0.35 * MM
-
 /** The strokes of a page as PDF path operators (points, pdfkit's y-down page space). */
 function strokeContent(plot: Plot): string {
   const pt = (units: number) => ((units / UNITS_PER_MM) * MM).toFixed(2)
   const paths = plot.strokes.map((stroke) => stroke.map(([x, y], index) => `${pt(x)} ${pt(y)} ${index === 0 ? 'm' : 'l'}`).join('\n') + '\nS')
-  return [`q 0.102 0.165 0.424 RG ${PROOF_PEN.toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
+  return [`q 0.102 0.165 0.424 RG ${(plot.penWidth * MM).toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
 }
 
-/** The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope on page 2, as PDF paths. */
-export function renderPlotterProof(letter: LetterToRender): Promise<Buffer> {
+/** The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope on page 2, as PDF paths as wide as the pen's line. */
+export function renderPlotterProof(letter: LetterToRender, penWidth: number): Promise<Buffer> {
   const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
-  doc.addContent(strokeContent(plotLetter('card', letter)))
+  doc.addContent(strokeContent(plotLetter('card', letter, penWidth)))
   doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-  doc.addContent(strokeContent(plotLetter('envelope', letter)))
+  doc.addContent(strokeContent(plotLetter('envelope', letter, penWidth)))
   return toBuffer(doc)
 }
 
 /** A letter's four plotter files: card and envelope, each as SVG and G-code. */
 export function plotterFiles(letter: LetterToRender, settings: PlotterSettings): Record<'card.svg' | 'card.gcode' | 'envelope.svg' | 'envelope.gcode', Buffer> {
-  const card = plotLetter('card', letter)
-  const envelope = plotLetter('envelope', letter)
+  const card = plotLetter('card', letter, settings.penWidth)
+  const envelope = plotLetter('envelope', letter, settings.penWidth)
   return {
     'card.svg': plotSvg(card),
     'card.gcode': plotGcode(card, settings),

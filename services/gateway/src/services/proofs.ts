@@ -13,7 +13,7 @@ export interface ProofSources {
   db: Db
   artifacts: ArtifactStore
   renderPool: RenderPool
-  config: Pick<Config, 'http' | 'printer' | 'floorCountry'>
+  config: Pick<Config, 'http' | 'printer' | 'floorCountry' | 'plotter'>
 }
 
 /**
@@ -82,6 +82,7 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   const drawing = drawProof(
     sources.renderPool,
     kind,
+    sources.config.plotter.penWidth,
     describeLetter({
       letterId: cardId,
       code: row.code,
@@ -116,9 +117,10 @@ async function within(drawing: Promise<Buffer>, ms: number): Promise<Buffer> {
   }
 }
 
-async function drawProof(pool: RenderPool, output: PrintOutput, letter: LetterToRender): Promise<Buffer> {
+/** A plotter proof's strokes depend on the pen's width (the bars' hatching): the gateway reads PLOTTER_PEN_WIDTH_MM as the workers do. */
+async function drawProof(pool: RenderPool, output: PrintOutput, penWidth: number, letter: LetterToRender): Promise<Buffer> {
   try {
-    return await pool.render(output === 'plotter' ? 'plotter-proof' : 'proof', letter)
+    return await (output === 'plotter' ? pool.render('plotter-proof', letter, penWidth) : pool.render('proof', letter))
   } catch (error) {
     // Every render thread is busy and the queue is full: come back in a few seconds.
     if (error instanceof RenderQueueFull) throw new Unavailable('Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
