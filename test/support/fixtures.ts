@@ -11,7 +11,9 @@
  *   `client` calls the public API with its live key.
  * - `testKey` / `testClient`: a test-mode key of that account, and the public API with it.
  * - `campaign`: an active campaign of that account (adminCampaign, `campaignOverrides` on top).
- * - `pipeline`: gateway, dispatcher, letter clock and workers, one per file (`pipelineOptions`).
+ * - `pipeline`: gateway, dispatcher, letter clock and workers, one per file (`pipelineOptions`);
+ *   it has its own gateway (`pipeline.app`), on a database and queue prefix of its own.
+ * A public route's answer that /openapi.json does not list fails the file when `gateway` closes.
  *
  * Scopes: the gateway and the pipeline are 'file' (starting an app costs hundreds of
  * milliseconds and files run in isolated workers, so 'worker' would buy nothing); accounts
