@@ -9,7 +9,8 @@ import { testConfig } from '@letters/test/support/context'
 /**
  * postgres.js 3.4.9 as patched by patches/postgres+3.4.9.patch (applied on install): a write
  * that lands after the socket closed fails its queries with CONNECTION_CLOSED instead of
- * throwing from a timer, and a closed socket's buffered bytes never delay the next connection.
+ * throwing from a timer, a closed socket's buffered bytes never delay the next connection, and
+ * a transaction whose connection closed cannot reach the connection the pool reconnected.
  */
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url))
@@ -40,8 +41,94 @@ console.log('pool afterwards:', (await sql\`SELECT 1 AS one\`)[0].one)
 await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
 `
 
-async function runTerminateMidQuery(mode: 'begin' | 'reserve') {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', terminateMidQuery, mode], {
+/**
+ * The red team's hang (test/redteam/pipeline-faults.test.ts): a transaction's backend is
+ * terminated mid-query; its callback goes on (a ROLLBACK after the failure) while the pool
+ * reconnects the connection for the next query, and the ROLLBACK's bytes reach the new socket
+ * before its startup message. Unpatched, the ROLLBACK stays on the connection as a query
+ * awaiting an answer, takes the answers of the next backend's queries, and the connection (here
+ * the whole pool) waits forever; the next query also fails with the old backend's 57P01. The
+ * socket is held back (postgres.js's `socket` option) so the reconnect and the ROLLBACK meet in
+ * one turn, as they did on a loaded machine.
+ */
+const zombieTransaction = `
+import { connect } from 'node:net'
+import postgres from 'postgres'
+const url = process.env.DATABASE_URL
+const { hostname, port } = new URL(url)
+let hold
+const socket = () => new Promise((resolve, reject) => {
+  const opened = connect(Number(port || 5432), hostname)
+  opened.once('error', reject).once('connect', () => (hold ? hold.then(() => resolve(opened)) : resolve(opened)))
+})
+const sql = postgres(url, { max: 1, onnotice() {}, socket, backoff: 0 })
+const killer = postgres(url, { max: 1, onnotice() {} })
+let pid, release
+const gate = new Promise((resolve) => (release = resolve))
+const transaction = sql.begin(async (tx) => {
+  pid = (await tx\`SELECT pg_backend_pid() AS pid\`)[0].pid
+  await tx\`SELECT pg_sleep(5)\`.catch(() => {})
+  await gate
+  throw new Error('the callback goes on after its connection closed')
+})
+const outcome = transaction.then(() => 'resolved', (error) => error.code)
+while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
+await killer\`SELECT pg_terminate_backend(\${pid})\`
+console.log('transaction:', await outcome)
+let letGo
+hold = new Promise((resolve) => (letGo = resolve))
+const next = sql\`SELECT 2 AS two\`.then((rows) => rows[0].two, (error) => error.code)
+await new Promise((resolve) => setTimeout(resolve, 100))
+await new Promise((resolve) => setImmediate(async () => {
+  release()
+  for (let tick = 0; tick < 20; tick++) await Promise.resolve()
+  letGo()
+  resolve()
+}))
+const within = (work) => Promise.race([work, new Promise((resolve) => setTimeout(resolve, 3000, 'no answer after 3 s').unref())])
+console.log('next query:', await within(next))
+console.log('pool afterwards:', await within(sql\`SELECT \${3}::int AS three\`.then((rows) => rows[0].three, (error) => error.code)))
+await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
+`
+
+/**
+ * A transaction's backend is terminated while its callback waits on something else; the pool
+ * reconnects and a second transaction takes the connection. Unpatched, the first callback's
+ * next query, then its COMMIT, run in the second transaction's session: the COMMIT ends the
+ * second transaction early, so its later ROLLBACK undoes nothing.
+ */
+const lateTransaction = `
+import postgres from 'postgres'
+const url = process.env.DATABASE_URL
+const sql = postgres(url, { max: 1, onnotice() {}, backoff: 0 })
+const killer = postgres(url, { max: 1, onnotice() {} })
+let pid, release, late
+const gate = new Promise((resolve) => (release = resolve))
+const first = sql.begin(async (tx) => {
+  pid = (await tx\`SELECT pg_backend_pid() AS pid\`)[0].pid
+  await gate
+  late = tx\`SELECT 1\`.then(() => 'ran', (error) => error.code)
+  await late
+})
+const outcome = first.then(() => 'resolved', (error) => error.code)
+while (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
+await killer\`SELECT pg_terminate_backend(\${pid})\`
+console.log('first transaction:', await outcome)
+const second = await sql.begin(async (tx) => {
+  await tx\`CREATE TEMP TABLE marks (n int)\`
+  release()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  throw new Error('rolled back')
+}).catch((error) => error.message)
+console.log('second transaction:', second)
+console.log('late query of the first:', await late)
+console.log('second transaction undone:', (await sql\`SELECT to_regclass('pg_temp.marks') IS NULL AS undone\`)[0].undone)
+await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
+`
+
+async function runTerminateMidQuery(mode: 'begin' | 'reserve' | 'zombie' | 'late') {
+  const script = mode === 'zombie' ? zombieTransaction : mode === 'late' ? lateTransaction : terminateMidQuery
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, mode], {
     cwd: packageDir,
     env: { ...process.env, DATABASE_URL: testConfig().databaseUrl },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,6 +153,20 @@ describe('postgres.js when the backend of a busy connection is terminated', () =
   it('fails the next query on a reserved connection with CONNECTION_CLOSED instead of ending the process', async () => {
     const { code, output } = await runTerminateMidQuery('reserve')
     expect(output).toMatch(/^work: (CONNECTION_CLOSED|57P01)\nnext on the reserved connection: CONNECTION_CLOSED\npool afterwards: 1\n$/)
+    expect(code).toBe(0)
+  })
+
+  it('keeps a transaction whose connection closed off the reconnected connection: the pool answers the next queries', async () => {
+    const { code, output } = await runTerminateMidQuery('zombie')
+    expect(output).toBe('transaction: CONNECTION_CLOSED\nnext query: 2\npool afterwards: 3\n')
+    expect(code).toBe(0)
+  })
+
+  it('fails the queries a transaction sends after its connection closed, so they never run in the next transaction on that connection', async () => {
+    const { code, output } = await runTerminateMidQuery('late')
+    expect(output).toBe(
+      'first transaction: CONNECTION_CLOSED\nsecond transaction: rolled back\nlate query of the first: CONNECTION_CLOSED\nsecond transaction undone: true\n',
+    )
     expect(code).toBe(0)
   })
 })
