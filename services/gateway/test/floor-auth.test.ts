@@ -54,6 +54,16 @@ describe('the floor guard (FLOOR_TOKEN)', () => {
     }
   })
 
+  it('refuses Basic credentials without the colon between user and password, even when they are the token', async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: '/floor',
+      headers: { authorization: `Basic ${Buffer.from(FLOOR_TOKEN).toString('base64')}` },
+      remoteAddress: newAddress(),
+    })
+    expectError(response, 401, 'Unauthorized')
+  })
+
   it('opens nothing else with the floor token: the admin API, /metrics and the queue dashboard refuse it', async () => {
     const refused = [
       { method: 'GET', url: '/admin/accounts', headers: bearer(FLOOR_TOKEN) },

@@ -9,7 +9,9 @@ function presentedToken(header: string, acceptBasic: boolean): string {
   if (header.startsWith('Bearer ')) return header.slice('Bearer '.length)
   if (acceptBasic && header.startsWith('Basic ')) {
     const credentials = Buffer.from(header.slice('Basic '.length), 'base64').toString('utf8')
-    return credentials.slice(credentials.indexOf(':') + 1)
+    // user-id ":" password (RFC 7617): without the colon there is no password, not a password that is the whole.
+    const colon = credentials.indexOf(':')
+    return colon < 0 ? '' : credentials.slice(colon + 1)
   }
   return ''
 }
