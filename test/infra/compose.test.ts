@@ -135,6 +135,9 @@ describe('docker-compose.yml', () => {
     if (name === 'gateway') {
       expect(compose.services.gateway!.ports).toEqual([`${config.port}:${config.port}`])
       expect(compose.services.gateway!.environment!.ADMIN_TOKEN).toMatch(/^\$\{ADMIN_TOKEN:\?/)
+      // The floor's token is optional: unset, /floor answers 404.
+      expect(compose.services.gateway!.environment!.FLOOR_TOKEN).toBe('${FLOOR_TOKEN:-}')
+      expect(config.floorToken).toBeUndefined()
     } else expect(config.metricsPort, `${name} sets METRICS_PORT`).toEqual(expect.any(Number))
   })
 

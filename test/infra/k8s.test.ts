@@ -150,7 +150,7 @@ describe('infra/k8s', () => {
         variable.valueFrom?.secretKeyRef ? [{ variable: variable.name, ...variable.valueFrom.secretKeyRef }] : [],
       )
       expect(secretRefs.map((ref) => ref.variable).sort(), name).toEqual(
-        name === 'gateway' ? ['ADMIN_TOKEN', 'DATABASE_URL', 'REDIS_URL'] : ['DATABASE_URL', 'REDIS_URL'],
+        name === 'gateway' ? ['ADMIN_TOKEN', 'DATABASE_URL', 'FLOOR_TOKEN', 'REDIS_URL'] : ['DATABASE_URL', 'REDIS_URL'],
       )
       for (const ref of secretRefs) {
         expect(ref.name, `${name} ${ref.variable}`).toBe(secretTemplate.metadata.name)
@@ -175,6 +175,10 @@ describe('infra/k8s', () => {
     expect(secretTemplate.stringData.REDIS_ADDRESS).toBe(redisUrl.host)
     // Applied unedited, the gateway refuses to start rather than run with a known admin token.
     expect(() => loadConfig({ ...configMapData(), ...secretTemplate.stringData })).toThrow(/^ADMIN_TOKEN=CHANGE-ME: must be at least 16 characters/)
+    // And with only the admin token replaced, for the floor's token.
+    expect(() => loadConfig({ ...configMapData(), ...secretTemplate.stringData, ADMIN_TOKEN: 'an-admin-token-of-32-characters!' })).toThrow(
+      /^FLOOR_TOKEN=CHANGE-ME: must be at least 16 characters/,
+    )
   })
 
   it.each(processNames)('runs %s as npm run start:prod does, as args under the image’s tini, its count left to an autoscaler', (name) => {

@@ -342,7 +342,7 @@ describe('letters', () => {
   it('mailed marks a printed letter mailed, and a second time says why not', async () => {
     const id = await letterIn('printed')
     expect(await cliJson(['letters', 'mailed', id])).toMatchObject({ id, status: 'mailed' })
-    await cliFails(['letters', 'mailed', id], 1, 'Error 409: La carta ya está marcada como enviada')
+    await cliFails(['letters', 'mailed', id], 1, 'Error 409: La carta ya se marcó como enviada el ')
     const other = await letterIn('printed')
     expect(await cliTable(['letters', 'mailed', other])).toMatch(row('status', 'mailed'))
   })

@@ -19,6 +19,7 @@ const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  FLOOR_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '150' }),
   RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
@@ -41,7 +42,7 @@ const EnvSchema = Type.Object({
   PLOTTER_DRAW_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2000' }),
   PLOTTER_TRAVEL_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '6000' }),
   // The envelope's code has 0.3 mm bars and spaces: a wider line would close its narrow spaces.
-  PLOTTER_PEN_WIDTH_MM: Type.String({ pattern: '^0\\.([1-3][0-9]?|40?)$', default: '0.3' }),
+  PLOTTER_PEN_WIDTH_MM: Type.String({ pattern: '^0\\.([12][0-9]?|30?)$', default: '0.3' }),
   BATCH_MAX_LETTERS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
   BATCH_MAX_WAIT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '300000' }),
   FLOOR_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'ES' }),
@@ -81,6 +82,8 @@ export interface Config {
   port: number
   /** Absent: the admin API answers 404, as if it did not exist. */
   adminToken: string | undefined
+  /** Opens the floor's page and scanner (/floor) and nothing else; absent: /floor answers 404. */
+  floorToken: string | undefined
   rateLimit: { max: number; windowMs: number }
   logLevel: LogLevel
   queuePrefix: string
@@ -150,6 +153,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   HOST: 'must not be empty',
   PORT: 'must be a port number (1-65535)',
   ADMIN_TOKEN: 'must be at least 16 characters long',
+  FLOOR_TOKEN: 'must be at least 16 characters long',
   RATE_LIMIT_MAX: 'must be a positive integer',
   RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -164,7 +168,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   PLOTTER_PEN_DOWN: 'must be one line of G-code words (e.g. M3 or M3 S90)',
   PLOTTER_DRAW_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
   PLOTTER_TRAVEL_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
-  PLOTTER_PEN_WIDTH_MM: "must be the width of the pen's line in millimetres, from 0.1 to 0.4 (e.g. 0.3)",
+  PLOTTER_PEN_WIDTH_MM: "must be the width of the pen's line in millimetres, from 0.1 to 0.3 (e.g. 0.25)",
   BATCH_MAX_LETTERS: 'must be an integer from 1 to 9999',
   BATCH_MAX_WAIT_MS: 'must be a positive integer of milliseconds',
   FLOOR_COUNTRY: 'must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)',
@@ -225,6 +229,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
+  // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
+  if (vars.FLOOR_TOKEN !== undefined && vars.FLOOR_TOKEN === vars.ADMIN_TOKEN) {
+    throw new ConfigError('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
+  }
 
   return {
     nodeEnv: vars.NODE_ENV,
@@ -233,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: vars.HOST,
     port,
     adminToken: vars.ADMIN_TOKEN,
+    floorToken: vars.FLOOR_TOKEN,
     rateLimit: { max: Number(vars.RATE_LIMIT_MAX), windowMs: Number(vars.RATE_LIMIT_WINDOW_MS) },
     logLevel: vars.LOG_LEVEL,
     queuePrefix: vars.QUEUE_PREFIX,

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 3000,
       adminToken: undefined,
+      floorToken: undefined,
       rateLimit: { max: 150, windowMs: 5000 },
       logLevel: 'info',
       queuePrefix: 'letters',
@@ -86,7 +87,7 @@ describe('loadConfig', () => {
     })
     expect(config.printer).toBe('plotter')
     expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000, penWidth: 0.25 })
-    expect(loadConfig({ PLOTTER_PEN_WIDTH_MM: '0.4' }).plotter.penWidth).toBe(0.4)
+    expect(loadConfig({ PLOTTER_PEN_WIDTH_MM: '0.3' }).plotter.penWidth).toBe(0.3)
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -100,6 +101,16 @@ describe('loadConfig', () => {
     expect(config.port).toBe(8080)
     expect(config.rateLimit).toEqual({ max: 10, windowMs: 1000 })
     expect(config.adminToken).toBe('a-very-long-admin-token')
+  })
+
+  it('reads the floor token apart from the admin token, and refuses the admin token as the floor token without printing it', () => {
+    expect(loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', FLOOR_TOKEN: 'a-very-long-floor-token' })).toMatchObject({
+      adminToken: 'a-very-long-admin-token',
+      floorToken: 'a-very-long-floor-token',
+    })
+    const same = () => loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', FLOOR_TOKEN: 'a-very-long-admin-token' })
+    expect(same).toThrow('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
+    expect(same).not.toThrow('a-very-long-admin-token')
   })
 
   it('reads the hardening settings: reconciler, HTTP limits, proofs, auth throttle, metrics port', () => {
@@ -160,12 +171,15 @@ describe('loadConfig', () => {
     ['PLOTTER_PEN_DOWN', 'pen down', 'PLOTTER_PEN_DOWN=pen down: must be one line of G-code words (e.g. M3 or M3 S90)'],
     ['PLOTTER_DRAW_FEED', '0', 'PLOTTER_DRAW_FEED=0: must be a feed rate in mm/min, from 1 to 999999'],
     ['PLOTTER_TRAVEL_FEED', '60.5', 'PLOTTER_TRAVEL_FEED=60.5: must be a feed rate in mm/min, from 1 to 999999'],
-    ['PLOTTER_PEN_WIDTH_MM', '0.5', "PLOTTER_PEN_WIDTH_MM=0.5: must be the width of the pen's line in millimetres, from 0.1 to 0.4 (e.g. 0.3)"],
+    ['PLOTTER_PEN_WIDTH_MM', '0.5', "PLOTTER_PEN_WIDTH_MM=0.5: must be the width of the pen's line in millimetres, from 0.1 to 0.3 (e.g. 0.25)"],
+    ['PLOTTER_PEN_WIDTH_MM', '0.31', 'PLOTTER_PEN_WIDTH_MM=0.31: must be the width'],
+    ['PLOTTER_PEN_WIDTH_MM', '0.4', 'PLOTTER_PEN_WIDTH_MM=0.4: must be the width'],
     ['PLOTTER_PEN_WIDTH_MM', '0.05', 'PLOTTER_PEN_WIDTH_MM=0.05: must be the width'],
     ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
     ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],
     ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
+    ['FLOOR_TOKEN', 'short', 'FLOOR_TOKEN=short: must be at least 16 characters long'],
     ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
     ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],
     ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],

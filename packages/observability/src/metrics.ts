@@ -49,6 +49,13 @@ export const creditsRefunded = new Counter({
   registers: [registry],
 })
 
+export const floorScans = new Counter({
+  name: 'floor_scans_total',
+  help: 'Codes scanned on the floor (POST /floor/scan), by outcome: mailed, unknown (no live letter has it), not_printed, already_mailed',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+})
+
 /**
  * The state of the whole pipeline, read from Postgres and Redis at scrape time. Only the gateway
  * serves these (after refreshing them): a worker that exported them would report zeros.

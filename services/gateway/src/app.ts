@@ -22,6 +22,7 @@ import redis from './plugins/external/redis.js'
 import renderPool from './plugins/external/render-pool.js'
 import adminRoutes from './routes/admin/index.js'
 import docs from './routes/docs.js'
+import floorRoutes from './routes/floor/index.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import ops from './routes/ops/index.js'
@@ -106,6 +107,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(metricsRoute)
   await app.register(adminRoutes, { prefix: '/admin' })
   await app.register(ops)
+  await app.register(floorRoutes, { prefix: '/floor' })
   await app.register(publicRoutes)
   await app.register(docs)
   return app

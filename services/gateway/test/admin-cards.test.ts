@@ -36,7 +36,7 @@ describe('POST /admin/cards/{id}/mailed', () => {
   it('refuses a letter marked mailed already, without a second event', async () => {
     const id = await letterIn('printed')
     expect((await adminClient(app).post(`/admin/cards/${id}/mailed`)).statusCode).toBe(200)
-    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', 'La carta ya está marcada como enviada')
+    expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', /^La carta ya se marcó como enviada el .+ UTC$/)
     const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ events: Array<{ status: string }> }>()
     expect(card.events.filter((event) => event.status === 'mailed')).toHaveLength(1)
   })
@@ -47,7 +47,7 @@ describe('POST /admin/cards/{id}/mailed', () => {
       await adminClient(app).post(`/admin/cards/${id}/mailed`),
       409,
       'Conflict',
-      `Solo una carta impresa puede marcarse como enviada; esta está en estado '${status}'`,
+      new RegExp(`^Solo una carta impresa puede marcarse como enviada; esta está en estado «[^»]+» \\(${status}\\)$`),
     )
     const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
     expect(letter?.status).toBe(status)

@@ -14,6 +14,9 @@ export async function startGateway(overrides: Record<string, string> = {}): Prom
 export { adminCampaign, adminClient, publicClient } from '@letters/test/support/gateway'
 export { adminAccount } from '@letters/test/support/accounts'
 
+/** The floor token of the gateways the floor's tests start (FLOOR_TOKEN). */
+export const FLOOR_TOKEN = 'test-floor-token-0123456789'
+
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 
 /** The `{ error, message }` body every error has, with the reason phrase as `error`. */

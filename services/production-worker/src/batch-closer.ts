@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import { isFontName, type VerifiedAddress } from '@letters/contracts'
 import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db } from '@letters/db'
+import { batchFileKey } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/queues'
 import { describeLetter } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
@@ -78,7 +79,7 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
     const files = await buildBatchFiles(batchId, sorted)
     for (const file of files) {
       if (handed.has(file.name)) continue
-      const location = await floor.store.put(`batches/${batchId}/${file.name}`, file.data)
+      const location = await floor.store.put(batchFileKey(batchId, file.name), file.data)
       // `superseded` only if another closer handed the batch meanwhile, which the lock rules out.
       await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location })
     }

@@ -1,4 +1,5 @@
 import { stringify } from 'csv-stringify/sync'
+import { batchFileNames } from '@letters/artifacts'
 import type { VerifiedAddress } from '@letters/contracts'
 import { renderCardSheets, renderEnvelopes, type LetterToRender } from '@letters/render'
 
@@ -47,11 +48,6 @@ export function manifestCsv(sorted: readonly BatchLetter[]): Buffer {
     letter.address.country,
   ])
   return Buffer.from(stringify([[...MANIFEST_COLUMNS], ...rows], { bom: true, record_delimiter: 'windows' }), 'utf8')
-}
-
-/** The names of a batch's three files on the floor, in the order they are handed over. */
-export function batchFileNames(batchId: string) {
-  return { cards: `batch-${batchId}.cards.pdf`, envelopes: `batch-${batchId}.envelopes.pdf`, manifest: `batch-${batchId}.manifest.csv` }
 }
 
 /** The three files of a batch, drawn from its letters in their presorted order. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Registry } from 'prom-client'
 import { pipelineRegistry, registry } from '@letters/observability'
 import { refreshPipelineGauges } from '@letters/queues'
-import { requireAdmin } from '../plugins/app/admin-auth.js'
+import { requireAdmin } from '../plugins/app/token-auth.js'
 import { letThroughUnderPressure } from '../plugins/app/under-pressure.js'
 
 const served = Registry.merge([registry, pipelineRegistry])

@@ -1,8 +1,8 @@
-import { and, eq } from 'drizzle-orm'
-import type { publicApi } from '@letters/contracts'
+import { and, desc, eq } from 'drizzle-orm'
+import { letterStatusNames, type publicApi } from '@letters/contracts'
 import { refundLetter } from '@letters/credits'
-import { letters, moveLetter, type Db, type LetterStatus } from '@letters/db'
-import { conflict } from '../errors.js'
+import { letterEvents, letters, moveLetter, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { ApiError, conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
 
@@ -43,24 +43,90 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
   return getCard(db, scope, cardId)
 }
 
+/** Why a letter was not marked mailed; the floor counts its scans by it. */
+export type MailedRefusal = 'unknown' | 'test_letter' | 'not_printed' | 'already_mailed'
+
+export class NotMailed extends ApiError {
+  override name = 'NotMailed'
+  constructor(
+    statusCode: 404 | 409,
+    message: string,
+    readonly refusal: MailedRefusal,
+  ) {
+    super(statusCode, message)
+  }
+}
+
+/** Which letter: by id (ops, the admin API), or by the short code on its envelope (the floor's scanner). */
+export type MailedLetter = { id: string } | { code: string }
+
+const mailedAtFormat = new Intl.DateTimeFormat('es-ES', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' })
+
 /**
- * Ops hand a printed letter to the post: `printed` → `mailed`. A test letter never reached the
- * floor, so there is nothing to hand over: it is refused (the letter clock marks it mailed).
+ * Ops hand a printed letter to the post: `printed` → `mailed`, the one way a letter gets there
+ * from the floor (the admin API by id, the floor's scanner by code). A test letter never reached
+ * the floor, so there is nothing to hand over: by id it is refused (the letter clock marks it
+ * mailed); by code it is unknown, as the floor never saw that code. Concurrent calls for one
+ * letter queue on its row lock (moveLetter): one moves it, the others find it mailed.
  */
-export async function markMailed(db: Db, cardId: string): Promise<publicApi.Card> {
+export async function markMailed(db: Db, which: MailedLetter): Promise<publicApi.Card> {
   const owner = await db.transaction(async (tx) => {
+    const cardId = 'id' in which ? which.id : await liveLetterWithCode(tx, which.code)
     const { moved, letter } = await moveLetter(tx, cardId, { livemode: true, from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
     if (!letter) {
       const [test] = await tx
         .select({ id: letters.id })
         .from(letters)
         .where(and(eq(letters.id, cardId), eq(letters.livemode, false)))
-      if (test) throw conflict('Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola')
-      throw cardNotFound()
+      if (test) throw new NotMailed(409, 'Es una carta de prueba: no se imprime ni se entrega a correos, y se marca enviada sola', 'test_letter')
+      throw new NotMailed(404, cardNotFound().message, 'unknown')
     }
-    if (letter.status === 'mailed') throw conflict('La carta ya está marcada como enviada')
-    if (!moved) throw conflict(`Solo una carta impresa puede marcarse como enviada; esta está en estado '${letter.status}'`)
-    return { accountId: letter.accountId, livemode: letter.livemode }
+    if (letter.status === 'mailed') {
+      const [event] = await tx
+        .select({ at: letterEvents.at })
+        .from(letterEvents)
+        .where(and(eq(letterEvents.letterId, cardId), eq(letterEvents.status, 'mailed')))
+        .orderBy(desc(letterEvents.id))
+        .limit(1)
+      const when = event ? ` el ${mailedAtFormat.format(event.at)} UTC` : ''
+      throw new NotMailed(409, `La carta ya se marcó como enviada${when}`, 'already_mailed')
+    }
+    if (!moved) {
+      const status = letter.status
+      throw new NotMailed(
+        409,
+        `Solo una carta impresa puede marcarse como enviada; esta está en estado «${letterStatusNames[status]}» (${status})`,
+        'not_printed',
+      )
+    }
+    return { cardId, scope: { accountId: letter.accountId, livemode: letter.livemode } }
   })
-  return getCard(db, owner, cardId)
+  return getCard(db, owner.scope, owner.cardId)
+}
+
+/**
+ * A code as the floor's scanner or a person types it, tidied: spaces, dashes and underscores
+ * dropped (padding a scanner adds, a code typed in groups), upper case, and the letters
+ * Crockford's base32 reads as digits (O as 0; I and L as 1). Codes never contain those letters,
+ * so the tidying cannot turn one code into another.
+ */
+export function normalizeLetterCode(typed: string): string {
+  return typed
+    .replace(/[\s_-]+/g, '')
+    .toUpperCase()
+    .replace(/O/g, '0')
+    .replace(/[IL]/g, '1')
+}
+
+/** The live letter with this code (normalized first); a test letter's code is unknown: it never reached the floor. */
+async function liveLetterWithCode(tx: Tx, typed: string): Promise<string> {
+  const code = normalizeLetterCode(typed)
+  const [letter] = await tx
+    .select({ id: letters.id })
+    .from(letters)
+    .where(and(eq(letters.code, code), eq(letters.livemode, true)))
+  // Name the code as read when the tidied text is one (a scanner's "o" for "0"); otherwise what was typed.
+  const shown = /^[0-9A-HJKMNP-TV-Z]{10}$/.test(code) ? code : typed.trim().slice(0, 40)
+  if (!letter) throw new NotMailed(404, `Código desconocido: ${shown}`, 'unknown')
+  return letter.id
 }

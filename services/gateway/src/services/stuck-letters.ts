@@ -1,4 +1,4 @@
-import { and, asc, sql } from 'drizzle-orm'
+import { and, asc, sql, type SQL } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin, LetterStatus } from '@letters/contracts'
 import { isoInstant, letters, type Db, type Executor } from '@letters/db'
@@ -10,10 +10,12 @@ import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 type StuckLetter = admin.StuckLetterList['data'][number]
 
 /**
- * The letters ops must look at, the longest stuck first: every `failed` one (production gave up;
- * a retry sends it back) and every one without progress past RECONCILE_AFTER_MS (the
- * reconciler's notion, withoutProgressSql). Read by letters_status_updated_idx.
+ * The letters ops (and the floor) must look at: `failed` (production gave up; a retry sends it
+ * back) or without progress past RECONCILE_AFTER_MS (the reconciler's notion, withoutProgressSql).
  */
+export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.raw(alias)}.status = 'failed' OR ${withoutProgressSql(alias, afterMs)})`
+
+/** The letters ops must look at (needsLookSql), the longest stuck first. Read by letters_status_updated_idx. */
 export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -28,12 +30,7 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
         'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int)`,
     })
     .from(l)
-    .where(
-      and(
-        sql`(${l.status} = 'failed' OR ${withoutProgressSql('l', afterMs)})`,
-        after ? sql`(${l.updatedAt}, ${l.id}) > (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
-      ),
-    )
+    .where(and(needsLookSql('l', afterMs), after ? sql`(${l.updatedAt}, ${l.id}) > (${after.position}::timestamptz, ${after.id}::uuid)` : undefined))
     .orderBy(asc(l.updatedAt), asc(l.id))
     .limit(limit + 1)
   const page = pageOf(rows, limit)

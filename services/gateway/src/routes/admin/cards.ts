@@ -13,7 +13,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/cards/:id/mailed',
     { schema: { params: IdParams, body: NoBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 500) } } },
-    async (request) => markMailed(app.db, request.params.id),
+    async (request) => markMailed(app.db, { id: request.params.id }),
   )
 
   app.get(

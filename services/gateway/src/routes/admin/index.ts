@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { requireAdmin } from '../../plugins/app/admin-auth.js'
+import { requireAdmin } from '../../plugins/app/token-auth.js'
 import accounts from './accounts.js'
 import campaigns from './campaigns.js'
 import cards from './cards.js'

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api'
 import { FastifyAdapter } from '@bull-board/fastify'
 import type { FastifyPluginAsync } from 'fastify'
 import { ApiError, reasonPhrase } from '../../errors.js'
-import { requireAdmin } from '../../plugins/app/admin-auth.js'
+import { requireAdmin } from '../../plugins/app/token-auth.js'
 import { TestModeAwareAdapter } from './test-mode-adapter.js'
 
 export const QUEUES_DASHBOARD_PATH = '/ops/queues'

@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from '../../errors.js'
+
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
+/** The token a request carries: `Bearer <token>`, or, for a browser, Basic auth with the token as password. */
+function presentedToken(header: string, acceptBasic: boolean): string {
+  // The scheme's name is case-insensitive (RFC 9110 §11.1).
+  const [, scheme, value] = /^(bearer|basic) (.*)$/is.exec(header) ?? []
+  if (scheme?.toLowerCase() === 'bearer') return value!
+  if (acceptBasic && scheme?.toLowerCase() === 'basic') {
+    const credentials = Buffer.from(value!, 'base64').toString('utf8')
+    // user-id ":" password (RFC 7617): without the colon there is no password, not a password that is the whole.
+    const colon = credentials.indexOf(':')
+    return colon < 0 ? '' : credentials.slice(colon + 1)
+  }
+  return ''
+}
+
+interface TokenGuard {
+  /** The configured token; absent: the guarded routes do not exist (404). */
+  token: string | undefined
+  /** What the 401 calls the token, in Spanish ("de administración"). */
+  label: string
+  /** Set for pages opened in a browser: Basic auth is accepted too, and a 401 asks the browser for it under this realm. */
+  browserRealm?: string
+}
+
+/**
+ * Guards every route of the scope it is added to with one token: `Authorization: Bearer
+ * <token>`, or, where a browser opens the routes, Basic auth (any user name, the token as
+ * password). Without the token configured the routes do not exist: every one answers 404. A
+ * wrong token counts as a failed authentication of the client's IP (see AuthFailures); a
+ * missing one does not, so a browser's first request before it asks for the password costs
+ * nothing. Each token opens only the scopes guarded with it.
+ */
+export function requireToken(app: FastifyInstance, guard: TokenGuard) {
+  const expected = guard.token ? digest(guard.token) : undefined
+  const acceptBasic = guard.browserRealm !== undefined
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!expected) throw new ApiError(404, `La ruta ${request.method} ${request.url.split('?')[0]} no existe`)
+    const token = presentedToken(request.headers.authorization ?? '', acceptBasic)
+    const valid = token && (await app.authFailures.check(request, reply, async () => timingSafeEqual(digest(token), expected) || null))
+    if (!valid) {
+      if (acceptBasic) reply.header('www-authenticate', `Basic realm="${guard.browserRealm}", charset="UTF-8"`)
+      throw new ApiError(401, `El token ${guard.label} no es válido o no se ha enviado (Authorization: Bearer <token>)`)
+    }
+  }
+}
+
+/** The admin API, /metrics and, with `browser`, the ops pages: ADMIN_TOKEN. */
+export function requireAdmin(app: FastifyInstance, options: { browser?: boolean } = {}) {
+  return requireToken(app, { token: app.config.adminToken, label: 'de administración', ...(options.browser ? { browserRealm: 'letters ops' } : {}) })
+}
+
+/** The floor's page and scanner (/floor): FLOOR_TOKEN, from a script or the floor's browser. */
+export function requireFloor(app: FastifyInstance) {
+  return requireToken(app, { token: app.config.floorToken, label: 'de la planta', browserRealm: 'letters floor' })
+}

@@ -1,0 +1,220 @@
+import { letterStatuses, letterStatusNames } from '@letters/contracts'
+import { batchFileKinds, type BatchFileKind } from '@letters/artifacts'
+import type { FloorBatch, FloorOverview } from '../../services/floor.js'
+
+/** Text for HTML, in an element or a quoted attribute: recipient names are whatever a client sent. */
+export function escapeHtml(text: string | number): string {
+  return String(text).replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
+}
+
+/** Builds HTML with every interpolated value escaped; a value made by `html` itself (a Markup) goes in as it is. */
+class Markup {
+  constructor(readonly value: string) {}
+  toString() {
+    return this.value
+  }
+}
+type Part = string | number | Markup | Markup[] | null | undefined
+
+export function html(strings: TemplateStringsArray, ...values: Part[]): Markup {
+  const text = strings.reduce((out, chunk, i) => {
+    const value = values[i - 1]
+    const part = value instanceof Markup ? value.value : Array.isArray(value) ? value.map((m) => m.value).join('') : value == null ? '' : escapeHtml(value)
+    return out + part + chunk
+  })
+  return new Markup(text)
+}
+
+/** "2 min 5 s", "1 h 3 min", "12 s". */
+export function spanishDuration(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000))
+  if (seconds < 60) return `${seconds} s`
+  const minutes = Math.floor(seconds / 60)
+  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`
+  const hours = Math.floor(minutes / 60)
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`
+  return `${Math.floor(hours / 24)} días`
+}
+
+const instant = new Intl.DateTimeFormat('es-ES', { dateStyle: 'short', timeStyle: 'medium', timeZone: 'UTC' })
+const when = (date: Date | null) => (date ? `${instant.format(date)} UTC` : '—')
+
+const fileLabels: Record<BatchFileKind, string> = { cards: 'Tarjetas (PDF)', envelopes: 'Sobres (PDF)', manifest: 'Manifiesto (CSV)' }
+const batchStatusNames = { open: 'abierto', closing: 'entregándose a la impresora', handed: 'entregado' } as const
+
+export interface PageSettings {
+  batchMaxLetters: number
+  batchMaxWaitMs: number
+  printer: string
+  now: Date
+}
+
+function currentBatch(batch: FloorBatch, settings: PageSettings) {
+  const waited = Math.min(batch.ageMs, settings.batchMaxWaitMs)
+  return html`<li class="batch" data-batch="${batch.id}">
+    <div><strong title="${batch.id}">Lote ${batch.id.slice(0, 8)}</strong> · ${batchStatusNames[batch.status]}</div>
+    <label
+      >Cartas en la bandeja: <span class="tray">${batch.letterCount} / ${settings.batchMaxLetters}</span>
+      <progress max="${settings.batchMaxLetters}" value="${Math.min(batch.letterCount, settings.batchMaxLetters)}"></progress
+    ></label>
+    <label
+      >Espera: <span class="age">${spanishDuration(batch.ageMs)} de ${spanishDuration(settings.batchMaxWaitMs)}</span>
+      <progress max="${settings.batchMaxWaitMs}" value="${waited}"></progress
+    ></label>
+  </li>`
+}
+
+function recentBatch(batch: FloorBatch) {
+  const files =
+    batch.status === 'handed'
+      ? batchFileKinds.map((kind) => html`<a href="/floor/batches/${batch.id}/files/${kind}">${fileLabels[kind]}</a>`)
+      : [html`<span class="muted">aún no</span>`]
+  return html`<tr data-batch="${batch.id}">
+    <td title="${batch.id}">${batch.id.slice(0, 8)}</td>
+    <td>${batchStatusNames[batch.status]}</td>
+    <td class="num">${batch.letterCount}</td>
+    <td>${when(batch.closedAt)}</td>
+    <td>${when(batch.handedAt)}</td>
+    <td class="files">${files}</td>
+  </tr>`
+}
+
+const STYLE = `
+body { font: 16px/1.4 system-ui, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1rem 1.5rem; color: #1b1b1b; }
+h1 { margin: 0 0 .25rem; } h2 { margin: 1.5rem 0 .5rem; font-size: 1.2rem; }
+.muted { color: #666; }
+#scan-form { display: flex; gap: .75rem; align-items: center; }
+#scan { font: 1.6rem/1.2 ui-monospace, monospace; padding: .4rem .6rem; width: 18ch; letter-spacing: .08em; text-transform: uppercase; }
+.feedback { margin: .75rem 0; padding: .75rem 1rem; border-radius: .4rem; font-size: 1.3rem; min-height: 1.8rem; }
+.feedback.ok, #scans .ok { background: #d8f5dc; color: #0b5d1e; border-left: .5rem solid #1e9e3c; }
+.feedback.error, #scans .error { background: #fde0e0; color: #8a1010; border-left: .5rem solid #d12a2a; }
+#scans { list-style: none; padding: 0; margin: 0; font-size: .95rem; }
+#scans li { padding: .25rem .75rem; margin: .2rem 0; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 0 2rem; }
+table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #ddd; }
+td.num, th.num { text-align: right; } .files a { margin-right: .75rem; white-space: nowrap; }
+ul.batches { list-style: none; padding: 0; } .batch label { display: block; } progress { width: 100%; height: 1rem; }
+`
+
+/** The floor's page: everything interpolated is escaped (html); its script is /floor/scan.js, as the CSP wants. */
+export function floorPage(overview: FloorOverview, settings: PageSettings): string {
+  const counts = new Map(overview.counts.map((row) => [row.status, row.count]))
+  const total = overview.counts.reduce((sum, row) => sum + row.count, 0)
+  const page = html`<!doctype html>
+    <html lang="es">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Planta · Cartas</title>
+        <style>
+          ${new Markup(STYLE)}
+        </style>
+        <script src="/floor/scan.js" defer></script>
+      </head>
+      <body>
+        <header>
+          <h1>Planta de producción</h1>
+          <p class="muted">Impresión: ${settings.printer} · datos de las ${when(settings.now)} · <a href="/floor">actualizar</a></p>
+        </header>
+
+        <section aria-labelledby="scan-title">
+          <h2 id="scan-title">Escanear sobres</h2>
+          <form id="scan-form" autocomplete="off">
+            <label for="scan">Código</label>
+            <input id="scan" name="code" autofocus spellcheck="false" autocapitalize="characters" maxlength="64" placeholder="7KQ2M9XRTB" />
+            <span class="muted">El lector escribe el código y pulsa Intro: la carta queda enviada.</span>
+          </form>
+          <div id="feedback" class="feedback" role="status" aria-live="polite"></div>
+          <ol id="scans" aria-label="Últimos escaneos"></ol>
+        </section>
+
+        <div class="grid">
+          <section aria-labelledby="open-title">
+            <h2 id="open-title">Lote en curso</h2>
+            ${
+              overview.current.length > 0
+                ? html`<ul class="batches">
+                    ${overview.current.map((batch) => currentBatch(batch, settings))}
+                  </ul>`
+                : html`<p class="muted">No hay ningún lote abierto${settings.printer === 'batch' ? '' : ' (esta planta no imprime por lotes)'}.</p>`
+            }
+          </section>
+
+          <section aria-labelledby="counts-title">
+            <h2 id="counts-title">Cartas por estado</h2>
+            <table id="counts">
+              <tbody>
+                ${letterStatuses.map(
+                  (status) =>
+                    html`<tr data-status="${status}">
+                      <td>${letterStatusNames[status]}</td>
+                      <td class="num">${counts.get(status) ?? 0}</td>
+                    </tr>`,
+                )}
+                <tr>
+                  <th>total</th>
+                  <th class="num">${total}</th>
+                </tr>
+              </tbody>
+            </table>
+          </section>
+        </div>
+
+        <section aria-labelledby="recent-title">
+          <h2 id="recent-title">Lotes recientes</h2>
+          ${
+            overview.recent.length > 0
+              ? html`<table id="recent">
+                  <thead>
+                    <tr>
+                      <th>Lote</th>
+                      <th>Estado</th>
+                      <th class="num">Cartas</th>
+                      <th>Cerrado</th>
+                      <th>Entregado</th>
+                      <th>Archivos</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${overview.recent.map(recentBatch)}
+                  </tbody>
+                </table>`
+              : html`<p class="muted">Todavía no se ha cerrado ningún lote.</p>`
+          }
+        </section>
+
+        <section aria-labelledby="look-title">
+          <h2 id="look-title">Cartas fallidas o atascadas (${overview.needsLookTotal})</h2>
+          ${
+            overview.needsLook.length > 0
+              ? html`<table id="needs-look">
+                    <thead>
+                      <tr>
+                        <th>Código</th>
+                        <th>Destinatario</th>
+                        <th>Ciudad</th>
+                        <th>Estado</th>
+                        <th>Sin avanzar</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${overview.needsLook.map(
+                        (letter) =>
+                          html`<tr data-letter="${letter.id}">
+                            <td><code>${letter.code}</code></td>
+                            <td>${letter.name}</td>
+                            <td>${letter.city}</td>
+                            <td>${letterStatusNames[letter.status]}</td>
+                            <td>${spanishDuration(letter.stuckForSeconds * 1000)}</td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>
+                  ${overview.needsLookTotal > overview.needsLook.length ? html`<p class="muted">Se muestran las ${overview.needsLook.length} que llevan más tiempo.</p>` : null}`
+              : html`<p class="muted">Ninguna.</p>`
+          }
+        </section>
+      </body>
+    </html> `
+  return page.value
+}
