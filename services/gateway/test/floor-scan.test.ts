@@ -139,7 +139,12 @@ describe('POST /floor/scan', () => {
     const letter = await letterIn('printed')
     const basic = `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}`
     const host = 'floor.example:3000'
-    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }]) {
+    for (const headers of [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+    ] as Array<Record<string, string>>) {
       const response = await scan({ code: letter.code }, { authorization: basic, host, ...headers })
       expectError(response, 403, 'Forbidden', /no desde otro sitio web/)
     }
