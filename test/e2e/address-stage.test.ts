@@ -1,27 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { asc, eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { startAddressWorker } from '@letters/address-worker/worker'
 import { normalizeLetter } from '@letters/address-worker/normalize-letter'
 import { offlineVerifier } from '@letters/address'
 import { ledgerEntries, letters, outbox } from '@letters/db'
-import { buildApp, type App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/app'
 import { OutboxDispatcher } from '@letters/queues'
 import { adminAccount } from '../support/accounts.js'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
+import { ADMIN_TOKEN } from '../support/context.js'
+import { it } from '../support/fixtures.js'
 
 const log = pino({ level: 'silent' })
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
+// A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
+it.override({ gatewayOptions: { isolate: 'address', checkContract: false } })
+
 let app: App
 let dispatcher: OutboxDispatcher
 let worker: ReturnType<typeof startAddressWorker>
 let account: Awaited<ReturnType<typeof adminAccount>>
 
-beforeAll(async () => {
-  database = await isolatedDatabase('address')
-  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-address` })
-  app = await buildApp({ config, logger: false })
-  await app.ready()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
+  const { config } = app
   dispatcher = new OutboxDispatcher(app.db, app.queues, log, { idleMs: 50 })
   dispatcher.start()
   worker = startAddressWorker({ config, db: app.db, log })
@@ -31,8 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dispatcher.stop()
   await worker.close()
-  await app.close()
-  await database.drop()
 })
 
 async function send(recipient: Record<string, unknown>) {

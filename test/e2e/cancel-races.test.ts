@@ -1,30 +1,30 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { offlineVerifier } from '@letters/address'
 import { normalizeLetter } from '@letters/address-worker/normalize-letter'
 import { accounts, ledgerEntries, letters } from '@letters/db'
-import { buildApp, type App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/app'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
 import { adminAccount } from '../support/accounts.js'
-import { testConfig } from '../support/context.js'
+import { it } from '../support/fixtures.js'
 import { silentLog } from '../support/pipeline.js'
+
+it.override({ gatewayOptions: { checkContract: false } })
 
 let app: App
 let floorDir: string
 let account: Awaited<ReturnType<typeof adminAccount>>
-beforeAll(async () => {
-  app = await buildApp({ config: testConfig(), logger: false })
-  await app.ready()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   floorDir = await mkdtemp(join(tmpdir(), 'letters-races-'))
   account = await adminAccount(app, 300)
 })
 afterAll(async () => {
-  await app.close()
   await rm(floorDir, { recursive: true, force: true })
 })
 

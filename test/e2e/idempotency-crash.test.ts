@@ -1,27 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { buildApp, type App } from '@letters/gateway/app'
-import { adminAccount } from '../support/accounts.js'
-import { testConfig } from '../support/context.js'
 import { sampleRecipient } from '../support/factories.js'
+import { it } from '../support/fixtures.js'
 import { freePort, startGatewayProcess, type ServiceProcess } from '../support/processes.js'
 
-let app: App
+// The in-process gateway sets up the account and checks the outcome; the one that dies is a child process.
+it.override({ gatewayOptions: { checkContract: false }, accountCredits: 30 })
+
 let gateway: ServiceProcess | undefined
-beforeAll(async () => {
-  app = await buildApp({ config: testConfig(), logger: false })
-  await app.ready()
-})
 afterAll(async () => {
   await gateway?.kill()
-  await app.close()
 })
 
 const { company: _company, ...recipient } = sampleRecipient
 
 describe('a gateway that dies in the middle of a creation with an Idempotency-Key', () => {
-  it('leaves the key free at once: the client’s retry creates the letter, charged once', async () => {
-    const account = await adminAccount(app, 30)
+  it('leaves the key free at once: the client’s retry creates the letter, charged once', async ({ gateway: app, account }) => {
     const body = { cardDesignId: account.cardDesignId, envelopeDesignId: account.envelopeDesignId, senderId: account.senderId, message: 'Hola', ...recipient }
     const port = await freePort()
     gateway = await startGatewayProcess(app.config, port)

@@ -1,16 +1,18 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { ledgerEntries, outbox } from '@letters/db'
 import { compact, pdfText } from '../support/pdf.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
+import { it } from '../support/fixtures.js'
+
+it.override({ pipelineOptions: { label: 'pipeline' } })
 
 let pipeline: Pipeline
-beforeAll(async () => {
-  pipeline = await startPipeline('pipeline')
+it.beforeAll(({ pipeline: started }) => {
+  pipeline = started
 })
-afterAll(() => pipeline.close())
 
 const ledgerOf = (letterId: string) => pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, letterId))
 const productionJobOf = async (letterId: string) => {

@@ -1,18 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { adminCampaign, spanishRecipient } from '../../services/gateway/test/helpers.js'
 import { adminAccount } from '../support/accounts.js'
 import { RELEASED_DETAIL } from '@letters/queues'
 import { deleteKeys } from '../support/redis-keys.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
+import { it } from '../support/fixtures.js'
+
+// The clock's default round: every second.
+it.override({ pipelineOptions: { label: 'scheduled' } })
 
 let pipeline: Pipeline
-beforeAll(async () => {
-  // The clock's default round: every second.
-  pipeline = await startPipeline('scheduled')
+it.beforeAll(({ pipeline: started }) => {
+  pipeline = started
 })
-afterAll(() => pipeline.close())
 
 const DAY = 86_400_000
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
 import { adminAccount } from '../support/accounts.js'
-import { reachStatus, silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { reachStatus, silentLog, type Pipeline } from '../support/pipeline.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
+import { it } from '../support/fixtures.js'
 
 let pipeline: Pipeline
 let webhookWorker: ReturnType<typeof startWebhookWorker>
@@ -10,8 +11,12 @@ let receiver: WebhookReceiver
 let otherReceiver: WebhookReceiver
 let secret: string
 
-beforeAll(async () => {
-  pipeline = await startPipeline('webhooks', { env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300,300', WEBHOOK_TIMEOUT_MS: '2000' } })
+it.override({
+  pipelineOptions: { label: 'webhooks', env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300,300', WEBHOOK_TIMEOUT_MS: '2000' } },
+})
+
+it.beforeAll(async ({ pipeline: started }) => {
+  pipeline = started
   webhookWorker = startWebhookWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog })
   // The account's receiver answers 500 to the first request of each event, then 204.
   const seen = new Set<string>()
@@ -34,7 +39,6 @@ afterAll(async () => {
   await webhookWorker?.close()
   await receiver?.close()
   await otherReceiver?.close()
-  await pipeline?.close()
 })
 
 /** The deliveries that reached the receiver for a letter, first of each webhook-id, verified. */

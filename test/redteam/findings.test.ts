@@ -1,24 +1,25 @@
 // The issue 11 red team's findings, each a rule now held (they failed before their fixes).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import { ADMIN_TOKEN } from '../support/context.js'
 import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
-import { accountWithKeys, recipient, redteamGateway } from './fixtures.js'
+import { spanishRecipient as recipient } from '../support/factories.js'
+import { it } from '../support/fixtures.js'
+import { navidadCampaign } from './campaign.js'
 
-let gw: Awaited<ReturnType<typeof redteamGateway>>
-beforeAll(async () => {
-  gw = await redteamGateway('findings')
-})
-afterAll(() => gw.close())
+it.override({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: navidadCampaign })
 
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'
 
 describe('finding 1: a CSV of millions of blank or empty rows costs no more than a full request', () => {
-  it('reads a CSV past its blank rows and past its 1,001st row no further: 8 MiB of line breaks answered at once', async () => {
-    const { account, campaignId, live } = await accountWithKeys(gw.app, 100)
-    const post = (csv: string) => live('POST', `/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
+  it('reads a CSV past its blank rows and past its 1,001st row no further: 8 MiB of line breaks answered at once', async ({
+    gateway,
+    account,
+    campaign: campaignId,
+    client,
+  }) => {
+    const post = (csv: string) => client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
     // Before the fix the parser read every row: 8 MiB of line breaks held the event loop for
     // about 4 minutes (+2.3 GB of heap). The bound is far above what a read of at most 1,001
     // rows takes, and far below that.
@@ -30,81 +31,74 @@ describe('finding 1: a CSV of millions of blank or empty rows costs no more than
     expect(emptyRows.statusCode, emptyRows.body).toBe(413)
     expect(emptyRows.json<{ message: string }>().message).toMatch(/más de 1000/)
     expect(Date.now() - started).toBeLessThan(20_000)
-    expect((await moneyState(gw.app.db, account.id)).charges).toHaveLength(1)
+    expect((await moneyState(gateway.db, account.id)).charges).toHaveLength(1)
   }, 120_000)
 })
 
 describe('finding 2: a campaign variable named __proto__ drops the CSV cell', () => {
-  it('prints the value of the CSV column, not the default, or refuses the variable name when the campaign is made', async () => {
-    const { account, live } = await accountWithKeys(gw.app, 100)
-    const made = await gw.app.inject({
-      method: 'POST',
-      url: `/admin/accounts/${account.id}/campaigns`,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      payload: {
-        name: 'Proto',
-        cardDesignId: account.cardDesignId,
-        envelopeDesignId: account.envelopeDesignId,
-        senderId: account.senderId,
-        message: 'Tu cupón: {{__proto__}}',
-        variables: [{ name: '__proto__', maxSize: 20, defaultValue: 'NINGUNO', example: 'X' }],
-      },
+  it('prints the value of the CSV column, not the default, or refuses the variable name when the campaign is made', async ({
+    gateway,
+    admin,
+    account,
+    client,
+  }) => {
+    const made = await admin.post(`/admin/accounts/${account.id}/campaigns`, {
+      name: 'Proto',
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      message: 'Tu cupón: {{__proto__}}',
+      variables: [{ name: '__proto__', maxSize: 20, defaultValue: 'NINGUNO', example: 'X' }],
     })
     // Refusing the name at creation is a fix too.
     if (made.statusCode === 400) return
     expect(made.statusCode, made.body).toBe(201)
     const campaignId = made.json<{ id: string }>().id
-    const answer = await live(
-      'POST',
+    const answer = await client.post(
       `/cards/bulk?campaignId=${campaignId}`,
       'name,surname,address,zip,city,country,__proto__\nAna,Ruiz,Calle Mayor 1,28013,Madrid,ES,REGALO50\n',
       { 'content-type': 'text/csv' },
     )
     expect(answer.statusCode, answer.body).toBe(200)
     const [id] = answer.json<{ cardIds: string[] }>().cardIds
-    const [letter] = await gw.app.db.select().from(letters).where(eq(letters.id, id!))
+    const [letter] = await gateway.db.select().from(letters).where(eq(letters.id, id!))
     // On main: "Tu cupón: NINGUNO", the client's REGALO50 silently dropped, and charged.
     expect(letter!.message).toBe('Tu cupón: REGALO50')
   })
 })
 
 describe('finding 3: a sendAt in the past is said to be "less than a minute away"', () => {
-  it('says the date has passed', async () => {
-    const { campaignId, live } = await accountWithKeys(gw.app, 100)
-    const answer = await live('POST', '/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: '2020-01-01T00:00:00Z' })
+  it('says the date has passed', async ({ campaign: campaignId, client }) => {
+    const answer = await client.post('/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: '2020-01-01T00:00:00Z' })
     expect(answer.statusCode).toBe(400)
     expect(answer.json<{ message: string }>().message).toMatch(/pasad|ya ha pasado|en el pasado/)
   })
 
-  it('refuses an offset no time zone has (beyond ±14:00)', async () => {
-    const { campaignId, live } = await accountWithKeys(gw.app, 100)
+  it('refuses an offset no time zone has (beyond ±14:00)', async ({ campaign: campaignId, client }) => {
     const at = new Date(Date.now() + 3 * 86_400_000).toISOString().replace(/\.\d+Z$/, '+23:59')
-    const answer = await live('POST', '/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: at })
+    const answer = await client.post('/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: at })
     expect(answer.statusCode, answer.body).toBe(400)
     expect(answer.json<{ message: string }>().message).toMatch(/no es una fecha y hora válida/)
   })
 })
 
 describe('finding 4: unclear refusals of a bulk body in the wrong encoding or media type', () => {
-  it('names UTF-16 for a UTF-16 CSV without BOM instead of quoting a column full of NUL characters', async () => {
-    const { campaignId, live } = await accountWithKeys(gw.app, 100)
-    const answer = await live('POST', `/cards/bulk?campaignId=${campaignId}`, Buffer.from(`${HEADER}\n${ROW}\n`, 'utf16le'), { 'content-type': 'text/csv' })
+  it('names UTF-16 for a UTF-16 CSV without BOM instead of quoting a column full of NUL characters', async ({ campaign: campaignId, client }) => {
+    const answer = await client.post(`/cards/bulk?campaignId=${campaignId}`, Buffer.from(`${HEADER}\n${ROW}\n`, 'utf16le'), { 'content-type': 'text/csv' })
     expect(answer.statusCode).toBe(400)
     const { message } = answer.json<{ message: string }>()
     expect(message).not.toContain('\u0000')
     expect(message).toMatch(/UTF-8/)
   })
 
-  it('mentions text/csv when the bulk request has no Content-Type', async () => {
-    const { campaignId, live } = await accountWithKeys(gw.app, 100)
-    const answer = await live('POST', `/cards/bulk?campaignId=${campaignId}`, `${HEADER}\n${ROW}\n`, { 'content-type': '' })
+  it('mentions text/csv when the bulk request has no Content-Type', async ({ campaign: campaignId, client }) => {
+    const answer = await client.post(`/cards/bulk?campaignId=${campaignId}`, `${HEADER}\n${ROW}\n`, { 'content-type': '' })
     expect(answer.statusCode).toBe(415)
     expect(answer.json<{ message: string }>().message).toMatch(/text\/csv/)
   })
 
-  it('refuses JSON declared as UTF-16 with 415, as it refuses a UTF-16 CSV', async () => {
-    const { campaignId, live } = await accountWithKeys(gw.app, 100)
-    const answer = await live('POST', '/cards/bulk', JSON.stringify({ campaignId, recipients: [{ ...recipient, variables: { cupon: 'A1' } }] }), {
+  it('refuses JSON declared as UTF-16 with 415, as it refuses a UTF-16 CSV', async ({ campaign: campaignId, client }) => {
+    const answer = await client.post('/cards/bulk', JSON.stringify({ campaignId, recipients: [{ ...recipient, variables: { cupon: 'A1' } }] }), {
       'content-type': 'application/json; charset=utf-16',
     })
     expect(answer.statusCode, answer.body).toBe(415)

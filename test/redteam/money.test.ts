@@ -1,25 +1,29 @@
 // Red team of issue 11: attacks that held (parallel mixed-mode bulk, one Idempotency-Key across modes/routes/formats, Postgres terminations under 1,000-recipient bulks).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import postgres from 'postgres'
 import { expectLedgerMatchesLetters } from '../../services/gateway/test/ledger-assertions.js'
-import { accountWithKeys, recipient, redteamGateway } from './fixtures.js'
+import { spanishRecipient as recipient } from '../support/factories.js'
+import { it } from '../support/fixtures.js'
+import { navidadCampaign } from './campaign.js'
 
-let gw: Awaited<ReturnType<typeof redteamGateway>>
-beforeAll(async () => {
-  gw = await redteamGateway('money')
-})
-afterAll(() => gw.close())
+it.override({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: navidadCampaign })
 
 const r = (n: number) => ({ ...recipient, name: `Ana${n}`, variables: { cupon: 'A1' } })
 const bulk = (campaignId: string, count: number) => ({ campaignId, recipients: Array.from({ length: count }, (_, n) => r(n)) })
 
 describe('held: 120 parallel bulk requests mixing live and test keys on one small balance', () => {
-  it('never overspends, charges no test letter, and every request is all or nothing', async () => {
-    const { account, campaignId, live, test } = await accountWithKeys(gw.app, 30)
+  it.override({ accountCredits: 30 })
+  it('never overspends, charges no test letter, and every request is all or nothing', async ({
+    gateway,
+    account,
+    campaign: campaignId,
+    client,
+    testClient,
+  }) => {
     // 60 live requests of 2 letters (6 credits each) and 60 test requests of 3 letters (9 credits each).
     const answers = await Promise.all(
       Array.from({ length: 120 }, (_, n) =>
-        n % 2 === 0 ? live('POST', '/cards/bulk', bulk(campaignId, 2)) : test('POST', '/cards/bulk', bulk(campaignId, 3)),
+        n % 2 === 0 ? client.post('/cards/bulk', bulk(campaignId, 2)) : testClient.post('/cards/bulk', bulk(campaignId, 3)),
       ),
     )
     const statuses = answers.map((a) => a.statusCode)
@@ -30,7 +34,7 @@ describe('held: 120 parallel bulk requests mixing live and test keys on one smal
     const liveOk = answers.filter((a, n) => n % 2 === 0 && a.statusCode === 200).length
     const testOk = answers.filter((a, n) => n % 2 === 1 && a.statusCode === 200).length
     expect(liveOk).toBe(5)
-    const state = await expectLedgerMatchesLetters(gw.app.db, account.id)
+    const state = await expectLedgerMatchesLetters(gateway.db, account.id)
     expect(state.balance).toBe(0)
     expect(state.letters.filter((l) => l.livemode)).toHaveLength(10)
     expect(state.letters.filter((l) => !l.livemode)).toHaveLength(testOk * 3)
@@ -39,30 +43,35 @@ describe('held: 120 parallel bulk requests mixing live and test keys on one smal
 })
 
 describe('held: one Idempotency-Key across modes and routes', () => {
-  it('keeps modes apart, and refuses the key on another route or in the other format with 422', async () => {
-    const { account, campaignId, live, test } = await accountWithKeys(gw.app, 100)
+  it('keeps modes apart, and refuses the key on another route or in the other format with 422', async ({
+    gateway,
+    account,
+    campaign: campaignId,
+    client,
+    testClient,
+  }) => {
     const key = { 'idempotency-key': 'same-key-everywhere' }
-    const liveBulk = await live('POST', '/cards/bulk', bulk(campaignId, 2), key)
-    const testBulk = await test('POST', '/cards/bulk', bulk(campaignId, 2), key)
+    const liveBulk = await client.post('/cards/bulk', bulk(campaignId, 2), key)
+    const testBulk = await testClient.post('/cards/bulk', bulk(campaignId, 2), key)
     expect([liveBulk.statusCode, testBulk.statusCode]).toEqual([200, 200])
     expect(liveBulk.json().cardIds).not.toEqual(testBulk.json().cardIds)
     const csv = `name,surname,address,zip,city,province,country,cupon\nAna0,García,Calle Mayor 1,28013,Madrid,Madrid,ES,A1\nAna1,García,Calle Mayor 1,28013,Madrid,Madrid,ES,A1\n`
-    const asCsv = await live('POST', `/cards/bulk?campaignId=${campaignId}`, csv, { ...key, 'content-type': 'text/csv' })
-    const asCard = await live('POST', '/card', { campaignId, ...r(0) }, key)
+    const asCsv = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { ...key, 'content-type': 'text/csv' })
+    const asCard = await client.post('/card', { campaignId, ...r(0) }, key)
     expect([asCsv.statusCode, asCard.statusCode]).toEqual([422, 422])
-    const replay = await test('POST', '/cards/bulk', bulk(campaignId, 2), key)
+    const replay = await testClient.post('/cards/bulk', bulk(campaignId, 2), key)
     expect(replay.headers['idempotent-replayed']).toBe('true')
     expect(replay.json().cardIds).toEqual(testBulk.json().cardIds)
-    const state = await expectLedgerMatchesLetters(gw.app.db, account.id)
+    const state = await expectLedgerMatchesLetters(gateway.db, account.id)
     expect(state.balance).toBe(94)
     expect(state.letters).toHaveLength(4)
   })
 })
 
 describe('Postgres backends of the gateway terminated while 1,000-recipient bulk requests are stored', () => {
-  it('creates each keyed request once, charged once, whatever the clients saw', async () => {
-    const { account, campaignId, live } = await accountWithKeys(gw.app, 3 * 1000 * 8)
-    const admin = postgres(gw.config.databaseUrl, { max: 1, onnotice: () => {} })
+  it.override({ accountCredits: 3 * 1000 * 8 })
+  it('creates each keyed request once, charged once, whatever the clients saw', async ({ gateway, account, campaign: campaignId, client }) => {
+    const admin = postgres(gateway.config.databaseUrl, { max: 1, onnotice: () => {} })
     let killing = true
     let kills = 0
     const killer = (async () => {
@@ -78,7 +87,7 @@ describe('Postgres backends of the gateway terminated while 1,000-recipient bulk
     const tries = await Promise.all(
       Array.from({ length: 8 }, async (_, k) => {
         for (let attempt = 0; attempt < 60; attempt++) {
-          const answer = await live('POST', '/cards/bulk', body(k), { 'idempotency-key': `bulk-${k}` })
+          const answer = await client.post('/cards/bulk', body(k), { 'idempotency-key': `bulk-${k}` })
           seen[answer.statusCode] = (seen[answer.statusCode] ?? 0) + 1
           if (answer.statusCode === 200) return answer.json<{ cardIds: string[] }>().cardIds
           expect(answer.json()).toMatchObject({ error: expect.any(String), message: expect.any(String) })
@@ -92,7 +101,7 @@ describe('Postgres backends of the gateway terminated while 1,000-recipient bulk
     await admin.end()
     console.log(`### bulk under terminations: statuses ${JSON.stringify(seen)}, backends killed ${kills}`)
     expect(tries.every((ids) => ids !== undefined)).toBe(true)
-    const state = await expectLedgerMatchesLetters(gw.app.db, account.id)
+    const state = await expectLedgerMatchesLetters(gateway.db, account.id)
     expect(state.letters).toHaveLength(8000)
     expect(new Set(tries.flat()).size).toBe(8000)
     expect(state.balance).toBe(0)

@@ -2,30 +2,31 @@
 // It hung in some runs, a cancel request never settling: postgres.js let a transaction whose backend was terminated go on writing to its
 // connection once the pool had reconnected it (patches/postgres+3.4.9.patch; packages/db/test/dropped-connections.test.ts).
 import { readdir } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters } from '@letters/db'
 import { LetterClock, RELEASED_DETAIL } from '@letters/queues'
-import { startPipeline, silentLog, type Pipeline } from '../support/pipeline.js'
+import { it } from '../support/fixtures.js'
+import { issueTestKey } from '../support/gateway.js'
+import { silentLog } from '../support/pipeline.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
 
-let pipeline: Pipeline
-beforeAll(async () => {
-  pipeline = await startPipeline('rtfaults', {
+it.override({
+  pipelineOptions: {
+    label: 'rtfaults',
     reconcile: true,
     env: { TEST_MAILED_AFTER_MS: '500', CLOCK_INTERVAL_MS: '200', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
-  })
+  },
 })
-afterAll(() => pipeline.close())
 
 const DAY = 86_400_000
 
 describe('held: scheduled and test letters through Redis key loss, racing clocks, cancels and dropped connections', () => {
-  it('releases each scheduled letter once or cancels it, never prints a test letter, and the ledger agrees', { timeout: 150_000 }, async () => {
+  it('releases each scheduled letter once or cancels it, never prints a test letter, and the ledger agrees', { timeout: 150_000 }, async ({ pipeline }) => {
     const { app, account } = pipeline
-    const testKey = (await pipeline.admin('POST', `/admin/accounts/${account.id}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
+    const testKey = await issueTestKey(app, account.id)
     const body = (sendAt?: string) => ({
       cardDesignId: account.cardDesignId,
       envelopeDesignId: account.envelopeDesignId,

@@ -41,6 +41,10 @@ export const sampleRecipient: Recipient = {
   country: 'ES',
 }
 
+/** A valid Spanish recipient, as a request body sends it (no company). */
+const { company: _company, ...bodyRecipient } = sampleRecipient
+export const spanishRecipient = bodyRecipient
+
 /** A letter's address as the address worker stores it once verified; `overrides` on top. */
 export function verifiedAddress(overrides: Partial<VerifiedAddress> = {}): VerifiedAddress {
   return { ...sampleRecipient, countryName: 'España', deliverability: 'deliverable', changes: [], problems: [], verifiedBy: 'offline', ...overrides }

@@ -4,12 +4,11 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import { pino } from 'pino'
 import { startAddressWorker } from '@letters/address-worker/worker'
-import type { Config } from '@letters/config'
-import { buildApp } from '@letters/gateway/app'
 import { startProductionWorker, type ProductionWorkerOptions } from '@letters/production-worker/worker'
 import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { adminAccount } from './accounts.js'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
+import { ADMIN_TOKEN } from './context.js'
+import { openGateway } from './gateway.js'
 
 export const silentLog = pino({ level: 'silent' })
 
@@ -26,21 +25,23 @@ export type CardView = {
  * with its outbox dispatcher and letter clock, the address worker (with the reconciler if asked) and (unless
  * asked not to) the production worker, printing into a spool directory of its own.
  */
-export async function startPipeline(
-  label: string,
-  options: { env?: Record<string, string>; production?: Partial<ProductionWorkerOptions> | false; reconcile?: boolean } = {},
-) {
-  const database = await isolatedDatabase(label)
+export interface PipelineOptions {
+  /** Names the pipeline's database, queue prefix and spool directory. */
+  label: string
+  env?: Record<string, string>
+  production?: Partial<ProductionWorkerOptions> | false
+  reconcile?: boolean
+}
+
+export async function startPipeline(label: string, options: Omit<PipelineOptions, 'label'> = {}) {
   const floorDir = await mkdtemp(join(tmpdir(), `letters-${label}-`))
-  const config: Config = testConfig({
-    DATABASE_URL: database.url,
-    QUEUE_PREFIX: `${testConfig().queuePrefix}-${label}`,
-    ARTIFACTS_DIR: join(floorDir, 'artifacts'),
-    SPOOL_DIR: join(floorDir, 'spool'),
-    ...options.env,
+  // The pipeline's gateway was never held to the contract's status check; it still is not.
+  const gateway = await openGateway({
+    isolate: label,
+    checkContract: false,
+    env: { ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool'), ...options.env },
   })
-  const app = await buildApp({ config, logger: false })
-  await app.ready()
+  const { app, config } = gateway
   const dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
   dispatcher.start()
   const clock = new LetterClock(app.db, silentLog, { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
@@ -102,8 +103,7 @@ export async function startPipeline(
       await dispatcher.stop()
       await addressWorker.close()
       await productionWorker?.close()
-      await app.close()
-      await database.drop()
+      await gateway.close()
       await rm(floorDir, { recursive: true, force: true })
     },
   }

@@ -2,32 +2,31 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { cardDesigns, envelopeDesigns, ledgerEntries, letters } from '@letters/db'
-import { buildApp, type App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/app'
 import { adminAccount } from '@letters/test/support/accounts'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { it } from '@letters/test/support/fixtures'
 import { freePort, repositoryRoot } from '@letters/test/support/processes'
 
 /**
  * The real CLI, each command in a process of its own as an operator runs it, against a real
  * gateway listening on 127.0.0.1 with a database of its own (the lists show every account).
  */
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
+it.override({ gatewayOptions: { isolate: 'cli', env: { RECONCILE_AFTER_MS: '60000' } } })
+
 let app: App
 let lettersUrl: string
 let scratch: string
-beforeAll(async () => {
-  database = await isolatedDatabase('cli')
-  app = await buildApp({ config: testConfig({ DATABASE_URL: database.url, RECONCILE_AFTER_MS: '60000' }), logger: false })
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   lettersUrl = address
   scratch = await mkdtemp(join(tmpdir(), 'letters-cli-'))
 })
 afterAll(async () => {
-  await app.close()
-  await database.drop()
   await rm(scratch, { recursive: true, force: true })
 })
 

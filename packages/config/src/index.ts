@@ -42,7 +42,7 @@ const EnvSchema = Type.Object({
   PLOTTER_DRAW_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '2000' }),
   PLOTTER_TRAVEL_FEED: Type.String({ pattern: '^[1-9][0-9]{0,5}$', default: '6000' }),
   // The envelope's code has 0.3 mm bars and spaces: a wider line would close its narrow spaces.
-  PLOTTER_PEN_WIDTH_MM: Type.String({ pattern: '^0\\.([1-3][0-9]?|40?)$', default: '0.3' }),
+  PLOTTER_PEN_WIDTH_MM: Type.String({ pattern: '^0\\.([12][0-9]?|30?)$', default: '0.3' }),
   BATCH_MAX_LETTERS: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
   BATCH_MAX_WAIT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '300000' }),
   FLOOR_COUNTRY: Type.String({ pattern: '^[A-Z]{2}$', default: 'ES' }),
@@ -168,7 +168,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   PLOTTER_PEN_DOWN: 'must be one line of G-code words (e.g. M3 or M3 S90)',
   PLOTTER_DRAW_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
   PLOTTER_TRAVEL_FEED: 'must be a feed rate in mm/min, from 1 to 999999',
-  PLOTTER_PEN_WIDTH_MM: "must be the width of the pen's line in millimetres, from 0.1 to 0.4 (e.g. 0.3)",
+  PLOTTER_PEN_WIDTH_MM: "must be the width of the pen's line in millimetres, from 0.1 to 0.3 (e.g. 0.25)",
   BATCH_MAX_LETTERS: 'must be an integer from 1 to 9999',
   BATCH_MAX_WAIT_MS: 'must be a positive integer of milliseconds',
   FLOOR_COUNTRY: 'must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)',

@@ -87,7 +87,7 @@ describe('loadConfig', () => {
     })
     expect(config.printer).toBe('plotter')
     expect(config.plotter).toEqual({ penUp: 'M3 S30', penDown: 'M3 S90', drawFeed: 1500, travelFeed: 8000, penWidth: 0.25 })
-    expect(loadConfig({ PLOTTER_PEN_WIDTH_MM: '0.4' }).plotter.penWidth).toBe(0.4)
+    expect(loadConfig({ PLOTTER_PEN_WIDTH_MM: '0.3' }).plotter.penWidth).toBe(0.3)
   })
 
   it('turns the demo seed off in production unless asked for', () => {
@@ -171,7 +171,9 @@ describe('loadConfig', () => {
     ['PLOTTER_PEN_DOWN', 'pen down', 'PLOTTER_PEN_DOWN=pen down: must be one line of G-code words (e.g. M3 or M3 S90)'],
     ['PLOTTER_DRAW_FEED', '0', 'PLOTTER_DRAW_FEED=0: must be a feed rate in mm/min, from 1 to 999999'],
     ['PLOTTER_TRAVEL_FEED', '60.5', 'PLOTTER_TRAVEL_FEED=60.5: must be a feed rate in mm/min, from 1 to 999999'],
-    ['PLOTTER_PEN_WIDTH_MM', '0.5', "PLOTTER_PEN_WIDTH_MM=0.5: must be the width of the pen's line in millimetres, from 0.1 to 0.4 (e.g. 0.3)"],
+    ['PLOTTER_PEN_WIDTH_MM', '0.5', "PLOTTER_PEN_WIDTH_MM=0.5: must be the width of the pen's line in millimetres, from 0.1 to 0.3 (e.g. 0.25)"],
+    ['PLOTTER_PEN_WIDTH_MM', '0.31', 'PLOTTER_PEN_WIDTH_MM=0.31: must be the width'],
+    ['PLOTTER_PEN_WIDTH_MM', '0.4', 'PLOTTER_PEN_WIDTH_MM=0.4: must be the width'],
     ['PLOTTER_PEN_WIDTH_MM', '0.05', 'PLOTTER_PEN_WIDTH_MM=0.05: must be the width'],
     ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],

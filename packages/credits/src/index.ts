@@ -72,13 +72,14 @@ function movementCtes(accountId: string, movement: Movement): SQL {
 const NUMERIC_VALUE_OUT_OF_RANGE = '22003'
 
 async function move(tx: Executor, accountId: string, movement: Movement): Promise<LedgerResult> {
+  // Raw SQL kept: data-modifying CTEs (the guarded UPDATE and its ledger INSERT in one statement), which drizzle's builder does not write.
   const [row] = await tx
-    .execute<{ id: string; balance_after: number }>(sql`WITH ${movementCtes(accountId, movement)} SELECT id, balance_after FROM ledger_entry`)
+    .execute<{ id: string; balanceAfter: number }>(sql`WITH ${movementCtes(accountId, movement)} SELECT id, balance_after AS "balanceAfter" FROM ledger_entry`)
     .catch((error: { cause?: { code?: string } }) => {
       if (error.cause?.code === NUMERIC_VALUE_OUT_OF_RANGE) throw new BalanceLimitError(accountId)
       throw error
     })
-  if (row) return { entryId: Number(row.id), balanceAfter: row.balance_after }
+  if (row) return { entryId: Number(row.id), balanceAfter: row.balanceAfter }
   // Nothing moved: tell a missing account from a short balance.
   await balance(tx, accountId)
   throw new InsufficientCreditsError(accountId, -movement.amount)

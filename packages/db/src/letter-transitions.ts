@@ -97,12 +97,13 @@ export interface LettersMove {
 export async function moveLetters(tx: Tx, letterIds: readonly string[], move: LettersMove): Promise<Array<{ id: string; livemode: boolean }>> {
   if (move.from.includes(move.to)) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
   if (letterIds.length === 0) return []
-  const moved = await tx.execute<{ id: string; livemode: boolean }>(sql`
-    WITH target AS (
-      SELECT id FROM letters WHERE id IN ${letterIds} AND status IN ${move.from} FOR NO KEY UPDATE
-    )
-    UPDATE letters l SET status = ${move.to}, updated_at = now() FROM target WHERE l.id = target.id
-    RETURNING l.id, l.livemode`)
+  // The UPDATE takes each row's lock and checks the expected status again under it, so a letter
+  // moved meanwhile by another transaction is left out.
+  const moved = await tx
+    .update(letters)
+    .set({ status: move.to, updatedAt: sql`now()` })
+    .where(and(inArray(letters.id, [...letterIds]), inArray(letters.status, [...move.from])))
+    .returning({ id: letters.id, livemode: letters.livemode })
   if (moved.length === 0) return []
   const detail = move.detail
   await tx

@@ -40,6 +40,7 @@ export function webhookBodySql(typeExpression: string, dataExpression: string): 
 export async function recordLetterWebhooks(tx: Tx, letterIds: readonly string[], status: LetterStatus): Promise<void> {
   if (letterIds.length === 0) return
   const type = letterEventType(status)
+  // Raw SQL kept: INSERT … SELECT through data-modifying CTEs (the events, then their outbox rows) in one statement.
   // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile is waited for and then
   // left out, instead of failing this insert (and the status change with it) on its foreign key.
   await tx.execute(sql`

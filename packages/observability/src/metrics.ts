@@ -129,3 +129,10 @@ export const webhookEndpointsDisabled = new Counter({
   help: 'Webhook endpoints disabled because their last 50 events all failed',
   registers: [registry],
 })
+
+export const backgroundLoopFailures = new Counter({
+  name: 'letters_background_loop_failures_total',
+  help: 'Failed rounds of a background loop (dispatcher, reconciler, letter clock, batch closer), by loop; each is logged and tried again',
+  labelNames: ['loop'] as const,
+  registers: [registry],
+})

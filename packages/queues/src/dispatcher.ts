@@ -3,7 +3,8 @@ import type { Logger } from './queues.js'
 import { jobNames, queueNames, queueOfJob } from '@letters/contracts'
 import { outbox, type Db } from '@letters/db'
 import type { Queues } from './queues.js'
-import { Pause, withTimeout } from './timing.js'
+import { BackgroundLoop } from './background-loop.js'
+import { withTimeout } from './timing.js'
 
 export interface DispatcherOptions {
   /** Rows moved per round. */
@@ -24,24 +25,30 @@ export interface DispatcherOptions {
  * the same ids, which BullMQ ignores while it still holds them, and workers are idempotent.
  */
 export class OutboxDispatcher {
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: BackgroundLoop
   private readonly batchSize: number
-  private readonly idleMs: number
-  private readonly maxBackoffMs: number
   private readonly sendTimeoutMs: number
 
   constructor(
     private readonly db: Db,
     private readonly queues: Queues,
-    private readonly log: Logger,
+    log: Logger,
     options: DispatcherOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 200
-    this.idleMs = options.idleMs ?? 200
-    this.maxBackoffMs = options.maxBackoffMs ?? 10_000
     this.sendTimeoutMs = options.sendTimeoutMs ?? 5000
+    const idleMs = options.idleMs ?? 200
+    const maxBackoffMs = options.maxBackoffMs ?? 10_000
+    this.loop = new BackgroundLoop({
+      name: 'outbox dispatch',
+      log,
+      // A full batch: more rows are likely waiting.
+      tick: async () => (await this.dispatchOnce()) === this.batchSize,
+      intervalMs: idleMs,
+      // Redis or Postgres down: ask again less and less often, from idleMs up to maxBackoffMs.
+      backoffMs: (failures) => Math.min(maxBackoffMs, idleMs * 2 ** (failures - 1)),
+      failureMessage: 'outbox dispatch failed; rows stay queued in Postgres',
+    })
   }
 
   /** One round: returns how many rows were sent. Throws when Redis or Postgres failed. */
@@ -77,37 +84,15 @@ export class OutboxDispatcher {
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
   /** Runs a round now instead of at the end of the pause. */
   poke(): void {
-    this.pause.end()
+    this.loop.poke()
   }
 
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
-  }
-
-  private async run(): Promise<void> {
-    let backoff = 0
-    while (this.running) {
-      let pause = this.idleMs
-      try {
-        const sent = await this.dispatchOnce()
-        if (backoff > 0) this.log.info('outbox dispatch recovered')
-        backoff = 0
-        if (sent === this.batchSize) pause = 0
-      } catch (error) {
-        backoff = Math.min(this.maxBackoffMs, backoff ? backoff * 2 : this.idleMs)
-        pause = backoff
-        this.log.warn({ err: error, retryInMs: backoff }, 'outbox dispatch failed; rows stay queued in Postgres')
-      }
-      if (pause > 0 && this.running) await this.pause.for(pause)
-    }
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 }

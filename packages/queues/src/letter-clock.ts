@@ -1,8 +1,8 @@
-import { sql, type SQL } from 'drizzle-orm'
-import { enqueue, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { count, sql, type SQL } from 'drizzle-orm'
+import { enqueue, letters, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger } from './queues.js'
-import { Pause } from './timing.js'
+import { BackgroundLoop } from './background-loop.js'
 
 /** The events the clock writes: client-visible, they say what happened. */
 export const RELEASED_DETAIL = 'Fecha de envío programada alcanzada: entra en producción'
@@ -72,8 +72,11 @@ export async function overdueLetters(db: Db, options: LetterClockOptions): Promi
   const dueBefore = sql`now() - make_interval(secs => ${overdueAfterMs(options) / 1000})`
   const counts = await Promise.all(
     duties.map(async (duty) => {
-      const rows = await db.execute<{ livemode: boolean; n: number }>(sql`
-        SELECT livemode, count(*)::int AS n FROM letters WHERE ${dutyWhere(duty, options, dueBefore)} GROUP BY livemode`)
+      const rows = await db
+        .select({ livemode: letters.livemode, n: count() })
+        .from(letters)
+        .where(dutyWhere(duty, options, dueBefore))
+        .groupBy(letters.livemode)
       return rows.map((row) => ({ kind: duty.name, livemode: row.livemode, n: row.n }))
     }),
   )
@@ -89,9 +92,7 @@ export async function overdueLetters(db: Db, options: LetterClockOptions): Promi
  * letter moves once, and a campaign's thousand letters due at one instant go within a second.
  */
 export class LetterClock {
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: BackgroundLoop
   private readonly batchSize: number
 
   constructor(
@@ -100,6 +101,8 @@ export class LetterClock {
     private readonly options: LetterClockOptions,
   ) {
     this.batchSize = options.batchSize ?? 200
+    // tick runs every due batch itself, so a round never asks for another at once.
+    this.loop = new BackgroundLoop({ name: 'letter clock', log, tick: async () => void (await this.tick()), intervalMs: options.intervalMs })
   }
 
   /** One round of every duty, a batch at a time until none is due; returns how many letters moved. */
@@ -118,11 +121,13 @@ export class LetterClock {
 
   private runBatch(duty: Duty): Promise<{ due: number; moved: number }> {
     return this.db.transaction(async (tx) => {
-      const due = await tx.execute<{ id: string }>(sql`
-        SELECT id FROM letters WHERE ${dutyWhere(duty, this.options, sql`now()`)}
-        ORDER BY ${duty.dueSince(this.options)}
-        LIMIT ${this.batchSize}
-        FOR UPDATE SKIP LOCKED`)
+      const due = await tx
+        .select({ id: letters.id })
+        .from(letters)
+        .where(dutyWhere(duty, this.options, sql`now()`))
+        .orderBy(duty.dueSince(this.options))
+        .limit(this.batchSize)
+        .for('update', { skipLocked: true })
       const moved = await moveLetters(
         tx,
         due.map((letter) => letter.id),
@@ -141,25 +146,10 @@ export class LetterClock {
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        await this.tick()
-      } catch (error) {
-        this.log.warn({ err: error }, 'letter clock round failed; the next one tries again')
-      }
-      if (this.running) await this.pause.for(this.options.intervalMs)
-    }
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 }

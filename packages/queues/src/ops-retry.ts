@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { LetterStatus } from '@letters/contracts'
-import { enqueue, moveLetter, type Db } from '@letters/db'
+import { enqueue, letters, moveLetter, printBatchLetters, type Db } from '@letters/db'
 import { isPipelineStatus, resumeLetter, withoutProgressSql } from './reconciler.js'
 
 /** The event of a failed letter sent back to production: client-visible, so it says what happened. */
@@ -25,9 +25,15 @@ export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: fa
  */
 export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<RetryOutcome> {
   return db.transaction(async (tx) => {
-    const [letter] = await tx.execute<{ status: LetterStatus; stuck: boolean; batched: boolean }>(sql`
-      SELECT l.status, ${withoutProgressSql('l', afterMs)} AS stuck, EXISTS (SELECT 1 FROM print_batch_letters b WHERE b.letter_id = l.id) AS batched
-      FROM letters l WHERE l.id = ${letterId}::uuid FOR NO KEY UPDATE OF l`)
+    const [letter] = await tx
+      .select({
+        status: letters.status,
+        stuck: sql<boolean>`${withoutProgressSql('letters', afterMs)}`,
+        batched: sql<boolean>`EXISTS (SELECT 1 FROM ${printBatchLetters} WHERE ${printBatchLetters.letterId} = ${letters.id})`,
+      })
+      .from(letters)
+      .where(eq(letters.id, letterId))
+      .for('no key update', { of: letters })
     if (!letter) return { retried: false, status: undefined }
     if (letter.status === 'failed' && letter.batched) {
       // PRINTER=batch: its card is in a batch (given up on while it waited in the tray), which

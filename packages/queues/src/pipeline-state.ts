@@ -1,5 +1,5 @@
-import { sql } from 'drizzle-orm'
-import type { Db } from '@letters/db'
+import { count, isNull, sql } from 'drizzle-orm'
+import { letters, outbox as outboxTable, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { overdueLetters, type LetterClockOptions } from './letter-clock.js'
 import type { Logger, Queues } from './queues.js'
@@ -21,13 +21,15 @@ export async function refreshPipelineGauges(db: Db, queues: Queues, options: { s
 }
 
 async function refreshFromPostgres(db: Db, { stuckAfterMs, clock }: { stuckAfterMs: number; clock: LetterClockOptions }): Promise<void> {
-  const [outbox] = await db.execute<{ pending: number; oldest_seconds: number }>(sql`
-    SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
-    FROM outbox WHERE sent_at IS NULL`)
-  const stuck = await db.execute<{ status: string; livemode: boolean; n: number }>(sql`
-    SELECT status, livemode, count(*)::int AS n FROM letters
-    WHERE ${withoutProgressSql('letters', stuckAfterMs)}
-    GROUP BY status, livemode`)
+  const [outbox] = await db
+    .select({ pending: count(), oldestSeconds: sql<number>`COALESCE(EXTRACT(EPOCH FROM now() - min(${outboxTable.createdAt})), 0)::float8` })
+    .from(outboxTable)
+    .where(isNull(outboxTable.sentAt))
+  const stuck = await db
+    .select({ status: letters.status, livemode: letters.livemode, n: count() })
+    .from(letters)
+    .where(withoutProgressSql('letters', stuckAfterMs))
+    .groupBy(letters.status, letters.livemode)
   const overdue = await overdueLetters(db, clock)
   for (const kind of ['released', 'test_mailed'] as const) {
     for (const livemode of [true, false]) {
@@ -35,7 +37,7 @@ async function refreshFromPostgres(db: Db, { stuckAfterMs, clock }: { stuckAfter
     }
   }
   metrics.outboxPending.set(outbox?.pending ?? 0)
-  metrics.outboxOldestSeconds.set(outbox?.oldest_seconds ?? 0)
+  metrics.outboxOldestSeconds.set(outbox?.oldestSeconds ?? 0)
   for (const status of pipelineStatuses) {
     for (const livemode of [true, false]) {
       metrics.lettersStuck.set({ status, mode: livemode ? 'live' : 'test' }, stuck.find((row) => row.status === status && row.livemode === livemode)?.n ?? 0)

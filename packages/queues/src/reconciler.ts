@@ -3,7 +3,8 @@ import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
 import { enqueue, moveLetter, type Db, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
-import { Pause, withTimeout } from './timing.js'
+import { BackgroundLoop } from './background-loop.js'
+import { withTimeout } from './timing.js'
 
 /** The job a letter in each pipeline status waits for. */
 const jobOfStatus = {
@@ -55,7 +56,7 @@ export interface ReconcilerOptions {
   redisTimeoutMs?: number
 }
 
-type Candidate = { id: string; status: PipelineStatus; updated_at: string; job_id: string | null; job_sent: boolean | null }
+type Candidate = { id: string; status: PipelineStatus; updatedAt: string; jobId: string | null; jobSent: boolean | null }
 type Cursor = { updatedAt: string; id: string }
 
 /**
@@ -74,9 +75,7 @@ type Cursor = { updatedAt: string; id: string }
  * round takes them again. If Redis does not answer, the round changes nothing.
  */
 export class Reconciler {
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: BackgroundLoop
   private readonly batchSize: number
   private readonly redisTimeoutMs: number
 
@@ -88,6 +87,13 @@ export class Reconciler {
   ) {
     this.batchSize = options.batchSize ?? 100
     this.redisTimeoutMs = options.redisTimeoutMs ?? 5000
+    this.loop = new BackgroundLoop({
+      name: 'reconciliation',
+      log,
+      // A full page: more letters are likely waiting.
+      tick: async () => (await this.reconcileOnce()) === this.batchSize,
+      intervalMs: options.intervalMs,
+    })
   }
 
   /** Looks at every letter without progress, a page at a time; returns how many were queued again. */
@@ -112,8 +118,9 @@ export class Reconciler {
       sql` `,
     )
     return this.db.transaction(async (tx) => {
+      // Raw SQL kept: FOR UPDATE OF l SKIP LOCKED over a LATERAL join (each letter's latest job on its status's queue), one statement read as written.
       const candidates = await tx.execute<Candidate>(sql`
-        SELECT l.id, l.status, l.updated_at::text AS updated_at, job.id AS job_id, job.sent_at IS NOT NULL AS job_sent
+        SELECT l.id, l.status, l.updated_at::text AS "updatedAt", job.id AS "jobId", job.sent_at IS NOT NULL AS "jobSent"
         FROM letters l
         LEFT JOIN LATERAL (
           SELECT o.id, o.sent_at FROM outbox o
@@ -127,20 +134,18 @@ export class Reconciler {
         LIMIT ${this.batchSize}
         FOR UPDATE OF l SKIP LOCKED`)
       const lastCandidate = candidates.length === this.batchSize ? candidates[candidates.length - 1] : undefined
-      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updated_at, id: lastCandidate.id }
+      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updatedAt, id: lastCandidate.id }
       // An unsent row is still the dispatcher's to deliver.
-      const dispatched = candidates.filter((letter) => letter.job_id === null || letter.job_sent)
+      const dispatched = candidates.filter((letter) => letter.jobId === null || letter.jobSent)
       const states = await withTimeout(
         Promise.all(
-          dispatched.map((letter) =>
-            letter.job_id ? this.queues[this.queueOf(letter.status)].getJobState(letter.job_id) : Promise.resolve('unknown' as const),
-          ),
+          dispatched.map((letter) => (letter.jobId ? this.queues[this.queueOf(letter.status)].getJobState(letter.jobId) : Promise.resolve('unknown' as const))),
         ),
         this.redisTimeoutMs,
         `reading ${dispatched.length} job states`,
       )
       const lost = dispatched
-        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.job_id, jobState: states[index]! }))
+        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.jobId, jobState: states[index]! }))
         .filter((letter) => !runnableStates.has(letter.jobState))
       for (const letter of lost) await resumeLetter(tx, letter.id, letter.status)
       return { lost, last }
@@ -148,30 +153,14 @@ export class Reconciler {
   }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   private queueOf(status: PipelineStatus): QueueName {
     return queueOfJob[jobOfStatus[status]]
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let pause = this.options.intervalMs
-      try {
-        if ((await this.reconcileOnce()) === this.batchSize) pause = 0
-      } catch (error) {
-        this.log.warn({ err: error }, 'reconciliation round failed; the next one tries again')
-      }
-      if (pause > 0 && this.running) await this.pause.for(pause)
-    }
   }
 }

@@ -191,7 +191,7 @@ describe("the letter's code on a plotter envelope", () => {
     return { svg: svg.strokes, gcode: gcode.strokes, strokeWidth: svg.strokeWidth }
   }
 
-  it.each([0.3, 0.1, 0.25, 0.4])('draws bars that read back as the code, where the PDF puts them, in the SVG and the G-code alike (pen %s mm)', (penWidth) => {
+  it.each([0.3, 0.1, 0.25])('draws bars that read back as the code, where the PDF puts them, in the SVG and the G-code alike (pen %s mm)', (penWidth) => {
     const { svg, gcode, strokeWidth } = envelopeStrokes(letter, penWidth)
     expect(strokeWidth).toBe(penWidth)
     for (const strokes of [svg, gcode]) {

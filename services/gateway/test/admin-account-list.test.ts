@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { isolatedDatabase } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
-import { adminClient, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { adminClient, expectError } from './helpers.js'
 
 type AccountList = { data: Array<{ id: string; name: string; balance: number; createdAt: string }>; nextCursor: string | null }
 
 // A database of its own: the list shows every account, and other files make theirs side by side.
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let app: App
 let admin: ReturnType<typeof adminClient>
-beforeAll(async () => {
-  database = await isolatedDatabase('accountlist')
-  app = await startGateway({ DATABASE_URL: database.url })
+it.override({ gatewayOptions: { isolate: 'accountlist' } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   admin = adminClient(app)
-})
-afterAll(async () => {
-  await app.close()
-  await database.drop()
 })
 
 async function listAll(limit: number) {

@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { apiKeys, ledgerEntries } from '@letters/db'
 import type { App } from '../src/app.js'
 import { hashApiKey } from '../src/services/api-keys.js'
-import { UNKNOWN_ID, adminClient, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminClient, expectError } from './helpers.js'
 
 let app: App
 let admin: ReturnType<typeof adminClient>
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   admin = adminClient(app)
 })
-afterAll(() => app.close())
 
 async function newAccount(credits?: number) {
   const response = await admin.post('/admin/accounts', { name: 'Papelería Luna', ...(credits === undefined ? {} : { credits }) })

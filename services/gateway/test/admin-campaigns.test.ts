@@ -1,20 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { campaigns } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError } from './helpers.js'
 
 let app: App
 let admin: ReturnType<typeof adminClient>
 let account: Awaited<ReturnType<typeof adminAccount>>
 let other: Awaited<ReturnType<typeof adminAccount>>
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   admin = adminClient(app)
   account = await adminAccount(app)
   other = await adminAccount(app)
 })
-afterAll(() => app.close())
 
 const variables = [
   { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },

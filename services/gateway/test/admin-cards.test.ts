@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app)
 })
-afterAll(() => app.close())
 
 async function letterIn(status: LetterStatus) {
   const id = await sendSingle(app, account)

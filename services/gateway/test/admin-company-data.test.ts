@@ -1,18 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { senders } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminClient, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import type { AdminClient } from '@letters/test/support/gateway'
+import { UNKNOWN_ID, expectError } from './helpers.js'
 
 let app: App
-let admin: ReturnType<typeof adminClient>
+let admin: AdminClient
 let accountId: string
-beforeAll(async () => {
-  app = await startGateway()
-  admin = adminClient(app)
+it.beforeAll(async ({ gateway, admin: adminApi }) => {
+  app = gateway
+  admin = adminApi
   accountId = (await admin.post('/admin/accounts', { name: 'Floristería Sol' })).json<{ id: string }>().id
 })
-afterAll(() => app.close())
 
 describe.each(['card-designs', 'envelope-designs', 'senders', 'signatures'])('POST /admin/accounts/{id}/%s', (kind) => {
   it('creates a named entry', async () => {

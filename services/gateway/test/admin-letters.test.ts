@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox, type LetterStatus } from '@letters/db'
 import { RESUMED_DETAIL, RETRIED_DETAIL } from '@letters/queues'
-import { isolatedDatabase } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
 
 type AdminCard = { id: string; accountId: string; livemode: boolean; status: string; events: Array<{ status: string; detail: string | null }> }
 type StuckList = {
@@ -14,19 +14,15 @@ type StuckList = {
 
 // A database of its own: the stuck list shows every account's letters, and other files leave
 // failed letters in the shared one. A letter is stuck after a minute without progress.
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let app: App
 let admin: ReturnType<typeof adminClient>
 let account: Awaited<ReturnType<typeof adminAccount>>
-beforeAll(async () => {
-  database = await isolatedDatabase('adminletters')
-  app = await startGateway({ DATABASE_URL: database.url, RECONCILE_AFTER_MS: '60000' })
+it.override({ gatewayOptions: { isolate: 'adminletters', env: { RECONCILE_AFTER_MS: '60000' } } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   admin = adminClient(app)
   account = await adminAccount(app)
-})
-afterAll(async () => {
-  await app.close()
-  await database.drop()
 })
 
 /** A letter of the account in `status`, its last change `minutesAgo` minutes ago (set by hand: the floor is not running). */

@@ -47,11 +47,24 @@ describe('the floor guard (FLOOR_TOKEN)', () => {
   )
 
   it('opens the page with the floor token as Bearer (scripts) or as the Basic password (browsers, any user name)', async () => {
-    for (const headers of [bearer(FLOOR_TOKEN), basic(FLOOR_TOKEN), basic(FLOOR_TOKEN, '')]) {
+    // The scheme's name in any case (RFC 9110): `bearer`, `BASIC`.
+    const lower = { authorization: `bearer ${FLOOR_TOKEN}` }
+    const upper = { authorization: basic(FLOOR_TOKEN).authorization.replace('Basic', 'BASIC') }
+    for (const headers of [bearer(FLOOR_TOKEN), basic(FLOOR_TOKEN), basic(FLOOR_TOKEN, ''), lower, upper]) {
       const response = await app.inject({ method: 'GET', url: '/floor', headers })
       expect(response.statusCode, response.body).toBe(200)
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8')
     }
+  })
+
+  it('refuses Basic credentials without the colon between user and password, even when they are the token', async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: '/floor',
+      headers: { authorization: `Basic ${Buffer.from(FLOOR_TOKEN).toString('base64')}` },
+      remoteAddress: newAddress(),
+    })
+    expectError(response, 401, 'Unauthorized')
   })
 
   it('opens nothing else with the floor token: the admin API, /metrics and the queue dashboard refuse it', async () => {

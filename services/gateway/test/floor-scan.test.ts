@@ -111,6 +111,53 @@ describe('POST /floor/scan', () => {
     expectError(await scan('{"code":', { 'content-type': 'application/json' }), 400, 'Bad Request')
   })
 
+  it("refuses what another site's page can send with the browser's cached Basic credentials (forms, a typeless body): 415, the letter left printed", async () => {
+    const letter = await letterIn('printed')
+    const basic = `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}`
+    const json = JSON.stringify({ code: letter.code })
+    const shapes: Array<[string | undefined, string]> = [
+      ['application/x-www-form-urlencoded', `code=${letter.code}`],
+      ['multipart/form-data; boundary=x', `--x\r\nContent-Disposition: form-data; name="code"\r\n\r\n${letter.code}\r\n--x--\r\n`],
+      // <form enctype="text/plain"> with a field named so that the body reads as JSON.
+      ['text/plain', `${json.slice(0, -1)}, "x": "="}`],
+      // fetch(..., { mode: 'no-cors', body: new Blob([json]) }) sends no content type at all.
+      [undefined, json],
+    ]
+    for (const [type, payload] of shapes) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/floor/scan',
+        headers: { authorization: basic, ...(type ? { 'content-type': type } : {}) },
+        payload,
+      })
+      expect(response.statusCode, `${type}: ${response.body}`).toBe(415)
+    }
+    expect(await statusOf(letter.id)).toBe('printed')
+  })
+
+  it("refuses a JSON scan a browser says another site's page started (Fetch Metadata or a foreign Origin) with 403, and takes the floor page's own", async () => {
+    const letter = await letterIn('printed')
+    const basic = `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}`
+    const host = 'floor.example:3000'
+    for (const headers of [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+    ] as Array<Record<string, string>>) {
+      const response = await scan({ code: letter.code }, { authorization: basic, host, ...headers })
+      expectError(response, 403, 'Forbidden', /no desde otro sitio web/)
+    }
+    expect(await statusOf(letter.id)).toBe('printed')
+    const own = await scan({ code: letter.code }, { authorization: basic, host, 'sec-fetch-site': 'same-origin', origin: `http://${host}` })
+    expect(own.statusCode, own.body).toBe(200)
+  })
+
+  it('names what was typed when it cannot be a code, and the tidied code when it can', async () => {
+    expectError(await scan({ code: '  not a code at all ' }), 404, 'Not Found', 'Código desconocido: not a code at all')
+    expectError(await scan({ code: 'zzzz-zzzz-zo' }), 404, 'Not Found', 'Código desconocido: ZZZZZZZZZ0')
+  })
+
   it('marks a letter mailed exactly once under 20 scans at the same time: one 200, 19 409, one event, one webhook event', async () => {
     const hook = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/hooks/floor' })
     expect(hook.statusCode, hook.body).toBe(201)

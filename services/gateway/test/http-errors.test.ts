@@ -1,17 +1,17 @@
 import { connect } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
-import { adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { adminAccount, expectError, publicClient } from './helpers.js'
 
 let app: App
 let port: number
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   await app.listen({ host: '127.0.0.1', port: 0 })
   port = (app.server.address() as { port: number }).port
 })
-afterAll(() => app.close())
 
 /** Sends bytes as they are (no client library would send these) and reads the answer until the server closes. */
 function rawExchange(request: string): Promise<{ statusLine: string; headers: string; body: Record<string, unknown> }> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { letterEventTypes } from '@letters/contracts'
 import type { App } from '../src/app.js'
-import { isInternal, openapiPath, registeredRoutes } from './contract.js'
+import { isInternal, openapiPath, registeredRoutes } from '@letters/test/support/contract'
 import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
 
 interface Operation {

@@ -1,22 +1,24 @@
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { proofKey } from '../src/services/proofs.js'
-import { adminAccount, publicClient, sendSingle, startGateway } from './helpers.js'
+import { adminAccount, publicClient, sendSingle } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { verifiedAddress } from '@letters/test/support/factories'
 
 const verified = verifiedAddress()
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>
-beforeAll(async () => {
-  app = await startGateway({ PROOF_RATE_LIMIT_MAX: '1000' })
+it.override({ gatewayOptions: { env: { PROOF_RATE_LIMIT_MAX: '1000' } } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app)
 })
-afterAll(() => app.close())
 
 const proof = (id: string) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
 

@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, type BulkAnswer } from './bulk-fixtures.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 /** An account with credits and an active campaign: nombre ≤ 10 characters defaulting to "amigo", cupon ≤ 8 without default. */
 async function accountWithCampaign(credits = 100) {

@@ -1,16 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect } from 'vitest'
 import { inArray, sql } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, bulkRecipient as recipient, type BulkAnswer } from './bulk-fixtures.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
-beforeAll(async () => {
-  app = await startGateway({ RATE_LIMIT_MAX: '1000' })
+it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 /** An account with `credits` and an active bulk campaign (nombre ≤ 10 characters with a default, cupon ≤ 8 without). */
 async function accountWithCampaign(credits: number) {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
@@ -10,12 +11,11 @@ type Account = Awaited<ReturnType<typeof adminAccount>>
 let app: App
 let account: Account
 let other: Account
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 1000)
   other = await adminAccount(app, 100)
 })
-afterAll(() => app.close())
 
 const createLetter = (owner: Account, overrides: Record<string, unknown> = {}) => sendSingle(app, owner, overrides)
 

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, publicClient, spanishRecipient, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, publicClient, spanishRecipient } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
@@ -25,8 +26,8 @@ const newCampaign = (owner: typeof account, overrides: Record<string, unknown> =
     ...overrides,
   })
 
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 1000)
   client = publicClient(app, account.apiKey)
   campaignId = await newCampaign(account)
@@ -34,7 +35,6 @@ beforeAll(async () => {
   const other = await adminAccount(app, 10)
   foreignCampaignId = await newCampaign(other)
 })
-afterAll(() => app.close())
 
 const cardBody = (overrides: Record<string, unknown> = {}) => ({
   campaignId,

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminAccount, adminCampaign, expectError } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 type Summary = { id: string; status: string; campaignId: string | null }
@@ -11,12 +12,11 @@ type Page = { data: Summary[]; nextCursor: string | null }
 let app: App
 let account: Account
 let other: Account
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 500)
   other = await adminAccount(app, 500)
 })
-afterAll(() => app.close())
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const recipient = { name: 'Lucía', surname: 'García', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' }

@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { App } from '../src/app.js'
-import { adminAccount, adminClient, expectError, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { adminAccount, adminClient, expectError } from './helpers.js'
 
 let app: App
 let admin: ReturnType<typeof adminClient>
 let account: Awaited<ReturnType<typeof adminAccount>>
 let other: Awaited<ReturnType<typeof adminAccount>>
 let revokedKey: string
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   admin = adminClient(app)
   account = await adminAccount(app)
   other = await adminAccount(app)
@@ -16,7 +17,6 @@ beforeAll(async () => {
   expect((await admin.delete(`/admin/api-keys/${issued.id}`)).statusCode).toBe(204)
   revokedKey = issued.apiKey
 })
-afterAll(() => app.close())
 
 const get = (url: string, apiKey?: string) => app.inject({ method: 'GET', url, headers: apiKey === undefined ? {} : { 'x-api-key': apiKey } })
 

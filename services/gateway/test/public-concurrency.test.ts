@@ -1,13 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { App } from '../src/app.js'
-import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters } from './ledger-assertions.js'
 
 let app: App
-beforeAll(async () => {
-  app = await startGateway({ RATE_LIMIT_MAX: '1000' })
+it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 describe('letters created in parallel', () => {
   it('lets exactly 40 of 100 parallel letters through on credits for 40, and the ledger agrees', async () => {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import type { App } from '../src/app.js'
 import { idempotencyLockName } from '@letters/intake'
 import { requestFingerprint } from '../src/letters/idempotency.js'
-import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
@@ -36,14 +37,15 @@ async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
   return row?.held ?? false
 }
 
-beforeAll(async () => {
-  app = await startGateway()
+// Each test's own account (the fixture's) opens with 30 credits.
+it.override({ accountCredits: 30 })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 describe('Idempotency-Key on POST /single and POST /card', () => {
-  it('replays the stored response for a retry and charges once', async () => {
-    const account = await adminAccount(app, 30)
+  it('replays the stored response for a retry and charges once', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const first = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
     const retry = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
@@ -56,8 +58,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect(state).toMatchObject({ balance: 27, letters: [{ id: first.json<{ cardId: string }>().cardId }] })
   })
 
-  it('treats the same body with its keys in another order as the same request', async () => {
-    const account = await adminAccount(app, 30)
+  it('treats the same body with its keys in another order as the same request', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     const reversed = Object.fromEntries(Object.entries(body).reverse())
@@ -65,8 +66,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await client.post('/single', reversed, { 'idempotency-key': 'k-order' })).headers['idempotent-replayed']).toBe('true')
   })
 
-  it('answers 422 for the same key with another body, and charges nothing more', async () => {
-    const account = await adminAccount(app, 30)
+  it('answers 422 for the same key with another body, and charges nothing more', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-422' })
     const response = await client.post('/single', singleLetter(account, { name: 'Marta' }), { 'idempotency-key': 'k-422' })
@@ -74,8 +74,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
-  it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async () => {
-    const account = await adminAccount(app, 30)
+  it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     const held = await holdAccountRow(account.id)
@@ -91,8 +90,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
   })
 
-  it('answers 409 to a key an older version claimed less than a minute ago (a rolling deploy), and charges nothing', async () => {
-    const account = await adminAccount(app, 30)
+  it('answers 409 to a key an older version claimed less than a minute ago (a rolling deploy), and charges nothing', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
@@ -101,8 +99,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(30)
   })
 
-  it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async () => {
-    const account = await adminAccount(app, 30)
+  it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     const held = await holdAccountRow(account.id)
@@ -117,8 +114,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
   })
 
-  it('replaces a claim without a response that an older version abandoned, instead of answering 409', async () => {
-    const account = await adminAccount(app, 30)
+  it('replaces a claim without a response that an older version abandoned, instead of answering 409', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, created_at, expires_at)
@@ -129,8 +125,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
-  it('replays a finished request to every one of 20 copies arriving at once, never 409', async () => {
-    const account = await adminAccount(app, 30)
+  it('replays a finished request to every one of 20 copies arriving at once, never 409', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
     const first = await client.post('/single', body, { 'idempotency-key': 'k-replays' })

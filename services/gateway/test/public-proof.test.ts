@@ -1,22 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { verifiedAddress } from '@letters/test/support/factories'
 import { letters } from '@letters/db'
 import { compact, pdfText } from '@letters/test/support/pdf'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
 let app: App
 let account: Account
 let other: Account
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app)
   other = await adminAccount(app)
 })
-afterAll(() => app.close())
 
 const createLetter = (overrides: Record<string, unknown> = {}) => sendSingle(app, account, overrides)
 

@@ -1,21 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import type { App } from '../src/app.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>
 let other: Awaited<ReturnType<typeof adminAccount>>
 let client: ReturnType<typeof publicClient>
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 1000)
   other = await adminAccount(app, 10)
   client = publicClient(app, account.apiKey)
 })
-afterAll(() => app.close())
 
 describe('POST /single', () => {
   it('charges 3 credits for Spain and stores the letter, its ledger entry, its first event and its address job', async () => {

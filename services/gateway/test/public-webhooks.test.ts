@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { letterEventTypes } from '@letters/contracts'
 import { outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
 import type { App } from '../src/app.js'
+import { it } from '@letters/test/support/fixtures'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
@@ -13,12 +14,11 @@ const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
 let app: App
 let account: Account
 let other: Account
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 10)
   other = await adminAccount(app, 10)
 })
-afterAll(() => app.close())
 
 const client = (owner: Account) => publicClient(app, owner.apiKey)
 const create = async (owner: Account, body: object = { url: PUBLIC_URL }) => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { LetterClock, RELEASED_DETAIL } from '@letters/queues'
@@ -6,18 +6,18 @@ import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime, queryDateTime } from '../src/letters/send-at.js'
-import { adminAccount, adminCampaign, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
+import { adminAccount, adminCampaign, expectError, publicClient, singleLetter } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
 let app: App
 let account: Account
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
   account = await adminAccount(app, 1000)
 })
-afterAll(() => app.close())
 
 const MINUTE = 60_000
 const DAY = 86_400_000

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import type { App } from '../src/app.js'
-import { startGateway } from './helpers.js'
-
-let app: App
-beforeAll(async () => {
-  app = await startGateway()
-})
-afterAll(() => app.close())
+import { it } from '@letters/test/support/fixtures'
 
 const asOps = { authorization: `Basic ${Buffer.from(`ops:${ADMIN_TOKEN}`).toString('base64')}` }
 
@@ -30,24 +23,24 @@ function expectFramingDenied(headers: Record<string, unknown>) {
 }
 
 describe('security headers', () => {
-  it.each([
+  it.for<[string, { method: 'GET'; url: string }]>([
     ['the health check', { method: 'GET' as const, url: '/healthz' }],
     ['a public route refused without a key', { method: 'GET' as const, url: '/campaigns' }],
     ['an admin route refused without a token', { method: 'GET' as const, url: '/admin/accounts/00000000-0000-4000-8000-000000000000' }],
     ['an unknown route', { method: 'GET' as const, url: '/nada' }],
     ['a URL the router cannot read (broken percent-encoding)', { method: 'GET' as const, url: '/cards/%E0%A4%A' }],
-  ])('are on %s', async (_name, request) => {
-    const response = await app.inject(request)
+  ])('are on %s', async ([, request], { gateway }) => {
+    const response = await gateway.inject(request)
     expectFramingDenied(response.headers)
     expect(response.headers['strict-transport-security']).toMatch(/max-age=\d+/)
   })
 
-  it('deny framing of the queue dashboard, its refusals included', async () => {
+  it('deny framing of the queue dashboard, its refusals included', async ({ gateway: app }) => {
     expectFramingDenied((await app.inject({ method: 'GET', url: '/ops/queues' })).headers)
     expectFramingDenied((await app.inject({ method: 'GET', url: '/ops/queues', headers: asOps })).headers)
   })
 
-  it('let the dashboard load everything its page asks for under the policy it is served with', async () => {
+  it('let the dashboard load everything its page asks for under the policy it is served with', async ({ gateway: app }) => {
     const page = await app.inject({ method: 'GET', url: '/ops/queues', headers: asOps })
     expect(page.statusCode).toBe(200)
     const policy = directives(page.headers['content-security-policy'])

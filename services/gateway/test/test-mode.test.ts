@@ -1,29 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import { idempotencyKeys, letters, webhookEndpoints } from '@letters/db'
 import type { App } from '../src/app.js'
-import {
-  UNKNOWN_ID,
-  adminAccount,
-  adminCampaign,
-  adminClient,
-  expectError,
-  publicClient,
-  sendSingle,
-  singleLetter,
-  spanishRecipient,
-  startGateway,
-} from './helpers.js'
+import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
 import { moneyState } from './ledger-assertions.js'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
 const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
 
 let app: App
-beforeAll(async () => {
-  app = await startGateway()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 /** An account with its live key (`apiKey`) and a test key of its own (`testKey`). */
 async function accountWithTestKey(credits = 100) {

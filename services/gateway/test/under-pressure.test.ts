@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { App } from '../src/app.js'
-import { adminAccount, expectError, publicClient, startGateway } from './helpers.js'
+import { it } from '@letters/test/support/fixtures'
+import { adminAccount, expectError, publicClient } from './helpers.js'
 
 /** Holds this thread (and the gateway's event loop with it) for `ms`, as a render on the loop would. */
 function blockEventLoop(ms: number) {
@@ -11,10 +12,11 @@ function blockEventLoop(ms: number) {
 }
 
 let app: App
-beforeAll(async () => {
-  app = await startGateway({ EVENT_LOOP_MAX_DELAY_MS: '100' })
+it.override({ gatewayOptions: { env: { EVENT_LOOP_MAX_DELAY_MS: '100' } } })
+
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
 })
-afterAll(() => app.close())
 
 describe('an event loop that falls behind', () => {
   it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async () => {

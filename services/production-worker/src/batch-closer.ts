@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import { isFontName, type VerifiedAddress } from '@letters/contracts'
 import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db, type Tx } from '@letters/db'
 import { batchFileKey } from '@letters/artifacts'
-import { Pause } from '@letters/queues'
+import { BackgroundLoop } from '@letters/queues'
 import { describeLetter } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
@@ -47,7 +47,8 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
 /** finishBatch's work, in the transaction that holds (or fails to take) the batch's lock. */
 async function underLock(floor: Floor, batchId: string, lockTx: Tx): Promise<FinishOutcome> {
   const { db } = floor
-  // The lock's transaction stays idle while the files are drawn and printed.
+  // The lock's transaction stays idle while the files are drawn and printed. Raw SQL kept:
+  // set_config and an advisory lock, which drizzle has no builder for.
   const patience = String(3 * (floor.printTimeoutMs + 30_000) + 120_000)
   await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
   const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
@@ -135,54 +136,44 @@ async function closingBatches(db: Db): Promise<string[]> {
  * batch pokes it) or one whose closer died. A round that fails is logged and tried again.
  */
 export class BatchCloser {
-  private running = false
-  private loop: Promise<void> | undefined
-  private readonly pause = new Pause()
+  private readonly loop: BackgroundLoop
 
   constructor(
     private readonly floor: Floor,
     private readonly rules: BatchRules,
     /** Between rounds: a fraction of the wait, so a due batch closes within it; at most a second. */
-    private readonly intervalMs = Math.max(50, Math.min(1000, Math.floor(rules.maxWaitMs / 10))),
-  ) {}
+    intervalMs = Math.max(50, Math.min(1000, Math.floor(rules.maxWaitMs / 10))),
+  ) {
+    this.loop = new BackgroundLoop({
+      name: 'batch closer',
+      log: floor.log,
+      tick: () => this.round(),
+      intervalMs,
+      // A printer that keeps refusing is asked again less and less often, up to once a minute.
+      backoffMs: (failures) => Math.min(60_000, intervalMs * 2 ** failures),
+      failureLevel: 'error',
+      failureMessage: 'batch closer round failed',
+    })
+  }
 
   start(): void {
-    if (this.running) return
-    this.running = true
-    this.loop = this.run()
+    this.loop.start()
   }
 
   /** A batch was just closed: finish it now rather than at the next round. */
   poke(): void {
-    this.pause.end()
+    this.loop.poke()
   }
 
-  async stop(): Promise<void> {
-    this.running = false
-    this.pause.end()
-    await this.loop
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0
-    while (this.running) {
-      try {
-        await this.round()
-        failures = 0
-      } catch (err) {
-        failures++
-        this.floor.log.error({ err, failures }, 'batch closer round failed')
-      }
-      // A printer that keeps refusing is asked again less and less often, up to once a minute.
-      if (this.running) await this.pause.for(failures === 0 ? this.intervalMs : Math.min(60_000, this.intervalMs * 2 ** failures))
-    }
+  stop(): Promise<void> {
+    return this.loop.stop()
   }
 
   /** One round: close the open batch if due, then finish the closed ones. */
   async round(): Promise<void> {
     await closeIfDue(this.floor.db, this.rules)
     for (const batchId of await closingBatches(this.floor.db)) {
-      if (!this.running) return
+      if (!this.loop.running) return
       await finishBatch(this.floor, batchId)
     }
   }

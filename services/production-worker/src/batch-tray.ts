@@ -78,6 +78,7 @@ async function closeBatch(tx: Tx, batchId: string): Promise<void> {
     .where(eq(printBatchLetters.batchId, batchId))
   const order = presorted(members.map((member) => ({ ...member, address: member.address as VerifiedAddress })))
   const sequences = order.map((member, index) => ({ letterId: member.letterId, sequence: index + 1 }))
+  // Raw SQL kept: UPDATE … FROM jsonb_to_recordset sets every member's sequence in one statement; drizzle's update has no FROM list.
   await tx.execute(sql`
     UPDATE print_batch_letters m SET sequence = s.sequence
     FROM jsonb_to_recordset(${JSON.stringify(sequences)}::jsonb) AS s("letterId" uuid, sequence int)

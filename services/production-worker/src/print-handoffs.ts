@@ -31,6 +31,7 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
   try {
     return await db.transaction(async (tx) => {
       const patience = String(floor.printTimeoutMs + 30_000)
+      // Raw SQL kept: set_config (this transaction's own timeouts), which drizzle has no builder for.
       await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
       const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
       if (!ours) return 'already_handed'
@@ -74,6 +75,7 @@ export async function handOverBatchFile(floor: Floor, batchId: string, file: Pri
   try {
     return await db.transaction(async (tx) => {
       const patience = String(floor.printTimeoutMs + 30_000)
+      // Raw SQL kept: set_config (this transaction's own timeouts), which drizzle has no builder for.
       await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
       const [ours] = await tx.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })
       if (!ours) return 'already_handed'

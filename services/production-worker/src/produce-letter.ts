@@ -207,7 +207,8 @@ export function markFailed(db: Db, letterId: string, attempts: number, claim: nu
 
 /** A failed attempt that will be retried, in the letter's history. */
 export async function recordFailedAttempt(db: Db, letterId: string, claim: number, attempt: number, attempts: number): Promise<void> {
-  // Only while the attempt's claim is the letter's: a run superseded since leaves no trace.
+  // Only while the attempt's claim is the letter's: a run superseded since leaves no trace. Raw SQL
+  // kept: INSERT … SELECT makes the check and the insert one statement, with no row to read back.
   await db.execute(sql`
     INSERT INTO letter_events (letter_id, status, detail)
     SELECT id, 'printing', ${`Intento ${attempt} de ${attempts} fallido; se reintentará`} FROM letters

@@ -95,6 +95,7 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: 
 
 /** Disables the endpoint when its last DISABLE_AFTER_FAILED_EVENTS finished events all failed. */
 async function disableIfAllFailed(tx: Tx, endpointId: string): Promise<void> {
+  // Raw SQL kept: the count of the last N finished events and the UPDATE in one statement (a LIMIT inside a FILTER count).
   const disabled = await tx.execute(sql`
     UPDATE webhook_endpoints SET disabled = true
     WHERE id = ${endpointId}::uuid AND NOT disabled

@@ -1,33 +1,33 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { buildApp, type App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/app'
 import { webhookEndpoints, webhookEvents } from '@letters/db'
 import { OutboxDispatcher } from '@letters/queues'
 import { adminAccount } from '@letters/test/support/accounts'
-import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
 import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
 import { send } from '../src/send.js'
 import { startWebhookWorker } from '../src/worker.js'
+import { it } from '@letters/test/support/fixtures'
 
 /** Two quick retries, a short timeout: the schedule's shape, at test speed. */
 const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300', WEBHOOK_TIMEOUT_MS: '1000' }
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
+// A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
+it.override({ gatewayOptions: { isolate: 'webhooks', checkContract: false, env } })
+
 let app: App
 let dispatcher: OutboxDispatcher
 let worker: ReturnType<typeof startWebhookWorker>
 let account: Awaited<ReturnType<typeof adminAccount>>
 const receivers: WebhookReceiver[] = []
 
-beforeAll(async () => {
-  database = await isolatedDatabase('webhooks')
-  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-webhooks`, ...env })
-  app = await buildApp({ config, logger: false })
-  await app.ready()
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
+  const { config } = app
   dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
   dispatcher.start()
   worker = startWebhookWorker({ config, db: app.db, log: silentLog })
@@ -40,8 +40,6 @@ afterEach(async () => {
 afterAll(async () => {
   await dispatcher.stop()
   await worker.close()
-  await app.close()
-  await database.drop()
 })
 
 const call = (method: 'GET' | 'POST', url: string, payload?: object) =>

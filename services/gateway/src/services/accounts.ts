@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import type { admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
 import { accounts, isoInstant, type Db, type Executor } from '@letters/db'
@@ -37,13 +38,20 @@ export async function getAccount(ex: Executor, id: string) {
 export async function listAccounts(ex: Executor, query: admin.AccountListQuery): Promise<admin.AccountList> {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
-  const rows = await ex.execute<Positioned & { account: admin.AccountList['data'][number] }>(sql`
-    SELECT a.id, ${positionSql('a.created_at')} AS position,
-      json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${sql.raw(isoInstant('a.created_at'))}) AS account
-    FROM accounts a
-    ${after ? sql`WHERE (a.created_at, a.id) < (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
-    ORDER BY a.created_at DESC, a.id DESC
-    LIMIT ${limit + 1}`)
+  const a = alias(accounts, 'a')
+  const rows = await ex
+    .select({
+      id: a.id,
+      position: sql<Positioned['position']>`${positionSql('a.created_at')}`,
+      // Built by Postgres, the instant already in the API's format.
+      account: sql<
+        admin.AccountList['data'][number]
+      >`json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${sql.raw(isoInstant('a.created_at'))})`,
+    })
+    .from(a)
+    .where(after ? sql`(${a.createdAt}, ${a.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined)
+    .orderBy(sql`${a.createdAt} DESC`, sql`${a.id} DESC`)
+    .limit(limit + 1)
   const page = pageOf(rows, limit)
   return { data: page.rows.map((row) => row.account), nextCursor: page.nextCursor }
 }

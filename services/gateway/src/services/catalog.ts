@@ -6,6 +6,7 @@ type Entry = { id: string; name: string }
 
 /** The four lists of GET /company-data in one round trip. */
 export async function companyData(ex: Executor, accountId: string) {
+  // Raw SQL kept: a UNION ALL of four tables in one round trip, ordered as one list; drizzle's unionAll would need the kinds and the ORDER BY as raw SQL anyway.
   const rows = await ex.execute<{ kind: string; id: string; name: string }>(sql`
     SELECT * FROM (
       SELECT 'cardDesigns' AS kind, id, name, created_at FROM card_designs WHERE account_id = ${accountId}::uuid

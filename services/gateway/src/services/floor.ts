@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
 import type { LetterStatus } from '@letters/contracts'
-import { isoInstant, type Executor, type PrintBatchStatus } from '@letters/db'
+import { letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
 import { notFound } from '../errors.js'
 import { UUID } from './cursor.js'
 import { needsLookSql } from './stuck-letters.js'
@@ -43,44 +44,52 @@ export interface FloorOverview {
   needsLookTotal: number
 }
 
-type BatchRow = Omit<FloorBatch, 'openedAt' | 'closedAt' | 'handedAt'> & { openedAt: string; closedAt: string | null; handedAt: string | null }
+const b = alias(printBatches, 'b')
+const batchFields = {
+  id: b.id,
+  status: b.status,
+  letterCount: b.letterCount,
+  openedAt: b.openedAt,
+  closedAt: b.closedAt,
+  handedAt: b.handedAt,
+  ageMs: sql<number>`(EXTRACT(EPOCH FROM now() - ${b.openedAt}) * 1000)::bigint`.mapWith(Number),
+}
 
-const batchColumns = sql.raw(`b.id, b.status, b.letter_count AS "letterCount", ${isoInstant('b.opened_at')} AS "openedAt",
-  ${isoInstant('b.closed_at')} AS "closedAt", ${isoInstant('b.handed_at')} AS "handedAt", (EXTRACT(EPOCH FROM now() - b.opened_at) * 1000)::bigint AS "ageMs"`)
-
-const asBatch = (row: BatchRow): FloorBatch => ({
-  ...row,
-  letterCount: Number(row.letterCount),
-  ageMs: Number(row.ageMs),
-  openedAt: new Date(row.openedAt),
-  closedAt: row.closedAt === null ? null : new Date(row.closedAt),
-  handedAt: row.handedAt === null ? null : new Date(row.handedAt),
-})
+const l = alias(letters, 'l')
 
 export async function floorOverview(ex: Executor, reconcileAfterMs: number): Promise<FloorOverview> {
   const [current, recent, counts, needsLook, [needsLookTotal]] = await Promise.all([
-    ex.execute<BatchRow>(sql`SELECT ${batchColumns} FROM print_batches b WHERE b.status IN ('open', 'closing') ORDER BY b.opened_at`),
-    ex.execute<BatchRow>(
-      sql`SELECT ${batchColumns} FROM print_batches b WHERE b.status <> 'open' ORDER BY b.closed_at DESC NULLS LAST, b.id LIMIT ${RECENT_BATCHES}`,
-    ),
-    ex.execute<{ status: LetterStatus; count: number }>(sql`SELECT status, count(*)::int AS count FROM letters WHERE livemode GROUP BY status ORDER BY status`),
-    ex.execute<LetterToLookAt>(sql`
-      SELECT l.id, l.code, l.status, concat_ws(' ', l.recipient ->> 'name', l.recipient ->> 'surname') AS name,
-        coalesce(l.address ->> 'city', l.recipient ->> 'city', '') AS city,
-        floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int AS "stuckForSeconds"
-      FROM letters l
-      WHERE l.livemode AND ${needsLookSql('l', reconcileAfterMs)}
-      ORDER BY l.updated_at, l.id
-      LIMIT ${NEEDS_LOOK_SHOWN}`),
-    ex.execute<{ count: number }>(sql`SELECT count(*)::int AS count FROM letters l WHERE l.livemode AND ${needsLookSql('l', reconcileAfterMs)}`),
+    ex
+      .select(batchFields)
+      .from(b)
+      .where(inArray(b.status, ['open', 'closing']))
+      .orderBy(asc(b.openedAt)),
+    ex
+      .select(batchFields)
+      .from(b)
+      .where(ne(b.status, 'open'))
+      .orderBy(sql`${b.closedAt} DESC NULLS LAST`, asc(b.id))
+      .limit(RECENT_BATCHES),
+    ex.select({ status: letters.status, count: count() }).from(letters).where(eq(letters.livemode, true)).groupBy(letters.status).orderBy(asc(letters.status)),
+    ex
+      .select({
+        id: l.id,
+        code: l.code,
+        status: l.status,
+        name: sql<string>`concat_ws(' ', l.recipient ->> 'name', l.recipient ->> 'surname')`,
+        city: sql<string>`coalesce(l.address ->> 'city', l.recipient ->> 'city', '')`,
+        stuckForSeconds: sql<number>`floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int`,
+      })
+      .from(l)
+      .where(and(eq(l.livemode, true), needsLookSql('l', reconcileAfterMs)))
+      .orderBy(asc(l.updatedAt), asc(l.id))
+      .limit(NEEDS_LOOK_SHOWN),
+    ex
+      .select({ count: count() })
+      .from(l)
+      .where(and(eq(l.livemode, true), needsLookSql('l', reconcileAfterMs))),
   ])
-  return {
-    current: current.map(asBatch),
-    recent: recent.map(asBatch),
-    counts: [...counts],
-    needsLook: [...needsLook],
-    needsLookTotal: needsLookTotal?.count ?? 0,
-  }
+  return { current, recent, counts, needsLook, needsLookTotal: needsLookTotal?.count ?? 0 }
 }
 
 const isBatchFileKind = (kind: string): kind is BatchFileKind => (batchFileKinds as readonly string[]).includes(kind)
@@ -94,7 +103,7 @@ export async function batchFile(ex: Executor, store: ArtifactStore, batchId: str
   if (!UUID.test(batchId)) throw notFound('El lote no existe')
   // Ids are written in lower case, in the database and in the files' names alike.
   batchId = batchId.toLowerCase()
-  const [batch] = await ex.execute<{ status: PrintBatchStatus }>(sql`SELECT status FROM print_batches WHERE id = ${batchId}::uuid`)
+  const [batch] = await ex.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
   if (!batch) throw notFound('El lote no existe')
   if (batch.status !== 'handed') throw notFound('El lote aún no se ha entregado a la impresora: sus archivos no están listos')
   const name = batchFileNames(batchId)[kind]

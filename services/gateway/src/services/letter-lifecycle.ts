@@ -125,6 +125,8 @@ async function liveLetterWithCode(tx: Tx, typed: string): Promise<string> {
     .select({ id: letters.id })
     .from(letters)
     .where(and(eq(letters.code, code), eq(letters.livemode, true)))
-  if (!letter) throw new NotMailed(404, `Código desconocido: ${code || typed.trim()}`, 'unknown')
+  // Name the code as read when the tidied text is one (a scanner's "o" for "0"); otherwise what was typed.
+  const shown = /^[0-9A-HJKMNP-TV-Z]{10}$/.test(code) ? code : typed.trim().slice(0, 40)
+  if (!letter) throw new NotMailed(404, `Código desconocido: ${shown}`, 'unknown')
   return letter.id
 }

@@ -1,6 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { and, asc, sql, type SQL } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import type { admin, LetterStatus } from '@letters/contracts'
-import { isoInstant, type Db, type Executor } from '@letters/db'
+import { isoInstant, letters, type Db, type Executor } from '@letters/db'
 import { isPipelineStatus, retryLetter, withoutProgressSql } from '@letters/queues'
 import { conflict } from '../errors.js'
 import { assertCardId, cardNotFound, getAnyCard } from './cards.js'
@@ -18,16 +19,20 @@ export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.
 export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
-  const rows = await ex.execute<Positioned & { letter: StuckLetter }>(sql`
-    SELECT l.id, ${positionSql('l.updated_at')} AS position,
-      json_build_object('id', l.id, 'accountId', l.account_id, 'livemode', l.livemode, 'status', l.status,
+  const l = alias(letters, 'l')
+  const rows = await ex
+    .select({
+      id: l.id,
+      position: sql<Positioned['position']>`${positionSql('l.updated_at')}`,
+      // Built by Postgres, instants already in the API's format.
+      letter: sql<StuckLetter>`json_build_object('id', l.id, 'accountId', l.account_id, 'livemode', l.livemode, 'status', l.status,
         'createdAt', ${sql.raw(isoInstant('l.created_at'))}, 'updatedAt', ${sql.raw(isoInstant('l.updated_at'))},
-        'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int) AS letter
-    FROM letters l
-    WHERE ${needsLookSql('l', afterMs)}
-      ${after ? sql`AND (l.updated_at, l.id) > (${after.position}::timestamptz, ${after.id}::uuid)` : sql``}
-    ORDER BY l.updated_at, l.id
-    LIMIT ${limit + 1}`)
+        'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int)`,
+    })
+    .from(l)
+    .where(and(needsLookSql('l', afterMs), after ? sql`(${l.updatedAt}, ${l.id}) > (${after.position}::timestamptz, ${after.id}::uuid)` : undefined))
+    .orderBy(asc(l.updatedAt), asc(l.id))
+    .limit(limit + 1)
   const page = pageOf(rows, limit)
   return { data: page.rows.map((row) => row.letter), nextCursor: page.nextCursor }
 }

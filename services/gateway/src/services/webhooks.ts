@@ -63,6 +63,7 @@ export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreate
   const secret = newWebhookSecret()
   const { accountId, livemode } = scope
   return db.transaction(async (tx) => {
+    // Raw SQL kept: an advisory lock (one account's endpoint count checked and written at a time), which drizzle has no builder for.
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`)
     const [{ count } = { count: 0 }] = await tx
       .select({ count: sql<number>`count(*)::int` })

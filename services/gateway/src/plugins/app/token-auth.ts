@@ -6,10 +6,14 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
 
 /** The token a request carries: `Bearer <token>`, or, for a browser, Basic auth with the token as password. */
 function presentedToken(header: string, acceptBasic: boolean): string {
-  if (header.startsWith('Bearer ')) return header.slice('Bearer '.length)
-  if (acceptBasic && header.startsWith('Basic ')) {
-    const credentials = Buffer.from(header.slice('Basic '.length), 'base64').toString('utf8')
-    return credentials.slice(credentials.indexOf(':') + 1)
+  // The scheme's name is case-insensitive (RFC 9110 §11.1).
+  const [, scheme, value] = /^(bearer|basic) (.*)$/is.exec(header) ?? []
+  if (scheme?.toLowerCase() === 'bearer') return value!
+  if (acceptBasic && scheme?.toLowerCase() === 'basic') {
+    const credentials = Buffer.from(value!, 'base64').toString('utf8')
+    // user-id ":" password (RFC 7617): without the colon there is no password, not a password that is the whole.
+    const colon = credentials.indexOf(':')
+    return colon < 0 ? '' : credentials.slice(colon + 1)
   }
   return ''
 }

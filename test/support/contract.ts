@@ -1,4 +1,4 @@
-import type { App } from '../src/app.js'
+import type { App } from '@letters/gateway/app'
 
 /**
  * What is not part of the public contract, decided here by path and not by the mechanism that

@@ -1,0 +1,149 @@
+import { Writable } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { pino } from 'pino'
+import { metrics } from '@letters/observability'
+import { BackgroundLoop } from '../src/index.js'
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A logger whose lines the test reads back. */
+function capturedLog() {
+  const lines: Array<{ level: number; msg: string; loop?: string; failures?: number; retryInMs?: number; err?: { message: string } }> = []
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()))
+      done()
+    },
+  })
+  return { log: pino({ level: 'info' }, stream), lines }
+}
+
+const failuresOf = async (loop: string) => (await metrics.backgroundLoopFailures.get()).values.find((value) => value.labels.loop === loop)?.value ?? 0
+
+describe('BackgroundLoop', () => {
+  it('runs a round, then pauses the interval, never two rounds at once', async () => {
+    const { log } = capturedLog()
+    const starts: number[] = []
+    let inFlight = 0
+    let overlapped = false
+    const loop = new BackgroundLoop({
+      name: 'test paced',
+      log,
+      intervalMs: 100,
+      tick: async () => {
+        starts.push(Date.now())
+        inFlight++
+        if (inFlight > 1) overlapped = true
+        await sleep(30)
+        inFlight--
+      },
+    })
+    loop.start()
+    loop.start() // a second start is a no-op, not a second loop
+    await sleep(500)
+    await loop.stop()
+    expect(overlapped).toBe(false)
+    expect(starts.length).toBeGreaterThanOrEqual(3)
+    // Each round starts after the previous one's 30 ms and the 100 ms pause.
+    for (let n = 1; n < starts.length; n++) expect(starts[n]! - starts[n - 1]!).toBeGreaterThanOrEqual(125)
+  })
+
+  it('runs again at once when a round says there is more work', async () => {
+    const { log } = capturedLog()
+    const starts: number[] = []
+    const loop = new BackgroundLoop({
+      name: 'test more',
+      log,
+      intervalMs: 60_000,
+      // Four rounds with more work, then an idle one: all five before any pause.
+      tick: async () => {
+        starts.push(Date.now())
+        await sleep(5)
+        return starts.length < 5
+      },
+    })
+    const started = Date.now()
+    loop.start()
+    await expect.poll(() => starts.length, { timeout: 2000, interval: 10 }).toBe(5)
+    await sleep(100)
+    await loop.stop()
+    expect(starts).toHaveLength(5)
+    expect(starts.at(-1)! - started).toBeLessThan(1000)
+  })
+
+  it('logs and counts a round that throws, backs off as told, and goes on', async () => {
+    const { log, lines } = capturedLog()
+    const before = await failuresOf('test failing')
+    let rounds = 0
+    const loop = new BackgroundLoop({
+      name: 'test failing',
+      log,
+      intervalMs: 20,
+      backoffMs: (failures) => failures * 10,
+      failureLevel: 'error',
+      failureMessage: 'test round failed',
+      tick: async () => {
+        rounds++
+        if (rounds <= 2) throw new Error(`round ${rounds} broke`)
+      },
+    })
+    loop.start()
+    await expect.poll(() => rounds, { timeout: 2000, interval: 10 }).toBeGreaterThanOrEqual(4)
+    await loop.stop()
+    expect(await failuresOf('test failing')).toBe(before + 2)
+    const failed = lines.filter((line) => line.msg === 'test round failed')
+    expect(failed.map((line) => ({ level: line.level, failures: line.failures, retryInMs: line.retryInMs, err: line.err?.message }))).toEqual([
+      { level: 50, failures: 1, retryInMs: 10, err: 'round 1 broke' },
+      { level: 50, failures: 2, retryInMs: 20, err: 'round 2 broke' },
+    ])
+    expect(lines.filter((line) => line.msg === 'test failing recovered')).toHaveLength(1)
+  })
+
+  it('stops cleanly: stop waits for the round under way, and no round starts after it', async () => {
+    const { log } = capturedLog()
+    let rounds = 0
+    let finished = 0
+    let release: () => void = () => {}
+    const loop = new BackgroundLoop({
+      name: 'test stopping',
+      log,
+      intervalMs: 10,
+      tick: async () => {
+        rounds++
+        await new Promise<void>((resolve) => (release = resolve))
+        finished++
+        return true
+      },
+    })
+    loop.start()
+    await expect.poll(() => rounds).toBe(1)
+    let stopped = false
+    const stopping = loop.stop().then(() => (stopped = true))
+    expect(loop.running).toBe(false)
+    await sleep(50)
+    expect(stopped).toBe(false)
+    release()
+    await stopping
+    expect({ rounds, finished }).toEqual({ rounds: 1, finished: 1 })
+    await sleep(50)
+    expect(rounds).toBe(1)
+  })
+
+  it('runs the next round at once when poked during the pause', async () => {
+    const { log } = capturedLog()
+    let rounds = 0
+    const loop = new BackgroundLoop({
+      name: 'test poked',
+      log,
+      intervalMs: 60_000,
+      tick: async () => {
+        rounds++
+      },
+    })
+    loop.start()
+    await expect.poll(() => rounds).toBe(1)
+    loop.poke()
+    await expect.poll(() => rounds, { timeout: 1000 }).toBe(2)
+    await loop.stop()
+  })
+})

@@ -1,0 +1,50 @@
+/**
+ * The tests' shared set-up, as vitest fixtures: a test asks for what it needs by name
+ * (`async ({ gateway, account }) => …`) and gets it made, and closed after.
+ *
+ * - `gateway`: an in-process gateway (App), one per test file. Its options come from
+ *   `gatewayOptions`, set per file with `test.override({ gatewayOptions: { env, isolate } })`
+ *   at the top level (a file-scoped fixture cannot be overridden inside a describe).
+ * - `admin`: the admin API of that gateway.
+ * - `account`: a fresh account for each test, with `accountCredits` credits (100 unless
+ *   overridden), a live API key, a card and an envelope design, a sender and a signature;
+ *   `client` calls the public API with its live key.
+ * - `testKey` / `testClient`: a test-mode key of that account, and the public API with it.
+ * - `campaign`: an active campaign of that account (adminCampaign, `campaignOverrides` on top).
+ * - `pipeline`: gateway, dispatcher, letter clock and workers, one per file (`pipelineOptions`);
+ *   it has its own gateway (`pipeline.app`), on a database and queue prefix of its own.
+ * A public route's answer that /openapi.json does not list fails the file when `gateway` closes.
+ *
+ * Scopes: the gateway and the pipeline are 'file' (starting an app costs hundreds of
+ * milliseconds and files run in isolated workers, so 'worker' would buy nothing); accounts
+ * are per test, so no test sees another's balance or letters.
+ */
+import { test as base } from 'vitest'
+import type { App } from '@letters/gateway/app'
+import { adminAccount } from './accounts.js'
+import { adminCampaign, adminClient, issueTestKey, openGateway, publicClient, type Account, type GatewayOptions } from './gateway.js'
+import { startPipeline, type Pipeline, type PipelineOptions } from './pipeline.js'
+
+export const test = base
+  .extend('gatewayOptions', { scope: 'file' }, {} as GatewayOptions)
+  .extend('gateway', { scope: 'file' }, async ({ gatewayOptions }, { onCleanup }): Promise<App> => {
+    const gateway = await openGateway(gatewayOptions)
+    onCleanup(() => gateway.close())
+    return gateway.app
+  })
+  .extend('admin', { scope: 'file' }, ({ gateway }) => adminClient(gateway))
+  .extend('accountCredits', 100 as number)
+  .extend('account', ({ gateway, accountCredits }): Promise<Account> => adminAccount(gateway, accountCredits))
+  .extend('client', ({ gateway, account }) => publicClient(gateway, account.apiKey))
+  .extend('testKey', ({ gateway, account }) => issueTestKey(gateway, account.id))
+  .extend('testClient', ({ gateway, testKey }) => publicClient(gateway, testKey))
+  .extend('campaignOverrides', {} as Record<string, unknown>)
+  .extend('campaign', ({ gateway, account, campaignOverrides }) => adminCampaign(gateway, account, campaignOverrides))
+  .extend('pipelineOptions', { scope: 'file' }, { label: 'pipeline' } as PipelineOptions)
+  .extend('pipeline', { scope: 'file' }, async ({ pipelineOptions }, { onCleanup }): Promise<Pipeline> => {
+    const pipeline = await startPipeline(pipelineOptions.label, pipelineOptions)
+    onCleanup(() => pipeline.close())
+    return pipeline
+  })
+
+export const it = test
