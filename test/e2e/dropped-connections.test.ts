@@ -10,6 +10,7 @@ import { adminAccount, overHttp } from '../support/accounts.js'
 import { isolatedDatabase, testConfig } from '../support/context.js'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { freePort, startGatewayProcess, startServiceProcess, type ServiceProcess } from '../support/processes.js'
+import { singleLetter } from '../support/factories.js'
 
 /**
  * The gateway and both workers as real processes while every backend of their database is
@@ -61,19 +62,7 @@ type Account = Awaited<ReturnType<typeof adminAccount>>
 /** POST /single as a careful client: one Idempotency-Key per letter, retried on 503, 409 (still running) and dropped connections. */
 async function sendLetter(account: Account, n: number): Promise<string> {
   const key = randomUUID()
-  const body = JSON.stringify({
-    cardDesignId: account.cardDesignId,
-    envelopeDesignId: account.envelopeDesignId,
-    senderId: account.senderId,
-    message: `Carta ${n}`,
-    name: 'Lucía',
-    surname: 'García',
-    address: 'C/ Mayor 1',
-    zip: '28013',
-    city: 'Madrid',
-    province: '',
-    country: 'ES',
-  })
+  const body = JSON.stringify(singleLetter(account, { message: `Carta ${n}`, address: 'C/ Mayor 1', province: '' }))
   let last = ''
   for (let attempt = 1; attempt <= 60; attempt++) {
     const response = await fetch(`${baseUrl}/single`, {

@@ -10,6 +10,7 @@ import { code128Bars } from '@letters/render'
 import { barWidths } from '../support/barcode.js'
 import { cardArea, envelopeArea, plottedBars, readGcode, readSvg } from '../support/plotter-files.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { singleLetter } from '../support/factories.js'
 
 let pipeline: Pipeline
 beforeAll(async () => {
@@ -77,19 +78,7 @@ describe('PRINTER=plotter', () => {
       method: 'POST',
       url: '/single',
       headers: { 'x-api-key': testKey },
-      payload: {
-        cardDesignId: pipeline.account.cardDesignId,
-        envelopeDesignId: pipeline.account.envelopeDesignId,
-        senderId: pipeline.account.senderId,
-        message: 'Una carta de prueba, señora.',
-        name: 'Lucía',
-        surname: 'García',
-        address: 'C/ Mayor 1',
-        zip: '28013',
-        city: 'Madrid',
-        province: '',
-        country: 'ES',
-      },
+      payload: singleLetter(pipeline.account, { message: 'Una carta de prueba, señora.', address: 'C/ Mayor 1', province: '' }),
     })
     expect(response.statusCode, response.body).toBe(200)
     const id = response.json<{ cardId: string }>().cardId

@@ -3,11 +3,10 @@ import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
-import { spanishRecipient as recipient } from '../support/factories.js'
+import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
 import { it } from '../support/fixtures.js'
-import { navidadCampaign } from './campaign.js'
 
-it.override({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: navidadCampaign })
+it.override({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: christmasCampaign })
 
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'

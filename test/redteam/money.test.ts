@@ -2,11 +2,10 @@
 import { describe, expect } from 'vitest'
 import postgres from 'postgres'
 import { expectLedgerMatchesLetters } from '../../services/gateway/test/ledger-assertions.js'
-import { spanishRecipient as recipient } from '../support/factories.js'
+import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
 import { it } from '../support/fixtures.js'
-import { navidadCampaign } from './campaign.js'
 
-it.override({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: navidadCampaign })
+it.override({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: christmasCampaign })
 
 const r = (n: number) => ({ ...recipient, name: `Ana${n}`, variables: { cupon: 'A1' } })
 const bulk = (campaignId: string, count: number) => ({ campaignId, recipients: Array.from({ length: count }, (_, n) => r(n)) })

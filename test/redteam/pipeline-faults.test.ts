@@ -11,6 +11,7 @@ import { it } from '../support/fixtures.js'
 import { issueTestKey } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 import { deleteKeys } from '../support/redis-keys.js'
+import { singleLetter } from '../support/factories.js'
 import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
 
 it.override({
@@ -27,20 +28,7 @@ describe('held: scheduled and test letters through Redis key loss, racing clocks
   it('releases each scheduled letter once or cancels it, never prints a test letter, and the ledger agrees', { timeout: 150_000 }, async ({ pipeline }) => {
     const { app, account } = pipeline
     const testKey = await issueTestKey(app, account.id)
-    const body = (sendAt?: string) => ({
-      cardDesignId: account.cardDesignId,
-      envelopeDesignId: account.envelopeDesignId,
-      senderId: account.senderId,
-      message: 'Hola',
-      name: 'Lucía',
-      surname: 'García',
-      address: 'C/ Mayor 1',
-      zip: '28013',
-      city: 'Madrid',
-      province: '',
-      country: 'ES',
-      ...(sendAt ? { sendAt } : {}),
-    })
+    const body = (sendAt?: string) => singleLetter(account, { message: 'Hola', address: 'C/ Mayor 1', province: '', ...(sendAt ? { sendAt } : {}) })
     const create = async (apiKey: string, sendAt?: string) => {
       const answer = await app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': apiKey }, payload: body(sendAt) })
       expect(answer.statusCode, answer.body).toBe(200)

@@ -45,6 +45,29 @@ export const sampleRecipient: Recipient = {
 const { company: _company, ...bodyRecipient } = sampleRecipient
 export const spanishRecipient = bodyRecipient
 
+/** A valid POST /single body for the account, with `overrides` on top. */
+export function singleLetter(account: { cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
+  return {
+    cardDesignId: account.cardDesignId,
+    envelopeDesignId: account.envelopeDesignId,
+    senderId: account.senderId,
+    message: 'Querida Lucía, gracias por tu compra.',
+    ...spanishRecipient,
+    ...overrides,
+  }
+}
+
+/** The tests' campaign, as the admin API takes it (designs and sender added by whoever creates it): "¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero." in dancing-script, nombre ≤ 10 characters defaulting to "amigo", cupon ≤ 8 without default. */
+export const christmasCampaign = {
+  name: 'Navidad',
+  fontName: 'dancing-script',
+  message: '¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.',
+  variables: [
+    { name: 'nombre', maxSize: 10, defaultValue: 'amigo', example: 'Lucía' },
+    { name: 'cupon', maxSize: 8, defaultValue: null, example: 'NAVIDAD' },
+  ],
+}
+
 /** A letter's address as the address worker stores it once verified; `overrides` on top. */
 export function verifiedAddress(overrides: Partial<VerifiedAddress> = {}): VerifiedAddress {
   return { ...sampleRecipient, countryName: 'España', deliverability: 'deliverable', changes: [], problems: [], verifiedBy: 'offline', ...overrides }

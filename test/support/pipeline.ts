@@ -9,6 +9,7 @@ import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { adminAccount } from './accounts.js'
 import { ADMIN_TOKEN } from './context.js'
 import { openGateway } from './gateway.js'
+import { singleLetter } from './factories.js'
 
 export const silentLog = pino({ level: 'silent' })
 
@@ -76,20 +77,11 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
     },
     /** POST /single with a valid Spanish letter, `overrides` on top; returns the card id. */
     async send(overrides: Record<string, unknown> = {}) {
-      const response = await client('POST', '/single', {
-        cardDesignId: account.cardDesignId,
-        envelopeDesignId: account.envelopeDesignId,
-        senderId: account.senderId,
-        message: 'Gracias por tu pedido, Lucía. ¡Hasta pronto!',
-        name: 'Lucía',
-        surname: 'García',
-        address: 'C/ Mayor 1',
-        zip: '28013',
-        city: 'Madrid',
-        province: '',
-        country: 'ES',
-        ...overrides,
-      })
+      const response = await client(
+        'POST',
+        '/single',
+        singleLetter(account, { message: 'Gracias por tu pedido, Lucía. ¡Hasta pronto!', address: 'C/ Mayor 1', province: '', ...overrides }),
+      )
       expect(response.statusCode, response.body).toBe(200)
       return response.json<{ cardId: string }>().cardId
     },

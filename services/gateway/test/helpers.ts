@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import { openGateway, publicClient } from '@letters/test/support/gateway'
-import { spanishRecipient } from '@letters/test/support/factories'
+import { singleLetter } from '@letters/test/support/factories'
 import type { App } from '../src/app.js'
 
 /**
@@ -31,17 +31,7 @@ export function expectError(response: { statusCode: number; json: () => unknown 
 
 export { spanishRecipient } from '@letters/test/support/factories'
 
-/** A valid POST /single body for the account, with `overrides` on top. */
-export function singleLetter(account: { cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {
-  return {
-    cardDesignId: account.cardDesignId,
-    envelopeDesignId: account.envelopeDesignId,
-    senderId: account.senderId,
-    message: 'Querida Lucía, gracias por tu compra.',
-    ...spanishRecipient,
-    ...overrides,
-  }
-}
+export { singleLetter } from '@letters/test/support/factories'
 
 /** Sends a valid POST /single for the account (`overrides` on top) and returns the new card's id. */
 export async function sendSingle(

@@ -4,6 +4,7 @@ import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, publicClient, spanishRecipient } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
+import { christmasCampaign } from '@letters/test/support/factories'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
@@ -14,17 +15,7 @@ let inactiveCampaignId: string
 let foreignCampaignId: string
 
 /** "¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.", nombre at most 10 characters. */
-const newCampaign = (owner: typeof account, overrides: Record<string, unknown> = {}) =>
-  adminCampaign(app, owner, {
-    name: 'Navidad',
-    fontName: 'dancing-script',
-    message: '¡Feliz Navidad, {{nombre}}! Usa {{cupon}} antes del 6 de enero.',
-    variables: [
-      { name: 'nombre', maxSize: 10, defaultValue: 'amigo', example: 'Lucía' },
-      { name: 'cupon', maxSize: 8, defaultValue: null, example: 'NAVIDAD' },
-    ],
-    ...overrides,
-  })
+const newCampaign = (owner: typeof account, overrides: Record<string, unknown> = {}) => adminCampaign(app, owner, { ...christmasCampaign, ...overrides })
 
 it.beforeAll(async ({ gateway }) => {
   app = gateway
