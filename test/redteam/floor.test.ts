@@ -2,7 +2,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { and, eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -11,7 +11,14 @@ import { markFailed } from '@letters/production-worker/produce-letter'
 import { printsIn } from '../support/floor-processes.js'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
-import { accountWithKeys, recipient, redteamGateway } from './fixtures.js'
+import type { App } from '@letters/gateway/app'
+import { singleLetter } from '../support/factories.js'
+import { it } from '../support/fixtures.js'
+import type { Account, PublicClient } from '../support/gateway.js'
+
+const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
+// The held attacks' gateway: the floor open, and only five failed authentications per address.
+it.override({ gatewayOptions: { isolate: 'rt-floor', env: { FLOOR_TOKEN, AUTH_FAILURES_MAX: '5' } }, accountCredits: 200 })
 
 let pipeline: Pipeline | undefined
 let floorDir: string | undefined
@@ -113,96 +120,99 @@ describe('finding 3: an ops retry of a failed letter waiting in a tray stranded 
 })
 
 describe('held: hostile input, tokens and markup on /floor', () => {
-  const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
-  let gw: Awaited<ReturnType<typeof redteamGateway>>
-  let keys: Awaited<ReturnType<typeof accountWithKeys>>
-  beforeAll(async () => {
-    gw = await redteamGateway('floorheld', { FLOOR_TOKEN, AUTH_FAILURES_MAX: '5' })
-    keys = await accountWithKeys(gw.app, 200)
-  })
-  afterAll(() => gw.close())
-
   let address = 0
   /** Each call from an address of its own: failed authentications are counted per address. */
-  const floor = (method: 'GET' | 'POST', url: string, payload?: string | object, headers: Record<string, string> = {}) =>
-    gw.app.inject({
+  const floor = (gateway: App, method: 'GET' | 'POST', url: string, payload?: string | object, headers: Record<string, string> = {}) =>
+    gateway.inject({
       method,
       url,
       remoteAddress: `198.51.100.${++address}`,
       headers: { authorization: `Bearer ${FLOOR_TOKEN}`, ...(typeof payload === 'string' ? { 'content-type': 'application/json' } : {}), ...headers },
       ...(payload === undefined ? {} : { payload }),
     })
-  const body = () => ({
-    cardDesignId: keys.account.cardDesignId,
-    envelopeDesignId: keys.account.envelopeDesignId,
-    senderId: keys.account.senderId,
-    message: 'Hola',
-    ...recipient,
-  })
-  async function letterIn(status: LetterStatus, overrides: Record<string, string> = {}, live = true) {
-    const sent = await (live ? keys.live : keys.test)('POST', '/single', { ...body(), ...overrides })
+  /** A letter sent with `client` (the live or the test key) and set to `status` by hand. */
+  async function letterIn(gateway: App, account: Account, client: PublicClient, status: LetterStatus, overrides: Record<string, string> = {}) {
+    const sent = await client.post('/single', singleLetter(account, overrides))
     expect(sent.statusCode, sent.body).toBe(200)
     const id = sent.json<{ cardId: string }>().cardId
-    const [row] = await gw.app.db.update(letters).set({ status }).where(eq(letters.id, id)).returning({ code: letters.code })
+    const [row] = await gateway.db.update(letters).set({ status }).where(eq(letters.id, id)).returning({ code: letters.code })
     return { id, code: row!.code }
   }
-  const mailedEvents = async (ids: string[]) =>
+  const mailedEvents = async (gateway: App, ids: string[]) =>
     (
-      await gw.app.db
+      await gateway.db
         .select({ id: letterEvents.letterId })
         .from(letterEvents)
         .where(and(inArray(letterEvents.letterId, ids), eq(letterEvents.status, 'mailed')))
     ).length
 
-  it('refuses hostile scan bodies with 4xx and never a 500: huge, not JSON, arrays, NUL, lone surrogates, 10 KB codes', async () => {
-    const { code } = await letterIn('printed')
+  it('refuses hostile scan bodies with 4xx and never a 500: huge, not JSON, arrays, NUL, lone surrogates, 10 KB codes', async ({
+    gateway,
+    account,
+    client,
+  }) => {
+    const { code } = await letterIn(gateway, account, client, 'printed')
     const answers = await Promise.all([
-      floor('POST', '/floor/scan', JSON.stringify({ code: 'A'.repeat(5_000_000) })),
-      floor('POST', '/floor/scan', `code=${code}`, { 'content-type': 'application/x-www-form-urlencoded' }),
-      floor('POST', '/floor/scan', JSON.stringify({ code }), { 'content-type': 'text/plain' }),
-      floor('POST', '/floor/scan', JSON.stringify([{ code }])),
-      floor('POST', '/floor/scan', JSON.stringify({ code: [code] })),
-      floor('POST', '/floor/scan', '{"code":"X","__proto__":{"polluted":1}}'),
-      floor('POST', '/floor/scan', JSON.stringify({ code: `${code}\u0000` })),
-      floor('POST', '/floor/scan', JSON.stringify({ code: '\ud800' })),
-      floor('POST', '/floor/scan', JSON.stringify({ code: 'A'.repeat(10_000) })),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code: 'A'.repeat(5_000_000) })),
+      floor(gateway, 'POST', '/floor/scan', `code=${code}`, { 'content-type': 'application/x-www-form-urlencoded' }),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code }), { 'content-type': 'text/plain' }),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify([{ code }])),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code: [code] })),
+      floor(gateway, 'POST', '/floor/scan', '{"code":"X","__proto__":{"polluted":1}}'),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code: `${code}\u0000` })),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code: '\ud800' })),
+      floor(gateway, 'POST', '/floor/scan', JSON.stringify({ code: 'A'.repeat(10_000) })),
     ])
     expect(answers.map((a) => a.statusCode)).toEqual([413, 415, 415, 400, 400, 400, 400, 400, 400])
-    expect(await gw.app.db.select({ status: letters.status }).from(letters).where(eq(letters.code, code))).toEqual([{ status: 'printed' }])
+    expect(await gateway.db.select({ status: letters.status }).from(letters).where(eq(letters.code, code))).toEqual([{ status: 'printed' }])
   })
 
-  it('takes no look-alike for a code (fullwidth letters, Cyrillic О) and no test letter: 404, nothing mailed', async () => {
-    const live = await letterIn('printed')
-    const test = await letterIn('printed', {}, false)
+  it('takes no look-alike for a code (fullwidth letters, Cyrillic О) and no test letter: 404, nothing mailed', async ({
+    gateway,
+    account,
+    client,
+    testClient,
+  }) => {
+    const live = await letterIn(gateway, account, client, 'printed')
+    const test = await letterIn(gateway, account, testClient, 'printed')
     const fullwidth = [...live.code].map((char) => String.fromCharCode(char.charCodeAt(0) + 0xfee0)).join('')
     const cyrillic = live.code.replace(/[0O]/g, 'О').replace(/^./, 'О')
     for (const code of [fullwidth, cyrillic, test.code, '   ', '\u200b'.repeat(10)])
-      expect((await floor('POST', '/floor/scan', { code })).statusCode, code).toBe(404)
-    expect(await mailedEvents([live.id, test.id])).toBe(0)
+      expect((await floor(gateway, 'POST', '/floor/scan', { code })).statusCode, code).toBe(404)
+    expect(await mailedEvents(gateway, [live.id, test.id])).toBe(0)
   })
 
-  it('marks 30 letters mailed once each under 100 concurrent scans: 30 answers 200, 70 answer 409, one mailed event each', async () => {
-    const printed = await Promise.all(Array.from({ length: 30 }, () => letterIn('printed')))
-    const answers = await Promise.all(Array.from({ length: 100 }, (_, n) => floor('POST', '/floor/scan', { code: printed[n % 30]!.code })))
+  it('marks 30 letters mailed once each under 100 concurrent scans: 30 answers 200, 70 answer 409, one mailed event each', async ({
+    gateway,
+    account,
+    client,
+  }) => {
+    const printed = await Promise.all(Array.from({ length: 30 }, () => letterIn(gateway, account, client, 'printed')))
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, n) => floor(gateway, 'POST', '/floor/scan', { code: printed[n % 30]!.code })))
     expect(answers.filter((a) => a.statusCode === 200)).toHaveLength(30)
     expect(answers.filter((a) => a.statusCode === 409)).toHaveLength(70)
-    expect(await mailedEvents(printed.map((p) => p.id))).toBe(30)
+    expect(
+      await mailedEvents(
+        gateway,
+        printed.map((p) => p.id),
+      ),
+    ).toBe(30)
   })
 
-  it('lets a scan and a cancel of the same letter race: exactly one of them wins', async () => {
+  it('lets a scan and a cancel of the same letter race: exactly one of them wins', async ({ gateway, account, client }) => {
     for (const status of ['printed', 'ready_for_print'] as const) {
-      const letter = await letterIn(status)
-      const [scan, cancel] = await Promise.all([floor('POST', '/floor/scan', { code: letter.code }), keys.live('DELETE', `/cards/${letter.id}`)])
+      const letter = await letterIn(gateway, account, client, status)
+      const [scan, cancel] = await Promise.all([floor(gateway, 'POST', '/floor/scan', { code: letter.code }), client.delete(`/cards/${letter.id}`)])
       expect(
         [scan.statusCode, cancel.statusCode].filter((s) => s === 200),
         status,
       ).toHaveLength(1)
-      const [row] = await gw.app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, letter.id))
+      const [row] = await gateway.db.select({ status: letters.status }).from(letters).where(eq(letters.id, letter.id))
       expect(row!.status).toBe(status === 'printed' ? 'mailed' : 'cancelled')
     }
   })
 
-  it('serves no file outside a batch: traversal and unknown kinds in :id and :kind are 404 or 400', async () => {
+  it('serves no file outside a batch: traversal and unknown kinds in :id and :kind are 404 or 400', async ({ gateway }) => {
     const urls = [
       '/floor/batches/..%2F..%2F..%2Fetc%2Fpasswd/files/cards',
       '/floor/batches/00000000-0000-4000-8000-000000000000/files/..%2F..%2Fpasswd',
@@ -210,28 +220,28 @@ describe('held: hostile input, tokens and markup on /floor', () => {
       '/floor/batches/00000000-0000-4000-8000-000000000000/files/__proto__',
       '/floor/batches/%00/files/cards',
     ]
-    for (const url of urls) expect([400, 404], url).toContain((await floor('GET', url)).statusCode)
+    for (const url of urls) expect([400, 404], url).toContain((await floor(gateway, 'GET', url)).statusCode)
   })
 
-  it('opens /floor with the floor token only, and nothing else with it; Basic with any user, bad guesses throttled', async () => {
+  it('opens /floor with the floor token only, and nothing else with it; Basic with any user, bad guesses throttled', async ({ gateway }) => {
     const basic = (credentials: string) => ({ authorization: `Basic ${Buffer.from(credentials).toString('base64')}` })
-    expect((await floor('GET', '/floor', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` })).statusCode).toBe(401)
-    expect((await floor('GET', '/floor', undefined, basic(`:${ADMIN_TOKEN}`))).statusCode).toBe(401)
-    for (const url of ['/admin/accounts', '/metrics']) expect((await floor('GET', url)).statusCode, url).toBe(401)
-    expect((await floor('GET', '/floor', undefined, basic(`:${FLOOR_TOKEN}`))).statusCode).toBe(200)
-    expect((await floor('GET', '/floor', undefined, basic(`planta:con:dos:${FLOOR_TOKEN}`))).statusCode).toBe(401)
-    expect((await floor('GET', '/floor', undefined, { authorization: 'Basic %%%not-base64' })).statusCode).toBe(401)
+    expect((await floor(gateway, 'GET', '/floor', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` })).statusCode).toBe(401)
+    expect((await floor(gateway, 'GET', '/floor', undefined, basic(`:${ADMIN_TOKEN}`))).statusCode).toBe(401)
+    for (const url of ['/admin/accounts', '/metrics']) expect((await floor(gateway, 'GET', url)).statusCode, url).toBe(401)
+    expect((await floor(gateway, 'GET', '/floor', undefined, basic(`:${FLOOR_TOKEN}`))).statusCode).toBe(200)
+    expect((await floor(gateway, 'GET', '/floor', undefined, basic(`planta:con:dos:${FLOOR_TOKEN}`))).statusCode).toBe(401)
+    expect((await floor(gateway, 'GET', '/floor', undefined, { authorization: 'Basic %%%not-base64' })).statusCode).toBe(401)
     // Five wrong guesses from one address, then even the right token waits (429).
     const guess = (token: string) =>
-      gw.app.inject({ method: 'GET', url: '/floor', remoteAddress: '203.0.113.13', headers: { authorization: `Bearer ${token}` } })
+      gateway.inject({ method: 'GET', url: '/floor', remoteAddress: '203.0.113.13', headers: { authorization: `Bearer ${token}` } })
     for (let n = 0; n < 5; n++) expect((await guess(`wrong-token-${n}-xxxxxxxxxxxx`)).statusCode).toBe(401)
     expect((await guess(FLOOR_TOKEN)).statusCode).toBe(429)
   })
 
-  it('shows client markup as text on the page (a failed letter with HTML in its name and city)', async () => {
+  it('shows client markup as text on the page (a failed letter with HTML in its name and city)', async ({ gateway, account, client }) => {
     const evil = { name: '<img src=x onerror=alert(1)>', surname: '"><script>alert(2)</script>', city: '<svg onload=alert(3)>' }
-    await letterIn('failed', evil)
-    const page = await floor('GET', '/floor')
+    await letterIn(gateway, account, client, 'failed', evil)
+    const page = await floor(gateway, 'GET', '/floor')
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('&#60;img src=x onerror=alert(1)&#62;')
     expect(page.body).not.toMatch(/<img src=x|<script>alert|<svg onload/)
