@@ -10,7 +10,8 @@ import { letterEvents, letters, printBatches, printBatchHandoffs, printBatchLett
 import { markFailed } from '@letters/production-worker/produce-letter'
 import { printsIn } from '../support/floor-processes.js'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
+import { startProductionWorker } from '@letters/production-worker/worker'
+import { silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
 import type { App } from '@letters/gateway/app'
 import { singleLetter } from '../support/factories.js'
 import { it } from '../support/fixtures.js'
@@ -77,6 +78,47 @@ describe('finding 1: a batch closer whose connection drops while the printer has
     const prints = await printsIn(log)
     expect([...prints.values()], JSON.stringify([...prints])).toEqual([1, 1, 1])
     expect(await db.select().from(printBatchHandoffs)).toHaveLength(3)
+  })
+})
+
+describe('finding 1b: with a second worker, its closer took the batch over and printed the file again', () => {
+  it('prints each file once when the backends are terminated mid-print with two workers closing batches', { timeout: 60_000 }, async () => {
+    floorDir = await mkdtemp(join(tmpdir(), 'letters-rt-closer2-'))
+    const log = join(floorDir, 'prints.log')
+    // As finding 1, with a second worker whose closer runs every 0.2 s: before the fix it took the
+    // lock the first closer lost with its connection and printed the envelopes the printer still had.
+    pipeline = await startPipeline('rtcloser2', {
+      env: {
+        PRINTER: 'batch',
+        BATCH_MAX_LETTERS: '3',
+        BATCH_MAX_WAIT_MS: '2000',
+        PRINT_COMMAND: `case {file} in *.envelopes.pdf) sleep 4;; esac; echo {file} >> '${log}'`,
+      },
+    })
+    const second = startProductionWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog })
+    try {
+      const db = pipeline.app.db
+      await Promise.all([0, 1, 2].map((n) => pipeline!.send({ name: `Cliente ${n}` })))
+      await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 40_000, interval: 20 }).toBe(1)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(await terminateBackends(pipeline.config.databaseUrl)).toBeGreaterThan(0)
+      await expect
+        .poll(
+          async () =>
+            (
+              await db
+                .select({ status: printBatches.status })
+                .from(printBatches)
+                .catch(() => [])
+            ).map((b) => b.status),
+          { timeout: 30_000, interval: 100 },
+        )
+        .toEqual(['handed'])
+      const prints = await printsIn(log)
+      expect([...prints.values()], JSON.stringify([...prints])).toEqual([1, 1, 1])
+    } finally {
+      await second.close()
+    }
   })
 })
 

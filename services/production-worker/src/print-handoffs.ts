@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq'
 import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
-import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db } from '@letters/db'
+import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db, type Tx } from '@letters/db'
 import type { PrintFile } from './printer.js'
 import type { Floor } from './produce-letter.js'
 
@@ -51,8 +51,7 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
     if (!printing) throw error
     // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
     // while the printer is still at work), the file may be on paper: the printer's answer decides.
-    await printing
-    await recordHandoff(() => db.insert(printHandoffs).values(handoff).onConflictDoNothing(), { letterId, file: file.name }, log)
+    await recordWhilePrinting(db, printing, (ex) => ex.insert(printHandoffs).values(handoff).onConflictDoNothing(), { letterId, file: file.name }, log)
     return 'handed'
   }
 }
@@ -88,10 +87,46 @@ export async function handOverBatchFile(floor: Floor, batchId: string, file: Pri
   } catch (error) {
     if (error instanceof TransactionRollbackError) return 'superseded'
     if (!printing) throw error
-    await printing
-    await recordHandoff(() => db.insert(printBatchHandoffs).values(handoff).onConflictDoNothing(), { batchId, file: file.name }, log)
+    await recordWhilePrinting(db, printing, (ex) => ex.insert(printBatchHandoffs).values(handoff).onConflictDoNothing(), { batchId, file: file.name }, log)
     return 'handed'
   }
+}
+
+/**
+ * The record of a file whose transaction dropped while the printer had it: held again at once,
+ * uncommitted, on a new connection until the printer answers, so that another run or closer
+ * reaching the file meanwhile (its lock went with the old connection) waits for it and then
+ * finds it recorded, instead of printing it a second time. If that cannot be done (the database
+ * still away when the printer answers), it is recorded then. A printer that fails records nothing.
+ */
+async function recordWhilePrinting(
+  db: Db,
+  printing: Promise<void>,
+  write: (ex: Db | Tx) => Promise<unknown>,
+  what: { file: string; letterId?: string; batchId?: string },
+  log: Logger,
+): Promise<void> {
+  let answered = false
+  printing.then(
+    () => (answered = true),
+    () => (answered = true),
+  )
+  // The pool may hand out other connections the same drop closed: tried again until one holds.
+  for (let wait = 20; !answered; wait = Math.min(wait * 2, 500)) {
+    const held = await db
+      .transaction(async (tx) => {
+        await write(tx)
+        await printing
+      })
+      .then(
+        () => true,
+        () => false,
+      )
+    if (held) return log.info(what, 'recorded a file the printer accepted after the connection dropped')
+    await new Promise((resolve) => setTimeout(resolve, wait))
+  }
+  await printing
+  await recordHandoff(() => write(db), what, log)
 }
 
 /** How long a lost handoff record is retried (a failover, a pooler restart) before the run gives up. */
