@@ -1,4 +1,4 @@
-// Red team of issue 13: the floor under faults. Two batch-printing workers (one killed mid-batch), the
+// Red team of issue 13: the floor under faults. Two batch-printing workers (one killed mid-batch, then replaced), the
 // queue prefix's Redis keys deleted while letters sit in trays, every client backend terminated during
 // a burst of scans and while a batch closes, and a scanner scanning every printed letter twice at once.
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -96,6 +96,8 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
       WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
     const killed = holder ? names.indexOf(holder.name) : -1
     if (killed >= 0) await workers[killed]!.kill()
+    // A replacement, so two closers are at work while the connections drop.
+    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: 'rtfloor-c' }))
     console.log(`### killed worker: ${holder?.name ?? 'none held a batch'}`)
     // And while a batch is closing.
     for (let round = 0; round < 3; round++) {
