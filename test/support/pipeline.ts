@@ -56,7 +56,24 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
 
   const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
     app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload: payload as object }) })
-  const account = await adminAccount(app, 1000, 'Papelería Luna')
+  /** Closes each part even when one before it fails, then throws the first failure. */
+  async function close() {
+    const steps = [
+      () => clock.stop(),
+      () => dispatcher.stop(),
+      () => addressWorker.close(),
+      async () => productionWorker?.close(),
+      () => gateway.close(),
+      () => rm(floorDir, { recursive: true, force: true }),
+    ]
+    const failures: unknown[] = []
+    for (const step of steps) await step().catch((error: unknown) => failures.push(error))
+    if (failures.length > 0) throw failures[0]
+  }
+  const account = await adminAccount(app, 1000, 'Papelería Luna').catch(async (error: unknown) => {
+    await close().catch(() => undefined)
+    throw error
+  })
 
   const client = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
     app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })
@@ -92,14 +109,7 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
     /** The files in the spool, without the ones still being written. */
     spooled: async () => (await readdir(config.spoolDir).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).sort(),
     clock,
-    async close() {
-      await clock.stop()
-      await dispatcher.stop()
-      await addressWorker.close()
-      await productionWorker?.close()
-      await gateway.close()
-      await rm(floorDir, { recursive: true, force: true })
-    },
+    close,
   }
 }
 

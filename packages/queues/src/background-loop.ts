@@ -83,9 +83,15 @@ export class BackgroundLoop {
         pauseMs = more === true || this.poked ? 0 : intervalMs
       } catch (err) {
         failures++
-        pauseMs = backoffMs(failures)
-        metrics.backgroundLoopFailures.inc({ loop: name })
-        log[failureLevel]({ err, loop: name, failures, retryInMs: pauseMs }, failureMessage)
+        pauseMs = intervalMs
+        // Reporting the failure must not end the loop either (a backoff or a logger that throws).
+        try {
+          pauseMs = backoffMs(failures)
+          metrics.backgroundLoopFailures.inc({ loop: name })
+          log[failureLevel]({ err, loop: name, failures, retryInMs: pauseMs }, failureMessage)
+        } catch {
+          // The round's failure is already lost to the logger; the loop goes on at its interval.
+        }
       }
       if (pauseMs > 0 && current()) await this.pause.for(pauseMs)
     }

@@ -201,4 +201,26 @@ describe('BackgroundLoop', () => {
     await sleep(50)
     expect({ overlapped, roundsAfterStop: rounds - after }).toEqual({ overlapped: false, roundsAfterStop: 0 })
   })
+
+  it('goes on when reporting a failed round fails too (a backoff that throws), at its interval, without an unhandled rejection', async () => {
+    const { log } = capturedLog()
+    let rounds = 0
+    const loop = new BackgroundLoop({
+      name: 'test broken backoff',
+      log,
+      intervalMs: 20,
+      backoffMs: () => {
+        throw new Error('backoff broken')
+      },
+      tick: async () => {
+        rounds++
+        if (rounds < 3) throw new Error('round fails')
+      },
+    })
+    loop.start()
+    await sleep(300)
+    await loop.stop()
+    // Two failed rounds, then the loop was still alive to run the third and more.
+    expect(rounds).toBeGreaterThanOrEqual(4)
+  })
 })
