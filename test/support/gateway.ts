@@ -31,9 +31,17 @@ export async function openGateway(options: GatewayOptions = {}): Promise<Gateway
   const database = options.isolate === undefined ? undefined : await isolatedDatabase(options.isolate)
   const own = database && { DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-${options.isolate}-${randomBytes(3).toString('hex')}` }
   const config = testConfig({ ...own, ...options.env })
-  const app = await buildApp({ config, logger: false })
-  if (options.checkContract ?? true) checkStatusesAgainstContract(app)
-  await app.ready()
+  let app: App | undefined
+  try {
+    app = await buildApp({ config, logger: false })
+    if (options.checkContract ?? true) checkStatusesAgainstContract(app)
+    await app.ready()
+  } catch (error) {
+    // A gateway that did not start leaves nothing behind: its app closed, its database dropped.
+    await app?.close().catch(() => undefined)
+    await database?.drop().catch(() => undefined)
+    throw error
+  }
   return {
     app,
     config,

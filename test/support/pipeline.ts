@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { pino } from 'pino'
+import { pino, type Logger } from 'pino'
 import { startAddressWorker } from '@letters/address-worker/worker'
 import { startProductionWorker, type ProductionWorkerOptions } from '@letters/production-worker/worker'
 import { LetterClock, OutboxDispatcher } from '@letters/queues'
@@ -32,6 +32,8 @@ export interface PipelineOptions {
   env?: Record<string, string>
   production?: Partial<ProductionWorkerOptions> | false
   reconcile?: boolean
+  /** Where the dispatcher, clock and workers log (silent unless a test reads the lines). */
+  log?: Logger
 }
 
 export async function startPipeline(label: string, options: Omit<PipelineOptions, 'label'> = {}) {
@@ -43,18 +45,35 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
     env: { ARTIFACTS_DIR: join(floorDir, 'artifacts'), SPOOL_DIR: join(floorDir, 'spool'), ...options.env },
   })
   const { app, config } = gateway
-  const dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
+  const log = options.log ?? silentLog
+  const dispatcher = new OutboxDispatcher(app.db, app.queues, log, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
   dispatcher.start()
-  const clock = new LetterClock(app.db, silentLog, { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
+  const clock = new LetterClock(app.db, log, { intervalMs: config.clockIntervalMs, testMailedAfterMs: config.testMailedAfterMs })
   clock.start()
-  const addressWorker = startAddressWorker({ config, db: app.db, log: silentLog, dispatchOutbox: true, reconcile: options.reconcile ?? false })
-  const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) =>
-    startProductionWorker({ config, db: app.db, log: silentLog, ...options.production, ...extra })
+  const addressWorker = startAddressWorker({ config, db: app.db, log, dispatchOutbox: true, reconcile: options.reconcile ?? false })
+  const startFloor = (extra: Partial<ProductionWorkerOptions> = {}) => startProductionWorker({ config, db: app.db, log, ...options.production, ...extra })
   let productionWorker = options.production === false ? undefined : startFloor()
 
   const admin = (method: 'GET' | 'POST', url: string, payload?: unknown) =>
     app.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload: payload as object }) })
-  const account = await adminAccount(app, 1000, 'Papelería Luna')
+  /** Closes each part even when one before it fails, then throws the first failure. */
+  async function close() {
+    const steps = [
+      () => clock.stop(),
+      () => dispatcher.stop(),
+      () => addressWorker.close(),
+      async () => productionWorker?.close(),
+      () => gateway.close(),
+      () => rm(floorDir, { recursive: true, force: true }),
+    ]
+    const failures: unknown[] = []
+    for (const step of steps) await step().catch((error: unknown) => failures.push(error))
+    if (failures.length > 0) throw failures[0]
+  }
+  const account = await adminAccount(app, 1000, 'Papelería Luna').catch(async (error: unknown) => {
+    await close().catch(() => undefined)
+    throw error
+  })
 
   const client = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
     app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })
@@ -90,14 +109,7 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
     /** The files in the spool, without the ones still being written. */
     spooled: async () => (await readdir(config.spoolDir).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).sort(),
     clock,
-    async close() {
-      await clock.stop()
-      await dispatcher.stop()
-      await addressWorker.close()
-      await productionWorker?.close()
-      await gateway.close()
-      await rm(floorDir, { recursive: true, force: true })
-    },
+    close,
   }
 }
 

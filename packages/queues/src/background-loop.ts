@@ -27,6 +27,10 @@ export interface BackgroundLoopOptions {
 export class BackgroundLoop {
   private active = false
   private loop: Promise<void> | undefined
+  /** Which start the loop under way belongs to: a loop stopped and started again before its round ended must not go on beside the new one. */
+  private generation = 0
+  /** A poke that came during a round: the work it announces may have come after the round read what to do. */
+  private poked = false
   private readonly pause = new Pause()
 
   constructor(private readonly options: BackgroundLoopOptions) {}
@@ -39,11 +43,15 @@ export class BackgroundLoop {
   start(): void {
     if (this.active) return
     this.active = true
-    this.loop = this.run()
+    const generation = ++this.generation
+    // After a stop whose round is still under way: the new loop's first round waits for it.
+    const previous = this.loop
+    this.loop = previous ? previous.catch(() => undefined).then(() => this.run(generation)) : this.run(generation)
   }
 
-  /** Runs the next round now instead of at the end of the pause (a round under way is not interrupted). */
+  /** Runs the next round now instead of at the end of the pause; during a round, the next starts as soon as it ends (it is not interrupted). */
   poke(): void {
+    this.poked = true
     this.pause.end()
   }
 
@@ -53,7 +61,7 @@ export class BackgroundLoop {
     await this.loop
   }
 
-  private async run(): Promise<void> {
+  private async run(generation: number): Promise<void> {
     const {
       name,
       log,
@@ -64,20 +72,28 @@ export class BackgroundLoop {
       failureMessage = `${name} round failed; the next one tries again`,
     } = this.options
     let failures = 0
-    while (this.active) {
+    const current = () => this.active && this.generation === generation
+    while (current()) {
       let pauseMs: number
+      this.poked = false
       try {
         const more = await tick()
         if (failures > 0) log.info({ loop: name, failures }, `${name} recovered`)
         failures = 0
-        pauseMs = more === true ? 0 : intervalMs
+        pauseMs = more === true || this.poked ? 0 : intervalMs
       } catch (err) {
         failures++
-        pauseMs = backoffMs(failures)
-        metrics.backgroundLoopFailures.inc({ loop: name })
-        log[failureLevel]({ err, loop: name, failures, retryInMs: pauseMs }, failureMessage)
+        pauseMs = intervalMs
+        // Reporting the failure must not end the loop either (a backoff or a logger that throws).
+        try {
+          pauseMs = backoffMs(failures)
+          metrics.backgroundLoopFailures.inc({ loop: name })
+          log[failureLevel]({ err, loop: name, failures, retryInMs: pauseMs }, failureMessage)
+        } catch {
+          // The round's failure is already lost to the logger; the loop goes on at its interval.
+        }
       }
-      if (pauseMs > 0 && this.active) await this.pause.for(pauseMs)
+      if (pauseMs > 0 && current()) await this.pause.for(pauseMs)
     }
   }
 }

@@ -146,4 +146,81 @@ describe('BackgroundLoop', () => {
     await expect.poll(() => rounds, { timeout: 1000 }).toBe(2)
     await loop.stop()
   })
+
+  it('runs the next round at once when poked during a round, not after the pause', async () => {
+    const { log } = capturedLog()
+    let rounds = 0
+    let release: () => void = () => {}
+    const loop = new BackgroundLoop({
+      name: 'test poked in a round',
+      log,
+      intervalMs: 60_000,
+      tick: async () => {
+        rounds++
+        if (rounds === 1) await new Promise<void>((resolve) => (release = resolve))
+      },
+    })
+    loop.start()
+    await expect.poll(() => rounds).toBe(1)
+    // The work the poke announces may have come after the round read what it had to do.
+    loop.poke()
+    release()
+    await expect.poll(() => rounds, { timeout: 1000 }).toBe(2)
+    await loop.stop()
+  })
+
+  it('started again before a stop is over, still runs one round at a time', async () => {
+    const { log } = capturedLog()
+    let inFlight = 0
+    let overlapped = false
+    let rounds = 0
+    let release: () => void = () => {}
+    const loop = new BackgroundLoop({
+      name: 'test restarted',
+      log,
+      intervalMs: 10,
+      tick: async () => {
+        rounds++
+        inFlight++
+        if (inFlight > 1) overlapped = true
+        if (rounds === 1) await new Promise<void>((resolve) => (release = resolve))
+        else await sleep(5)
+        inFlight--
+      },
+    })
+    loop.start()
+    await expect.poll(() => rounds).toBe(1)
+    const stopping = loop.stop()
+    loop.start()
+    await sleep(50)
+    release()
+    await stopping
+    await expect.poll(() => rounds, { timeout: 1000 }).toBeGreaterThanOrEqual(4)
+    await loop.stop()
+    const after = rounds
+    await sleep(50)
+    expect({ overlapped, roundsAfterStop: rounds - after }).toEqual({ overlapped: false, roundsAfterStop: 0 })
+  })
+
+  it('goes on when reporting a failed round fails too (a backoff that throws), at its interval, without an unhandled rejection', async () => {
+    const { log } = capturedLog()
+    let rounds = 0
+    const loop = new BackgroundLoop({
+      name: 'test broken backoff',
+      log,
+      intervalMs: 20,
+      backoffMs: () => {
+        throw new Error('backoff broken')
+      },
+      tick: async () => {
+        rounds++
+        if (rounds < 3) throw new Error('round fails')
+      },
+    })
+    loop.start()
+    await sleep(300)
+    await loop.stop()
+    // Two failed rounds, then the loop was still alive to run the third and more.
+    expect(rounds).toBeGreaterThanOrEqual(4)
+  })
 })
