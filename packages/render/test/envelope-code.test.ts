@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { barWidths } from '@letters/test/support/barcode'
 import { compact, pdfText, pdfTextBoxes } from '@letters/test/support/pdf'
 import { code128Bars, describeLetter, renderCardSheets, renderEnvelope, renderEnvelopes, type LetterRecord } from '../src/index.js'
+import { sampleRecipient } from '@letters/test/support/factories'
 
 const MM = 72 / 25.4
 const record: LetterRecord = {
@@ -11,17 +12,7 @@ const record: LetterRecord = {
   fontName: 'caveat',
   message: '¡Hola, Lucía! Gracias por confiar en nosotros.',
   senderName: 'Papelería Luna',
-  recipient: {
-    name: 'Lucía',
-    surname: 'García',
-    company: null,
-    address: 'Calle Mayor 1',
-    zip: '28013',
-    city: 'Madrid',
-    province: 'Madrid',
-    country: 'ES',
-    countryName: 'España',
-  },
+  recipient: { ...sampleRecipient, countryName: 'España' },
   floorCountry: 'ES',
 }
 const abroad: LetterRecord = {

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { metrics } from '@letters/observability'
 import { RenderPool, RenderQueueFull, addressLines, renderProof, type LetterToRender } from '../src/index.js'
+import { sampleRecipient } from '@letters/test/support/factories'
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
@@ -8,16 +9,7 @@ const letter: LetterToRender = {
   fontName: 'kalam',
   message: 'Querida Lucía, gracias por venir a la tienda. '.repeat(20).slice(0, 1000),
   signature: 'Ana, de Papelería Luna',
-  recipientLines: addressLines({
-    name: 'Lucía',
-    surname: 'García',
-    company: null,
-    address: 'Calle Mayor 1',
-    zip: '28013',
-    city: 'Madrid',
-    province: 'Madrid',
-    countryName: 'España',
-  }),
+  recipientLines: addressLines({ ...sampleRecipient, countryName: 'España' }),
   senderLines: ['Papelería Luna'],
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { compact, pdfTextBoxes, pdfText as textOf } from '@letters/test/support/pdf'
 import { fontNames } from '@letters/contracts'
 import { MESSAGE_BOX, MIN_FONT_SIZE, addressLines, cardLayout, renderCard, renderEnvelope, renderProof, type LetterToRender } from '../src/index.js'
+import { sampleRecipient } from '@letters/test/support/factories'
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
@@ -9,16 +10,7 @@ const letter: LetterToRender = {
   fontName: 'caveat',
   message: '¡Hola, Lucía! Gracias por confiar en nosotros. ¿Nos vemos en Sevilla?',
   signature: 'Ana, de Papelería Luna',
-  recipientLines: addressLines({
-    name: 'Lucía',
-    surname: 'García',
-    company: null,
-    address: 'Calle Mayor 1',
-    zip: '28013',
-    city: 'Madrid',
-    province: 'Madrid',
-    countryName: 'España',
-  }),
+  recipientLines: addressLines({ ...sampleRecipient, countryName: 'España' }),
   senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
 }
 

@@ -16,32 +16,35 @@ type Handoff = typeof printHandoffs.$inferInsert
 /** `superseded`: the letter is no longer printing under the run's claim; nothing was handed over. */
 export type HandoffOutcome = 'handed' | 'already_handed' | 'superseded'
 
+/** What a file's hand-over is about: a letter's own file, or a batch's. */
+type HandoffSubject = { file: string; letterId: string } | { file: string; batchId: string }
+
+interface RecordFirst {
+  what: HandoffSubject
+  /** Inserts the file's record if absent; true when this call inserted it. */
+  record: (ex: Db | Tx) => Promise<boolean>
+  /** Under the record's lock: false when the run was superseded (nothing is handed over); may throw to refuse outright. */
+  stillOurs: (tx: Tx) => Promise<boolean>
+}
+
 /**
- * Hands one file of a letter to the printer for the run holding `claim`, once per file whatever
- * the number of runs: the file's `print_handoffs` row is inserted first and stays uncommitted
- * (locked) while the printer works, so another run reaching the same file waits for this one,
- * then finds it recorded and skips it; if this one fails or dies, the row goes with it and the
- * other run prints. The claim is checked once the row is ours, so a superseded run hands over
- * nothing more. Both waits are bounded by the print timeout plus a margin.
+ * The record-first hand-over of one file, once whatever the number of runs: the file's record is
+ * inserted first and stays uncommitted (locked) while the printer works, so another run reaching
+ * the same file waits for this one, then finds it recorded and skips it; if this one fails or
+ * dies, the record goes with it and the other run prints. The fence is checked once the record
+ * is ours, so a superseded run hands over nothing more. Both waits are bounded by the print
+ * timeout plus a margin.
  */
-export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile): Promise<HandoffOutcome> {
+async function handOverRecordFirst(floor: Floor, file: PrintFile, step: RecordFirst): Promise<HandoffOutcome> {
   const { db, printer, log } = floor
-  const handoff: Handoff = { letterId, file: file.name, claim, printer: printer.name }
   let printing: Promise<void> | undefined
   try {
     return await db.transaction(async (tx) => {
       const patience = String(floor.printTimeoutMs + 30_000)
       // Raw SQL kept: set_config (this transaction's own timeouts), which drizzle has no builder for.
       await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
-      const [ours] = await tx.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })
-      if (!ours) return 'already_handed'
-      const [letter] = await tx
-        .select({ status: letters.status, printClaim: letters.printClaim, livemode: letters.livemode })
-        .from(letters)
-        .where(eq(letters.id, letterId))
-      if (letter?.status !== 'printing' || letter.printClaim !== claim) tx.rollback()
-      // produceLetter never hands a test letter over; this makes sure no caller ever does.
-      if (!letter?.livemode) throw new UnrecoverableError(`letter ${letterId} is a test letter: it never reaches the printer`)
+      if (!(await step.record(tx))) return 'already_handed'
+      if (!(await step.stillOurs(tx))) tx.rollback()
       printing = printer.print(file)
       await printing
       return 'handed'
@@ -51,9 +54,28 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
     if (!printing) throw error
     // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
     // while the printer is still at work), the file may be on paper: the printer's answer decides.
-    await recordWhilePrinting(db, printing, (ex) => ex.insert(printHandoffs).values(handoff).onConflictDoNothing(), { letterId, file: file.name }, log)
+    await recordWhilePrinting(db, printing, step.record, step.what, log)
     return 'handed'
   }
+}
+
+/** Hands one file of a letter to the printer for the run holding `claim` (the fence: the letter still `printing` under that claim). */
+export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile): Promise<HandoffOutcome> {
+  const handoff: Handoff = { letterId, file: file.name, claim, printer: floor.printer.name }
+  return handOverRecordFirst(floor, file, {
+    what: { letterId, file: file.name },
+    record: async (ex) => (await ex.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })).length > 0,
+    stillOurs: async (tx) => {
+      const [letter] = await tx
+        .select({ status: letters.status, printClaim: letters.printClaim, livemode: letters.livemode })
+        .from(letters)
+        .where(eq(letters.id, letterId))
+      if (letter?.status !== 'printing' || letter.printClaim !== claim) return false
+      // produceLetter never hands a test letter over; this makes sure no caller ever does.
+      if (!letter.livemode) throw new UnrecoverableError(`letter ${letterId} is a test letter: it never reaches the printer`)
+      return true
+    },
+  })
 }
 
 /** The files of a batch the printer has accepted. */
@@ -62,34 +84,17 @@ export async function handedOverBatchFiles(db: Db, batchId: string): Promise<Set
   return new Set(rows.map((row) => row.file))
 }
 
-/**
- * handOver for a file of a batch (PRINTER=batch): the same record-first handoff, so a file
- * reaches the printer once whatever the number of closers and retries; the fence is the batch
- * being still `closing` (not yet handed), as a letter's is its print claim.
- */
+/** handOver for a file of a batch (PRINTER=batch): the fence is the batch being still `closing` (not yet handed), as a letter's is its print claim. */
 export async function handOverBatchFile(floor: Floor, batchId: string, file: PrintFile): Promise<HandoffOutcome> {
-  const { db, printer, log } = floor
-  const handoff = { batchId, file: file.name, printer: printer.name }
-  let printing: Promise<void> | undefined
-  try {
-    return await db.transaction(async (tx) => {
-      const patience = String(floor.printTimeoutMs + 30_000)
-      // Raw SQL kept: set_config (this transaction's own timeouts), which drizzle has no builder for.
-      await tx.execute(sql`SELECT set_config('statement_timeout', ${patience}, true), set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
-      const [ours] = await tx.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })
-      if (!ours) return 'already_handed'
+  const handoff = { batchId, file: file.name, printer: floor.printer.name }
+  return handOverRecordFirst(floor, file, {
+    what: { batchId, file: file.name },
+    record: async (ex) => (await ex.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })).length > 0,
+    stillOurs: async (tx) => {
       const [batch] = await tx.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
-      if (batch?.status !== 'closing') tx.rollback()
-      printing = printer.print(file)
-      await printing
-      return 'handed'
-    })
-  } catch (error) {
-    if (error instanceof TransactionRollbackError) return 'superseded'
-    if (!printing) throw error
-    await recordWhilePrinting(db, printing, (ex) => ex.insert(printBatchHandoffs).values(handoff).onConflictDoNothing(), { batchId, file: file.name }, log)
-    return 'handed'
-  }
+      return batch?.status === 'closing'
+    },
+  })
 }
 
 /**
@@ -103,7 +108,7 @@ async function recordWhilePrinting(
   db: Db,
   printing: Promise<void>,
   write: (ex: Db | Tx) => Promise<unknown>,
-  what: { file: string; letterId?: string; batchId?: string },
+  what: HandoffSubject,
   log: Logger,
 ): Promise<void> {
   let answered = false
@@ -139,7 +144,7 @@ const RECORD_BACKOFF_MAX_MS = 5_000
  * minutes rather than failing the job; the insert is idempotent, so repeating a write that did
  * commit (its answer lost) does no harm.
  */
-async function recordHandoff(write: () => Promise<unknown>, what: { file: string; letterId?: string; batchId?: string }, log: Logger): Promise<void> {
+async function recordHandoff(write: () => Promise<unknown>, what: HandoffSubject, log: Logger): Promise<void> {
   const deadline = Date.now() + RECORD_PATIENCE_MS
   for (let wait = 100; ; wait = Math.min(wait * 2, RECORD_BACKOFF_MAX_MS)) {
     try {
