@@ -43,6 +43,17 @@ describe('the queue dashboard at /ops/queues', () => {
     for (const queue of queues) expect(queue.counts).toMatchObject({ failed: expect.any(Number), waiting: expect.any(Number), active: expect.any(Number) })
   })
 
+  it("refuses a change another site's page asks the browser for with its cached Basic credentials (403), and reads are still served", async () => {
+    const authorization = basic(ADMIN_TOKEN)
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }]) {
+      const response = await app.inject({ method: 'PUT', url: '/ops/queues/api/queues/address/pause', headers: { authorization, ...headers } })
+      expectError(response, 403, 'Forbidden', /no desde otro sitio web/)
+    }
+    expect(await app.queues.address.isPaused()).toBe(false)
+    const read = await app.inject({ method: 'GET', url: '/ops/queues/api/queues', headers: { authorization, 'sec-fetch-site': 'cross-site' } })
+    expect(read.statusCode, read.body).toBe(200)
+  })
+
   it('does not exist without an ADMIN_TOKEN', async () => {
     expectError(await closed.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic(ADMIN_TOKEN) } }), 404, 'Not Found')
   })

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../errors.js'
 
@@ -46,6 +47,25 @@ export function requireToken(app: FastifyInstance, guard: TokenGuard) {
       if (acceptBasic) reply.header('www-authenticate', `Basic realm="${guard.browserRealm}", charset="UTF-8"`)
       throw new ApiError(401, `El token ${guard.label} no es válido o no se ha enviado (Authorization: Bearer <token>)`)
     }
+    // A browser sends its cached Basic credentials with whatever another site's page makes it
+    // send: a change asked for from another site is refused before its body is read.
+    if (acceptBasic && !SAFE_METHODS.has(request.method) && fromAnotherSite(request.headers))
+      throw new ApiError(403, 'Esta acción solo se acepta desde las páginas de este servidor o desde un script, no desde otro sitio web')
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** A browser's word that the request was started by another site's page (Fetch Metadata), or an Origin that is not this host. Scripts send neither. */
+function fromAnotherSite(headers: IncomingHttpHeaders): boolean {
+  const site = headers['sec-fetch-site']
+  if (site === 'cross-site' || site === 'same-site') return true
+  const origin = headers.origin
+  if (origin === undefined) return false
+  try {
+    return new URL(origin).host !== headers.host
+  } catch {
+    return true
   }
 }
 

@@ -1,22 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, floor, publicApi } from '@letters/contracts'
 import { metrics } from '@letters/observability'
-import type { IncomingHttpHeaders } from 'node:http'
-import { ApiError } from '../../errors.js'
 import { markMailed, NotMailed } from '../../services/letter-lifecycle.js'
-
-/** A browser's word that the request was started by another site's page (Fetch Metadata), or an Origin that is not this host. Scripts send neither. */
-function fromAnotherSite(headers: IncomingHttpHeaders): boolean {
-  const site = headers['sec-fetch-site']
-  if (site === 'cross-site' || site === 'same-site') return true
-  const origin = headers.origin
-  if (origin === undefined) return false
-  try {
-    return new URL(origin).host !== headers.host
-  } catch {
-    return true
-  }
-}
 
 /** What the floor's scan counter calls each refusal (a test letter's code is unknown to the floor, so it never shows here). */
 const scanOutcome = { unknown: 'unknown', test_letter: 'unknown', not_printed: 'not_printed', already_mailed: 'already_mailed' } as const
@@ -24,15 +9,11 @@ const scanOutcome = { unknown: 'unknown', test_letter: 'unknown', not_printed: '
 const scan: FastifyPluginAsyncTypebox = async (app) => {
   // The envelope leaves the floor: its code marks the letter mailed (markMailed, the one transition), and the letter is the answer.
   // JSON only (the gateway parses nothing else): another site's form cannot post here with the browser's Basic credentials.
-  // And, should a form parser ever be added, a request a browser says comes from another site is refused before the body is read.
+  // And, should a form parser ever be added, the floor's guard refuses a change a browser says another site started (403).
   app.post(
     '/scan',
     {
       schema: { body: floor.ScanBody, response: { 200: publicApi.Card, ...errorResponses(400, 401, 403, 404, 409, 415, 429, 500) } },
-      onRequest: async (request) => {
-        if (fromAnotherSite(request.headers))
-          throw new ApiError(403, 'El escaneo solo se acepta desde la página de la planta o desde un script, no desde otro sitio web')
-      },
     },
     async (request) => {
       try {
