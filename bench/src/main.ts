@@ -30,7 +30,8 @@ const USAGE = `npm run bench [-- options]
   --redis <url>       the Redis server (default redis://127.0.0.1:6379)
   --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
                       (one made through POST /single, the rest copied in SQL): about a minute
-  --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute`
+  --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute
+  --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute`
 
 const { values: args } = parseArgs({
   options: {
@@ -56,8 +57,8 @@ const positive = (name: string, value: string | undefined) => {
   }
   return parsed
 }
-if (args.only !== undefined && args.only !== 'lists' && args.only !== 'bulk') {
-  process.stderr.write(`--only=${args.only}: the choices are 'lists' and 'bulk'\n\n${USAGE}\n`)
+if (args.only !== undefined && args.only !== 'lists' && args.only !== 'bulk' && args.only !== 'render') {
+  process.stderr.write(`--only=${args.only}: the choices are 'lists', 'bulk' and 'render'\n\n${USAGE}\n`)
   process.exit(2)
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
@@ -188,6 +189,37 @@ function bulkRow(bulk: BulkLatency): Row {
   }
 }
 
+/**
+ * Rendering on one core, per CPU second (letters per second of one core, a figure that holds on a
+ * shared machine): a letter as accepted before designs, then one with a design (its card's file
+ * holding the front's artwork page, a signature's paths, a logo and a return address). Each
+ * with its own defaults: some seconds of drawing, after a warm-up that keeps compilation out.
+ */
+async function measureRendering(): Promise<{ plain: number; designed: number }> {
+  progress('rendering on one core')
+  const plain = (await measureRenderThroughput()).lettersPerCpuSecond
+  progress(`rendering: ${perSecond(plain, 'letters')}`)
+  const designed = (await measureRenderThroughput({ designed: true })).lettersPerCpuSecond
+  progress(`rendering with a design: ${perSecond(designed, 'letters')}`)
+  return { plain, designed }
+}
+
+function renderRows({ plain, designed }: { plain: number; designed: number }): Row[] {
+  return [
+    {
+      measure: 'Rendering, card + envelope, one core',
+      result: `${perSecond(plain, 'letters')} (${ms(1000 / plain)} each)`,
+      target: target('≥ 200 letters/s', plain >= 200),
+    },
+    {
+      measure: 'Rendering with a design (front page, signature, logo, return address), one core',
+      result: `${perSecond(designed, 'letters')} (${ms(1000 / designed)} each)`,
+      ratio: percent(designed / plain, 'without a design'),
+      target: target('≥ 200 letters/s', designed >= 200),
+    },
+  ]
+}
+
 /** The table under a line that says when, where and how it was measured. */
 function report(rows: Row[]): string {
   const cpu = cpus()
@@ -229,6 +261,11 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   return report([httpRow('Fastify hello-world (baseline)', lists.hello), ...listRows(lists)])
 }
 
+/** `--only render`: the rendering rows alone, on this process's thread; nothing to set up. */
+async function runRender(): Promise<string> {
+  return report(renderRows(await measureRendering()))
+}
+
 /** `--only bulk`: the gateway alone, and POST /cards/bulk timed on one account. */
 async function runBulk(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
@@ -260,12 +297,8 @@ async function run(cleanup: Cleanup): Promise<string> {
     newAccount('Envíos masivos'),
   ])
 
-  progress('rendering on one core')
-  // Per CPU second: letters per second of one core, a figure that holds on a shared machine.
-  // Its own defaults: some seconds of drawing, after a warm-up that keeps compilation out.
-  const measured = await measureRenderThroughput()
-  const rendering = { lettersPerSecond: measured.lettersPerCpuSecond }
-  progress(`rendering: ${perSecond(rendering.lettersPerSecond, 'letters')}`)
+  const measured = await measureRendering()
+  const rendering = { lettersPerSecond: measured.plain }
   const letters = lettersAsked ?? pipelineLetters(rendering.lettersPerSecond)
 
   progress(`pipeline: ${letters} letters, 1 then 2 production workers`)
@@ -328,11 +361,7 @@ async function run(cleanup: Cleanup): Promise<string> {
       target: target('≤ one render (+10%)', proofs.freshP50Ms <= 1.1 * renderMs),
     },
     { measure: `Proof, kept in the store (${proofs.samples.kept})`, result: '', p50: ms(proofs.keptP50Ms), target: target('≤ 20 ms', proofs.keptP50Ms <= 20) },
-    {
-      measure: 'Rendering, card + envelope, one core',
-      result: `${perSecond(rendering.lettersPerSecond, 'letters')} (${ms(renderMs)} each)`,
-      target: target('≥ 200 letters/s', rendering.lettersPerSecond >= 200),
-    },
+    ...renderRows(measured),
     bulkRow(bulk),
     {
       measure: `Pipeline, ${letters} letters, 1 production worker`,
@@ -357,7 +386,8 @@ const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
 try {
-  const table = await (args.only === 'lists' ? runLists(cleanup) : args.only === 'bulk' ? runBulk(cleanup) : run(cleanup))
+  const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender }
+  const table = await (args.only === undefined ? run(cleanup) : sections[args.only]!(cleanup))
   progress('stopping everything and removing the run’s data')
   await cleanup.close()
   process.stdout.write(table)

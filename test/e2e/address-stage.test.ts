@@ -87,7 +87,7 @@ describe('the address stage', () => {
     expect(letter.events.at(-1)?.detail).toMatch(/Créditos devueltos/)
 
     // The job runs again (a retry, a duplicate): nothing changes, nothing is refunded twice.
-    expect(await normalizeLetter(app.db, offlineVerifier, id)).toBe('already_done')
+    expect(await normalizeLetter(app.db, offlineVerifier, id, 'ES')).toBe('already_done')
     expect(await balance()).toBe(before)
     const movements = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id)).orderBy(asc(ledgerEntries.id))
     expect(movements.map((entry) => [entry.kind, entry.amount])).toEqual([
@@ -103,7 +103,7 @@ describe('the address stage', () => {
     await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
     const before = await card(id)
     expect(before.address).toMatchObject({ deliverability: 'deliverable' })
-    expect(await normalizeLetter(app.db, offlineVerifier, id)).toBe('already_done')
+    expect(await normalizeLetter(app.db, offlineVerifier, id, 'ES')).toBe('already_done')
     expect(await card(id)).toEqual(before)
   })
 })

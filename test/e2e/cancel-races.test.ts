@@ -97,7 +97,7 @@ describe('a cancellation racing a worker', () => {
           count,
           step,
           () => cancel(id),
-          () => normalizeLetter(app.db, offlineVerifier, id),
+          () => normalizeLetter(app.db, offlineVerifier, id, 'ES'),
         )
         return { status: response.statusCode, normalized }
       },
@@ -130,7 +130,7 @@ describe('a cancellation racing a worker', () => {
     const { ids, outcomes } = await raceBatches(
       async () => {
         const batch = await Promise.all(Array.from({ length: 15 }, () => send('Calle Mayor 1')))
-        await Promise.all(batch.map((id) => normalizeLetter(app.db, offlineVerifier, id)))
+        await Promise.all(batch.map((id) => normalizeLetter(app.db, offlineVerifier, id, 'ES')))
         return batch
       },
       async (id, i, count, step) => {

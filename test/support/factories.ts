@@ -17,8 +17,11 @@ export async function newAccount(db: Db, options: { credits?: number; name?: str
 
 /** One of each named entry an account needs to send a letter. */
 export async function newCompanyData(db: Db, accountId: string) {
-  const insert = async (table: typeof cardDesigns, name: string) => {
-    const [row] = await db.insert(table).values({ accountId, name }).returning({ id: table.id })
+  const insert = async (table: typeof cardDesigns | typeof envelopeDesigns | typeof senders | typeof signatures, name: string) => {
+    const [row] = await db
+      .insert(table as typeof signatures)
+      .values({ accountId, name })
+      .returning({ id: (table as typeof signatures).id })
     if (!row) throw new Error(`insert into ${name} returned nothing`)
     return row.id
   }

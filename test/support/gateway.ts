@@ -55,7 +55,7 @@ export async function openGateway(options: GatewayOptions = {}): Promise<Gateway
   }
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
 
 /** Calls the admin API with the run's admin token. */
 export function adminClient(app: App) {
@@ -71,6 +71,8 @@ export function adminClient(app: App) {
     post: (url: string, payload?: unknown) => call('POST', url, payload ?? {}),
     patch: (url: string, payload: unknown) => call('PATCH', url, payload),
     delete: (url: string) => call('DELETE', url),
+    /** A raw body (an artwork file) with its Content-Type. */
+    put: (url: string, body: Buffer | string, contentType: string) => call('PUT', url, body, { 'content-type': contentType }),
     raw: call,
   }
 }

@@ -1,6 +1,8 @@
 export { normalizeAddress, type AddressInput, type AddressChange, type Deliverability, type NormalizedAddress } from './normalize.js'
 export { spanishProvinces } from './spanish-provinces.js'
-export { isAssignedCountry, isPostalCodeOf } from './rules.js'
+export { isAssignedCountry, isPostalCodeOf, padPostalCode } from './rules.js'
+export { recipientBlock, type BlockAddress } from './block.js'
+export { spanishCountryName } from './countries.js'
 
 import { normalizeAddress, type AddressInput, type NormalizedAddress } from './normalize.js'
 

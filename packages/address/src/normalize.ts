@@ -1,12 +1,9 @@
-import countries from 'i18n-iso-countries'
-import spanish from 'i18n-iso-countries/langs/es.json' with { type: 'json' }
 import type { Recipient, VerifiedAddress } from '@letters/contracts'
-import { isPostalCodeOf } from './rules.js'
+import { spanishCountryName } from './countries.js'
+import { isPostalCodeOf, padPostalCode } from './rules.js'
 import { spanishProvinces } from './spanish-provinces.js'
-import { expandStreetType } from './street.js'
+import { expandStreetType, fixStreetCasing } from './street.js'
 import { collapseSpaces, fixCasing, foldForComparison } from './text.js'
-
-countries.registerLocale(spanish)
 
 /** The recipient block as the client sent it. */
 export type AddressInput = Recipient
@@ -16,13 +13,8 @@ export type NormalizedAddress = Omit<VerifiedAddress, 'verifiedBy'>
 export type Deliverability = NormalizedAddress['deliverability']
 export type AddressChange = NormalizedAddress['changes'][number]
 
-/** Postal codes whose leading zeros a spreadsheet ate: the length they should have. */
-const zipLengths: Record<string, number> = { ES: 5, FR: 5, DE: 5, IT: 5, US: 5 }
-
-function padZip(zip: string, country: string): string {
-  const length = zipLengths[country]
-  return length && /^\d+$/.test(zip) && zip.length < length ? zip.padStart(length, '0') : zip
-}
+/** A state or region written as its postal code (DC, NY, NSW, ON): the post reads it in capitals, as written. */
+const isRegionCode = (province: string) => /^[A-Z]{2,3}$/.test(province)
 
 function provinceOf(zip: string): readonly string[] | undefined {
   return /^\d{5}$/.test(zip) ? spanishProvinces[zip.slice(0, 2)] : undefined
@@ -41,24 +33,28 @@ export function normalizeAddress(input: AddressInput): NormalizedAddress {
     if (from !== to) changes.push({ field, from, to, reason })
     return to
   }
-  const tidy = (field: 'name' | 'surname' | 'city' | 'address', value: string) => {
-    const spaced = change(field, value, collapseSpaces(value), 'espacios') ?? ''
-    return change(field, spaced, fixCasing(spaced), 'mayúsculas') ?? ''
+  const spaced = (field: 'name' | 'surname' | 'city' | 'address', value: string) => change(field, value, collapseSpaces(value), 'espacios') ?? ''
+  const tidy = (field: 'name' | 'surname' | 'city', value: string) => {
+    const text = spaced(field, value)
+    return change(field, text, fixCasing(text), 'mayúsculas') ?? ''
   }
 
   const country = change('country', input.country, collapseSpaces(input.country).toUpperCase(), 'código de país en mayúsculas') ?? ''
-  const countryName = countries.getName(country, 'es') ?? ''
+  const countryName = spanishCountryName(country)
   if (!countryName) problems.push(`'${country}' no es un país ISO 3166-1`)
 
   const name = tidy('name', input.name)
   const surname = tidy('surname', input.surname)
   const city = tidy('city', input.city)
-  let address = tidy('address', input.address)
+  // The street type is spelt out before the casing is judged, so that "C/ mayor" or "AVDA. de la
+  // Constitución" count by their name alone, which is what the person typed carelessly or not.
+  let address = spaced('address', input.address)
   if (country === 'ES') address = change('address', address, expandStreetType(address), 'tipo de vía sin abreviar') ?? ''
+  address = change('address', address, fixStreetCasing(address), 'mayúsculas') ?? ''
   const company = input.company === null ? null : change('company', input.company, collapseSpaces(input.company) || null, 'espacios')
 
   const spacedZip = change('zip', input.zip, collapseSpaces(input.zip).toUpperCase(), 'espacios y mayúsculas') ?? ''
-  const zip = change('zip', spacedZip, padZip(spacedZip, country), 'ceros iniciales') ?? ''
+  const zip = change('zip', spacedZip, padPostalCode(spacedZip, country), 'ceros iniciales') ?? ''
   if (!isPostalCodeOf(zip, country)) {
     problems.push(`el código postal '${zip}' no tiene el formato de ${countryName || country}`)
   }
@@ -74,7 +70,7 @@ export function normalizeAddress(input: AddressInput): NormalizedAddress {
     } else if (!expected.some((spelling) => foldForComparison(spelling) === foldForComparison(province!))) {
       province = change('province', province, expected[0]!, `la provincia no coincide con el código postal ${zip}`)
     }
-  } else if (province) {
+  } else if (province && !isRegionCode(province)) {
     province = change('province', province, fixCasing(province), 'mayúsculas')
   }
 

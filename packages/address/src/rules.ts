@@ -3,12 +3,36 @@ import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-v
 
 /**
  * The address rules a request is checked against before anything is charged; the address
- * worker's normalization applies the same ones (normalize.ts).
+ * worker's normalization applies the same ones (normalize.ts). Callers pad a postal code
+ * (padPostalCode) before they judge it.
  */
 
 /** An assigned ISO 3166-1 alpha-2 code, in any case. */
 export function isAssignedCountry(code: string): boolean {
   return /^[A-Za-z]{2}$/.test(code) && countries.isValid(code.toUpperCase())
+}
+
+/**
+ * Countries whose postal codes are all digits of one length and may start with 0: the length
+ * they have. A spreadsheet that took one of them for a number ate its leading zeros.
+ */
+const postalCodeLengths = new Map([
+  ['ES', 5],
+  ['FR', 5],
+  ['DE', 5],
+  ['IT', 5],
+  ['US', 5],
+])
+
+/**
+ * The postal code with the leading zeros a spreadsheet ate put back ("8001" → "08001" in Spain),
+ * so that it is judged as the post reads it; any other code is returned as it came, so a result
+ * that differs from `zip` is one that was short.
+ */
+export function padPostalCode(zip: string, country: string): string {
+  const length = postalCodeLengths.get(country.toUpperCase())
+  const digits = zip.trim()
+  return length && /^\d+$/.test(digits) && digits.length < length ? digits.padStart(length, '0') : zip
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { sampleRecipient } from '@letters/test/support/factories'
-import { normalizeAddress, offlineVerifier, spanishProvinces, type AddressInput } from '../src/index.js'
+import { normalizeAddress, offlineVerifier, padPostalCode, spanishProvinces, type AddressInput } from '../src/index.js'
 
 const clean: AddressInput = sampleRecipient
 
@@ -42,6 +42,51 @@ describe('normalizeAddress', () => {
     expect(normalizeAddress({ ...clean, address: street }).address).toBe(expected)
   })
 
+  it.each([
+    ['c/ mayor 12', 'Calle Mayor 12'],
+    ['C/ mayor 12', 'Calle Mayor 12'],
+    ['avda de la constitución', 'Avenida de la Constitución'],
+    ['Avda de la constitución 5', 'Avenida de la Constitución 5'],
+    ['C/ MAYOR 3', 'Calle Mayor 3'],
+    ['Calle MAYOR 3', 'Calle Mayor 3'],
+    ['C/ McDonald 3', 'Calle McDonald 3'],
+    ['CALLE ALFONSO XII 3, 2º A', 'Calle Alfonso XII 3, 2º A'],
+    ['AVDA. JUAN CARLOS I 12, ESC. B, 4º E', 'Avenida Juan Carlos I 12, Esc. B, 4º E'],
+    ['calle alfonso xii 3, 2º a', 'Calle Alfonso XII 3, 2º A'],
+    ['PLAZA DE CARLOS V', 'Plaza de Carlos V'],
+    ['CALLE PÍO XII S/N', 'Calle Pío XII S/N'],
+    ['CARRER DE PAU I CLARIS 100', 'Carrer de Pau i Claris 100'],
+    ['CALLE MIL 3', 'Calle Mil 3'],
+    ['CALLE DEL CID CAMPEADOR 3', 'Calle del Cid Campeador 3'],
+    ['CALLE DE MI CASA 3', 'Calle de Mi Casa 3'],
+    ['CALLE DIVINO PASTOR 3', 'Calle Divino Pastor 3'],
+    ['CALLE MAYOR 3, PORTAL B, PUERTA A', 'Calle Mayor 3, Portal B, Puerta A'],
+    ['CALLE MAYOR 3, BL. A, ESC. I, 1ª O', 'Calle Mayor 3, Bl. A, Esc. I, 1ª O'],
+    ['CALLE MAYOR 12B, 2ºA', 'Calle Mayor 12B, 2ºA'],
+    ['calle mayor 3 a', 'Calle Mayor 3 A'],
+    ['CALLE MAYOR 3 Y 5', 'Calle Mayor 3 y 5'],
+    ['CTRA. N-II KM 12', 'Carretera N-II Km 12'],
+    ['CARRER D’ARAGÓ 12', 'Carrer d’Aragó 12'],
+  ])('fixes the casing of the Spanish street %s', (street, expected) => {
+    expect(normalizeAddress({ ...clean, address: street }).address).toBe(expected)
+  })
+
+  it('keeps roman numerals out of names, which fix their casing as before', () => {
+    expect(normalizeAddress({ ...clean, name: 'MARÍA DEL MAR', surname: 'DI STEFANO LI' })).toMatchObject({ name: 'María del Mar', surname: 'Di Stefano Li' })
+  })
+
+  it('records a spelt-out street type and a casing fix as two changes', () => {
+    expect(normalizeAddress({ ...clean, address: 'AVDA. DE LA PAZ 5' }).changes).toEqual([
+      { field: 'address', from: 'AVDA. DE LA PAZ 5', to: 'Avenida DE LA PAZ 5', reason: 'tipo de vía sin abreviar' },
+      { field: 'address', from: 'Avenida DE LA PAZ 5', to: 'Avenida de la Paz 5', reason: 'mayúsculas' },
+    ])
+  })
+
+  it('keeps the capitals of numerals outside Spain too, without Spanish street types', () => {
+    const result = normalizeAddress({ ...clean, address: '12 RUE LOUIS XIV', zip: '75001', city: 'PARIS', province: null, country: 'FR' })
+    expect(result).toMatchObject({ address: '12 Rue Louis XIV', city: 'Paris' })
+  })
+
   it('leaves street abbreviations alone outside Spain', () => {
     expect(normalizeAddress({ ...clean, address: 'Av. da Liberdade 10', zip: '1250-096', city: 'Lisboa', province: null, country: 'PT' }).address).toBe(
       'Av. da Liberdade 10',
@@ -53,6 +98,25 @@ describe('normalizeAddress', () => {
     expect(result).toMatchObject({ zip: '08001', province: 'Barcelona', deliverability: 'corrected' })
     expect(result.changes).toContainEqual({ field: 'zip', from: '8001', to: '08001', reason: 'ceros iniciales' })
     expect(result.changes).toContainEqual({ field: 'province', from: null, to: 'Barcelona', reason: 'provincia deducida del código postal' })
+  })
+
+  it.each([
+    ['8001', 'ES', '08001'],
+    [' 8001 ', 'ES', '08001'],
+    ['1067', 'de', '01067'],
+    ['501', 'US', '00501'],
+    ['28013', 'ES', '28013'],
+    ['2801A', 'ES', '2801A'],
+    ['1010', 'AT', '1010'],
+    ['SW1A 2AA', 'GB', 'SW1A 2AA'],
+  ])('pads the postal code %s of %s to %s', (zip, country, padded) => {
+    expect(padPostalCode(zip, country)).toBe(padded)
+  })
+
+  it('still refuses a padded code that is no code', () => {
+    expect(normalizeAddress({ ...clean, zip: '801', province: null }).problems).toContain(
+      "el código postal '00801' no corresponde a ninguna provincia española",
+    )
   })
 
   it('corrects a province that contradicts the postal code', () => {
@@ -118,5 +182,15 @@ describe('normalizeAddress', () => {
 
   it('is what the offline verifier answers', async () => {
     expect(await offlineVerifier.verify(clean)).toEqual(normalizeAddress(clean))
+  })
+})
+
+describe('state and region codes', () => {
+  it('keeps DC, NY and NSW as written, and still fixes a shouted region name', () => {
+    const base = { name: 'Jane', surname: 'Doe', company: null, address: '1600 Pennsylvania Ave NW', zip: '20500', city: 'Washington', country: 'US' }
+    expect(normalizeAddress({ ...base, province: 'DC' }).province).toBe('DC')
+    expect(normalizeAddress({ ...base, zip: '10001', city: 'New York', province: 'NY' }).province).toBe('NY')
+    expect(normalizeAddress({ ...base, zip: '2000', city: 'Sydney', country: 'AU', province: 'NSW' }).province).toBe('NSW')
+    expect(normalizeAddress({ ...base, zip: '80331', city: 'München', country: 'DE', province: 'BAYERN' }).province).toBe('Bayern')
   })
 })

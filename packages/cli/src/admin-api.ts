@@ -1,7 +1,8 @@
 /**
  * The admin API over HTTP, as an operator's machine reaches it: `Authorization: Bearer
- * <ADMIN_TOKEN>`, JSON in and out. Every failure becomes a CliError whose message, in Spanish,
- * is what the operator reads: the API's own `message` when it answered one.
+ * <ADMIN_TOKEN>`, JSON in and out (but for an artwork upload, which sends the file as it is).
+ * Every failure becomes a CliError whose message, in Spanish, is what the operator reads: the
+ * API's own `message` when it answered one.
  */
 
 /** A failure the CLI reports with its message and exits with `exitCode`. */
@@ -35,6 +36,11 @@ export interface ApiAnswer<Body> {
 
 /** How long one request may take before the operator is told the gateway does not answer. */
 const REQUEST_TIMEOUT_MS = 30_000
+/**
+ * An upload is checked and made ready to print before the API answers (a PDF rasterized, a
+ * preview drawn): a file of up to 20 MB takes longer than a plain request.
+ */
+const UPLOAD_TIMEOUT_MS = 120_000
 
 export interface AdminApiSettings {
   /** LETTERS_URL: where the gateway listens. */
@@ -62,24 +68,42 @@ export class AdminApi {
     return this.request<Body>('POST', path, body)
   }
 
+  patch<Body>(path: string, body: unknown) {
+    return this.request<Body>('PATCH', path, body)
+  }
+
   delete(path: string) {
     return this.request<null>('DELETE', path)
   }
 
+  /** PUT of a file's bytes as they are, with its Content-Type: an artwork upload. */
+  upload<Body>(path: string, data: Uint8Array, contentType: string) {
+    return this.send<Body>('PUT', path, { data, contentType }, UPLOAD_TIMEOUT_MS)
+  }
+
   /** `path` is the route below the gateway's root, its segments already encoded (see `segment`). */
-  async request<Body>(method: string, path: string, body?: unknown): Promise<ApiAnswer<Body>> {
+  request<Body>(method: string, path: string, body?: unknown): Promise<ApiAnswer<Body>> {
+    return this.send<Body>(method, path, body === undefined ? undefined : { data: JSON.stringify(body), contentType: 'application/json' }, REQUEST_TIMEOUT_MS)
+  }
+
+  private async send<Body>(
+    method: string,
+    path: string,
+    body: { data: string | Uint8Array; contentType: string } | undefined,
+    timeoutMs: number,
+  ): Promise<ApiAnswer<Body>> {
     const url = new URL(path.replace(/^\//, ''), this.settings.baseUrl.href.endsWith('/') ? this.settings.baseUrl : `${this.settings.baseUrl.href}/`)
     let response: Response
     try {
       response = await fetch(url, {
         method,
-        headers: { authorization: `Bearer ${this.settings.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        headers: { authorization: `Bearer ${this.settings.token}`, ...(body === undefined ? {} : { 'content-type': body.contentType }) },
+        ...(body === undefined ? {} : { body: body.data }),
+        signal: AbortSignal.timeout(timeoutMs),
       })
     } catch (error) {
       if (error instanceof DOMException && error.name === 'TimeoutError') {
-        throw new CliError(`El gateway en ${this.settings.baseUrl.origin} no respondió en ${REQUEST_TIMEOUT_MS / 1000} s`)
+        throw new CliError(`El gateway en ${this.settings.baseUrl.origin} no respondió en ${timeoutMs / 1000} s`)
       }
       throw new CliError(
         `No se puede conectar con el gateway en ${this.settings.baseUrl.origin} (${networkReason(error)}): ¿está en marcha? Revisa LETTERS_URL`,

@@ -11,7 +11,7 @@ export const processIo: Io = {
   err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
 }
 
-type Cell = string | number | boolean | null | undefined
+export type Cell = string | number | boolean | null | undefined
 
 /**
  * Tables without borders, columns two spaces apart, as `kubectl get` or `docker ps` print them:
@@ -72,4 +72,28 @@ export function age(seconds: number): string {
   if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`
   const days = Math.floor(hours / 24)
   return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`
+}
+
+const numberFormats = new Map<number, Intl.NumberFormat>()
+
+/** A number as a Spanish reader writes it, as the API's messages do: decimal comma, at most `digits` decimals. */
+export function num(value: number, digits = 0): string {
+  let format = numberFormats.get(digits)
+  if (!format) {
+    format = new Intl.NumberFormat('es-ES', { maximumFractionDigits: digits })
+    numberFormats.set(digits, format)
+  }
+  return format.format(value)
+}
+
+/** A size in millimetres: 148 × 105 mm, 177,8 × 127 mm. */
+export function millimetres(size: { width: number; height: number }): string {
+  return `${num(size.width, 1)} × ${num(size.height, 1)} mm`
+}
+
+/** A file's weight: 845 B, 18,2 KB, 3,4 MB. */
+export function fileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${num(bytes / 1024, 1)} KB`
+  return `${num(bytes / 1024 / 1024, 1)} MB`
 }

@@ -1,8 +1,28 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
+import { extname } from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { modeLabel, type admin, type NamedEntry, type publicApi } from '@letters/contracts'
+import {
+  ARTWORK_MAX_BYTES,
+  BLEED_MM,
+  DEFAULT_CARD_FORMAT,
+  DEFAULT_ENVELOPE_FORMAT,
+  artworkContentTypes,
+  cardFormatNames,
+  cardFormats,
+  cardProductions,
+  envelopeFormatNames,
+  modeLabel,
+  type ArtworkContentType,
+  type ArtworkMeta,
+  type CardDesign,
+  type EnvelopeDesign,
+  type Sender,
+  type Signature,
+  type admin,
+  type publicApi,
+} from '@letters/contracts'
 import { AdminApi, CliError, segment, type ApiAnswer } from './admin-api.js'
-import { age, listTable, recordTable, type Io } from './output.js'
+import { age, fileSize, listTable, millimetres, num, recordTable, type Cell, type Io } from './output.js'
 
 export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
 
@@ -66,23 +86,195 @@ const pageQuery = (options: { limit?: number; cursor?: string }) => {
   return query.size > 0 ? `?${query}` : ''
 }
 
+/** Why a file given on the command line cannot be read, as the operator reads it; `what` names what it should have been. */
+function unreadable(error: unknown, path: string, what: string): CliError {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT') return new CliError(`No existe el fichero '${path}'`)
+  if (code === 'EISDIR') return new CliError(`'${path}' es una carpeta, no ${what}`)
+  if (code === 'EACCES') return new CliError(`No hay permiso para leer el fichero '${path}'`)
+  return new CliError(`No se puede leer el fichero '${path}': ${(error as Error).message}`)
+}
+
 /** The JSON body of `campaigns add --file`. */
 async function readJsonFile(path: string): Promise<unknown> {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') throw new CliError(`No existe el fichero '${path}'`)
-    if (code === 'EISDIR') throw new CliError(`'${path}' es una carpeta, no un fichero JSON`)
-    if (code === 'EACCES') throw new CliError(`No hay permiso para leer el fichero '${path}'`)
-    throw new CliError(`No se puede leer el fichero '${path}': ${(error as Error).message}`)
+    throw unreadable(error, path, 'un fichero JSON')
   }
   try {
     return JSON.parse(text) as unknown
   } catch (error) {
     throw new CliError(`El fichero '${path}' no es un JSON válido: ${(error as Error).message}`)
   }
+}
+
+/** A mistake in the command line that Commander cannot see (options that do not go together): exit 2, as Commander's usage errors. */
+const usageError = (message: string) => new CliError(message, 2)
+
+/** "a", "a y b", "a, b y c": a list in a Spanish sentence. */
+function spanishList(items: string[], conjunction = 'y'): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`
+}
+
+/** The file types an artwork is uploaded as, by extension: the API takes the file with this Content-Type. */
+const artworkExtensions: Record<string, ArtworkContentType> = { '.svg': 'image/svg+xml', '.pdf': 'application/pdf', '.png': 'image/png' }
+/** A signature is drawn by a pen or printed as an image: paths in an SVG, or a PNG; never a PDF. */
+const signatureContentTypes: readonly ArtworkContentType[] = ['image/svg+xml', 'image/png']
+
+/**
+ * An artwork file as the API takes it: its bytes and the Content-Type its extension says. A file
+ * of another type, or larger than the API takes, is refused here, before its bytes travel.
+ */
+async function readArtwork(path: string, accepted: readonly ArtworkContentType[], rule: string): Promise<{ data: Buffer; contentType: ArtworkContentType }> {
+  const contentType = artworkExtensions[extname(path).toLowerCase()]
+  if (!contentType || !accepted.includes(contentType)) {
+    const extensions = Object.keys(artworkExtensions).filter((extension) => accepted.includes(artworkExtensions[extension]!))
+    throw new CliError(`El fichero '${path}' no es ${spanishList(extensions, 'ni')}: ${rule} (el tipo se deduce de la extensión)`)
+  }
+  try {
+    const { size } = await stat(path)
+    if (size > ARTWORK_MAX_BYTES) {
+      // Rounded up, so a file just over the limit never reads as the limit itself.
+      const megabytes = Math.ceil((size / 1024 / 1024) * 10) / 10
+      throw new CliError(`El fichero '${path}' ocupa ${num(megabytes, 1)} MB: el máximo es ${num(ARTWORK_MAX_BYTES / 1024 / 1024)} MB`)
+    }
+    return { data: await readFile(path), contentType }
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    throw unreadable(error, path, 'un fichero')
+  }
+}
+
+const designKinds = ['card', 'envelope'] as const
+type DesignKind = (typeof designKinds)[number]
+const designRoutes: Record<DesignKind, string> = { card: 'card-designs', envelope: 'envelope-designs' }
+
+/** `designs add` and `designs update` as Commander parses them; `false` is a `--no-…` option: clear the field. */
+interface DesignOptions {
+  kind: DesignKind
+  name?: string
+  format?: string
+  production?: string
+  stockCode?: string | false
+  paperColor?: string | false
+  json?: boolean
+}
+
+/** `#RRGGBB` as given, or the six digits alone with their `#` put back; the API judges the colour. */
+const hexColor = (value: string) => (/^[0-9A-Fa-f]{6}$/.test(value) ? `#${value}` : value)
+
+/**
+ * The body of a design's POST or PATCH: the options given, and no others (a PATCH leaves the rest
+ * as they are). Each kind has fields of its own; the other kind's option is refused here rather
+ * than sent for the API to call an unknown field.
+ */
+function designBody(options: DesignOptions): Record<string, unknown> {
+  if (options.kind === 'envelope' && options.production !== undefined)
+    throw usageError('La opción --production solo vale para diseños de tarjeta (--kind card)')
+  if (options.kind === 'card' && options.paperColor !== undefined) throw usageError('La opción --paper-color solo vale para diseños de sobre (--kind envelope)')
+  const body: Record<string, unknown> = {}
+  if (options.name !== undefined) body.name = options.name
+  if (options.format !== undefined) body.format = options.format
+  if (options.production !== undefined) body.production = options.production
+  if (options.stockCode !== undefined) body.stockCode = options.stockCode === false ? null : options.stockCode
+  if (options.paperColor !== undefined) body.paperColor = options.paperColor === false ? null : options.paperColor
+  return body
+}
+
+/** An artwork's rows: its version, type and weight, and its sha256 to compare with the file sent; blank when none was uploaded. */
+function artworkRows(artwork: ArtworkMeta | null): Array<[string, Cell]> {
+  if (!artwork) return [['artwork', null]]
+  return [
+    ['artwork', `v${artwork.version} ${artwork.contentType} ${fileSize(artwork.bytes)}`],
+    ['sha256', artwork.sha256],
+  ]
+}
+
+function renderDesign(design: CardDesign | EnvelopeDesign): string {
+  const rows: Array<[string, Cell]> = [
+    ['id', design.id],
+    ['name', design.name],
+    ['format', design.format],
+    ['size', millimetres(design.size)],
+  ]
+  if ('production' in design) rows.push(['production', design.production])
+  rows.push(['stockCode', design.stockCode])
+  if ('paperColor' in design) rows.push(['paperColor', design.paperColor])
+  return recordTable([...rows, ...artworkRows(design.artwork)])
+}
+
+/** `senders add` and `senders update` as Commander parses them; `returnAddress: false` is `--no-return-address`. */
+interface SenderOptions {
+  name?: string
+  returnName?: string
+  returnCompany?: string
+  returnAddress?: string | false
+  returnZip?: string
+  returnCity?: string
+  returnProvince?: string
+  returnCountry?: string
+  json?: boolean
+}
+
+const requiredReturnFields = [
+  ['--return-name', 'returnName'],
+  ['--return-address', 'returnAddress'],
+  ['--return-zip', 'returnZip'],
+  ['--return-city', 'returnCity'],
+  ['--return-country', 'returnCountry'],
+] as const
+const optionalReturnFields = [
+  ['--return-company', 'returnCompany'],
+  ['--return-province', 'returnProvince'],
+] as const
+
+/**
+ * The sender's return address from the `--return-…` options: undefined when none was given, null
+ * for `--no-return-address`. The API replaces an address whole, so a partial one is refused here,
+ * naming the options it lacks; the API checks and normalizes the rest.
+ */
+function returnAddressOf(options: SenderOptions): admin.ReturnAddressBody | null | undefined {
+  const given = [...requiredReturnFields, ...optionalReturnFields].filter(([, key]) => options[key] !== undefined && options[key] !== false)
+  if (options.returnAddress === false) {
+    if (given.length > 0)
+      throw usageError(`--no-return-address quita la dirección de remite: no se puede dar junto con ${spanishList(given.map(([flag]) => flag))}`)
+    return null
+  }
+  if (given.length === 0) return undefined
+  const missing = requiredReturnFields.filter(([, key]) => options[key] === undefined).map(([flag]) => flag)
+  if (missing.length > 0)
+    throw usageError(
+      `La dirección de remite está incompleta: ${missing.length === 1 ? 'falta' : 'faltan'} ${spanishList(missing)} ` +
+        `(se necesitan ${spanishList(requiredReturnFields.map(([flag]) => flag))}; ${spanishList(optionalReturnFields.map(([flag]) => flag))} son opcionales)`,
+    )
+  return {
+    name: options.returnName!,
+    ...(options.returnCompany === undefined ? {} : { company: options.returnCompany }),
+    address: options.returnAddress!,
+    zip: options.returnZip!,
+    city: options.returnCity!,
+    ...(options.returnProvince === undefined ? {} : { province: options.returnProvince }),
+    country: options.returnCountry!,
+  }
+}
+
+function renderSender(sender: Sender): string {
+  const address = sender.returnAddress
+  return recordTable([
+    ['id', sender.id],
+    ['name', sender.name],
+    [
+      'returnAddress',
+      address &&
+        [address.name, address.company, address.address, `${address.zip} ${address.city}`, address.province, address.countryName].filter(Boolean).join(', '),
+    ],
+  ])
+}
+
+function renderSignature(signature: Signature): string {
+  return recordTable([['id', signature.id], ['name', signature.name], ...artworkRows(signature.artwork)])
 }
 
 /**
@@ -197,50 +389,166 @@ export function buildProgram(settings: Settings, io: Io): Command {
     '\nExamples:\n  npm run admin -- credits add <account> 500 --reason "pedido 881"\n  npm run admin -- credits add <account> -5 --reason "corrección"',
   )
 
-  /** `<what> add ACCOUNT --name N`: a named entry of the account (designs, senders, signatures). */
-  const namedEntry =
-    (route: (options: { kind?: string }) => string) => (api: AdminApi, account: string, options: { name: string; kind?: string; json?: boolean }) =>
-      api.post<NamedEntry>(`/admin/accounts/${segment(account)}/${route(options)}`, { name: options.name })
-  const renderEntry = (entry: NamedEntry) =>
-    recordTable([
-      ['id', entry.id],
-      ['name', entry.name],
-    ])
+  const designs = program.command('designs').description("an account's card and envelope designs: the products its letters are made of, and their artwork")
+  const kindOption = () => new Option('--kind <kind>', 'card or envelope').choices(designKinds).makeOptionMandatory()
+  /** The product's options, for `add` and `update` alike; each kind takes its own (designBody refuses the other's). */
+  const productOptions = (command: Command) =>
+    command
+      .option(
+        '--format <format>',
+        `the size: a card ${cardFormatNames.join(', ')} (default ${DEFAULT_CARD_FORMAT}); an envelope ${envelopeFormatNames.join(', ')} (default ${DEFAULT_ENVELOPE_FORMAT})`,
+      )
+      .addOption(
+        new Option(
+          '--production <production>',
+          "a card's: printed, the floor prints its artwork on blank stock (default); preprinted, it loads stock that already carries it (needs --stock-code)",
+        ).choices(cardProductions),
+      )
+      .option('--stock-code <code>', 'the code of the stock the floor loads for it, e.g. CLASICA-A6')
+      .option(
+        '--paper-color <color>',
+        `an envelope's paper colour, shown in proofs: #RRGGBB, or the six digits alone (the shell takes an unquoted # for a comment)`,
+        hexColor,
+      )
 
   apiCommand(
-    program
-      .command('designs')
-      .description("an account's card and envelope designs")
-      .command('add')
-      .description('add a card or envelope design to an account')
-      .argument('<account>', 'account id')
-      .addOption(new Option('--kind <kind>', 'card or envelope').choices(['card', 'envelope']).makeOptionMandatory())
-      .requiredOption('--name <name>', "the design's name"),
-    namedEntry((options) => (options.kind === 'card' ? 'card-designs' : 'envelope-designs')),
-    renderEntry,
+    productOptions(
+      designs
+        .command('add')
+        .description('add a card or envelope design to an account')
+        .argument('<account>', 'account id')
+        .addOption(kindOption())
+        .requiredOption('--name <name>', "the design's name"),
+    ),
+    (api, account: string, options: DesignOptions) =>
+      api.post<CardDesign | EnvelopeDesign>(`/admin/accounts/${segment(account)}/${designRoutes[options.kind]}`, designBody(options)),
+    renderDesign,
+  ).addHelpText(
+    'after',
+    '\nExamples:\n' +
+      '  npm run admin -- designs add <account> --kind card --name "Tarjeta floral" --format A5\n' +
+      '  npm run admin -- designs add <account> --kind card --name "Tarjeta clásica" --production preprinted --stock-code CLASICA-A6\n' +
+      '  npm run admin -- designs add <account> --kind envelope --name "Sobre kraft" --format C6 --stock-code C6-KRAFT --paper-color C8A27A',
   )
   apiCommand(
-    program
-      .command('senders')
-      .description("an account's senders")
-      .command('add')
-      .description('add a sender to an account')
-      .argument('<account>', 'account id')
-      .requiredOption('--name <name>', "the sender's name, as it signs"),
-    namedEntry(() => 'senders'),
-    renderEntry,
+    productOptions(
+      designs
+        .command('update')
+        .description("change a design's name or product; letters already accepted keep what they were accepted with")
+        .argument('<account>', 'account id')
+        .argument('<design>', 'design id')
+        .addOption(kindOption())
+        .option('--name <name>', "the design's new name"),
+    )
+      .option('--no-stock-code', 'clear its stock code')
+      .option('--no-paper-color', "clear an envelope's paper colour"),
+    (api, account: string, design: string, options: DesignOptions) => {
+      const body = designBody(options)
+      if (Object.keys(body).length === 0)
+        throw usageError(
+          'Indica qué cambiar: --name, --format, --production (tarjeta), --stock-code o --no-stock-code, --paper-color o --no-paper-color (sobre)',
+        )
+      return api.patch<CardDesign | EnvelopeDesign>(`/admin/accounts/${segment(account)}/${designRoutes[options.kind]}/${segment(design)}`, body)
+    },
+    renderDesign,
+  ).addHelpText(
+    'after',
+    '\nExamples:\n' +
+      '  npm run admin -- designs update <account> <design> --kind card --production preprinted --stock-code CLASICA-A6\n' +
+      '  npm run admin -- designs update <account> <design> --kind envelope --no-paper-color',
   )
   apiCommand(
-    program
-      .command('signatures')
-      .description("an account's signatures")
+    designs
+      .command('artwork')
+      .summary("upload a design's artwork: a card's front or an envelope's logo")
+      .description(
+        `upload a design's artwork, a new version each time: a card's front at its size plus ${BLEED_MM} mm of bleed on every side (A6: ${cardFormats.A6.width + 2 * BLEED_MM} × ${cardFormats.A6.height + 2 * BLEED_MM} mm), or an envelope's logo for the sender's corner`,
+      )
+      .argument('<account>', 'account id')
+      .argument('<design>', 'design id')
+      .argument('<file>', 'an .svg, .pdf or .png file, sent as it is (its type is taken from the extension)')
+      .addOption(kindOption()),
+    async (api, account: string, design: string, file: string, options: { kind: DesignKind }) => {
+      const path = `/admin/accounts/${segment(account)}/${designRoutes[options.kind]}/${segment(design)}/artwork`
+      const artwork = await readArtwork(file, artworkContentTypes, 'el arte de un diseño se sube como SVG, PDF o PNG')
+      return api.upload<CardDesign | EnvelopeDesign>(path, artwork.data, artwork.contentType)
+    },
+    renderDesign,
+  ).addHelpText('after', '\nExample:\n  npm run admin -- designs artwork <account> <design> frente.pdf --kind card')
+
+  const senders = program.command('senders').description("an account's senders: the name that signs a letter and the return address on its envelope")
+  /** The return address's options: all of them, but company and province, or none. */
+  const returnAddressOptions = (command: Command) =>
+    command
+      .option('--return-name <name>', 'return address: the name on it, e.g. the shop')
+      .option('--return-company <company>', 'return address: a company line (optional)')
+      .option('--return-address <street>', 'return address: street and number')
+      .option('--return-zip <zip>', 'return address: postal code')
+      .option('--return-city <city>', 'return address: city')
+      .option('--return-province <province>', 'return address: province (optional)')
+      .option('--return-country <country>', 'return address: ISO 3166-1 country code, e.g. ES')
+  const returnAddressExample = '--return-name "Papelería Luna" --return-address "Calle Sierpes 4" --return-zip 41004 --return-city Sevilla --return-country ES'
+  apiCommand(
+    returnAddressOptions(
+      senders
+        .command('add')
+        .description('add a sender to an account, with a return address (checked and normalized by the API) or without one')
+        .argument('<account>', 'account id')
+        .requiredOption('--name <name>', "the sender's name, as it signs"),
+    ),
+    (api, account: string, options: SenderOptions) => {
+      const returnAddress = returnAddressOf(options)
+      return api.post<Sender>(`/admin/accounts/${segment(account)}/senders`, { name: options.name, ...(returnAddress === undefined ? {} : { returnAddress }) })
+    },
+    renderSender,
+  ).addHelpText('after', `\nExample:\n  npm run admin -- senders add <account> --name "Lucía" ${returnAddressExample}`)
+  apiCommand(
+    returnAddressOptions(
+      senders
+        .command('update')
+        .description("change a sender's name or return address (the address is replaced whole: give all its fields)")
+        .argument('<account>', 'account id')
+        .argument('<sender>', 'sender id')
+        .option('--name <name>', "the sender's new name"),
+    ).option('--no-return-address', 'remove its return address'),
+    (api, account: string, sender: string, options: SenderOptions) => {
+      const returnAddress = returnAddressOf(options)
+      const body = { ...(options.name === undefined ? {} : { name: options.name }), ...(returnAddress === undefined ? {} : { returnAddress }) }
+      if (Object.keys(body).length === 0) throw usageError('Indica qué cambiar: --name, la dirección de remite (--return-…) o --no-return-address')
+      return api.patch<Sender>(`/admin/accounts/${segment(account)}/senders/${segment(sender)}`, body)
+    },
+    renderSender,
+  ).addHelpText(
+    'after',
+    `\nExamples:\n  npm run admin -- senders update <account> <sender> ${returnAddressExample}\n  npm run admin -- senders update <account> <sender> --no-return-address`,
+  )
+
+  const signatures = program.command('signatures').description("an account's signatures, drawn under a letter's message")
+  apiCommand(
+    signatures
       .command('add')
-      .description('add a signature to an account')
+      .description('add a signature to an account (its drawing comes after, with signatures artwork)')
       .argument('<account>', 'account id')
       .requiredOption('--name <name>', "the signature's name"),
-    namedEntry(() => 'signatures'),
-    renderEntry,
+    (api, account: string, options: { name: string; json?: boolean }) =>
+      api.post<Signature>(`/admin/accounts/${segment(account)}/signatures`, { name: options.name }),
+    renderSignature,
   )
+  apiCommand(
+    signatures
+      .command('artwork')
+      .summary("upload a signature's drawing")
+      .description("upload a signature's drawing, a new version each time: an SVG of paths only (what the plotter draws) or a transparent PNG")
+      .argument('<account>', 'account id')
+      .argument('<signature>', 'signature id')
+      .argument('<file>', 'an .svg or .png file, sent as it is (its type is taken from the extension)'),
+    async (api, account: string, signature: string, file: string) => {
+      const path = `/admin/accounts/${segment(account)}/signatures/${segment(signature)}/artwork`
+      const artwork = await readArtwork(file, signatureContentTypes, 'una firma se sube como SVG de trazos o PNG')
+      return api.upload<Signature>(path, artwork.data, artwork.contentType)
+    },
+    renderSignature,
+  ).addHelpText('after', '\nExample:\n  npm run admin -- signatures artwork <account> <signature> firma.svg')
 
   apiCommand(
     program

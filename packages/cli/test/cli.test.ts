@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
@@ -7,6 +8,7 @@ import { eq, sql } from 'drizzle-orm'
 import { cardDesigns, envelopeDesigns, ledgerEntries, letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { adminAccount } from '@letters/test/support/accounts'
+import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it } from '@letters/test/support/fixtures'
 import { freePort, repositoryRoot } from '@letters/test/support/processes'
@@ -224,10 +226,21 @@ describe('designs, senders, signatures and campaigns', () => {
 
   it('designs add --kind picks the card or the envelope designs', async () => {
     const card = await cliJson<{ id: string; name: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Tarjeta navidad'])
-    expect(card).toEqual({ id: expect.any(String), name: 'Tarjeta navidad' })
+    // Without the product's options, the API's defaults: an A6 printed on blank stock.
+    expect(card).toEqual({
+      id: expect.any(String),
+      name: 'Tarjeta navidad',
+      format: 'A6',
+      size: { width: 148, height: 105 },
+      production: 'printed',
+      stockCode: null,
+      artwork: null,
+    })
     expect(await app.db.select({ accountId: cardDesigns.accountId }).from(cardDesigns).where(eq(cardDesigns.id, card.id))).toEqual([{ accountId: account.id }])
     const table = await cliTable(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Sobre kraft'])
     expect(table).toMatch(row('name', 'Sobre kraft'))
+    expect(table).toMatch(row('format', 'C6'))
+    expect(table).toMatch(row('size', '162 × 114 mm'))
     const id = /^id +(\S+)$/m.exec(table)?.[1]
     expect(await app.db.select({ accountId: envelopeDesigns.accountId }).from(envelopeDesigns).where(eq(envelopeDesigns.id, id!))).toEqual([
       { accountId: account.id },
@@ -247,10 +260,297 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(await cliJson(['senders', 'add', account.id, '--name', 'Lucía de Papelería Luna'])).toEqual({
       id: expect.any(String),
       name: 'Lucía de Papelería Luna',
+      returnAddress: null,
     })
     expect(await cliTable(['senders', 'add', account.id, '--name', 'Javier'])).toMatch(row('name', 'Javier'))
-    expect(await cliJson(['signatures', 'add', account.id, '--name', 'Firma azul'])).toEqual({ id: expect.any(String), name: 'Firma azul' })
+    expect(await cliJson(['signatures', 'add', account.id, '--name', 'Firma azul'])).toEqual({ id: expect.any(String), name: 'Firma azul', artwork: null })
     expect(await cliTable(['signatures', 'add', account.id, '--name', 'Firma negra'])).toMatch(row('name', 'Firma negra'))
+  })
+
+  it('designs add takes the product: format, production, stock code and, for an envelope, the paper colour', async () => {
+    const card = await cliJson([
+      'designs',
+      'add',
+      account.id,
+      '--kind',
+      'card',
+      '--name',
+      'Clásica A5',
+      '--format',
+      'A5',
+      '--production',
+      'preprinted',
+      '--stock-code',
+      'CLASICA-A5',
+    ])
+    expect(card).toEqual({
+      id: expect.any(String),
+      name: 'Clásica A5',
+      format: 'A5',
+      size: { width: 210, height: 148 },
+      production: 'preprinted',
+      stockCode: 'CLASICA-A5',
+      artwork: null,
+    })
+    // The colour without its #, as it can be typed unquoted in a shell; the API writes it in capitals.
+    const table = await cliTable([
+      'designs',
+      'add',
+      account.id,
+      '--kind',
+      'envelope',
+      '--name',
+      'Kraft DL',
+      '--format',
+      'DL',
+      '--stock-code',
+      'DL-KRAFT',
+      '--paper-color',
+      'c8a27a',
+    ])
+    expect(table).toMatch(row('format', 'DL'))
+    expect(table).toMatch(row('size', '220 × 110 mm'))
+    expect(table).toMatch(row('stockCode', 'DL-KRAFT'))
+    expect(table).toMatch(row('paperColor', '#C8A27A'))
+    expect(table).not.toMatch(/^production/m)
+    expect(await cliJson(['designs', 'add', account.id, '--kind', 'card', '--name', '5x7', '--format', '5x7'])).toMatchObject({
+      size: { width: 177.8, height: 127 },
+    })
+    expect(await cliTable(['designs', 'add', account.id, '--kind', 'card', '--name', '5x7', '--format', '5x7'])).toMatch(row('size', '177,8 × 127 mm'))
+  })
+
+  it('designs add refuses what the API refuses with its Spanish message, and the other kind’s options before sending anything', async () => {
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'card', '--name', 'X', '--format', 'C6'],
+      1,
+      "Error 400: El campo 'format' de una tarjeta debe ser uno de: A6, A5, 5x7",
+    )
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'card', '--name', 'X', '--production', 'preprinted'],
+      1,
+      "Error 400: Un diseño 'preprinted' necesita 'stockCode'",
+    )
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'envelope', '--name', 'X', '--paper-color', 'kraft'],
+      1,
+      "Error 400: El campo 'paperColor' debe ser un color #RRGGBB",
+    )
+    // Refused by the CLI itself: with no gateway to reach, the message is still the CLI's own.
+    const nobody = { LETTERS_URL: `http://127.0.0.1:${await freePort()}` }
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'envelope', '--name', 'X', '--production', 'printed'],
+      2,
+      /^La opción --production solo vale para diseños de tarjeta \(--kind card\)\n$/,
+      nobody,
+    )
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'card', '--name', 'X', '--paper-color', '#FFFFFF'],
+      2,
+      /^La opción --paper-color solo vale para diseños de sobre \(--kind envelope\)\n$/,
+      nobody,
+    )
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'card', '--name', 'X', '--production', 'offset'],
+      2,
+      "error: option '--production <production>' argument 'offset' is invalid. Allowed choices are printed, preprinted.",
+    )
+  })
+
+  it('designs update changes only what it is given, and --no-stock-code / --no-paper-color clear', async () => {
+    const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Por cambiar', '--format', 'A5'])
+    expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--name', 'Cambiada'])).toMatchObject({
+      id: card.id,
+      name: 'Cambiada',
+      format: 'A5',
+      production: 'printed',
+    })
+    const table = await cliTable(['designs', 'update', account.id, card.id, '--kind', 'card', '--production', 'preprinted', '--stock-code', 'CLASICA-A5'])
+    expect(table).toMatch(row('production', 'preprinted'))
+    expect(table).toMatch(row('stockCode', 'CLASICA-A5'))
+    expect(table).toMatch(row('name', 'Cambiada'))
+    await cliFails(['designs', 'update', account.id, card.id, '--kind', 'card', '--no-stock-code'], 1, "Error 400: Un diseño 'preprinted' necesita 'stockCode'")
+    expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--production', 'printed', '--no-stock-code'])).toMatchObject({
+      production: 'printed',
+      stockCode: null,
+    })
+
+    const envelope = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Blanco', '--paper-color', '#ffffff'])
+    expect(await cliJson(['designs', 'update', account.id, envelope.id, '--kind', 'envelope', '--no-paper-color'])).toMatchObject({
+      id: envelope.id,
+      name: 'Blanco',
+      paperColor: null,
+    })
+
+    await cliFails(['designs', 'update', account.id, card.id, '--kind', 'card'], 2, /^Indica qué cambiar: --name, --format, --production/)
+    // The design is looked for among the kind's designs: a card's id is no envelope design.
+    await cliFails(['designs', 'update', account.id, card.id, '--kind', 'envelope', '--name', 'X'], 1, 'Error 404: El diseño de sobre no existe')
+    await cliFails(
+      ['designs', 'update', account.id, '00000000-0000-4000-8000-000000000000', '--kind', 'card', '--name', 'X'],
+      1,
+      'Error 404: El diseño de tarjeta no existe',
+    )
+  })
+
+  it('designs artwork uploads the file as it is, typed by its extension, a new version each time', async () => {
+    const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Con arte'])
+    const svg = Buffer.from(cardSvg('A6'))
+    const svgFile = join(scratch, 'frente.svg')
+    await writeFile(svgFile, svg)
+    expect(await cliJson(['designs', 'artwork', account.id, card.id, svgFile, '--kind', 'card'])).toMatchObject({
+      id: card.id,
+      artwork: { contentType: 'image/svg+xml', bytes: svg.length, sha256: createHash('sha256').update(svg).digest('hex'), version: 1 },
+    })
+    // A PDF of the card's size with bleed; the extension in capitals is the same type.
+    const pdf = await pdfOf(154, 111)
+    const pdfFile = join(scratch, 'FRENTE.PDF')
+    await writeFile(pdfFile, pdf)
+    const table = await cliTable(['designs', 'artwork', account.id, card.id, pdfFile, '--kind', 'card'])
+    expect(table).toMatch(/^artwork +v2 application\/pdf [\d,]+ KB$/m)
+    expect(table).toMatch(row('sha256', createHash('sha256').update(pdf).digest('hex')))
+
+    const envelope = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Con logo'])
+    const logoFile = join(scratch, 'logo.png')
+    await writeFile(logoFile, await pngOf(600, 240, { alpha: true }))
+    expect(await cliJson(['designs', 'artwork', account.id, envelope.id, logoFile, '--kind', 'envelope'])).toMatchObject({
+      id: envelope.id,
+      artwork: { contentType: 'image/png', version: 1 },
+    })
+    const logoSvgFile = join(scratch, 'logo.svg')
+    await writeFile(logoSvgFile, logoSvg)
+    expect(await cliTable(['designs', 'artwork', account.id, envelope.id, logoSvgFile, '--kind', 'envelope'])).toMatch(/^artwork +v2 image\/svg\+xml \d+ B$/m)
+  })
+
+  it('designs artwork refuses a file of another type, missing or too large before sending it, and says what the API refuses', async () => {
+    const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Sin arte'])
+    const nobody = { LETTERS_URL: `http://127.0.0.1:${await freePort()}` }
+    const jpeg = join(scratch, 'foto.jpg')
+    await writeFile(jpeg, 'no importa')
+    await cliFails(
+      ['designs', 'artwork', account.id, card.id, jpeg, '--kind', 'card'],
+      1,
+      `El fichero '${jpeg}' no es .svg, .pdf ni .png: el arte de un diseño se sube como SVG, PDF o PNG (el tipo se deduce de la extensión)`,
+      nobody,
+    )
+    const missing = join(scratch, 'no-existe.svg')
+    await cliFails(['designs', 'artwork', account.id, card.id, missing, '--kind', 'card'], 1, `No existe el fichero '${missing}'`, nobody)
+    const folder = join(scratch, 'carpeta.png')
+    await mkdir(folder, { recursive: true })
+    await cliFails(['designs', 'artwork', account.id, card.id, folder, '--kind', 'card'], 1, `'${folder}' es una carpeta, no un fichero`, nobody)
+    // 21 MB without writing them: a sparse file.
+    const large = join(scratch, 'enorme.png')
+    await writeFile(large, '')
+    await truncate(large, 21 * 1024 * 1024)
+    await cliFails(['designs', 'artwork', account.id, card.id, large, '--kind', 'card'], 1, `El fichero '${large}' ocupa 21 MB: el máximo es 20 MB`, nobody)
+    await cliFails(['designs', 'artwork', account.id, card.id, jpeg], 2, "error: required option '--kind <kind>' not specified")
+
+    // The API judges the file itself: its proportions, and whether its bytes are what its extension says.
+    const square = join(scratch, 'cuadrada.svg')
+    await writeFile(square, '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><rect width="100" height="100"/></svg>')
+    await cliFails(['designs', 'artwork', account.id, card.id, square, '--kind', 'card'], 1, /^Error 400: El SVG tiene una proporción \(ancho\/alto\) de 1,00/)
+    const disguised = join(scratch, 'en-realidad-png.svg')
+    await writeFile(disguised, await pngOf(1748, 1240))
+    await cliFails(['designs', 'artwork', account.id, card.id, disguised, '--kind', 'card'], 1, /^Error 400: /)
+    expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--name', 'Sigue sin arte'])).toMatchObject({ artwork: null })
+  })
+
+  it('senders add and update take a return address, checked and normalized by the API', async () => {
+    const address = [
+      '--return-name',
+      'Papelería Luna',
+      '--return-address',
+      'calle sierpes 4',
+      '--return-zip',
+      '41004',
+      '--return-city',
+      'sevilla',
+      '--return-country',
+      'es',
+    ]
+    const sender = await cliJson<{ id: string }>(['senders', 'add', account.id, '--name', 'Lucía', ...address])
+    expect(sender).toEqual({
+      id: expect.any(String),
+      name: 'Lucía',
+      returnAddress: {
+        name: 'Papelería Luna',
+        company: null,
+        address: 'Calle Sierpes 4',
+        zip: '41004',
+        city: 'Sevilla',
+        province: 'Sevilla',
+        country: 'ES',
+        countryName: 'España',
+      },
+    })
+    const table = await cliTable([
+      'senders',
+      'update',
+      account.id,
+      sender.id,
+      '--name',
+      'Lucía G.',
+      ...address,
+      '--return-company',
+      'Luna SL',
+      '--return-province',
+      'Sevilla',
+    ])
+    expect(table).toMatch(row('name', 'Lucía G.'))
+    expect(table).toMatch(row('returnAddress', 'Papelería Luna, Luna SL, Calle Sierpes 4, 41004 Sevilla, Sevilla, España'))
+    expect(await cliJson(['senders', 'update', account.id, sender.id, '--name', 'Lucía'])).toMatchObject({
+      name: 'Lucía',
+      returnAddress: { company: 'Luna SL' },
+    })
+    expect(await cliJson(['senders', 'update', account.id, sender.id, '--no-return-address'])).toEqual({ id: sender.id, name: 'Lucía', returnAddress: null })
+
+    await cliFails(
+      ['senders', 'add', account.id, '--name', 'X', '--return-zip', '41004', '--return-country', 'ES'],
+      2,
+      'La dirección de remite está incompleta: faltan --return-name, --return-address y --return-city (se necesitan --return-name, --return-address, --return-zip, --return-city y --return-country; --return-company y --return-province son opcionales)',
+    )
+    await cliFails(
+      ['senders', 'update', account.id, sender.id, '--no-return-address', '--return-zip', '41004'],
+      2,
+      '--no-return-address quita la dirección de remite: no se puede dar junto con --return-zip',
+    )
+    await cliFails(['senders', 'update', account.id, sender.id], 2, 'Indica qué cambiar: --name, la dirección de remite (--return-…) o --no-return-address')
+    await cliFails(
+      ['senders', 'add', account.id, '--name', 'X', ...address.slice(0, 4), '--return-zip', '99999', ...address.slice(6)],
+      1,
+      /^Error 400: La dirección de remite no es válida: /,
+    )
+    await cliFails(['senders', 'update', account.id, '00000000-0000-4000-8000-000000000000', '--name', 'X'], 1, 'Error 404: El remitente no existe')
+  })
+
+  it('signatures artwork uploads an SVG of paths or a PNG, and refuses a PDF before sending it', async () => {
+    const signature = await cliJson<{ id: string }>(['signatures', 'add', account.id, '--name', 'Firma de Ana'])
+    const svgFile = join(scratch, 'firma.svg')
+    await writeFile(svgFile, signatureSvg)
+    expect(await cliJson(['signatures', 'artwork', account.id, signature.id, svgFile])).toEqual({
+      id: signature.id,
+      name: 'Firma de Ana',
+      artwork: {
+        contentType: 'image/svg+xml',
+        bytes: Buffer.byteLength(signatureSvg),
+        sha256: createHash('sha256').update(signatureSvg).digest('hex'),
+        version: 1,
+      },
+    })
+    const pngFile = join(scratch, 'firma.png')
+    await writeFile(pngFile, await pngOf(600, 200, { alpha: true }))
+    expect(await cliTable(['signatures', 'artwork', account.id, signature.id, pngFile])).toMatch(/^artwork +v2 image\/png [\d,]+ KB$/m)
+
+    const pdfFile = join(scratch, 'firma.pdf')
+    await writeFile(pdfFile, await pdfOf(60, 20))
+    await cliFails(
+      ['signatures', 'artwork', account.id, signature.id, pdfFile],
+      1,
+      `El fichero '${pdfFile}' no es .svg ni .png: una firma se sube como SVG de trazos o PNG (el tipo se deduce de la extensión)`,
+      { LETTERS_URL: `http://127.0.0.1:${await freePort()}` },
+    )
+    const lettered = join(scratch, 'firma-texto.svg')
+    await writeFile(lettered, '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 40"><text x="10" y="30">Ana</text></svg>')
+    await cliFails(['signatures', 'artwork', account.id, signature.id, lettered], 1, /^Error 400: La firma contiene un elemento <text>/)
+    await cliFails(['signatures', 'artwork', account.id, '00000000-0000-4000-8000-000000000000', svgFile], 1, 'Error 404: La firma no existe')
   })
 
   it('campaigns add reads the body from the file, as JSON or a table', async () => {
@@ -436,7 +736,35 @@ describe('--help', () => {
     ],
     [
       ['designs', 'add', '--help'],
-      ['--kind <kind>', 'choices: "card", "envelope"', '--name <name>'],
+      [
+        '--kind <kind>',
+        'choices: "card", "envelope"',
+        '--name <name>',
+        '--format <format>',
+        'choices: "printed", "preprinted"',
+        '--stock-code <code>',
+        '--paper-color <color>',
+      ],
+    ],
+    [
+      ['designs', 'update', '--help'],
+      ['<account> <design>', '--no-stock-code', '--no-paper-color', 'designs update <account> <design> --kind card'],
+    ],
+    [
+      ['designs', 'artwork', '--help'],
+      ['<account> <design> <file>', '.svg, .pdf or .png', '154 × 111 mm', '--kind <kind>'],
+    ],
+    [
+      ['senders', 'add', '--help'],
+      ['--name <name>', '--return-name <name>', '--return-address <street>', '--return-zip <zip>', '--return-city <city>', '--return-country <country>'],
+    ],
+    [
+      ['senders', 'update', '--help'],
+      ['<account> <sender>', '--no-return-address', 'replaced whole'],
+    ],
+    [
+      ['signatures', 'artwork', '--help'],
+      ['<account> <signature> <file>', '.svg or .png'],
     ],
     [
       ['letters', 'retry', '--help'],

@@ -1,8 +1,19 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TOptional, type TSchema } from 'typebox'
 import { CampaignVariable } from './campaign-variables.js'
-import { Label, Mode, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
+import { Label, Literals, Mode, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
+import {
+  ARTWORK_MAX_BYTES,
+  CardDesign,
+  EnvelopeDesign,
+  Sender,
+  Signature,
+  artworkContentTypes,
+  cardFormatNames,
+  cardProductions,
+  envelopeFormatNames,
+} from './designs.js'
 import { FontNameField } from './fonts.js'
-import { Card as PublicCard, letterStatus } from './public.js'
+import { Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
 
 export const CreateAccountBody = Type.Object({ name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) }, strict)
 export type CreateAccountBody = Static<typeof CreateAccountBody>
@@ -54,6 +65,69 @@ export const NamedEntryBody = Type.Object({ name: Label() }, strict)
 export type NamedEntryBody = Static<typeof NamedEntryBody>
 export { NamedEntry }
 
+const CardFormatField = Literals(cardFormatNames, { errorMessage: `El campo 'format' de una tarjeta debe ser uno de: ${cardFormatNames.join(', ')}` })
+const EnvelopeFormatField = Literals(envelopeFormatNames, { errorMessage: `El campo 'format' de un sobre debe ser uno de: ${envelopeFormatNames.join(', ')}` })
+const ProductionField = Literals(cardProductions, { errorMessage: `El campo 'production' debe ser uno de: ${cardProductions.join(', ')}` })
+const StockCodeField = Type.Union([Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }), Type.Null()], {
+  errorMessage: "El campo 'stockCode' debe ser un código de hasta 64 letras, cifras, puntos, guiones o guiones bajos (o null)",
+})
+const PaperColorField = Type.Union([Type.String({ pattern: '^#[0-9A-Fa-f]{6}$' }), Type.Null()], {
+  errorMessage: "El campo 'paperColor' debe ser un color #RRGGBB (por ejemplo #C8A27A para papel kraft), o null",
+})
+
+const cardDesignFields = { format: CardFormatField, production: ProductionField, stockCode: StockCodeField }
+const envelopeDesignFields = { format: EnvelopeFormatField, stockCode: StockCodeField, paperColor: PaperColorField }
+const optional = <T extends Record<string, TSchema>>(fields: T) =>
+  Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, Type.Optional(schema)])) as { [K in keyof T]: TOptional<T[K]> }
+const atLeastOne = (fields: string[]) => ({
+  ...strict,
+  minProperties: 1,
+  errorMessage: `Indica al menos uno de los campos ${fields.map((field) => `'${field}'`).join(', ')}`,
+})
+
+/** POST /admin/accounts/{id}/card-designs: a name, and the product (every field but the name optional: A6, printed, no stock code). */
+export const CreateCardDesignBody = Type.Object({ name: Label(), ...optional(cardDesignFields) }, strict)
+export type CreateCardDesignBody = Static<typeof CreateCardDesignBody>
+export const UpdateCardDesignBody = Type.Object(
+  { name: Type.Optional(Label()), ...optional(cardDesignFields) },
+  atLeastOne(['name', ...Object.keys(cardDesignFields)]),
+)
+export type UpdateCardDesignBody = Static<typeof UpdateCardDesignBody>
+
+export const CreateEnvelopeDesignBody = Type.Object({ name: Label(), ...optional(envelopeDesignFields) }, strict)
+export type CreateEnvelopeDesignBody = Static<typeof CreateEnvelopeDesignBody>
+export const UpdateEnvelopeDesignBody = Type.Object(
+  { name: Type.Optional(Label()), ...optional(envelopeDesignFields) },
+  atLeastOne(['name', ...Object.keys(envelopeDesignFields)]),
+)
+export type UpdateEnvelopeDesignBody = Static<typeof UpdateEnvelopeDesignBody>
+
+/** A sender's return address: checked and normalized by the rules of a recipient's address. */
+export const ReturnAddressBody = Type.Object({ name: Label(100), company: Type.Optional(Type.Union([Label(100), Type.Null()])), ...postalFields }, strict)
+export type ReturnAddressBody = Static<typeof ReturnAddressBody>
+const ReturnAddressField = Type.Union([ReturnAddressBody, Type.Null()])
+
+export const CreateSenderBody = Type.Object({ name: Label(), returnAddress: Type.Optional(ReturnAddressField) }, strict)
+export type CreateSenderBody = Static<typeof CreateSenderBody>
+export const UpdateSenderBody = Type.Object(
+  { name: Type.Optional(Label()), returnAddress: Type.Optional(ReturnAddressField) },
+  atLeastOne(['name', 'returnAddress']),
+)
+export type UpdateSenderBody = Static<typeof UpdateSenderBody>
+
+export const DesignParams = Type.Object({ id: Uuid(), designId: Uuid() })
+export const SenderParams = Type.Object({ id: Uuid(), senderId: Uuid() })
+export const SignatureParams = Type.Object({ id: Uuid(), signatureId: Uuid() })
+
+/** An artwork upload's body: the file's bytes, as its Content-Type says. */
+export const ArtworkUpload = Type.Unsafe<Buffer>({
+  type: 'string',
+  format: 'binary',
+  description: `The file itself (not JSON), at most ${ARTWORK_MAX_BYTES / 1024 / 1024} MB, sent with its Content-Type: ${artworkContentTypes.join(', ')}.`,
+})
+
+export { CardDesign, EnvelopeDesign, Sender, Signature }
+
 export const CreateCampaignBody = Type.Object(
   {
     name: Label(),
@@ -61,6 +135,7 @@ export const CreateCampaignBody = Type.Object(
     cardDesignId: Uuid(),
     envelopeDesignId: Uuid(),
     senderId: Uuid(),
+    signatureId: SignatureIdField,
     fontName: FontNameField,
     message: Type.String({ minLength: 1, maxLength: 1000 }),
     variables: Type.Array(CampaignVariable, { maxItems: 50 }),

@@ -95,3 +95,7 @@ export const VerifiedAddress = Type.Object({
   verifiedBy: Type.String(),
 })
 export type VerifiedAddress = Static<typeof VerifiedAddress>
+
+/** One of the strings of a list (a format, a production), typed as the list's own values. */
+export const Literals = <const T extends readonly string[]>(values: T, options: { errorMessage?: string; description?: string } = {}) =>
+  Type.Enum([...values] as T[number][], options)

@@ -27,9 +27,8 @@ export const SendAtField = Type.Optional(
   }),
 )
 
-const recipient = {
-  name: Label(100),
-  surname: Label(100),
+/** Where a letter goes (or returns to): the request rules of a recipient's postal fields, shared by a sender's return address. */
+export const postalFields = {
   address: Label(200),
   zip: Type.String({
     minLength: 1,
@@ -42,11 +41,19 @@ const recipient = {
   country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
 }
 
+const recipient = { name: Label(100), surname: Label(100), ...postalFields }
+
+/** One of the account's signatures, drawn under the message; absent or null: signed with the sender's name (or, on POST /card, the campaign's signature). */
+export const SignatureIdField = Type.Optional(
+  Type.Union([Uuid(), Type.Null()], { errorMessage: "El campo 'signatureId' debe ser el id (UUID) de una de tus firmas, o null" }),
+)
+
 export const SingleLetterBody = Type.Object(
   {
     cardDesignId: Uuid(),
     envelopeDesignId: Uuid(),
     senderId: Uuid(),
+    signatureId: SignatureIdField,
     fontName: FontNameField,
     message: Type.Optional(Type.Union([Type.String({ maxLength: MESSAGE_MAX_CHARACTERS }), Type.Null()])),
     company: OptionalText(100),
@@ -103,6 +110,7 @@ export const CampaignLetterBody = Type.Object(
   {
     campaignId: Uuid(),
     ...campaignRecipient,
+    signatureId: SignatureIdField,
     sendAt: SendAtField,
   },
   {
@@ -152,6 +160,7 @@ export const BulkLetterBody = Type.Object(
   {
     campaignId: Uuid(),
     sendAt: SendAtField,
+    signatureId: SignatureIdField,
     recipients: Type.Array(BulkRecipient, {
       minItems: 1,
       maxItems: BULK_MAX_RECIPIENTS,
@@ -209,6 +218,11 @@ export const BulkLetterQuery = Type.Object(
       Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' }),
     ),
     sendAt: SendAtField,
+    signatureId: Type.Optional(
+      Type.With(Uuid("El parámetro 'signatureId' debe ser el id (UUID) de una de tus firmas"), {
+        description: "With a text/csv body, and only then: the signature of its letters (a JSON body names it in the body); absent: the campaign's.",
+      }),
+    ),
   },
   strict,
 )
@@ -270,11 +284,19 @@ const cardFields = {
   cardDesignId: Type.String({ format: 'uuid' }),
   envelopeDesignId: Type.String({ format: 'uuid' }),
   senderId: Type.String({ format: 'uuid' }),
+  signatureId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+    description: "The signature drawn under the message; null: signed with the sender's name.",
+  }),
   fontName: Type.String(),
   message: Type.String(),
   recipient: Recipient,
   address: Type.Union([VerifiedAddress, Type.Null()], {
     description: 'The address as verified and normalized for the post; null until the address stage has seen the letter.',
+  }),
+  addressLines: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    description:
+      'The recipient block exactly as it is printed on the envelope, line by line, laid out for the destination country; null until the address is verified.',
+    examples: [['Lucía García Pérez', 'Calle Mayor 1, 3º B', '28013 Madrid']],
   }),
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
@@ -311,3 +333,13 @@ export type FontList = Static<typeof FontList>
 
 /** A proof is a PDF (card on page 1, envelope on page 2), sent as bytes. */
 export const Proof = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/pdf' })
+
+/** A PNG image, sent as bytes (a design's preview, a proof's page). */
+export const Png = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'image/png' })
+
+/** GET /cards/{id}/proof.png: which page of the proof, from 1. */
+export const ProofPageQuery = Type.Object(
+  { page: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, errorMessage: "El parámetro 'page' debe ser un número de página entre 1 y 10" })) },
+  strict,
+)
+export type ProofPageQuery = Static<typeof ProofPageQuery>

@@ -1,6 +1,37 @@
 import { sql } from 'drizzle-orm'
-import { letterStatuses, type LetterStatus, type Recipient, type VerifiedAddress } from '@letters/contracts'
-import { bigserial, boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import {
+  artworkContentTypes,
+  artworkUses,
+  cardFormatNames,
+  cardProductions,
+  envelopeFormatNames,
+  letterStatuses,
+  type LetterStatus,
+  type PrintSpec,
+  type Recipient,
+  type SignatureDrawing,
+  type StoredReturnAddress,
+  type VerifiedAddress,
+} from '@letters/contracts'
+import {
+  bigserial,
+  boolean,
+  check,
+  customType,
+  type AnyPgColumn,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+/** Bytes, as postgres.js reads and writes them: a Buffer. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' })
 
 const id = () => uuid('id').primaryKey().defaultRandom()
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow()
@@ -37,16 +68,74 @@ export const apiKeys = pgTable(
   (table) => [uniqueIndex('api_keys_key_hash_unique').on(table.keyHash), index('api_keys_account_idx').on(table.accountId)],
 )
 
-/** Card designs, envelope designs, senders and signatures share one shape: an account's named entry. */
-const namedEntry = (name: string) =>
-  pgTable(name, { id: id(), accountId: accountRef(), name: text('name').notNull(), createdAt: createdAt() }, (table) => [
-    index(`${name}_account_idx`).on(table.accountId, table.createdAt),
-  ])
+/** Card designs, envelope designs, senders and signatures share one shape: an account's named entry, and what each kind adds. */
+const namedEntry = () => ({ id: id(), accountId: accountRef(), name: text('name').notNull(), createdAt: createdAt() })
+const byAccount = (name: string) => (table: { accountId: AnyPgColumn; createdAt: AnyPgColumn }) => [
+  index(`${name}_account_idx`).on(table.accountId, table.createdAt),
+]
 
-export const cardDesigns = namedEntry('card_designs')
-export const envelopeDesigns = namedEntry('envelope_designs')
-export const senders = namedEntry('senders')
-export const signatures = namedEntry('signatures')
+/** A card is a product: its size, whether the floor prints its front or loads it preprinted, and the stock it loads. */
+export const cardDesigns = pgTable(
+  'card_designs',
+  {
+    ...namedEntry(),
+    format: text('format', { enum: cardFormatNames }).notNull().default('A6'),
+    production: text('production', { enum: cardProductions }).notNull().default('printed'),
+    /** The code of the stock the floor loads; required for `preprinted` (the API refuses one without it). */
+    stockCode: text('stock_code'),
+  },
+  byAccount('card_designs'),
+)
+export const envelopeDesigns = pgTable(
+  'envelope_designs',
+  {
+    ...namedEntry(),
+    format: text('format', { enum: envelopeFormatNames }).notNull().default('C6'),
+    stockCode: text('stock_code'),
+    /** `#RRGGBB`, for proofs: kraft is not white. */
+    paperColor: text('paper_color'),
+  },
+  byAccount('envelope_designs'),
+)
+export const senders = pgTable(
+  'senders',
+  {
+    ...namedEntry(),
+    /** Printed small in the envelope's corner; normalized by the recipients' rules when saved. */
+    returnAddress: jsonb('return_address').$type<StoredReturnAddress>(),
+  },
+  byAccount('senders'),
+)
+export const signatures = pgTable('signatures', namedEntry(), byAccount('signatures'))
+
+/**
+ * Every version of every artwork: a card's front, an envelope's logo, a signature's drawing. A
+ * row is never changed: an upload adds the next version, and a letter names the version it was
+ * accepted with (letters.print_spec), so a reprint draws the same bytes.
+ */
+export const artworks = pgTable(
+  'artworks',
+  {
+    /** The card design, envelope design or signature it belongs to. */
+    ownerId: uuid('owner_id').notNull(),
+    version: integer('version').notNull(),
+    accountId: accountRef(),
+    use: text('use', { enum: artworkUses }).notNull(),
+    contentType: text('content_type', { enum: artworkContentTypes }).notNull(),
+    bytes: integer('bytes').notNull(),
+    sha256: text('sha256').notNull(),
+    /** The file as uploaded. */
+    original: bytea('original').notNull(),
+    /** What the renderer draws: made once at upload (@letters/artwork). */
+    print: bytea('print').notNull(),
+    /** A PNG at most 1,000 px wide, for people choosing a design. */
+    preview: bytea('preview').notNull(),
+    /** A signature's drawing as the renderer takes it. */
+    drawing: jsonb('drawing').$type<SignatureDrawing>(),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.ownerId, table.version] }), check('artworks_version_positive', sql`${table.version} > 0`)],
+)
 
 /** The card design, envelope design and sender a campaign or a letter is made with. */
 const designRefs = () => ({
@@ -59,6 +148,8 @@ const designRefs = () => ({
   senderId: uuid('sender_id')
     .notNull()
     .references(() => senders.id),
+  /** Drawn under the message; null: the card is signed with the sender's name. */
+  signatureId: uuid('signature_id').references(() => signatures.id),
 })
 
 export const campaigns = pgTable(
@@ -110,6 +201,10 @@ export const letters = pgTable(
     recipient: jsonb('recipient').$type<Recipient>().notNull(),
     /** The normalized address, null until the address worker has seen the letter. */
     address: jsonb('address').$type<VerifiedAddress>(),
+    /** The recipient block exactly as printed, set with `address`; null before, and on letters verified before it was kept. */
+    addressLines: jsonb('address_lines').$type<string[]>(),
+    /** The designs, artwork versions, signature and return address the letter was accepted with (`letter_print_spec`); null on letters older than designs with a product. */
+    printSpec: jsonb('print_spec').$type<PrintSpec>(),
     status: text('status', { enum: letterStatuses }).notNull(),
     /** What the letter costs; a test letter (`livemode` false) shows it but was never charged. */
     cost: integer('cost').notNull(),
@@ -201,11 +296,14 @@ export const printBatches = pgTable(
     closedAt: timestamp('closed_at', { withTimezone: true }),
     handedAt: timestamp('handed_at', { withTimezone: true }),
     letterCount: integer('letter_count').notNull().default(0),
+    /** The card stock and the envelope stock the floor loads for this batch (stockOf in contracts); '' for letters printed before designs had stock. */
+    cardStock: text('card_stock').notNull().default(''),
+    envelopeStock: text('envelope_stock').notNull().default(''),
   },
   (table) => [
-    // One tray at a time: every worker adds to the same one.
-    uniqueIndex('print_batches_one_open')
-      .on(sql`(true)`)
+    // One tray at a time per pair of stocks: every worker adds to the same one.
+    uniqueIndex('print_batches_one_open_per_stock')
+      .on(table.cardStock, table.envelopeStock)
       .where(sql`status = 'open'`),
     index('print_batches_status_idx').on(table.status, table.openedAt),
   ],

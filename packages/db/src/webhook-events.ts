@@ -17,7 +17,8 @@ export function letterJsonSql(alias: string): string {
   return `json_build_object('id', ${l}.id, 'code', ${l}.code, 'livemode', ${l}.livemode, 'type', ${l}.type, 'status', ${l}.status,
     'sendAt', ${isoInstant(`${l}.send_at`)}, 'campaignId', ${l}.campaign_id,
     'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
-    'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address, 'cost', ${l}.cost,
+    'signatureId', ${l}.signature_id, 'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address,
+    'addressLines', ${l}.address_lines, 'cost', ${l}.cost,
     'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)})`
 }
 

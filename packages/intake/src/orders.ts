@@ -8,6 +8,8 @@ export interface LetterDraft {
   cardDesignId: string
   envelopeDesignId: string
   senderId: string
+  /** Drawn under the message; null: signed with the sender's name. */
+  signatureId: string | null
   fontName: FontName
   message: string
   recipient: Recipient
@@ -40,7 +42,7 @@ export interface LetterOrder {
 }
 
 /** The field of a letter that names something the account does not own. */
-export type OwnedField = 'cardDesignId' | 'envelopeDesignId' | 'senderId'
+export type OwnedField = 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId'
 
 /** What became of an order. Only `stored` wrote anything. */
 export type OrderOutcome =

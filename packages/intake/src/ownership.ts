@@ -11,6 +11,7 @@ export interface Choice {
   card: string
   envelope: string
   sender: string
+  signature: string | null
   campaign: string | null
 }
 
@@ -19,6 +20,7 @@ export interface CheckRow {
   card_ok: boolean
   envelope_ok: boolean
   sender_ok: boolean
+  signature_ok: boolean
   campaign_ok: boolean
 }
 
@@ -29,8 +31,9 @@ export function checkChoices(sql: Sql | TransactionSql, choices: Choice[]) {
       EXISTS (SELECT 1 FROM card_designs WHERE id = i.card AND account_id = i.account) AS card_ok,
       EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
       EXISTS (SELECT 1 FROM senders WHERE id = i.sender AND account_id = i.account) AS sender_ok,
+      (i.signature IS NULL OR EXISTS (SELECT 1 FROM signatures WHERE id = i.signature AND account_id = i.account)) AS signature_ok,
       (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
-    FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, campaign uuid)`
+    FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, signature uuid, campaign uuid)`
 }
 
 /** The first refusal among an order's checks, in the order a client reads its fields. */
@@ -39,6 +42,7 @@ export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefine
     if (!row.card_ok) return { outcome: 'not-owned', field: 'cardDesignId' }
     if (!row.envelope_ok) return { outcome: 'not-owned', field: 'envelopeDesignId' }
     if (!row.sender_ok) return { outcome: 'not-owned', field: 'senderId' }
+    if (!row.signature_ok) return { outcome: 'not-owned', field: 'signatureId' }
     if (!row.campaign_ok) return { outcome: 'campaign-inactive' }
   }
   return undefined
@@ -48,10 +52,18 @@ export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefine
 export async function unownedField(
   db: Db,
   accountId: string,
-  choice: { cardDesignId: string; envelopeDesignId: string; senderId: string },
+  choice: { cardDesignId: string; envelopeDesignId: string; senderId: string; signatureId?: string | null | undefined },
 ): Promise<OwnedField | undefined> {
   const rows = await checkChoices(db.$client, [
-    { n: 0, account: accountId, card: choice.cardDesignId, envelope: choice.envelopeDesignId, sender: choice.senderId, campaign: null },
+    {
+      n: 0,
+      account: accountId,
+      card: choice.cardDesignId,
+      envelope: choice.envelopeDesignId,
+      sender: choice.senderId,
+      signature: choice.signatureId ?? null,
+      campaign: null,
+    },
   ])
   const refused = refusalOf(rows)
   return refused?.outcome === 'not-owned' ? refused.field : undefined

@@ -74,9 +74,10 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
       card: letter.cardDesignId,
       envelope: letter.envelopeDesignId,
       sender: letter.senderId,
+      signature: letter.signatureId,
       campaign: letter.campaignId,
     }
-    seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.campaign}`, choice)
+    seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.signature}/${choice.campaign}`, choice)
   }
   return [...seen.values()]
 }
@@ -271,7 +272,7 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
         n int, id uuid, "accountId" uuid, livemode boolean, "sendAt" timestamptz, type text, "campaignId" uuid, "cardDesignId" uuid,
-        "envelopeDesignId" uuid, "senderId" uuid, "fontName" text, message text, recipient jsonb, cost int, "balanceAfter" int)
+        "envelopeDesignId" uuid, "senderId" uuid, "signatureId" uuid, "fontName" text, message text, recipient jsonb, cost int, "balanceAfter" int)
     ),
     debited AS (
       UPDATE accounts a SET balance = a.balance - d.total
@@ -280,8 +281,10 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       RETURNING a.balance = d.expected AS as_expected
     ),
     stored AS (
-      INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, font_name, message, recipient, status, cost, created_at)
-      SELECT id, "accountId", livemode, "sendAt", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "fontName", message, recipient,
+      INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, signature_id, print_spec,
+        font_name, message, recipient, status, cost, created_at)
+      SELECT id, "accountId", livemode, "sendAt", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "signatureId",
+        letter_print_spec("cardDesignId", "envelopeDesignId", "senderId", "signatureId"), "fontName", message, recipient,
         CASE WHEN "sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, cost, clock_timestamp()
       FROM new_letters ORDER BY n
       RETURNING *

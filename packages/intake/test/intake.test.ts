@@ -32,6 +32,7 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     cardDesignId: company.cardDesignId,
     envelopeDesignId: company.envelopeDesignId,
     senderId: company.senderId,
+    signatureId: null,
     fontName: 'caveat',
     message: 'Gracias por tu pedido',
     recipient: sampleRecipient,

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { fontNames, type FontName } from '@letters/contracts'
-import { addressLines, renderCard, renderEnvelope, type LetterToRender } from '../src/index.js'
+import { addressLines, renderCard, renderEnvelope, type DesignToRender, type LetterToRender } from '../src/index.js'
 import { seededRandom } from '../src/random.js'
+import { frontJpeg, logoPng, sampleDesign } from '../test/samples.js'
 
 const words = (
   'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ¡y qué bien lo pasamos! ' +
@@ -31,6 +32,13 @@ export interface RenderThroughputOptions {
   messageLength?: number
   /** The fonts the letters take in turn. */
   fonts?: readonly FontName[]
+  /**
+   * Letters with a design: an A6 card printed with its front (a 1819 × 1311 px JPEG, the card and
+   * its bleed at 300 dpi: the card's file has the front page and the writing page), signed with a
+   * signature's paths, in a C6 envelope with a logo and a return address. Without: letters as
+   * accepted before designs (one page each).
+   */
+  designed?: boolean
 }
 
 export interface RenderThroughput {
@@ -49,8 +57,14 @@ export interface RenderThroughput {
   msPerLetter: number
 }
 
-function letterNumber(index: number, messageLength: number, fonts: readonly FontName[]): LetterToRender {
+/** The design every designed letter carries: its images made once, as the production worker loads a design's once per batch. */
+async function benchDesign(): Promise<DesignToRender> {
+  return sampleDesign({ card: 'A6', envelope: 'C6', production: 'printed', front: await frontJpeg('A6'), logo: await logoPng() })
+}
+
+function letterNumber(index: number, messageLength: number, fonts: readonly FontName[], design: DesignToRender | undefined): LetterToRender {
   return {
+    design,
     // A different hand per letter, as on the floor.
     letterId: `00000000-0000-4000-8000-${index.toString().padStart(12, '0')}`,
     code: 'BENCH00001',
@@ -75,16 +89,17 @@ function letterNumber(index: number, messageLength: number, fonts: readonly Font
 export async function measureRenderThroughput(options: RenderThroughputOptions = {}): Promise<RenderThroughput> {
   // A render takes a few milliseconds: 20 letters of warm-up ended before the engine had compiled
   // the drawing code, and 200 measured ones took well under a second, both a matter of noise.
-  const { letters = 1000, warmup = 200, messageLength = 600, fonts = fontNames } = options
+  const { letters = 1000, warmup = 200, messageLength = 600, fonts = fontNames, designed = false } = options
+  const design = designed ? await benchDesign() : undefined
   for (let index = 0; index < warmup; index++) {
-    const letter = letterNumber(index, messageLength, fonts)
+    const letter = letterNumber(index, messageLength, fonts, design)
     await renderCard(letter)
     await renderEnvelope(letter)
   }
   const started = performance.now()
   const cpuBefore = process.cpuUsage()
   for (let index = 0; index < letters; index++) {
-    const letter = letterNumber(warmup + index, messageLength, fonts)
+    const letter = letterNumber(warmup + index, messageLength, fonts, design)
     await renderCard(letter)
     await renderEnvelope(letter)
   }
@@ -101,13 +116,15 @@ export async function measureRenderThroughput(options: RenderThroughputOptions =
   }
 }
 
-// node --import tsx packages/render/bench/render-throughput.ts [letters] [warm-up]
+// node --import tsx packages/render/bench/render-throughput.ts [letters] [warm-up] [--designed]
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [letters, warmup] = process.argv.slice(2).map(Number)
-  const result = await measureRenderThroughput({ letters: letters || undefined, warmup: Number.isInteger(warmup) ? warmup : undefined })
+  const args = process.argv.slice(2)
+  const designed = args.includes('--designed')
+  const [letters, warmup] = args.filter((arg) => arg !== '--designed').map(Number)
+  const result = await measureRenderThroughput({ letters: letters || undefined, warmup: Number.isInteger(warmup) ? warmup : undefined, designed })
   // The command's answer, for a person at a terminal: not a log line.
   process.stdout.write(
-    `${result.letters} letters (card + envelope, 600 characters) in ${result.seconds.toFixed(2)} s (${result.cpuSeconds.toFixed(2)} s of CPU): ` +
+    `${result.letters} ${designed ? 'designed letters (card with its front page + envelope with a logo' : 'letters (card + envelope'}, 600 characters) in ${result.seconds.toFixed(2)} s (${result.cpuSeconds.toFixed(2)} s of CPU): ` +
       `${result.lettersPerSecond.toFixed(1)} letters/s, ${result.lettersPerCpuSecond.toFixed(1)} per CPU second, ${result.msPerLetter.toFixed(2)} ms each\n`,
   )
 }

@@ -141,15 +141,31 @@ function breakWord(word: string, width: number, measure: Omit<Measure, 'lineHeig
 /** A text's paragraphs as words, each with its width in ems. */
 type Paragraphs = Array<Array<{ word: string; width: number }>>
 
-function paragraphsOf(text: string, measure: Measure): Paragraphs {
+/**
+ * How a block breaks into lines. `prose`: between any two words. `address`: never before a word
+ * of one letter or digit (a door `4º E`, a staircase `Esc. B`, a house number), which the post
+ * and the postman read as part of the word before it: the two go to the next line together.
+ * Messages stay prose: in Spanish a one-letter word (y, a, o) rather leads its line.
+ */
+export type Wrapping = 'prose' | 'address'
+
+const ONE_CHARACTER_WORD = /^[\p{L}\p{N}][.,;:]?$/u
+
+function paragraphsOf(text: string, measure: Measure, wrapping: Wrapping): Paragraphs {
   const widths = new Map<string, number>()
-  return text.split('\n').map((paragraph) =>
-    paragraph.split(/ +/).map((word) => {
+  return text.split('\n').map((paragraph) => {
+    const words: Paragraphs[number] = []
+    for (const word of paragraph.split(/ +/)) {
       let width = widths.get(word)
       if (width === undefined) widths.set(word, (width = measure.width(word)))
-      return { word, width }
-    }),
-  )
+      const previous = words.at(-1)
+      // Joined by a space the hand writes as it writes any (measure.space), so the pair measures as written.
+      if (wrapping === 'address' && previous?.word && ONE_CHARACTER_WORD.test(word))
+        words[words.length - 1] = { word: `${previous.word} ${word}`, width: previous.width + measure.space + width }
+      else words.push({ word, width })
+    }
+    return words
+  })
 }
 
 /**
@@ -191,11 +207,12 @@ export function fitSize(
   box: Box,
   maxSize: number,
   minSize = MIN_FONT_SIZE,
+  wrapping: Wrapping = 'prose',
 ): { size: number; lines: string[]; lineHeight: number } {
   const { lineHeight } = measure
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
-    const paragraphs = paragraphsOf(candidate, measure)
+    const paragraphs = paragraphsOf(candidate, measure, wrapping)
     for (let size = maxSize; size > minSize; size -= 0.5) {
       // Too many paragraphs for the box at this size whatever their widths.
       if (paragraphs.length * size * lineHeight > box.height) continue
@@ -203,7 +220,7 @@ export function fitSize(
       if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight }
     }
   }
-  return { size: minSize, lines: wrap(paragraphsOf(oneParagraph, measure), box.width / minSize, measure), lineHeight }
+  return { size: minSize, lines: wrap(paragraphsOf(oneParagraph, measure, wrapping), box.width / minSize, measure), lineHeight }
 }
 
 /** How wide a line is written by hand at `size`, less the hand's random spacing. */

@@ -1,12 +1,15 @@
 export {
   DRAWING_REVISION,
   CODE_MODULE,
+  INK,
   envelopeCode,
   type EnvelopeCode,
   MESSAGE_BOX,
   messageLayout,
   addressLines,
   cardLayout,
+  cardOf,
+  envelopeOf,
   describeLetter,
   type LetterRecord,
   renderCard,
@@ -14,10 +17,30 @@ export {
   renderEnvelope,
   renderEnvelopes,
   renderProof,
+  signaturePlace,
   type LetterToRender,
+  type Placement,
+  type DesignSignature,
 } from './letter.js'
+export type { DesignToRender } from './design.js'
+export {
+  BLEED,
+  CARD,
+  ENVELOPE,
+  MM,
+  SHEET_EDGE,
+  cardGeometry,
+  envelopeGeometry,
+  imposition,
+  slotAt,
+  type CardGeometry,
+  type EnvelopeGeometry,
+  type Imposition,
+  type Size,
+} from './geometry.js'
 export { handFont, unwritableCharacters } from './fonts.js'
-export { MIN_FONT_SIZE } from './handwriting.js'
+export { MIN_FONT_SIZE, fitSize, type Measure, type Wrapping } from './handwriting.js'
+export { flattenPath, pathSegments, type PathSegment } from './paths.js'
 export { RenderPool, RenderQueueFull, defaultRenderThreads, type RenderKind, type RenderPoolOptions, type RenderTask } from './render-pool.js'
 export {
   PEN_LIFT_SECONDS,
@@ -27,6 +50,7 @@ export {
   plotFigures,
   plotGcode,
   plotLetter,
+  plotPage,
   plotPages,
   plotSeconds,
   plotSvg,
@@ -42,3 +66,4 @@ export {
 } from './plotter/plot.js'
 export { strokeFont, strokeFontOf } from './plotter/stroke-font.js'
 export { code128Bars, code128Layout, type Bar } from './barcode.js'
+export { drawingOf, type LetterSource } from './describe.js'

@@ -1,19 +1,26 @@
 import { constants, type ZlibOptions } from 'node:zlib'
 import PDFDocument from 'pdfkit'
-import type { FontName } from '@letters/contracts'
+import { DEFAULT_CARD_FORMAT, DEFAULT_ENVELOPE_FORMAT, type FontName } from '@letters/contracts'
 import { barsWidth, code128Bars, code128Layout, type Bar } from './barcode.js'
+import type { DesignToRender } from './design.js'
 import { handFont } from './fonts.js'
-import { fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen } from './handwriting.js'
+import {
+  BLEED,
+  MM,
+  cardGeometry,
+  envelopeGeometry,
+  imposition,
+  slotAt,
+  withBleed,
+  type CardGeometry,
+  type EnvelopeGeometry,
+  type Imposition,
+  type Size,
+} from './geometry.js'
+import { MIN_FONT_SIZE, fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen, type Wrapping } from './handwriting.js'
+import { DocumentImages, fitScale, pngSize, type OpenedImage } from './images.js'
+import { pathSegments } from './paths.js'
 import { seededRandom } from './random.js'
-
-/** Points per millimetre: the layout is in points, as the PDF is. */
-export const MM = 72 / 25.4
-/** A6 landscape: the card. */
-export const CARD = { width: 148 * MM, height: 105 * MM }
-/** C6: the envelope an A6 card goes in. */
-export const ENVELOPE = { width: 162 * MM, height: 114 * MM }
-/** A4 landscape: four A6 cards, two by two, for the floor's batches. */
-const SHEET = { width: 297 * MM, height: 210 * MM }
 
 export interface LetterToRender {
   /** Seeds the hand: the same id always gives the same strokes. */
@@ -28,6 +35,12 @@ export interface LetterToRender {
   recipientLines: string[]
   /** The sender block, line by line. */
   senderLines: string[]
+  /**
+   * The designs the letter was accepted with. Absent on letters accepted before designs had a
+   * product: those are drawn exactly as they always were, an A6 card in a C6 envelope, byte for
+   * byte (their kept proofs and reprints must not change).
+   */
+  design?: DesignToRender | undefined
 }
 
 /**
@@ -36,7 +49,7 @@ export interface LetterToRender {
  * handwriting.ts, pdfkit, a font package), so that kept proofs are drawn again as the floor now
  * prints them.
  */
-export const DRAWING_REVISION = 3
+export const DRAWING_REVISION = 4
 
 declare global {
   namespace PDFKit {
@@ -58,7 +71,7 @@ declare global {
 const DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED }
 const FONT_DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED, strategy: constants.Z_HUFFMAN_ONLY }
 
-export function newDocument(size: { width: number; height: number }, title: string, firstPage = true) {
+export function newDocument(size: Size, title: string, firstPage = true) {
   // Fixed metadata: a reprint must be byte for byte the same file.
   return new PDFDocument({
     autoFirstPage: firstPage,
@@ -82,17 +95,29 @@ export function toBuffer(doc: PDFDoc): Promise<Buffer> {
   })
 }
 
-export const CARD_MARGIN = 12 * MM
-export const ENVELOPE_MARGIN = 10 * MM
-/** Where the message goes: the card less its margins and the signature's strip. */
-export const MESSAGE_BOX: Box = { x: CARD_MARGIN, y: CARD_MARGIN, width: CARD.width - 2 * CARD_MARGIN, height: CARD.height - 2 * CARD_MARGIN - 14 * MM }
+/** A page of `size` at the end of the document. */
+const addPage = (doc: PDFDoc, size: Size) => doc.addPage({ size: [size.width, size.height], margin: 0 })
 
-/** The strip under the message where the card is signed. */
-const SIGNATURE_BOX: Box = {
-  x: CARD_MARGIN,
-  y: MESSAGE_BOX.y + MESSAGE_BOX.height,
-  width: MESSAGE_BOX.width,
-  height: CARD.height - CARD_MARGIN - (MESSAGE_BOX.y + MESSAGE_BOX.height),
+/** The geometry of a letter's card and envelope: its design's formats, or A6 and C6 for a letter without one. */
+export const cardOf = (letter: Pick<LetterToRender, 'design'>) => cardGeometry(letter.design?.card.format ?? DEFAULT_CARD_FORMAT)
+export const envelopeOf = (letter: Pick<LetterToRender, 'design'>) => envelopeGeometry(letter.design?.envelope.format ?? DEFAULT_ENVELOPE_FORMAT)
+
+/** The front a card is printed with: a `printed` card's artwork. A preprinted card's stock carries its front already. */
+const frontOf = (letter: LetterToRender) => (letter.design?.card.production === 'printed' ? letter.design.card.front : null)
+const logoOf = (letter: LetterToRender) => letter.design?.envelope.logo ?? null
+const signatureImageOf = (letter: LetterToRender) => (letter.design?.signature?.kind === 'image' ? letter.design.signature.png : null)
+
+/** Where the message goes on an A6 card, the card of every letter without a design. */
+export const MESSAGE_BOX: Box = cardGeometry(DEFAULT_CARD_FORMAT).message
+
+/** A signature's drawing, as a letter's design carries it. */
+export type DesignSignature = NonNullable<DesignToRender['signature']>
+
+/** Where a signature's drawing goes on the page: its top left corner, and the points per unit of the drawing. */
+export interface Placement {
+  x: number
+  y: number
+  scale: number
 }
 
 /**
@@ -103,65 +128,177 @@ export interface Hand {
   measure: Measure
   /** A fresh pen for one block of lines. */
   pen(): Pen
+  /** Draws a signature's drawing at `place`; false when this hand cannot (a pen cannot draw an image), and the card is then signed with the name. */
+  sign(drawing: DesignSignature, place: Placement): boolean
+}
+
+/** The ink a signature is drawn in, and the plotter's pen in its proofs: a dark blue-black, as a fountain pen's. */
+export const INK = '#1a2a6c'
+/** The line a signature's paths are drawn with: a fine pen's. */
+const SIGNATURE_PEN = 0.35 * MM
+/** A signature's drawing is at most this wide on an A6 card, and as much larger as a larger card is. */
+const SIGNATURE_MAX_WIDTH = 45 * MM
+
+/**
+ * Where a signature's drawing goes: under the message, at the bottom right of the signature
+ * strip where the name would be written, as tall as the strip lets it be and at most
+ * SIGNATURE_MAX_WIDTH wide, its shape kept. The printer and the plotter place it alike.
+ */
+export function signaturePlace(drawing: Size, card: CardGeometry): Placement {
+  if (!(drawing.width > 0 && drawing.height > 0)) throw new RangeError(`a signature's drawing of ${drawing.width} × ${drawing.height} has no size`)
+  const strip = card.signature
+  const scale = fitScale(drawing, { width: Math.min(strip.width, SIGNATURE_MAX_WIDTH * card.scale), height: strip.height })
+  return { x: strip.x + strip.width - drawing.width * scale, y: strip.y + strip.height - drawing.height * scale, scale }
 }
 
 /**
  * The hand of a PDF document: its current font, registered under the font's own name: pdfkit
- * caches a font by the name it was registered with, and a batch's file mixes fonts.
+ * caches a font by the name it was registered with, and a batch's file mixes fonts. Its
+ * signatures' images are among the document's `images`.
  */
-function pdfHand(doc: PDFDoc, fontName: FontName): Hand {
+function pdfHand(doc: PDFDoc, fontName: FontName, images?: DocumentImages): Hand {
   const name = `hand-${fontName}`
   doc.registerFont(name, handFont(fontName))
   doc.font(name)
-  return { measure: pdfMeasure(doc), pen: () => pdfPen(doc) }
+  return { measure: pdfMeasure(doc), pen: () => pdfPen(doc), sign: (drawing, place) => (drawSignature(doc, drawing, place, images), true) }
 }
 
-/** The size and lines the message is written at: the largest that fits MESSAGE_BOX. */
-export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message'>): { size: number; lines: string[]; lineHeight: number } {
-  return messageLayout(pdfHand(newDocument(CARD, 'layout'), letter.fontName).measure, letter.message)
+/**
+ * A signature's drawing on a PDF page: its paths stroked (never filled) with a pen's line in the
+ * ink, or its transparent image. Clipped to its box, widened by half the pen's line, so that a
+ * drawing that overruns the box it declares never writes over the message.
+ */
+function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, images: DocumentImages | undefined): void {
+  const { x, y, scale } = place
+  if (drawing.kind === 'image') {
+    if (!images) throw new Error("a signature's image needs the document's images")
+    doc.image(images.get(drawing.png), x, y, { width: drawing.width * scale, height: drawing.height * scale, ignoreOrientation: true })
+    return
+  }
+  const pen = SIGNATURE_PEN / scale
+  doc.save().translate(x, y).scale(scale)
+  doc
+    .rect(-pen / 2, -pen / 2, drawing.width + pen, drawing.height + pen)
+    .clip()
+    .lineWidth(pen)
+    .lineCap('round')
+    .lineJoin('round')
+    .strokeColor(INK)
+  for (const path of drawing.paths) {
+    for (const segment of pathSegments(path)) {
+      if (segment.kind === 'move') doc.moveTo(...segment.to)
+      else if (segment.kind === 'line') doc.lineTo(...segment.to)
+      else if (segment.kind === 'curve') doc.bezierCurveTo(...segment.c1, ...segment.c2, ...segment.to)
+      else doc.closePath()
+    }
+    doc.stroke()
+  }
+  doc.restore()
 }
 
-export const messageLayout = (measure: Measure, message: string) => fitSize(measure, message, MESSAGE_BOX, 20)
+/** The size and lines the message is written at: the largest that fits the card's message box. */
+export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message' | 'design'>): { size: number; lines: string[]; lineHeight: number } {
+  const card = cardOf(letter)
+  return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter.fontName).measure, letter.message, card)
+}
 
-/** The card: the message, shrunk to fit, then the signature line at the bottom right. */
+export const messageLayout = (measure: Measure, message: string, card: CardGeometry = cardGeometry(DEFAULT_CARD_FORMAT)) =>
+  fitSize(measure, message, card.message, card.maxFontSize)
+
+/**
+ * The card, its trim's top left corner at the origin: the message, shrunk to fit, then under it
+ * the signature's drawing, or the sender's name written at the bottom right.
+ */
 export function drawCard(hand: Hand, letter: LetterToRender): void {
+  const card = cardOf(letter)
   const random = seededRandom(`${letter.letterId}:card`)
-  const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message)
-  const margin = CARD_MARGIN
-  writeByHand(hand.pen(), lines, MESSAGE_BOX, size, lineHeight, random)
+  const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message, card)
+  const { margin } = card
+  writeByHand(hand.pen(), lines, card.message, size, lineHeight, random)
+  const drawing = letter.design?.signature
+  if (drawing && hand.sign(drawing, signaturePlace(drawing, card))) return
 
-  // Right-aligned at the bottom; a sender name too long for one line shrinks, then wraps upwards.
-  const signature = fitSize(hand.measure, letter.signature, SIGNATURE_BOX, Math.min(20, Math.max(size, 12)))
-  const lastLineY = CARD.height - margin - signature.size * 1.2
+  // Right-aligned at the bottom, at the message's size but no smaller than 12 (on A6: a name
+  // under a long message stays legible); a name too long for one line shrinks, then wraps upwards.
+  const signature = fitSize(hand.measure, letter.signature, card.signature, Math.min(card.maxFontSize, Math.max(size, 12 * card.scale)))
+  const lastLineY = card.size.height - margin - signature.size * 1.2
   signature.lines.forEach((line, index) => {
-    const x = Math.max(margin, CARD.width - margin - handWidth(hand.measure, line, signature.size))
+    const x = Math.max(margin, card.size.width - margin - handWidth(hand.measure, line, signature.size))
     const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
     writeByHand(hand.pen(), [line], { x, y }, signature.size, lineHeight, random)
   })
 }
 
-/** The envelope: the sender block at the top left, the recipient block in the lower right half. */
+/** The box a logo is fitted in, at the envelope's top left margin. */
+const LOGO_BOX: Size = { width: 45 * MM, height: 18 * MM }
+/** Between the logo and the return address under it. */
+const LOGO_GAP = 2 * MM
+/** A return address is written small, as a person writes one on the back or the corner of an envelope. */
+const RETURN_ADDRESS_MAX_SIZE = 10
+
+/** What goes in the envelope's top left corner: the logo's box, if any, and the block written under it (or at the top). */
+interface SenderCorner {
+  logo: Box | null
+  box: Box
+  maxSize: number
+  lines: string[]
+  wrapping: Wrapping
+}
+
+function senderCorner(letter: LetterToRender, envelope: EnvelopeGeometry): SenderCorner {
+  const { design } = letter
+  if (!design) return { logo: null, box: envelope.sender, maxSize: envelope.senderMaxSize, lines: letter.senderLines, wrapping: 'prose' }
+  const { corner } = envelope
+  let logo: Box | null = null
+  if (design.envelope.logo) {
+    const pixels = pngSize(design.envelope.logo)
+    const scale = fitScale(pixels, LOGO_BOX)
+    logo = { x: corner.x, y: corner.y, width: pixels.width * scale, height: pixels.height * scale }
+  }
+  const top = logo ? logo.y + logo.height + LOGO_GAP : corner.y
+  const below: Box = { x: corner.x, y: top, width: corner.width, height: corner.y + corner.height - top }
+  if (design.returnAddressLines) return { logo, box: below, maxSize: RETURN_ADDRESS_MAX_SIZE, lines: design.returnAddressLines, wrapping: 'address' }
+  // The sender's name alone, in the sender block's box as a letter without a design has it.
+  return {
+    logo,
+    box: { ...below, height: Math.min(below.height, envelope.sender.height) },
+    maxSize: envelope.senderMaxSize,
+    lines: letter.senderLines,
+    wrapping: 'prose',
+  }
+}
+
+/**
+ * The envelope: the sender's block (or the return address, under the logo's place) at the top
+ * left, the recipient block in the lower right half. A design's address blocks never leave a
+ * one-letter word (a door, a staircase) alone at the start of a line; letters without a design
+ * keep the wrapping they were drawn with.
+ */
 export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
+  const envelope = envelopeOf(letter)
   const random = seededRandom(`${letter.letterId}:envelope`)
-  const margin = ENVELOPE_MARGIN
-  const sender = fitSize(hand.measure, letter.senderLines.join('\n'), { x: margin, y: margin, width: ENVELOPE.width / 2 - margin, height: 30 * MM }, 11)
-  writeByHand(hand.pen(), sender.lines, { x: margin, y: margin }, sender.size, sender.lineHeight, random)
-  const recipient = fitSize(hand.measure, letter.recipientLines.join('\n'), RECIPIENT_BOX, 17)
-  writeByHand(hand.pen(), recipient.lines, RECIPIENT_BOX, recipient.size, recipient.lineHeight, random)
+  const corner = senderCorner(letter, envelope)
+  const sender = fitSize(hand.measure, corner.lines.join('\n'), corner.box, corner.maxSize, MIN_FONT_SIZE, corner.wrapping)
+  writeByHand(hand.pen(), sender.lines, corner.box, sender.size, sender.lineHeight, random)
+  const recipient = fitSize(
+    hand.measure,
+    letter.recipientLines.join('\n'),
+    envelope.recipient,
+    envelope.recipientMaxSize,
+    MIN_FONT_SIZE,
+    letter.design ? 'address' : 'prose',
+  )
+  writeByHand(hand.pen(), recipient.lines, envelope.recipient, recipient.size, recipient.lineHeight, random)
 }
 
-/** The recipient's block on the envelope: the lower right half. */
-const RECIPIENT_BOX: Box = {
-  x: ENVELOPE.width * 0.42,
-  y: ENVELOPE.height * 0.48,
-  width: ENVELOPE.width * 0.58 - ENVELOPE_MARGIN,
-  height: ENVELOPE.height * 0.52 - ENVELOPE_MARGIN,
-}
-
-/** A printed envelope: the hand's drawing, and the letter's code as bars with the code in small print. */
-function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender): void {
-  drawEnvelope(pdfHand(doc, letter.fontName), letter)
-  const code = envelopeCode(letter.code)
+/** A printed envelope: the logo, the hand's drawing, and the letter's code as bars with the code in small print. */
+function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender, images: DocumentImages): void {
+  const envelope = envelopeOf(letter)
+  const logo = logoOf(letter)
+  const logoBox = logo && senderCorner(letter, envelope).logo
+  if (logo && logoBox) doc.image(images.get(logo), logoBox.x, logoBox.y, { width: logoBox.width, height: logoBox.height, ignoreOrientation: true })
+  drawEnvelope(pdfHand(doc, letter.fontName, images), letter)
+  const code = envelopeCode(letter.code, envelope)
   for (const bar of code.bars) doc.rect(bar.x, code.top, bar.width, code.height)
   doc.fillColor('black').fill()
   doc
@@ -188,12 +325,13 @@ export interface EnvelopeCode {
  * The letter's code as Code 128 bars, with the same code in small print under them: at the
  * bottom left of the envelope, left of the recipient's block, so neither the post's address
  * readers nor a person mistakes it for part of the address. The printer fills these bars and the
- * plotter hatches them: one place decides them.
+ * plotter hatches them: one place decides them. The bars keep their size on every envelope, as
+ * the scanners read them.
  */
-export function envelopeCode(code: string): EnvelopeCode {
-  const x = ENVELOPE_MARGIN
-  const bottom = ENVELOPE.height - ENVELOPE_MARGIN
-  const right = RECIPIENT_BOX.x - 5 * MM
+export function envelopeCode(code: string, envelope: EnvelopeGeometry = envelopeGeometry(DEFAULT_ENVELOPE_FORMAT)): EnvelopeCode {
+  const x = envelope.margin
+  const bottom = envelope.size.height - envelope.margin
+  const right = envelope.recipient.x - 5 * MM
   const bars = code128Layout(code, x, CODE_MODULE)
   const width = barsWidth(code128Bars(code)) * CODE_MODULE
   if (x + width > right) throw new RangeError(`the code ${code} is too long for the envelope`)
@@ -201,56 +339,135 @@ export function envelopeCode(code: string): EnvelopeCode {
   return { bars, top, height: BAR_HEIGHT, text: { x, y: top + BAR_HEIGHT + 1, width, size: CODE_TEXT_SIZE, spacing: 1 } }
 }
 
-/** The card as its own print file. */
+/**
+ * Tells the printer where a page with a bleed is cut: the TrimBox (the card) inside the
+ * BleedBox (the whole page: the artwork's overrun, cut off).
+ */
+function markTrim(doc: PDFDoc, trim: Size, bleed: number): void {
+  const data = doc.page.dictionary.data as Record<string, unknown>
+  data.TrimBox = [bleed, bleed, bleed + trim.width, bleed + trim.height]
+  data.BleedBox = [0, 0, trim.width + 2 * bleed, trim.height + 2 * bleed]
+}
+
+/**
+ * A card's front artwork, placed as it covers the card and its bleed, the bleed's top left
+ * corner at x, y: a print page shows it whole; a proof, whose page is the trim, places it at
+ * -BLEED so that the page cuts it as the guillotine will. An artwork of another shape than the
+ * card's would print stretched: that is a mistake upstream, refused here.
+ */
+function drawFront(doc: PDFDoc, front: OpenedImage, card: CardGeometry, x: number, y: number): void {
+  const { width, height } = withBleed(card.size, BLEED)
+  if (Math.abs(front.width / front.height / (width / height) - 1) > 0.01)
+    throw new RangeError(`the front artwork is ${front.width} × ${front.height} px, not the shape of a ${card.format} card with its bleed`)
+  doc.image(front, x, y, { width, height, ignoreOrientation: true })
+}
+
+/** The card's writing on the current page, its trim's top left corner at `at` (the page's origin if absent). */
+function writeCard(doc: PDFDoc, letter: LetterToRender, images: DocumentImages, at?: { x: number; y: number }): void {
+  if (at) doc.save().translate(at.x, at.y)
+  drawCard(pdfHand(doc, letter.fontName, images), letter)
+  if (at) doc.restore()
+}
+
+/**
+ * The card as its own print file. Printed with artwork: the front on page 1 and the writing on
+ * page 2, both the card with its bleed, TrimBox and BleedBox set. Otherwise (preprinted stock,
+ * or no artwork) the writing alone, at the card's size, where it goes on that stock.
+ */
 export function renderCard(letter: LetterToRender): Promise<Buffer> {
-  const doc = newDocument(CARD, `Tarjeta ${letter.letterId}`)
-  drawCard(pdfHand(doc, letter.fontName), letter)
+  const card = cardOf(letter)
+  const front = frontOf(letter)
+  const bleed = front ? BLEED : 0
+  const page = withBleed(card.size, bleed)
+  const doc = newDocument(page, `Tarjeta ${letter.letterId}`)
+  const images = new DocumentImages(doc, [front, signatureImageOf(letter)])
+  if (front) {
+    markTrim(doc, card.size, bleed)
+    drawFront(doc, images.get(front), card, 0, 0)
+    addPage(doc, page)
+    markTrim(doc, card.size, bleed)
+  }
+  writeCard(doc, letter, images, front ? { x: bleed, y: bleed } : undefined)
   return toBuffer(doc)
 }
 
-/** The envelope as its own print file. */
+/** The envelope as its own print file, at its format. */
 export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
-  const doc = newDocument(ENVELOPE, `Sobre ${letter.letterId}`)
-  drawPrintedEnvelope(doc, letter)
+  const doc = newDocument(envelopeOf(letter).size, `Sobre ${letter.letterId}`)
+  drawPrintedEnvelope(doc, letter, new DocumentImages(doc, [logoOf(letter)]))
   return toBuffer(doc)
 }
 
-/** One page of cards for the floor: four to an A4 sheet, in order, left to right and top to bottom, with crop marks. */
+/** The one format of a batch's cards or envelopes: a batch holds one stock of each. */
+function batchFormat<T extends CardGeometry | EnvelopeGeometry>(letters: LetterToRender[], of: (letter: Pick<LetterToRender, 'design'>) => T, what: string): T {
+  // One geometry object per format (geometry.ts keeps them), so a set of them is a set of formats.
+  const formats = [...new Set(letters.map((letter) => of(letter)))]
+  if (formats.length > 1) throw new RangeError(`a batch holds one ${what} stock, and these letters need ${formats.map((format) => format.format).join(', ')}`)
+  return formats[0] ?? of({})
+}
+
+/**
+ * The floor's sheets of a batch's cards, in order, left to right and top to bottom, with crop
+ * marks (see `imposition` for how many to a sheet: four A6 to an A4, as always, four A5 or 5×7
+ * to an A3). Cards printed with artwork take two pages a sheet, for duplex printing: the fronts,
+ * then their backs (the writing). The backs page assumes the printer flips on the short edge: a
+ * landscape sheet turns over about its vertical centre line, so a card at the left of the fronts
+ * has its back at the right of the backs page, and the backs page is the fronts' grid mirrored
+ * left to right, each card's writing upright. Flipped on the long edge instead, every back would
+ * print upside down behind another card's front.
+ */
 export function renderCardSheets(letters: LetterToRender[]): Promise<Buffer> {
-  const doc = newDocument(SHEET, 'Tarjetas del lote', false)
-  letters.forEach((letter, index) => {
-    const slot = index % 4
-    if (slot === 0) doc.addPage({ size: [SHEET.width, SHEET.height], margin: 0 })
-    const x = (SHEET.width - 2 * CARD.width) / 2 + (slot % 2) * CARD.width
-    const y = (SHEET.height - 2 * CARD.height) / 2 + Math.floor(slot / 2) * CARD.height
-    doc.save().translate(x, y)
-    drawCard(pdfHand(doc, letter.fontName), letter)
-    doc.restore()
-    if (slot === 3 || index === letters.length - 1) drawCropMarks(doc, slot + 1)
-  })
+  const card = batchFormat(letters, cardOf, 'card')
+  const fronts = letters.map(frontOf)
+  const printed = fronts.some(Boolean)
+  if (printed && !fronts.every(Boolean)) throw new RangeError("a batch's cards are all printed with their front, or none is")
+  const layout = imposition(card.size, printed ? BLEED : 0)
+  const perSheet = layout.columns * layout.rows
+  const doc = newDocument(layout.sheet, 'Tarjetas del lote', false)
+  const images = new DocumentImages(
+    doc,
+    letters.flatMap((letter, index) => [fronts[index], signatureImageOf(letter)]),
+  )
+  for (let first = 0; first < letters.length; first += perSheet) {
+    const sheet = letters.slice(first, first + perSheet)
+    if (printed) {
+      addPage(doc, layout.sheet)
+      sheet.forEach((_, index) => {
+        const { x, y } = slotAt(layout, index)
+        drawFront(doc, images.get(fronts[first + index]!), card, x, y)
+      })
+      drawCutMarks(doc, layout)
+    }
+    addPage(doc, layout.sheet)
+    sheet.forEach((letter, index) => {
+      const { x, y } = slotAt(layout, index, printed)
+      writeCard(doc, letter, images, { x: x + layout.bleed, y: y + layout.bleed })
+    })
+    if (printed) drawCutMarks(doc, layout)
+    else drawCropMarks(doc, layout, sheet.length)
+  }
   return toBuffer(doc)
 }
 
 const CROP_MARK = 4 * MM
 
 /**
- * A6 is a quarter of A4: the four cards fill the sheet, two guillotine cuts along its centre
- * lines part them, and no paper is left outside the cards. The crop marks therefore lie on the
- * cut lines themselves, from each card corner outward along the cut: the blade takes them, and
- * they never reach into a card's face. Drawn for the slots in use (a last sheet may hold fewer).
+ * Cards without artwork butt on one another: four A6 fill an A4, two guillotine cuts along its
+ * centre lines part them, and no paper is left outside the cards. The crop marks therefore lie on
+ * the cut lines themselves, from each card corner outward along the cut: the blade takes them,
+ * and they never reach into a card's face (on a sheet with paper around the cards, the outer ones
+ * stand in it). Drawn for the slots in use (a last sheet may hold fewer).
  */
-function drawCropMarks(doc: PDFDoc, cards: number): void {
-  const left = (SHEET.width - 2 * CARD.width) / 2
-  const top = (SHEET.height - 2 * CARD.height) / 2
+function drawCropMarks(doc: PDFDoc, layout: Imposition, cards: number): void {
+  const { width, height } = layout.slot
   doc.save().lineWidth(0.25).strokeColor('black')
   for (let slot = 0; slot < cards; slot++) {
-    const x0 = left + (slot % 2) * CARD.width
-    const y0 = top + Math.floor(slot / 2) * CARD.height
+    const { x: x0, y: y0 } = slotAt(layout, slot)
     for (const [cx, cy, dx, dy] of [
       [x0, y0, -1, -1],
-      [x0 + CARD.width, y0, 1, -1],
-      [x0, y0 + CARD.height, -1, 1],
-      [x0 + CARD.width, y0 + CARD.height, 1, 1],
+      [x0 + width, y0, 1, -1],
+      [x0, y0 + height, -1, 1],
+      [x0 + width, y0 + height, 1, 1],
     ] as const) {
       doc.moveTo(cx, cy).lineTo(cx + dx * CROP_MARK, cy)
       doc.moveTo(cx, cy).lineTo(cx, cy + dy * CROP_MARK)
@@ -259,25 +476,67 @@ function drawCropMarks(doc: PDFDoc, cards: number): void {
   doc.stroke().restore()
 }
 
-/** The floor's envelopes of a batch: one C6 page each, in order. */
+/** How far the marks of a sheet with artwork keep from the cards' bleed. */
+const CUT_MARK_GAP = 1 * MM
+
+/**
+ * Cards with artwork are parted by two cuts on each side, the gutter between them their two
+ * bleeds, so no mark may lie between them: the marks stand in the sheet's edge, one on each cut
+ * line's extension at both ends, clear of the bleed. The grid is centred, so the backs page,
+ * mirrored, has its cuts in the same places and gets the same marks.
+ */
+function drawCutMarks(doc: PDFDoc, layout: Imposition): void {
+  const { left, top, columns, rows, slot, bleed } = layout
+  const right = left + columns * slot.width
+  const bottom = top + rows * slot.height
+  doc.save().lineWidth(0.25).strokeColor('black')
+  for (let column = 0; column < columns; column++)
+    for (const x of [left + column * slot.width + bleed, left + (column + 1) * slot.width - bleed]) {
+      doc.moveTo(x, top - CUT_MARK_GAP).lineTo(x, top - CUT_MARK_GAP - CROP_MARK)
+      doc.moveTo(x, bottom + CUT_MARK_GAP).lineTo(x, bottom + CUT_MARK_GAP + CROP_MARK)
+    }
+  for (let row = 0; row < rows; row++)
+    for (const y of [top + row * slot.height + bleed, top + (row + 1) * slot.height - bleed]) {
+      doc.moveTo(left - CUT_MARK_GAP, y).lineTo(left - CUT_MARK_GAP - CROP_MARK, y)
+      doc.moveTo(right + CUT_MARK_GAP, y).lineTo(right + CUT_MARK_GAP + CROP_MARK, y)
+    }
+  doc.stroke().restore()
+}
+
+/** The floor's envelopes of a batch: one page each at their format, in order. */
 export function renderEnvelopes(letters: LetterToRender[]): Promise<Buffer> {
-  const doc = newDocument(ENVELOPE, 'Sobres del lote', false)
+  const envelope = batchFormat(letters, envelopeOf, 'envelope')
+  const doc = newDocument(envelope.size, 'Sobres del lote', false)
+  const images = new DocumentImages(doc, letters.map(logoOf))
   for (const letter of letters) {
-    doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-    drawPrintedEnvelope(doc, letter)
+    addPage(doc, envelope.size)
+    drawPrintedEnvelope(doc, letter, images)
   }
   return toBuffer(doc)
 }
 
 /**
- * The proof a client looks at: the card on page 1 and the envelope on page 2, drawn exactly as
- * the print files are (same seeds, same sizes).
+ * The proof a client looks at: the pages the floor prints, drawn exactly as the print files are
+ * (same seeds, same sizes), each at the size of the finished card or envelope: the front (for a
+ * card printed with artwork) cut to the card's trim as the guillotine will cut it, the card's
+ * writing, and the envelope on paper of its colour, so that kraft looks like kraft. The print
+ * files never carry the paper's colour: the floor loads the paper.
  */
 export function renderProof(letter: LetterToRender): Promise<Buffer> {
-  const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
-  drawCard(pdfHand(doc, letter.fontName), letter)
-  doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
-  drawPrintedEnvelope(doc, letter)
+  const card = cardOf(letter)
+  const envelope = envelopeOf(letter)
+  const front = frontOf(letter)
+  const doc = newDocument(card.size, `Prueba ${letter.letterId}`)
+  const images = new DocumentImages(doc, [front, signatureImageOf(letter), logoOf(letter)])
+  if (front) {
+    drawFront(doc, images.get(front), card, -BLEED, -BLEED)
+    addPage(doc, card.size)
+  }
+  writeCard(doc, letter, images)
+  addPage(doc, envelope.size)
+  const paper = letter.design?.envelope.paperColor
+  if (paper) doc.save().rect(0, 0, envelope.size.width, envelope.size.height).fill(paper).restore()
+  drawPrintedEnvelope(doc, letter, images)
   return toBuffer(doc)
 }
 

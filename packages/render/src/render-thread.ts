@@ -1,6 +1,7 @@
 import { constants, setPriority } from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { fontNames } from '@letters/contracts'
+import { cardFormatNames, envelopeFormatNames, fontNames } from '@letters/contracts'
+import type { DesignToRender } from './design.js'
 import { addressLines, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 import { renderPlotterProof } from './plotter/plot.js'
 import type { RenderKind, RenderTask } from './render-pool.js'
@@ -31,10 +32,23 @@ const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undef
 const WARM_UP_ROUNDS = 4
 
 /**
+ * A design for the warm-up, in the `round`th of each format: a signature's paths, a return
+ * address and paper colour, no images (a JPEG goes in as its bytes, and a PNG is prepared once
+ * per image whatever the warm-up drew).
+ */
+const warmUpDesign = (round: number): DesignToRender => ({
+  card: { format: cardFormatNames[round % cardFormatNames.length]!, production: 'preprinted', front: null },
+  envelope: { format: envelopeFormatNames[round % envelopeFormatNames.length]!, paperColor: '#c9a77c', logo: null },
+  signature: { kind: 'paths', width: 100, height: 40, paths: ['M 5 30 C 15 0 30 0 40 30 Q 55 10 70 30 L 95 24', 'M 2 37 Q 50 31 98 36'] },
+  returnAddressLines: ['Papelería Luna', 'Calle Sierpes 4, 2º B', '41004 Sevilla'],
+})
+
+/**
  * A thread's first render of a font parsed the font, and its first renders ran the drawing code
  * before the engine had compiled it: a client's first proofs took several times a render. The
  * thread draws sample proofs in every font before it takes tasks, at the pool's start rather than in front of a client. The fonts' layout caches keep
  * what the samples laid out, which changes no later drawing: a layout depends on the text only.
+ * Each font draws a letter without a design and one with, so both layouts are compiled.
  */
 async function warmUp(): Promise<void> {
   const message =
@@ -53,7 +67,7 @@ async function warmUp(): Promise<void> {
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     for (const fontName of fontNames) {
       const letterId = `00000000-0000-4000-8000-${String(round).padStart(12, '0')}`
-      await renderProof({
+      const letter: LetterToRender = {
         letterId,
         code: 'WARMUP0001',
         fontName,
@@ -61,7 +75,9 @@ async function warmUp(): Promise<void> {
         signature: 'Ana, de Papelería Luna',
         recipientLines,
         senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
-      })
+      }
+      await renderProof(letter)
+      await renderProof({ ...letter, design: warmUpDesign(round) })
     }
   }
 }

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { metrics } from '@letters/observability'
-import { RenderPool, RenderQueueFull, addressLines, renderProof, type LetterToRender } from '../src/index.js'
+import { RenderPool, RenderQueueFull, addressLines, renderCard, renderProof, type LetterToRender } from '../src/index.js'
 import { sampleRecipient } from '@letters/test/support/factories'
+import { frontJpeg, logoPng, sampleDesign, signaturePng } from './samples.js'
 
 const letter: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
@@ -35,6 +36,13 @@ describe('RenderPool', () => {
     const caveat: LetterToRender = { ...letter, fontName: 'caveat', message: '¡Hola, Lucía! Gracias por venir, ¿nos vemos el sábado en la tienda?' }
     for (const message of ['Hola, Lucía.', 'Gracias por todo, de verdad.', '¿Nos vemos el sábado? ¡Hola!']) await renderProof({ ...caveat, message })
     expect((await pool.render('proof', caveat)).equals(await renderProof(caveat))).toBe(true)
+  })
+
+  it('draws a letter with a design the same in a thread, its images handed over as bytes', async () => {
+    const design = sampleDesign({ front: await frontJpeg('A6'), logo: await logoPng(), paperColor: '#c9a77c' })
+    const drawn: LetterToRender = { ...letter, design: { ...design, signature: { kind: 'image', width: 600, height: 200, png: await signaturePng() } } }
+    expect((await pool.render('proof', drawn)).equals(await renderProof(drawn))).toBe(true)
+    expect((await pool.render('card', drawn)).equals(await renderCard(drawn))).toBe(true)
   })
 
   it('keeps the event loop free while it draws', async () => {

@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq'
-import { eq } from 'drizzle-orm'
-import type { AddressVerifier, NormalizedAddress } from '@letters/address'
+import { eq, sql } from 'drizzle-orm'
+import { recipientBlock, type AddressVerifier, type NormalizedAddress } from '@letters/address'
 import { refundLetter } from '@letters/credits'
 import { enqueue, letters, moveLetter, type Db } from '@letters/db'
 
@@ -15,12 +15,14 @@ function eventDetail(result: NormalizedAddress, livemode: boolean): string {
 
 /**
  * Verifies a received letter's address and moves the letter on, in one transaction: the
- * normalized address and the new status, its event, and either the production job (outbox) or
- * the refund. A letter no longer `received` was handled by an earlier run: nothing changes.
+ * normalized address (with its block laid out as it will be printed, for a letter with a print
+ * spec; `floorCountry` is where the floor posts from, FLOOR_COUNTRY) and the new status, its
+ * event, and either the production job (outbox) or the refund. A letter no longer `received`
+ * was handled by an earlier run: nothing changes.
  */
-export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterId: string): Promise<AddressOutcome> {
+export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterId: string, floorCountry: string): Promise<AddressOutcome> {
   const [letter] = await db
-    .select({ status: letters.status, recipient: letters.recipient, livemode: letters.livemode })
+    .select({ status: letters.status, recipient: letters.recipient, livemode: letters.livemode, laidOut: sql<boolean>`${letters.printSpec} IS NOT NULL` })
     .from(letters)
     .where(eq(letters.id, letterId))
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
@@ -33,7 +35,11 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
       from: ['received'],
       to: status,
       detail: eventDetail(result, letter.livemode),
-      set: { address: { ...result, verifiedBy: verifier.name } },
+      set: {
+        address: { ...result, verifiedBy: verifier.name },
+        // Letters accepted before designs had a product keep the layout they were accepted with, drawn by the renderer.
+        addressLines: status === 'ready_for_print' && letter.laidOut ? recipientBlock(result, floorCountry) : null,
+      },
     })
     // Another run (or a cancellation) moved it first.
     if (!moved || !locked) return 'already_done'

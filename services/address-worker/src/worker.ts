@@ -27,7 +27,7 @@ export function startAddressWorker(options: AddressWorkerOptions) {
     'normalize-address',
     async (job) => {
       // A failed query's message carries its parameters (the address): kept out of Redis, where the job's failure is stored.
-      const outcome = await normalizeLetter(db, verifier, job.data.letterId).catch((error: unknown) => {
+      const outcome = await normalizeLetter(db, verifier, job.data.letterId, config.floorCountry).catch((error: unknown) => {
         throw withoutQueryParameters(error)
       })
       log.info({ letterId: job.data.letterId, jobId: job.id, outcome }, 'address handled')

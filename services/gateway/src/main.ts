@@ -14,8 +14,18 @@ if (config.seedDemo) {
   if (demo) {
     app.log.info({ accountId: demo.accountId }, 'demo account created with 100 credits')
     // The key is shown once, here, and never again: print it where a person will see it.
+    const base = `http://${config.host}:${config.port}`
+    const { cardDesigns, envelopeDesigns } = demo.designs
     process.stdout.write(
-      `\n  Demo API key (shown once): ${demo.apiKey}\n  Try: curl -H 'X-API-KEY: ${demo.apiKey}' http://${config.host}:${config.port}/campaigns\n\n`,
+      [
+        '',
+        `  Demo API key (shown once): ${demo.apiKey}`,
+        `  Its designs: ${cardDesigns.map((card) => `${card.name} (${card.id})`).join(', ')}; ${envelopeDesigns.map((envelope) => `${envelope.name} (${envelope.id})`).join(', ')}`,
+        `  Try: curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/company-data`,
+        `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/card-designs/${cardDesigns[0]!.id}/preview -o tarjeta.png`,
+        '',
+        '',
+      ].join('\n'),
     )
   }
 }

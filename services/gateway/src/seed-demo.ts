@@ -1,45 +1,71 @@
 import { count } from 'drizzle-orm'
 import { accounts, type Db } from '@letters/db'
+import { demoDesigns } from './demo-artwork.js'
 import { createAccount } from './services/accounts.js'
 import { createCampaign } from './services/campaigns.js'
-import { createEntry } from './services/company-data.js'
+import { createCardDesign, createEnvelopeDesign, createSender, createSignature, putArtwork } from './services/designs.js'
 
 /** Any constant: two gateways starting together must not both seed. */
 const SEED_LOCK_ID = 727_002
 
+const svg = (text: string) => ({ contentType: 'image/svg+xml', data: Buffer.from(text) })
+
 /**
- * On an empty database, creates a demo account with everything needed to send a letter and
- * returns its API key (shown once). Returns undefined when the database already has accounts.
+ * On an empty database, creates a demo account with everything needed to send a letter and see
+ * it as it will be printed: a printed and a preprinted card design with their artwork, a white
+ * and a kraft envelope with a logo, a sender with a return address, a signature drawn as
+ * strokes and a campaign. Returns its API key (shown once), and the ids a quick start names;
+ * undefined when the database already has accounts.
  */
-export async function seedDemoAccount(db: Db): Promise<{ accountId: string; apiKey: string } | undefined> {
+export async function seedDemoAccount(db: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds } | undefined> {
   return db.$client.begin(async (sql) => {
     await sql`SELECT pg_advisory_xact_lock(${SEED_LOCK_ID})`
     const [existing] = await db.select({ n: count() }).from(accounts)
     if (existing && existing.n > 0) return undefined
 
     const account = await createAccount(db, { name: 'Cuenta de demostración', credits: 100 })
-    const [cardDesign] = [
-      await createEntry(db, 'card-designs', account.id, 'Tarjeta clásica'),
-      await createEntry(db, 'card-designs', account.id, 'Tarjeta floral'),
-    ]
-    const [envelopeDesign] = [
-      await createEntry(db, 'envelope-designs', account.id, 'Sobre blanco'),
-      await createEntry(db, 'envelope-designs', account.id, 'Sobre kraft'),
-    ]
-    const sender = await createEntry(db, 'senders', account.id, 'Equipo de Demostración')
-    await createEntry(db, 'signatures', account.id, 'Firma de Ana')
+    const cards = []
+    for (const { artwork, ...card } of demoDesigns.cards) {
+      const created = await createCardDesign(db, account.id, card)
+      await putArtwork(db, 'card-designs', account.id, created.id, svg(artwork))
+      cards.push(created)
+    }
+    const envelopes = []
+    for (const { logo, ...envelope } of demoDesigns.envelopes) {
+      const created = await createEnvelopeDesign(db, account.id, envelope)
+      await putArtwork(db, 'envelope-designs', account.id, created.id, svg(logo))
+      envelopes.push(created)
+    }
+    const sender = await createSender(db, account.id, demoDesigns.sender)
+    const signature = await createSignature(db, account.id, demoDesigns.signature.name)
+    await putArtwork(db, 'signatures', account.id, signature.id, svg(demoDesigns.signature.svg))
     await createCampaign(db, account.id, {
       name: 'Bienvenida de clientes',
       active: true,
-      cardDesignId: cardDesign.id,
-      envelopeDesignId: envelopeDesign.id,
+      cardDesignId: cards[0]!.id,
+      envelopeDesignId: envelopes[1]!.id,
       senderId: sender.id,
+      signatureId: signature.id,
       message: 'Hola {{nombre}}:\n\nGracias por confiar en nosotros. Tu código de bienvenida es {{codigo}}.\n\nUn abrazo',
       variables: [
         { name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'Lucía' },
         { name: 'codigo', maxSize: 12, defaultValue: null, example: 'HOLA2026' },
       ],
     })
-    return { accountId: account.id, apiKey: account.apiKey }
+    const designs = {
+      cardDesigns: cards.map(({ id, name }) => ({ id, name })),
+      envelopeDesigns: envelopes.map(({ id, name }) => ({ id, name })),
+      senderId: sender.id,
+      signatureId: signature.id,
+    }
+    return { accountId: account.id, apiKey: account.apiKey, designs }
   })
+}
+
+/** The demo's designs, for the quick start the gateway prints. */
+export interface DemoIds {
+  cardDesigns: Array<{ id: string; name: string }>
+  envelopeDesigns: Array<{ id: string; name: string }>
+  senderId: string
+  signatureId: string
 }

@@ -95,12 +95,14 @@ describe('GET /openapi.json', () => {
     expect(json.properties.recipients.items.required).toEqual(['name', 'surname', 'address', 'zip', 'city', 'country'])
     const card = document.paths['/card']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown> }
     // POST /card's fields but the two a bulk request gives once for all its recipients.
-    const { campaignId: _campaignId, sendAt, ...cardRecipient } = card.properties
+    const { campaignId: _campaignId, sendAt, signatureId, ...cardRecipient } = card.properties
     expect(json.properties.recipients.items.properties).toEqual(cardRecipient)
     expect((json.properties as Record<string, unknown>).sendAt).toEqual(sendAt)
+    expect((json.properties as Record<string, unknown>).signatureId).toEqual(signatureId)
     expect(content['text/csv']!.schema).toMatchObject({ type: 'string' })
     expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'campaignId', required: false }))
     expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'sendAt', required: false }))
+    expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'query', name: 'signatureId', required: false }))
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '415', '422', '429', '500', '503'])
   })
 

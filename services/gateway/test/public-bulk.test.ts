@@ -438,3 +438,35 @@ describe('bulk requests in parallel', () => {
     }
   })
 })
+
+describe('POST /cards/bulk with a signature', () => {
+  it('signs every letter with the request’s signature, and refuses another account’s with nothing charged', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const other = await adminAccount(app, 10)
+    const signed = await client.post('/cards/bulk', {
+      campaignId,
+      signatureId: account.signatureId,
+      recipients: [recipient({ name: 'Ana' }), recipient({ name: 'Bea' })],
+    })
+    expect(signed.statusCode, signed.body).toBe(200)
+    const stored = await lettersById(signed.json<BulkAnswer>().cardIds as string[])
+    expect([...stored.values()].map((letter) => letter.signatureId)).toEqual([account.signatureId, account.signatureId])
+    const before = await moneyState(app.db, account.id)
+    const refused = await client.post('/cards/bulk', { campaignId, signatureId: other.signatureId, recipients: [recipient()] })
+    expectError(refused, 400, 'Bad Request', "El campo 'signatureId' no corresponde a ninguna firma de la cuenta")
+    const after = await moneyState(app.db, account.id)
+    expect(after.balance).toBe(before.balance)
+    expect(after.letters).toHaveLength(before.letters.length)
+  })
+
+  it('takes it in the query with a CSV body', async () => {
+    const { account, client, campaignId } = await accountWithCampaign(100)
+    const csv = 'name,surname,address,zip,city,country,cupon\r\nAna,García,Calle Mayor 1,28013,Madrid,ES,NAV25\r\n'
+    const response = await client.post(`/cards/bulk?campaignId=${campaignId}&signatureId=${account.signatureId}`, csv, { 'content-type': 'text/csv' })
+    expect(response.statusCode, response.body).toBe(200)
+    const stored = await lettersById(response.json<BulkAnswer>().cardIds as string[])
+    expect([...stored.values()][0]?.signatureId).toBe(account.signatureId)
+    const wrong = await client.post(`/cards/bulk?campaignId=${campaignId}&signatureId=firma`, csv, { 'content-type': 'text/csv' })
+    expectError(wrong, 400, 'Bad Request', /'signatureId' debe ser el id \(UUID\)/)
+  })
+})

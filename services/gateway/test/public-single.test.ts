@@ -61,6 +61,14 @@ describe('POST /single', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
   })
 
+  it.each([
+    ['ES', '8001', 'Barcelona'],
+    ['DE', '1067', 'Dresden'],
+  ])('accepts a postal code of %s whose leading zero a spreadsheet ate (%s)', async (country, zip, city) => {
+    const response = await client.post('/single', singleLetter(account, { zip, city, province: null, country }))
+    expect(response.statusCode).toBe(200)
+  })
+
   it('accepts a letter without message, font, company or province', async () => {
     const { message: _m, province: _p, ...minimal } = singleLetter(account)
     const response = await client.post('/single', { ...minimal, message: null, fontName: null })
@@ -87,9 +95,14 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['a zip sent as a number', (a) => singleLetter(a, { zip: 28013 }), /El campo 'zip' debe ser un texto/],
     ['a three-letter country', (a) => singleLetter(a, { country: 'ESP' }), "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras"],
     ['an unassigned country code', (a) => singleLetter(a, { country: 'XX' }), "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es"],
-    ['a Spanish zip of four digits', (a) => singleLetter(a, { zip: '2801' }), "El campo 'zip' ('2801') no es un código postal válido para ES"],
+    [
+      'a Spanish zip too short even with its leading zeros',
+      (a) => singleLetter(a, { zip: '801' }),
+      "El campo 'zip' ('801') no es un código postal válido para ES; si empieza por 0, escríbelo entre comillas con sus 5 cifras",
+    ],
+    ['a Spanish zip with a letter', (a) => singleLetter(a, { zip: '2801A' }), "El campo 'zip' ('2801A') no es un código postal válido para ES"],
     ['a Spanish zip outside provinces 01-52', (a) => singleLetter(a, { zip: '53001' }), "El campo 'zip' ('53001') no es un código postal válido para ES"],
-    ['a German zip of four digits', (a) => singleLetter(a, { zip: '1011', country: 'DE' }), "El campo 'zip' ('1011') no es un código postal válido para DE"],
+    ['a German zip of six digits', (a) => singleLetter(a, { zip: '101170', country: 'DE' }), "El campo 'zip' ('101170') no es un código postal válido para DE"],
     ['a cardDesignId that is not a UUID', (a) => singleLetter(a, { cardDesignId: 'tarjeta-1' }), "El campo 'cardDesignId' debe ser un UUID válido"],
     [
       'an unknown card design',
@@ -108,7 +121,13 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
       "La fuente 'comic-sans' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam",
     ],
     ['a message over 1,000 characters', (a) => singleLetter(a, { message: 'a'.repeat(1001) }), /no puede tener más de 1000 caracteres/],
-    ['an unknown field', (a) => singleLetter(a, { signatureId: a.signatureId }), "El campo 'signatureId' no está permitido"],
+    ['an unknown field', (a) => singleLetter(a, { stampId: a.signatureId }), "El campo 'stampId' no está permitido"],
+    [
+      "another account's signature",
+      (a) => singleLetter(a, { signatureId: other.signatureId }),
+      "El campo 'signatureId' no corresponde a ninguna firma de la cuenta",
+    ],
+    ['a signature that is not a UUID', (a) => singleLetter(a, { signatureId: 'firma-1' }), /'signatureId' debe ser el id \(UUID\)/],
     ['a misspelt field', (a) => ({ ...singleLetter(a), zip: undefined, zipcode: '28013' }), "El campo 'zip' es obligatorio"],
     ['a body that is an array', () => [], 'El cuerpo de la petición debe ser un objeto JSON'],
     ['a name of only spaces', (a) => singleLetter(a, { name: '   ' }), "El campo 'name' no puede estar vacío"],

@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import { isFontName, type VerifiedAddress } from '@letters/contracts'
-import { letters, moveLetters, printBatches, printBatchLetters, senders, type Db, type Tx } from '@letters/db'
+import type { VerifiedAddress } from '@letters/contracts'
+import { letters, moveLetters, printBatches, printBatchLetters, readLetterDrawings, type Db, type Tx } from '@letters/db'
 import { batchFileKey } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/queues'
-import { describeLetter } from '@letters/render'
+import { drawingOf } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
 import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
@@ -61,29 +61,24 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx): Promise<Fin
       letterId: letters.id,
       sequence: printBatchLetters.sequence,
       code: letters.code,
-      fontName: letters.fontName,
-      message: letters.message,
       address: letters.address,
-      sender: senders.name,
     })
     .from(printBatchLetters)
     .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
-    .innerJoin(senders, eq(senders.id, letters.senderId))
     .where(eq(printBatchLetters.batchId, batchId))
     .orderBy(asc(printBatchLetters.sequence))
+  const sources = new Map(
+    (
+      await readLetterDrawings(
+        db,
+        members.map((member) => member.letterId),
+      )
+    ).map((source) => [source.letterId, source]),
+  )
   const sorted = members.map((member) => {
-    if (!isFontName(member.fontName)) throw new Error(`letter ${member.letterId} uses the unknown font ${member.fontName}`)
     const address = member.address as VerifiedAddress
-    const drawing = describeLetter({
-      letterId: member.letterId,
-      code: member.code,
-      fontName: member.fontName,
-      message: member.message,
-      senderName: member.sender,
-      recipient: address,
-      floorCountry: floor.floorCountry,
-    })
-    return { letterId: member.letterId, code: member.code, address, drawing }
+    const drawing = drawingOf(sources.get(member.letterId)!, floor.floorCountry)
+    return { letterId: member.letterId, code: member.code, address, printSpec: sources.get(member.letterId)!.printSpec, drawing }
   })
 
   const handed = await handedOverBatchFiles(db, batchId)

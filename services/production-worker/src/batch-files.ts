@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
 import { batchFileNames } from '@letters/artifacts'
-import type { VerifiedAddress } from '@letters/contracts'
+import { stocksOf, type PrintSpec, type VerifiedAddress } from '@letters/contracts'
 import { renderCardSheets, renderEnvelopes, type LetterToRender } from '@letters/render'
 
 /** A letter of a batch as its files need it. */
@@ -8,6 +8,8 @@ export interface BatchLetter {
   letterId: string
   code: string
   address: Pick<VerifiedAddress, 'name' | 'surname' | 'address' | 'zip' | 'city' | 'province' | 'country'>
+  /** Its designs and stocks; null for a letter accepted before designs had a product. */
+  printSpec?: PrintSpec | null
 }
 
 // Spanish rules (ñ after n, accents ignored at first); numeric, so "Calle 9" comes before "Calle 10".
@@ -28,7 +30,20 @@ export function presorted<T extends BatchLetter>(batch: readonly T[]): T[] {
   )
 }
 
-export const MANIFEST_COLUMNS = ['sequence', 'letterId', 'code', 'name', 'zip', 'city', 'province', 'country'] as const
+export const MANIFEST_COLUMNS = [
+  'sequence',
+  'letterId',
+  'code',
+  'name',
+  'zip',
+  'city',
+  'province',
+  'country',
+  'cardDesign',
+  'cardStock',
+  'envelopeDesign',
+  'envelopeStock',
+] as const
 
 /**
  * A client's text as a manifest cell: the floor opens the manifest in Excel, which runs a cell
@@ -56,6 +71,10 @@ export function manifestCsv(sorted: readonly BatchLetter[]): Buffer {
     manifestText(letter.address.city),
     manifestText(letter.address.province ?? ''),
     manifestText(letter.address.country),
+    manifestText(letter.printSpec?.card.name ?? ''),
+    manifestText(stocksOf(letter.printSpec ?? null).cardStock),
+    manifestText(letter.printSpec?.envelope.name ?? ''),
+    manifestText(stocksOf(letter.printSpec ?? null).envelopeStock),
   ])
   return Buffer.from(stringify([[...MANIFEST_COLUMNS], ...rows], { bom: true, record_delimiter: 'windows' }), 'utf8')
 }

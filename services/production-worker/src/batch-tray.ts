@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import type { VerifiedAddress } from '@letters/contracts'
+import { stocksOf, type Stocks, type VerifiedAddress } from '@letters/contracts'
 import { letters, printBatches, printBatchLetters, type Db, type PrintBatchStatus, type Tx } from '@letters/db'
 import { presorted } from './batch-files.js'
 
@@ -30,16 +30,21 @@ export async function batchOf(
 export type TrayOutcome = { outcome: 'added'; batchId: string; closed: boolean } | { outcome: 'already_batched' | 'superseded' }
 
 /**
- * Puts a printing letter in the open batch (opening one if there is none), fenced like a
- * handoff: only while `claim` is still the letter's print claim, whose row stays share-locked
- * until the letter is in, so a newer claim waits and then finds it batched. Every worker adds
- * to the one open batch, under its row lock; the letter that fills it closes it.
+ * Puts a printing letter in the open batch of its stocks (opening one if there is none), fenced
+ * like a handoff: only while `claim` is still the letter's print claim, whose row stays
+ * share-locked until the letter is in, so a newer claim waits and then finds it batched. Every
+ * worker adds to the one open batch of those stocks, under its row lock; the letter that fills
+ * it closes it. A batch holds one card stock and one envelope stock: the floor loads one of each.
  */
 export async function putInTray(db: Db, letterId: string, claim: number, rules: BatchRules): Promise<TrayOutcome> {
   return db.transaction(async (tx) => {
-    const [letter] = await tx.select({ status: letters.status, printClaim: letters.printClaim }).from(letters).where(eq(letters.id, letterId)).for('share')
+    const [letter] = await tx
+      .select({ status: letters.status, printClaim: letters.printClaim, printSpec: letters.printSpec })
+      .from(letters)
+      .where(eq(letters.id, letterId))
+      .for('share')
     if (letter?.status !== 'printing' || letter.printClaim !== claim) return { outcome: 'superseded' as const }
-    const batchId = await openBatch(tx)
+    const batchId = await openBatch(tx, stocksOf(letter.printSpec))
     const [added] = await tx.insert(printBatchLetters).values({ batchId, letterId }).onConflictDoNothing().returning({ letterId: printBatchLetters.letterId })
     if (!added) return { outcome: 'already_batched' as const }
     const [batch] = await tx
@@ -53,14 +58,18 @@ export async function putInTray(db: Db, letterId: string, claim: number, rules: 
   })
 }
 
-/** The open batch, row-locked for this transaction; opened now if there is none (a unique index allows one). */
-async function openBatch(tx: Tx): Promise<string> {
+/** The open batch of these stocks, row-locked for this transaction; opened now if there is none (a unique index allows one per pair). */
+async function openBatch(tx: Tx, stocks: Stocks): Promise<string> {
   for (;;) {
     // FOR UPDATE re-reads a row changed meanwhile: a batch closed while we waited is skipped.
-    const [open] = await tx.select({ id: printBatches.id }).from(printBatches).where(eq(printBatches.status, 'open')).for('update')
+    const [open] = await tx
+      .select({ id: printBatches.id })
+      .from(printBatches)
+      .where(and(eq(printBatches.status, 'open'), eq(printBatches.cardStock, stocks.cardStock), eq(printBatches.envelopeStock, stocks.envelopeStock)))
+      .for('update')
     if (open) return open.id
     // Another worker opening one at the same time: its insert wins, ours does nothing, and the next round finds its batch.
-    const [opened] = await tx.insert(printBatches).values({}).onConflictDoNothing().returning({ id: printBatches.id })
+    const [opened] = await tx.insert(printBatches).values(stocks).onConflictDoNothing().returning({ id: printBatches.id })
     if (opened) return opened.id
   }
 }
@@ -89,16 +98,19 @@ async function closeBatch(tx: Tx, batchId: string): Promise<void> {
     .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'open')))
 }
 
-/** Closes the open batch if its first letter came `maxWaitMs` ago or more; true if it did. Safe with several workers (SKIP LOCKED). */
+/**
+ * Closes every open batch (one per pair of stocks) whose first letter came `maxWaitMs` ago or
+ * more; true if it closed any. Safe with several workers (SKIP LOCKED).
+ */
 export async function closeIfDue(db: Db, rules: BatchRules): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [due] = await tx
+    const due = await tx
       .select({ id: printBatches.id })
       .from(printBatches)
       .where(and(eq(printBatches.status, 'open'), sql`${printBatches.openedAt} <= now() - ${rules.maxWaitMs} * interval '1 millisecond'`))
+      .orderBy(printBatches.openedAt)
       .for('update', { skipLocked: true })
-    if (!due) return false
-    await closeBatch(tx, due.id)
-    return true
+    for (const batch of due) await closeBatch(tx, batch.id)
+    return due.length > 0
   })
 }

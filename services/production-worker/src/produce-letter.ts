@@ -1,9 +1,8 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Logger } from 'pino'
-import { eq, sql } from 'drizzle-orm'
-import { isFontName } from '@letters/contracts'
-import { letters, moveLetter, senders, type Db, type LetterStatus } from '@letters/db'
-import { describeLetter, plotterFiles, renderCard, renderEnvelope, type LetterToRender, type PlotterSettings } from '@letters/render'
+import { sql } from 'drizzle-orm'
+import { moveLetter, readLetterDrawings, type Db, type LetterStatus } from '@letters/db'
+import { drawingOf, plotterFiles, renderCard, renderEnvelope, type LetterToRender, type PlotterSettings } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { batchPrintedDetail } from './batch-closer.js'
@@ -57,23 +56,15 @@ async function claim(db: Db, letterId: string): Promise<{ printClaim: number; li
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
 async function letterToRender(db: Db, letterId: string, floorCountry: string): Promise<LetterToRender> {
-  const [row] = await db
-    .select({ code: letters.code, fontName: letters.fontName, message: letters.message, address: letters.address, sender: senders.name })
-    .from(letters)
-    .innerJoin(senders, eq(senders.id, letters.senderId))
-    .where(eq(letters.id, letterId))
-  if (!row) throw new UnrecoverableError(`letter ${letterId} does not exist`)
-  if (!row.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
-  if (!isFontName(row.fontName)) throw new UnrecoverableError(`letter ${letterId} uses the unknown font ${row.fontName}`)
-  return describeLetter({
-    letterId,
-    code: row.code,
-    fontName: row.fontName,
-    message: row.message,
-    senderName: row.sender,
-    recipient: row.address,
-    floorCountry,
-  })
+  const [source] = await readLetterDrawings(db, [letterId])
+  if (!source) throw new UnrecoverableError(`letter ${letterId} does not exist`)
+  if (!source.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
+  try {
+    return drawingOf(source, floorCountry)
+  } catch (error) {
+    // A font later removed from the catalogue: no retry can draw it.
+    throw new UnrecoverableError(String(error))
+  }
 }
 
 /**

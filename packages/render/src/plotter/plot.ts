@@ -1,18 +1,7 @@
+import { MM, type CardGeometry, type EnvelopeGeometry } from '../geometry.js'
 import type { Pen } from '../handwriting.js'
-import {
-  CARD,
-  CARD_MARGIN,
-  ENVELOPE,
-  ENVELOPE_MARGIN,
-  MM,
-  drawCard,
-  drawEnvelope,
-  envelopeCode,
-  newDocument,
-  toBuffer,
-  type Hand,
-  type LetterToRender,
-} from '../letter.js'
+import { INK, cardOf, drawCard, drawEnvelope, envelopeCode, envelopeOf, newDocument, toBuffer, type Hand, type LetterToRender } from '../letter.js'
+import { flattenPath } from '../paths.js'
 import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
 
 /**
@@ -37,17 +26,32 @@ export interface PlotPage {
   margin: number
 }
 
-export const plotPages: Record<PlotKind, PlotPage> = {
-  card: { kind: 'card', width: CARD.width / MM, height: CARD.height / MM, margin: CARD_MARGIN / MM },
-  envelope: { kind: 'envelope', width: ENVELOPE.width / MM, height: ENVELOPE.height / MM, margin: ENVELOPE_MARGIN / MM },
-}
+const pageOf = (kind: PlotKind, geometry: CardGeometry | EnvelopeGeometry): PlotPage => ({
+  kind,
+  width: geometry.size.width / MM,
+  height: geometry.size.height / MM,
+  margin: geometry.margin / MM,
+})
+
+/** The pages of a letter without a design: an A6 card and a C6 envelope. */
+export const plotPages: Record<PlotKind, PlotPage> = { card: pageOf('card', cardOf({})), envelope: pageOf('envelope', envelopeOf({})) }
+
+const geometryOf = (kind: PlotKind, letter: LetterToRender) => (kind === 'card' ? cardOf(letter) : envelopeOf(letter))
+
+/**
+ * A letter's page on the plotter: its design's card or envelope, cut to size. The plotter draws
+ * on blank or preprinted stock and never prints: a design's front artwork and its envelope's logo
+ * are not in its files (a card printed with artwork has its front printed from a PDF first, by
+ * whoever runs the plotter).
+ */
+export const plotPage = (kind: PlotKind, letter: LetterToRender): PlotPage => pageOf(kind, geometryOf(kind, letter))
 
 /**
  * Which stroke drawing a plotter file or proof was made with: bump with any change that alters
  * the strokes of a letter (this module, stroke-font.ts, the hersheytext package), as
  * DRAWING_REVISION is bumped for the shared layout and hand.
  */
-export const PLOTTER_REVISION = 2
+export const PLOTTER_REVISION = 3
 
 /** How the floor's plotter is driven (PLOTTER_* settings). */
 export interface PlotterSettings {
@@ -83,17 +87,32 @@ function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: A
 export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): PlotStroke[] {
   const font = strokeFont(strokeFontOf[letter.fontName])
   const written: Array<Array<[number, number]>> = []
-  const hand: Hand = { measure: font.measure, pen: () => strokePen(font.ascender, font, written) }
+  const hand: Hand = {
+    measure: font.measure,
+    pen: () => strokePen(font.ascender, font, written),
+    sign(drawing, place) {
+      // A pen cannot draw an image: the card is signed with the name, in the hand.
+      if (drawing.kind !== 'paths') return false
+      const tolerance = FLATNESS / place.scale
+      for (const path of drawing.paths)
+        for (const line of flattenPath(path, tolerance)) written.push(line.map(([u, v]) => [place.x + u * place.scale, place.y + v * place.scale]))
+      return true
+    },
+  }
   if (kind === 'card') drawCard(hand, letter)
   else drawEnvelope(hand, letter)
-  const page = plotPages[kind]
+  const page = plotPage(kind, letter)
+  // A signature drawn past the box it declares is brought inside the pen area with the writing.
   const strokes = fitInto(
     page,
     written.map((stroke) => stroke.map(([x, y]): [number, number] => [toUnits(x), toUnits(y)])),
   )
   // The code is placed exactly, never shrunk with the writing: its bars must keep their widths.
-  return kind === 'card' ? strokes : [...strokes, ...inArea(page, codeStrokes(letter.code, penWidth))]
+  return kind === 'card' ? strokes : [...strokes, ...inArea(page, codeStrokes(letter.code, penWidth, envelopeOf(letter)))]
 }
+
+/** How far a signature's flattened curves may stray from the curves: a tenth of a millimetre, under a pen's line. */
+const FLATNESS = 0.1 * MM
 
 /** Points of the layout to hundredths of a millimetre (not yet rounded). */
 const toUnits = (points: number) => (points / MM) * UNITS_PER_MM
@@ -109,8 +128,8 @@ const CODE_FONT = 'hershey_sans_1'
  * than the pen gets one line down its middle. Under the bars, the code in small print, written
  * plainly (no hand: it is read by people checking a scan), centred as the PDF centres it.
  */
-export function codeStrokes(code: string, penWidth: number): PlotStroke[] {
-  const layout = envelopeCode(code)
+export function codeStrokes(code: string, penWidth: number, envelope?: EnvelopeGeometry): PlotStroke[] {
+  const layout = envelopeCode(code, envelope)
   const pen = penWidth * UNITS_PER_MM
   const top = toUnits(layout.top) + pen / 2
   const bottom = toUnits(layout.top + layout.height) - pen / 2
@@ -270,7 +289,7 @@ export interface Plot {
 }
 
 export function plotLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): Plot {
-  const page = plotPages[kind]
+  const page = plotPage(kind, letter)
   return { page, letterId: letter.letterId, strokes: orderStrokes(page, traceLetter(kind, letter, penWidth)), penWidth }
 }
 
@@ -287,7 +306,7 @@ export function plotSvg(plot: Plot): Buffer {
       '<?xml version="1.0" encoding="UTF-8"?>',
       `<svg xmlns="http://www.w3.org/2000/svg" width="${page.width}mm" height="${page.height}mm" viewBox="0 0 ${page.width} ${page.height}">`,
       `<title>${titles[page.kind]} ${plot.letterId}</title>`,
-      `<g fill="none" stroke="#1a2a6c" stroke-width="${plot.penWidth}" stroke-linecap="round" stroke-linejoin="round">`,
+      `<g fill="none" stroke="${INK}" stroke-width="${plot.penWidth}" stroke-linecap="round" stroke-linejoin="round">`,
       ...paths,
       '</g>',
       '</svg>',
@@ -320,14 +339,22 @@ export function plotGcode(plot: Plot, settings: PlotterSettings): Buffer {
 function strokeContent(plot: Plot): string {
   const pt = (units: number) => ((units / UNITS_PER_MM) * MM).toFixed(2)
   const paths = plot.strokes.map((stroke) => stroke.map(([x, y], index) => `${pt(x)} ${pt(y)} ${index === 0 ? 'm' : 'l'}`).join('\n') + '\nS')
-  return [`q 0.102 0.165 0.424 RG ${(plot.penWidth * MM).toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
+  return [`q ${INK_RGB} RG ${(plot.penWidth * MM).toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
 }
 
-/** The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope on page 2, as PDF paths as wide as the pen's line. */
+/** The ink as a PDF colour: its three channels from 0 to 1, three decimals each. */
+const INK_RGB = [1, 3, 5].map((at) => (parseInt(INK.slice(at, at + 2), 16) / 255).toFixed(3)).join(' ')
+
+/**
+ * The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope
+ * on page 2, each at its format, as PDF paths as wide as the pen's line. Only what the pen draws:
+ * no front artwork, logo or paper colour (see plotPage).
+ */
 export function renderPlotterProof(letter: LetterToRender, penWidth: number): Promise<Buffer> {
-  const doc = newDocument(CARD, `Prueba ${letter.letterId}`)
+  const doc = newDocument(cardOf(letter).size, `Prueba ${letter.letterId}`)
   doc.addContent(strokeContent(plotLetter('card', letter, penWidth)))
-  doc.addPage({ size: [ENVELOPE.width, ENVELOPE.height], margin: 0 })
+  const envelope = envelopeOf(letter).size
+  doc.addPage({ size: [envelope.width, envelope.height], margin: 0 })
   doc.addContent(strokeContent(plotLetter('envelope', letter, penWidth)))
   return toBuffer(doc)
 }

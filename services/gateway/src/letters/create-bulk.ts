@@ -27,10 +27,16 @@ function checkedInput(input: unknown): publicApi.BulkRecipient {
   return result.value as publicApi.BulkRecipient
 }
 
+/** What a bulk request gives once for all its letters: when they enter production, and the signature (else the campaign's). */
+interface Shared {
+  sendAt: Date | null
+  signatureId: string | null | undefined
+}
+
 /** One recipient as a letter, or the 400 a POST /card with it would get. */
-function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, sendAt: Date | null, input: unknown): LetterDraft | ApiError {
+function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, shared: Shared, input: unknown): LetterDraft | ApiError {
   try {
-    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), sendAt)
+    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), shared.sendAt, shared.signatureId)
   } catch (error) {
     if (error instanceof ApiError) return error
     throw error
@@ -65,16 +71,16 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
     const given = Object.keys(request.query).map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
-    const sendAt = checkedSendAt(request.body.sendAt)
+    const shared = { sendAt: checkedSendAt(request.body.sendAt), signatureId: request.body.signatureId }
     const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
-    return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, sendAt, input))
+    return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, shared, input))
   }
   if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
   const table = parseCsv(request.text)
   assertRecipientCount('csv', table.overLimit ? undefined : table.rows.length)
-  const sendAt = checkedSendAt(queryDateTime(request.query.sendAt))
+  const shared = { sendAt: checkedSendAt(queryDateTime(request.query.sendAt)), signatureId: request.query.signatureId }
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
-  return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, sendAt, row.input)))
+  return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, shared, row.input)))
 }
 
 /** What an Idempotency-Key binds: the JSON body whatever the order of its keys, or the CSV as sent with its query. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Config } from '@letters/config'
-import { isAssignedCountry, isPostalCodeOf } from '@letters/address'
+import { isAssignedCountry, isPostalCodeOf, padPostalCode } from '@letters/address'
 import { publicApi } from '@letters/contracts'
 import type { Db, Recipient } from '@letters/db'
 import {
@@ -64,8 +64,11 @@ function checkedRecipient(input: publicApi.SingleLetterBody | publicApi.BulkReci
     throw badRequest(`'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${input.country}' no lo es`)
   }
   const country = input.country.toUpperCase()
-  if (!isPostalCodeOf(input.zip, country)) {
-    throw badRequest(`El campo 'zip' ('${input.zip}') no es un código postal válido para ${country}`)
+  const zip = padPostalCode(input.zip, country)
+  if (!isPostalCodeOf(zip, country)) {
+    // A code that needed padding had too few digits: most often a spreadsheet ate its leading zero.
+    const hint = zip !== input.zip ? `; si empieza por 0, escríbelo entre comillas con sus ${zip.length} cifras` : ''
+    throw badRequest(`El campo 'zip' ('${input.zip}') no es un código postal válido para ${country}${hint}`)
   }
   return {
     name: input.name,
@@ -135,6 +138,7 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     cardDesignId: body.cardDesignId,
     envelopeDesignId: body.envelopeDesignId,
     senderId: body.senderId,
+    signatureId: body.signatureId ?? null,
     fontName: checkedFont(body.fontName),
     message: checkedMessage(body.message ?? ''),
     recipient,
@@ -156,6 +160,8 @@ export function campaignLetterDraft(
   campaign: CampaignForLetter,
   input: publicApi.BulkRecipient,
   sendAt: Date | null,
+  /** POST /card's own choice; absent or null: the campaign's signature, if it has one. */
+  signatureId?: string | null,
 ): LetterDraft {
   const recipient = checkedRecipient(input)
   const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
@@ -166,6 +172,7 @@ export function campaignLetterDraft(
     cardDesignId: campaign.cardDesignId,
     envelopeDesignId: campaign.envelopeDesignId,
     senderId: campaign.senderId,
+    signatureId: signatureId ?? campaign.signatureId,
     fontName: checkedFont(campaign.fontName),
     message: checkedMessage(message),
     recipient,
@@ -236,7 +243,8 @@ export async function createLetter(deps: CreationDeps, requester: KeyScope, requ
     if (request.kind === 'single') draft = singleLetterDraft(deps.letterCosts, request.body)
     else {
       const sendAt = checkedSendAt(request.body.sendAt)
-      draft = campaignLetterDraft(deps.letterCosts, await loadCampaign(deps.db, accountId, request.body.campaignId), request.body, sendAt)
+      const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
+      draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, sendAt, request.body.signatureId)
     }
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.

@@ -12,7 +12,7 @@ const campaignNotFound = () => notFound('La campaña no existe')
 /** What a letter takes from its campaign: designs, sender, font, template and variables. */
 export type CampaignForLetter = Pick<
   typeof campaigns.$inferSelect,
-  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'fontName' | 'message'
+  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'message'
 > & {
   variables: Array<Omit<CampaignVariable, 'example'>>
 }
@@ -29,6 +29,7 @@ export async function loadCampaign(ex: Executor, accountId: string, campaignId: 
       cardDesignId: campaigns.cardDesignId,
       envelopeDesignId: campaigns.envelopeDesignId,
       senderId: campaigns.senderId,
+      signatureId: campaigns.signatureId,
       fontName: campaigns.fontName,
       message: campaigns.message,
       variables: sql<
@@ -81,6 +82,7 @@ export async function createCampaign(db: Db, accountId: string, body: admin.Crea
         cardDesignId: body.cardDesignId,
         envelopeDesignId: body.envelopeDesignId,
         senderId: body.senderId,
+        signatureId: body.signatureId ?? null,
         fontName: body.fontName ?? null,
         message: body.message,
       })

@@ -1,9 +1,5 @@
 import { asc, eq, sql } from 'drizzle-orm'
 import { cardDesigns, envelopeDesigns, senders, signatures, type Db } from '@letters/db'
-import { fontNames } from '@letters/contracts'
-import { accountNotFound } from './accounts.js'
-import { assertWritable } from './fonts.js'
-import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
 
 /** The four kinds of named entry an account owns, by the path segment that names them. */
 export const companyTables = {
@@ -13,20 +9,6 @@ export const companyTables = {
   signatures,
 } as const
 export type CompanyKind = keyof typeof companyTables
-
-export async function createEntry(db: Db, kind: CompanyKind, accountId: string, name: string) {
-  // A sender's name signs its letters, in whatever font each letter is written in.
-  if (kind === 'senders') for (const font of fontNames) assertWritable(font, "El campo 'name'", name)
-  const table = companyTables[kind]
-  try {
-    const [entry] = await db.insert(table).values({ accountId, name }).returning({ id: table.id, name: table.name })
-    if (!entry) throw new Error(`${kind} insert returned nothing`)
-    return entry
-  } catch (error) {
-    if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw accountNotFound()
-    throw error
-  }
-}
 
 function listQuery(db: Db, kind: CompanyKind) {
   const table = companyTables[kind]

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, ne, sql, type SQLWrapper } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
 import type { LetterStatus } from '@letters/contracts'
@@ -20,6 +20,9 @@ export interface FloorBatch {
   handedAt: Date | null
   /** Since it opened, by the database's clock (the one BATCH_MAX_WAIT_MS is measured by). */
   ageMs: number
+  /** The card stock and envelope stock to load for it, as people read them; null for letters printed before designs had stock. */
+  cardStock: string | null
+  envelopeStock: string | null
 }
 
 export type LetterToLookAt = {
@@ -53,6 +56,19 @@ const batchFields = {
   closedAt: b.closedAt,
   handedAt: b.handedAt,
   ageMs: sql<number>`(EXTRACT(EPOCH FROM now() - ${b.openedAt}) * 1000)::bigint`.mapWith(Number),
+  cardStock: stockLabel(b.cardStock, 'card_designs'),
+  envelopeStock: stockLabel(b.envelopeStock, 'envelope_designs'),
+}
+
+/**
+ * A batch's stock as the floor reads it: a stock code as it is; a design's own printed stock
+ * (`<designId>@<artwork version>`, stockOf in contracts) as the design's name and version.
+ */
+function stockLabel(stock: SQLWrapper, designs: 'card_designs' | 'envelope_designs') {
+  return sql<string | null>`CASE WHEN ${stock} = '' THEN NULL
+    WHEN ${stock} ~ '^[0-9a-f-]{36}@[0-9]+$' THEN coalesce((SELECT d.name FROM ${sql.identifier(designs)} d WHERE d.id::text = split_part(${stock}, '@', 1)), 'diseño')
+      || ' (arte v' || split_part(${stock}, '@', 2) || ')'
+    ELSE ${stock} END`
 }
 
 const l = alias(letters, 'l')

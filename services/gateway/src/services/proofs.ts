@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { and, eq } from 'drizzle-orm'
 import type { ArtifactStore } from '@letters/artifacts'
-import { isFontName } from '@letters/contracts'
-import { letters, senders, type Db } from '@letters/db'
-import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, describeLetter, type LetterToRender, type RenderPool } from '@letters/render'
+import { pdfPageToPng } from '@letters/artwork'
+import { letters, readLetterDrawings, type Db } from '@letters/db'
+import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
+import { notFound } from '../errors.js'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { Config } from '@letters/config'
@@ -56,43 +57,17 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   const output = printOutputOf(sources, cardId)
   const keptProof = output.then((kind) => sources.artifacts.get(proofKey(cardId, kind)))
   keptProof.catch(() => {})
-  const [row] = await sources.db
-    .select({
-      code: letters.code,
-      fontName: letters.fontName,
-      message: letters.message,
-      recipient: letters.recipient,
-      address: letters.address,
-      sender: senders.name,
-    })
-    .from(letters)
-    .innerJoin(senders, eq(senders.id, letters.senderId))
-    .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
-  if (!row) throw cardNotFound()
-  // Checked when the letter was created; a font later removed from the catalogue is a bug of ours.
-  if (!isFontName(row.fontName)) throw new Error(`letter ${cardId} uses the unknown font ${row.fontName}`)
+  const [source] = await readLetterDrawings(sources.db, [cardId], and(eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
+  if (!source) throw cardNotFound()
 
-  const final = row.address !== null
+  const final = source.address !== null
   if (final) {
     const kept = await keptProof
     if (kept) return kept
   }
-  const recipient = row.address ?? row.recipient
   const kind = await output
-  const drawing = drawProof(
-    sources.renderPool,
-    kind,
-    sources.config.plotter.penWidth,
-    describeLetter({
-      letterId: cardId,
-      code: row.code,
-      fontName: row.fontName,
-      message: row.message,
-      senderName: row.sender,
-      recipient,
-      floorCountry: sources.config.floorCountry,
-    }),
-  ).then(async (pdf) => {
+  // Checked when the letter was created; a font later removed from the catalogue is a bug of ours (drawingOf throws).
+  const drawing = drawProof(sources.renderPool, kind, sources.config.plotter.penWidth, drawingOf(source, sources.config.floorCountry)).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
     if (final)
       await sources.artifacts
@@ -126,4 +101,15 @@ async function drawProof(pool: RenderPool, output: PrintOutput, penWidth: number
     if (error instanceof RenderQueueFull) throw new Unavailable('Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
     throw error
   }
+}
+
+/**
+ * One page of a letter's proof as a PNG at most 1,000 px wide (a thumbnail a client shows its
+ * users): 404 for a page the proof does not have.
+ */
+export async function cardProofPage(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string, page: number): Promise<Buffer> {
+  const pdf = await cardProof(sources, log, scope, cardId)
+  const png = await pdfPageToPng(pdf, page, 1000)
+  if (!png) throw notFound(`La prueba no tiene página ${page}`)
+  return png
 }

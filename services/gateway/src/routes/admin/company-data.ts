@@ -1,20 +1,107 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, admin, errorResponses } from '@letters/contracts'
-import { companyTables, createEntry, type CompanyKind } from '../../services/company-data.js'
+import { ARTWORK_MAX_BYTES, IdParams, admin, artworkContentTypes, errorResponses } from '@letters/contracts'
+import { ApiError } from '../../errors.js'
+import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
+import {
+  artworkOwners,
+  createCardDesign,
+  createEnvelopeDesign,
+  createSender,
+  createSignature,
+  putArtwork,
+  updateCardDesign,
+  updateEnvelopeDesign,
+  updateSender,
+  type ArtworkOwner,
+} from '../../services/designs.js'
 
-/** POST /admin/accounts/{id}/card-designs, …/envelope-designs, …/senders, …/signatures. */
+const writeErrors = errorResponses(400, 401, 404, 415, 500)
+
+/**
+ * An account's card designs, envelope designs, senders and signatures: created, changed, and
+ * (designs and signatures) given artwork.
+ */
 const companyData: FastifyPluginAsyncTypebox = async (app) => {
-  for (const kind of Object.keys(companyTables) as CompanyKind[]) {
-    app.post(
-      `/accounts/:id/${kind}`,
+  app.post(
+    '/accounts/:id/card-designs',
+    { schema: { params: IdParams, body: admin.CreateCardDesignBody, response: { 201: admin.CardDesign, ...writeErrors } } },
+    async (request, reply) => reply.status(201).send(await createCardDesign(app.db, request.params.id, request.body)),
+  )
+  app.patch(
+    '/accounts/:id/card-designs/:designId',
+    { schema: { params: admin.DesignParams, body: admin.UpdateCardDesignBody, response: { 200: admin.CardDesign, ...writeErrors } } },
+    async (request) => updateCardDesign(app.db, request.params.id, request.params.designId, request.body),
+  )
+
+  app.post(
+    '/accounts/:id/envelope-designs',
+    { schema: { params: IdParams, body: admin.CreateEnvelopeDesignBody, response: { 201: admin.EnvelopeDesign, ...writeErrors } } },
+    async (request, reply) => reply.status(201).send(await createEnvelopeDesign(app.db, request.params.id, request.body)),
+  )
+  app.patch(
+    '/accounts/:id/envelope-designs/:designId',
+    { schema: { params: admin.DesignParams, body: admin.UpdateEnvelopeDesignBody, response: { 200: admin.EnvelopeDesign, ...writeErrors } } },
+    async (request) => updateEnvelopeDesign(app.db, request.params.id, request.params.designId, request.body),
+  )
+
+  app.post(
+    '/accounts/:id/senders',
+    { schema: { params: IdParams, body: admin.CreateSenderBody, response: { 201: admin.Sender, ...writeErrors } } },
+    async (request, reply) => reply.status(201).send(await createSender(app.db, request.params.id, request.body)),
+  )
+  app.patch(
+    '/accounts/:id/senders/:senderId',
+    { schema: { params: admin.SenderParams, body: admin.UpdateSenderBody, response: { 200: admin.Sender, ...writeErrors } } },
+    async (request) => updateSender(app.db, request.params.id, request.params.senderId, request.body),
+  )
+
+  app.post(
+    '/accounts/:id/signatures',
+    { schema: { params: IdParams, body: admin.NamedEntryBody, response: { 201: admin.Signature, ...writeErrors } } },
+    async (request, reply) => reply.status(201).send(await createSignature(app.db, request.params.id, request.body.name)),
+  )
+
+  await app.register(artworkUploads)
+}
+
+const unsupportedArtwork = () =>
+  new ApiError(415, `El archivo debe enviarse tal cual, con Content-Type ${artworkContentTypes.join(', ')} (para una firma: image/svg+xml o image/png)`)
+
+/**
+ * PUT …/artwork, in a scope of its own: only here is a body an image or a PDF, taken as raw
+ * bytes, and only here may it be this large (one byte more than the limit, so that the limit
+ * itself is the service's 413 with its message rather than the framework's).
+ */
+const artworkUploads: FastifyPluginAsyncTypebox = async (app) => {
+  for (const type of artworkContentTypes) app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
+  app.addContentTypeParser('*', (_request, _payload, done) => done(unsupportedArtwork()))
+
+  const routes = {
+    'card-designs': { path: '/accounts/:id/card-designs/:designId/artwork', params: admin.DesignParams, response: admin.CardDesign },
+    'envelope-designs': { path: '/accounts/:id/envelope-designs/:designId/artwork', params: admin.DesignParams, response: admin.EnvelopeDesign },
+    signatures: { path: '/accounts/:id/signatures/:signatureId/artwork', params: admin.SignatureParams, response: admin.Signature },
+  } as const
+  for (const owner of Object.keys(artworkOwners) as ArtworkOwner[]) {
+    const { path, params, response } = routes[owner]
+    app.put(
+      path,
       {
+        bodyLimit: ARTWORK_MAX_BYTES + 1,
+        // The file's bytes are checked by @letters/artwork, with real parsers: the schema only documents them.
+        validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : spanishValidatorCompiler(route)),
         schema: {
-          params: IdParams,
-          body: admin.NamedEntryBody,
-          response: { 201: admin.NamedEntry, ...errorResponses(400, 401, 404, 415, 500) },
+          params,
+          body: { content: Object.fromEntries(artworkContentTypes.map((type) => [type, { schema: admin.ArtworkUpload }])) },
+          response: { 200: response, ...errorResponses(400, 401, 404, 409, 413, 415, 500) },
         },
       },
-      async (request, reply) => reply.status(201).send(await createEntry(app.db, kind, request.params.id, request.body.name)),
+      async (request) => {
+        const data = request.body
+        if (!Buffer.isBuffer(data)) throw unsupportedArtwork()
+        const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+        const ids = request.params as { id: string; designId?: string; signatureId?: string }
+        return putArtwork(app.db, owner, ids.id, (ids.designId ?? ids.signatureId)!, { contentType, data })
+      },
     )
   }
 }

@@ -53,6 +53,10 @@ function currentBatch(batch: FloorBatch, settings: PageSettings) {
   const waited = Math.min(batch.ageMs, settings.batchMaxWaitMs)
   return html`<li class="batch" data-batch="${batch.id}">
     <div><strong title="${batch.id}">Lote ${batch.id.slice(0, 8)}</strong> · ${batchStatusNames[batch.status]}</div>
+    <div class="stock">
+      Cargar: tarjetas <strong class="card-stock">${batch.cardStock ?? 'estándar'}</strong> · sobres
+      <strong class="envelope-stock">${batch.envelopeStock ?? 'estándar'}</strong>
+    </div>
     <label
       >Cartas en la bandeja: <span class="tray">${batch.letterCount} / ${settings.batchMaxLetters}</span>
       <progress max="${settings.batchMaxLetters}" value="${Math.min(batch.letterCount, settings.batchMaxLetters)}"></progress

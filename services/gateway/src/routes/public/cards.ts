@@ -3,7 +3,7 @@ import { NoBody, errorResponses, publicApi } from '@letters/contracts'
 import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 import { getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
-import { cardProof } from '../../services/proofs.js'
+import { cardProof, cardProofPage } from '../../services/proofs.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -38,7 +38,8 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
     '/cards/:cardId/proof',
     {
       schema: {
-        summary: 'The letter as it will be printed: a PDF, card on page 1 and envelope on page 2',
+        summary:
+          "The letter as it will be printed: a PDF of its pages (the card's front artwork when the floor prints it, the handwritten side, the envelope on its paper's colour)",
         tags: ['Letters'],
         headers: publicApi.ApiKeyHeaders,
         params: publicApi.CardParams,
@@ -53,6 +54,25 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         .header('content-disposition', `inline; filename="carta-${request.params.cardId}.pdf"`)
         .header('cache-control', 'private, no-cache')
         .send(pdf)
+    },
+  )
+
+  app.get(
+    '/cards/:cardId/proof.png',
+    {
+      schema: {
+        summary: "One page of the letter's proof as a PNG thumbnail, at most 1,000 px wide (front artwork, handwriting, envelope, in the proof's order)",
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        params: publicApi.CardParams,
+        querystring: publicApi.ProofPageQuery,
+        response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 429, 500, 503) },
+      },
+      config: { rateLimit: proofRateLimit(app.config) },
+    },
+    async (request, reply) => {
+      const png = await cardProofPage(app, request.log, request.caller!, request.params.cardId, request.query.page ?? 1)
+      return reply.type('image/png').header('cache-control', 'private, no-cache').send(png)
     },
   )
 

@@ -1,8 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses, publicApi } from '@letters/contracts'
+import { Type } from 'typebox'
+import { CardDesign, EnvelopeDesign, errorResponses, publicApi } from '@letters/contracts'
+import { notFound } from '../../errors.js'
 import { activeCampaigns, companyData } from '../../services/catalog.js'
 import { listEntries, type CompanyKind } from '../../services/company-data.js'
+import { cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
 import { listFonts } from '../../services/fonts.js'
+import { UUID } from '../../services/cursor.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
@@ -43,6 +47,59 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       }),
     )
   }
+
+  // An id that is not a UUID names no design: 404, like another account's.
+  const designNotFound = () => notFound('El diseño no existe')
+  const params = Type.Object({ id: Type.String() })
+  const owned = <T>(id: string, find: () => Promise<T | undefined>) => (UUID.test(id) ? find() : Promise.resolve(undefined))
+
+  app.get(
+    '/card-designs/:id',
+    {
+      schema: {
+        summary: 'One of your card designs: its format and size, how it is produced, its stock and its artwork',
+        tags,
+        headers,
+        params,
+        response: { 200: CardDesign, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findCardDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+  )
+
+  app.get(
+    '/card-designs/:id/preview',
+    {
+      schema: {
+        summary: "A PNG of the design's front, at most 1,000 px wide, to show your users when they pick a design",
+        tags,
+        headers,
+        params,
+        response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const png = await owned(request.params.id, () => cardDesignPreview(app.db, request.caller!.accountId, request.params.id))
+      if (!png) throw designNotFound()
+      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+    },
+  )
+
+  app.get(
+    '/envelope-designs/:id',
+    {
+      schema: {
+        summary: 'One of your envelope designs: its format and size, stock, paper colour and logo',
+        tags,
+        headers,
+        params,
+        response: { 200: EnvelopeDesign, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findEnvelopeDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+  )
 }
 
 export default catalog

@@ -1,0 +1,333 @@
+import { and, desc, eq, max, sql } from 'drizzle-orm'
+import { blankPreview, inspectArtwork, type InspectInput } from '@letters/artwork'
+import { normalizeAddress } from '@letters/address'
+import {
+  cardFormats,
+  envelopeFormats,
+  fontNames,
+  type ArtworkMeta,
+  type ArtworkUse,
+  type CardDesign,
+  type EnvelopeDesign,
+  type Sender,
+  type Signature,
+  type StoredReturnAddress,
+  admin,
+} from '@letters/contracts'
+import { artworks, cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
+import { ApiError, badRequest, conflict, notFound } from '../errors.js'
+import { accountNotFound, findAccount } from './accounts.js'
+import { assertWritable } from './fonts.js'
+import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
+
+/** What an artwork belongs to, by the path segment that names it. */
+export const artworkOwners = {
+  'card-designs': { table: cardDesigns, use: 'card-front', missing: 'El diseño de tarjeta no existe' },
+  'envelope-designs': { table: envelopeDesigns, use: 'envelope-logo', missing: 'El diseño de sobre no existe' },
+  signatures: { table: signatures, use: 'signature', missing: 'La firma no existe' },
+} as const satisfies Record<string, { table: typeof cardDesigns | typeof envelopeDesigns | typeof signatures; use: ArtworkUse; missing: string }>
+export type ArtworkOwner = keyof typeof artworkOwners
+
+const artworkMetaColumns = {
+  contentType: artworks.contentType,
+  bytes: artworks.bytes,
+  sha256: artworks.sha256,
+  version: artworks.version,
+}
+
+/** The latest artwork of an owner, as the API shows it; null when none was uploaded. */
+async function latestArtwork(ex: Executor, ownerId: string): Promise<ArtworkMeta | null> {
+  const [row] = await ex.select(artworkMetaColumns).from(artworks).where(eq(artworks.ownerId, ownerId)).orderBy(desc(artworks.version)).limit(1)
+  return row ?? null
+}
+
+type CardDesignRow = Pick<typeof cardDesigns.$inferSelect, 'id' | 'name' | 'format' | 'production' | 'stockCode'>
+type EnvelopeDesignRow = Pick<typeof envelopeDesigns.$inferSelect, 'id' | 'name' | 'format' | 'stockCode' | 'paperColor'>
+
+const cardDesignView = (row: CardDesignRow, artwork: ArtworkMeta | null): CardDesign => ({
+  id: row.id,
+  name: row.name,
+  format: row.format,
+  size: { ...cardFormats[row.format] },
+  production: row.production,
+  stockCode: row.stockCode,
+  artwork,
+})
+
+const envelopeDesignView = (row: EnvelopeDesignRow, artwork: ArtworkMeta | null): EnvelopeDesign => ({
+  id: row.id,
+  name: row.name,
+  format: row.format,
+  size: { ...envelopeFormats[row.format] },
+  stockCode: row.stockCode,
+  paperColor: row.paperColor,
+  artwork,
+})
+
+const cardDesignColumns = {
+  id: cardDesigns.id,
+  name: cardDesigns.name,
+  format: cardDesigns.format,
+  production: cardDesigns.production,
+  stockCode: cardDesigns.stockCode,
+}
+const envelopeDesignColumns = {
+  id: envelopeDesigns.id,
+  name: envelopeDesigns.name,
+  format: envelopeDesigns.format,
+  stockCode: envelopeDesigns.stockCode,
+  paperColor: envelopeDesigns.paperColor,
+}
+
+/** A preprinted card is stock the floor loads: without its code the floor could not tell which. */
+function assertCoherentCard(design: Pick<CardDesignRow, 'production' | 'stockCode'>): void {
+  if (design.production === 'preprinted' && !design.stockCode)
+    throw badRequest("Un diseño 'preprinted' necesita 'stockCode': el código del papel preimpreso que carga el taller")
+}
+
+/** An insert naming an account that does not exist fails on its foreign key: the account's 404. */
+async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (error) {
+    if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw accountNotFound()
+    throw error
+  }
+}
+
+export async function createCardDesign(db: Db, accountId: string, body: admin.CreateCardDesignBody): Promise<CardDesign> {
+  const values = { accountId, name: body.name, format: body.format ?? 'A6', production: body.production ?? 'printed', stockCode: body.stockCode ?? null }
+  assertCoherentCard(values)
+  const [row] = await intoAccount(() => db.insert(cardDesigns).values(values).returning(cardDesignColumns))
+  return cardDesignView(row!, null)
+}
+
+export async function createEnvelopeDesign(db: Db, accountId: string, body: admin.CreateEnvelopeDesignBody): Promise<EnvelopeDesign> {
+  const values = {
+    accountId,
+    name: body.name,
+    format: body.format ?? 'C6',
+    stockCode: body.stockCode ?? null,
+    paperColor: body.paperColor?.toUpperCase() ?? null,
+  }
+  const [row] = await intoAccount(() => db.insert(envelopeDesigns).values(values).returning(envelopeDesignColumns))
+  return envelopeDesignView(row!, null)
+}
+
+/** A design of another account is as unknown as one that does not exist; an unknown account is its own 404. */
+async function ownerMissing(db: Db, accountId: string, message: string): Promise<ApiError> {
+  return (await findAccount(db, accountId)) ? notFound(message) : accountNotFound()
+}
+
+/** Changes a card design's fields. Letters already accepted keep what they were accepted with (their print spec). */
+export async function updateCardDesign(db: Db, accountId: string, designId: string, patch: admin.UpdateCardDesignBody): Promise<CardDesign> {
+  const updated = await db.transaction(async (tx) => {
+    const [current] = await tx
+      .select(cardDesignColumns)
+      .from(cardDesigns)
+      .where(and(eq(cardDesigns.id, designId), eq(cardDesigns.accountId, accountId)))
+      .for('update')
+    if (!current) return undefined
+    const next = { ...current, ...definedFields(patch) }
+    assertCoherentCard(next)
+    const [row] = await tx
+      .update(cardDesigns)
+      .set({ name: next.name, format: next.format, production: next.production, stockCode: next.stockCode })
+      .where(eq(cardDesigns.id, designId))
+      .returning(cardDesignColumns)
+    return row
+  })
+  if (!updated) throw await ownerMissing(db, accountId, artworkOwners['card-designs'].missing)
+  return cardDesignView(updated, await latestArtwork(db, designId))
+}
+
+export async function updateEnvelopeDesign(db: Db, accountId: string, designId: string, patch: admin.UpdateEnvelopeDesignBody): Promise<EnvelopeDesign> {
+  const fields = definedFields(patch)
+  if (typeof fields.paperColor === 'string') fields.paperColor = fields.paperColor.toUpperCase()
+  const [row] = await db
+    .update(envelopeDesigns)
+    .set(fields)
+    .where(and(eq(envelopeDesigns.id, designId), eq(envelopeDesigns.accountId, accountId)))
+    .returning(envelopeDesignColumns)
+  if (!row) throw await ownerMissing(db, accountId, artworkOwners['envelope-designs'].missing)
+  return envelopeDesignView(row, await latestArtwork(db, designId))
+}
+
+/** The fields a PATCH body sets: absent ones are left as they are, null ones cleared. */
+function definedFields<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as Partial<T>
+}
+
+/** One of the account's card designs, as GET /card-designs/{id} shows it; undefined when it is not the account's. */
+export async function findCardDesign(ex: Executor, accountId: string, designId: string): Promise<CardDesign | undefined> {
+  const [row] = await ex
+    .select(cardDesignColumns)
+    .from(cardDesigns)
+    .where(and(eq(cardDesigns.id, designId), eq(cardDesigns.accountId, accountId)))
+  return row && cardDesignView(row, await latestArtwork(ex, designId))
+}
+
+export async function findEnvelopeDesign(ex: Executor, accountId: string, designId: string): Promise<EnvelopeDesign | undefined> {
+  const [row] = await ex
+    .select(envelopeDesignColumns)
+    .from(envelopeDesigns)
+    .where(and(eq(envelopeDesigns.id, designId), eq(envelopeDesigns.accountId, accountId)))
+  return row && envelopeDesignView(row, await latestArtwork(ex, designId))
+}
+
+/**
+ * The PNG a client shows its users when they pick a card design (at most 1,000 px wide): the
+ * front of its latest artwork, or a blank card of its size.
+ */
+export async function cardDesignPreview(ex: Executor, accountId: string, designId: string): Promise<Buffer | undefined> {
+  const [row] = await ex
+    .select({ format: cardDesigns.format, preview: artworks.preview })
+    .from(cardDesigns)
+    .leftJoin(artworks, eq(artworks.ownerId, cardDesigns.id))
+    .where(and(eq(cardDesigns.id, designId), eq(cardDesigns.accountId, accountId)))
+    .orderBy(sql`${artworks.version} DESC NULLS LAST`)
+    .limit(1)
+  if (!row) return undefined
+  return row.preview ?? blankPreview(cardFormats[row.format])
+}
+
+/**
+ * Stores a new version of an owner's artwork, checked and made ready to print first (nothing is
+ * stored when the file is refused). The owner's row is locked while the version is numbered, so
+ * two uploads at once get two versions; the design's format is read again under that lock, and
+ * a format changed meanwhile is a 409 (the file was checked against the old one).
+ */
+export async function putArtwork(
+  db: Db,
+  owner: ArtworkOwner,
+  accountId: string,
+  ownerId: string,
+  upload: { contentType: string; data: Buffer },
+): Promise<CardDesign | EnvelopeDesign | Signature> {
+  const { table, use, missing } = artworkOwners[owner]
+  const format = await formatOf(db, owner, accountId, ownerId)
+  if (format === undefined) throw await ownerMissing(db, accountId, missing)
+  // Each owner's use goes with its kind of format (formatOf): the pair is one of InspectInput's.
+  const inspected = await inspectArtwork({ use, format, contentType: upload.contentType, data: upload.data } as InspectInput)
+  if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
+  const stored = await db.transaction(async (tx) => {
+    const [locked] = await tx
+      .select({ id: table.id })
+      .from(table)
+      .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
+      .for('update')
+    if (!locked) throw notFound(missing)
+    if ((await formatOf(tx, owner, accountId, ownerId)) !== format)
+      throw conflict('El formato del diseño cambió mientras se subía el archivo; vuelve a subirlo')
+    const [latest] = await tx
+      .select({ version: max(artworks.version) })
+      .from(artworks)
+      .where(eq(artworks.ownerId, ownerId))
+    const [row] = await tx
+      .insert(artworks)
+      .values({
+        ownerId,
+        version: (latest?.version ?? 0) + 1,
+        accountId,
+        use,
+        contentType: inspected.contentType,
+        bytes: inspected.bytes,
+        sha256: inspected.sha256,
+        original: upload.data,
+        print: inspected.print,
+        preview: inspected.preview,
+        drawing: inspected.signature,
+      })
+      .returning(artworkMetaColumns)
+    return row!
+  })
+  // The version this upload stored, even if another was stored since.
+  return { ...(await ownerView(db, owner, accountId, ownerId)), artwork: stored }
+}
+
+/** The format an artwork is checked against (null for a signature); undefined when the owner is not the account's. */
+async function formatOf(ex: Executor, owner: ArtworkOwner, accountId: string, ownerId: string) {
+  if (owner === 'signatures') {
+    const [row] = await ex
+      .select({ id: signatures.id })
+      .from(signatures)
+      .where(and(eq(signatures.id, ownerId), eq(signatures.accountId, accountId)))
+    return row ? null : undefined
+  }
+  const table = owner === 'card-designs' ? cardDesigns : envelopeDesigns
+  const [row] = await ex
+    .select({ format: table.format })
+    .from(table)
+    .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
+  return row?.format
+}
+
+async function ownerView(ex: Executor, owner: ArtworkOwner, accountId: string, ownerId: string): Promise<CardDesign | EnvelopeDesign | Signature> {
+  if (owner === 'card-designs') return (await findCardDesign(ex, accountId, ownerId))!
+  if (owner === 'envelope-designs') return (await findEnvelopeDesign(ex, accountId, ownerId))!
+  const [row] = await ex
+    .select({ id: signatures.id, name: signatures.name })
+    .from(signatures)
+    .where(and(eq(signatures.id, ownerId), eq(signatures.accountId, accountId)))
+  return { ...row!, artwork: await latestArtwork(ex, ownerId) }
+}
+
+/**
+ * A return address, checked and normalized by the rules of a recipient's address (the address
+ * worker's): one the post could not deliver is a 400 naming its problems.
+ */
+export function normalizedReturnAddress(body: admin.ReturnAddressBody): StoredReturnAddress {
+  const result = normalizeAddress({
+    name: body.name,
+    surname: '',
+    company: body.company ?? null,
+    address: body.address,
+    zip: body.zip,
+    city: body.city,
+    province: body.province ?? null,
+    country: body.country,
+  })
+  if (result.deliverability === 'undeliverable') throw badRequest(`La dirección de remite no es válida: ${result.problems.join('; ')}`)
+  const { name, company, address, zip, city, province, country, countryName } = result
+  return { name, company, address, zip, city, province, country, countryName }
+}
+
+const senderColumns = { id: senders.id, name: senders.name, returnAddress: senders.returnAddress }
+
+/**
+ * A sender's name signs its letters and its return address is written on their envelopes, in
+ * whatever font each letter is written in: every font must be able to write both.
+ */
+function assertWritableSender(name: string | undefined, returnAddress: StoredReturnAddress | null | undefined): void {
+  const texts: Array<[string, string | null | undefined]> = [["El campo 'name'", name]]
+  if (returnAddress)
+    for (const field of ['name', 'company', 'address', 'zip', 'city', 'province', 'countryName'] as const)
+      texts.push([`El campo 'returnAddress.${field}'`, returnAddress[field]])
+  for (const font of fontNames) for (const [subject, text] of texts) assertWritable(font, subject, text)
+}
+
+export async function createSender(db: Db, accountId: string, body: admin.CreateSenderBody): Promise<Sender> {
+  const returnAddress = body.returnAddress ? normalizedReturnAddress(body.returnAddress) : null
+  assertWritableSender(body.name, returnAddress)
+  const [row] = await intoAccount(() => db.insert(senders).values({ accountId, name: body.name, returnAddress }).returning(senderColumns))
+  return row!
+}
+
+export async function updateSender(db: Db, accountId: string, senderId: string, patch: admin.UpdateSenderBody): Promise<Sender> {
+  const set: Partial<typeof senders.$inferInsert> = {}
+  if (patch.name !== undefined) set.name = patch.name
+  if (patch.returnAddress !== undefined) set.returnAddress = patch.returnAddress && normalizedReturnAddress(patch.returnAddress)
+  assertWritableSender(set.name, set.returnAddress)
+  const [row] = await db
+    .update(senders)
+    .set(set)
+    .where(and(eq(senders.id, senderId), eq(senders.accountId, accountId)))
+    .returning(senderColumns)
+  if (!row) throw await ownerMissing(db, accountId, 'El remitente no existe')
+  return row
+}
+
+export async function createSignature(db: Db, accountId: string, name: string): Promise<Signature> {
+  const [row] = await intoAccount(() => db.insert(signatures).values({ accountId, name }).returning({ id: signatures.id, name: signatures.name }))
+  return { ...row!, artwork: null }
+}
