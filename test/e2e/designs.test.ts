@@ -5,6 +5,8 @@ import { parse } from 'csv-parse/sync'
 import { eq } from 'drizzle-orm'
 import { PDFDocument } from 'pdf-lib'
 import sharp from 'sharp'
+import { Value } from 'typebox/value'
+import { PrintSpec } from '@letters/contracts'
 import { pdfPageToPng } from '@letters/artwork'
 import { letters, printBatches, readLetterDrawings } from '@letters/db'
 import { drawingOf, renderCard, renderEnvelope } from '@letters/render'
@@ -55,6 +57,9 @@ async function design(pipeline: Pipeline, kind: 'card-designs' | 'envelope-desig
   if (artwork) await putArtwork(pipeline, `${kind}/${id}`, artwork)
   return id
 }
+
+const FLOOR_TOKEN = 'designs-floor-token-0123456789'
+const floorHeaders = { authorization: `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}` }
 
 const spooled = (pipeline: Pipeline, id: string, file: string) => readFile(join(pipeline.spoolDir, `${id}.${file}`))
 
@@ -187,6 +192,10 @@ describe('the letter the client chose reaches paper (PRINTER=spool)', () => {
     const printed = await spooled(pipeline, id, 'card.pdf')
     const proofBefore = (await pipeline.client('GET', `/cards/${id}/proof`)).rawPayload
     await putArtwork(pipeline, `card-designs/${floral}`, cardSvg('A6', { fill: '#ee8800' }))
+    // Nor does a change of the design or a renamed sender.
+    expect((await adminCall(pipeline, 'PATCH', `/admin/accounts/${pipeline.account.id}/card-designs/${floral}`, { name: 'Versión 2' })).statusCode).toBe(200)
+    const renamed = await adminCall(pipeline, 'PATCH', `/admin/accounts/${pipeline.account.id}/senders/${pipeline.account.senderId}`, { name: 'Otro nombre' })
+    expect(renamed.statusCode).toBe(200)
     // Drawn again from the letter's row, as a reprint is: the same bytes, with the first artwork.
     const [source] = await readLetterDrawings(pipeline.app.db, [id])
     const drawing = drawingOf(source!, pipeline.config.floorCountry)
@@ -201,36 +210,47 @@ describe('the letter the client chose reaches paper (PRINTER=spool)', () => {
     expect(near(await colourAt(await spooled(pipeline, next, 'card.pdf'), 1, 0.01, 0.01), '#ee8800')).toBe(true)
     const [row] = await pipeline.app.db.select({ spec: letters.printSpec }).from(letters).where(eq(letters.id, id))
     expect(row?.spec?.card.artwork?.version).toBe(1)
+    // The SQL that writes a print spec (letter_print_spec) and its schema agree.
+    expect(Value.Errors(PrintSpec, row?.spec)).toEqual([])
+    expect(row?.spec).toMatchObject({ card: { name: 'Versión 1' }, senderName: 'Papelería Luna' })
   })
 })
 
 describe('batches hold one stock (PRINTER=batch)', () => {
   let pipeline: Pipeline
   beforeAll(async () => {
-    pipeline = await startPipeline('designbatch', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '50', BATCH_MAX_WAIT_MS: '1500' } })
+    pipeline = await startPipeline('designbatch', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '50', BATCH_MAX_WAIT_MS: '3000', FLOOR_TOKEN } })
   })
   afterAll(() => pipeline?.close())
 
   it('splits letters by card and envelope stock, and the manifest and the floor page name it', async () => {
-    const plain = await design(pipeline, 'card-designs', { name: 'Lisa', stockCode: 'LISA-A6' })
-    const classic = await design(pipeline, 'card-designs', { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' })
+    const plain = await design(pipeline, 'card-designs', { name: 'Lisa', stockCode: 'LISA' })
+    // The same stock code on a card of another size: another stock for the floor, another batch.
+    const big = await design(pipeline, 'card-designs', { name: 'Lisa grande', format: 'A5', stockCode: 'LISA' })
+    const classic = await design(pipeline, 'card-designs', { name: '<b>Clásica</b>', production: 'preprinted', stockCode: 'CLASICA-A6' })
     const kraft = await design(pipeline, 'envelope-designs', { name: 'Sobre kraft', stockCode: 'C6-KRAFT' })
-    const ids = {
-      plain: await Promise.all([1, 2, 3].map(() => pipeline.send({ cardDesignId: plain, envelopeDesignId: kraft }))),
-      classic: await Promise.all([1, 2].map(() => pipeline.send({ cardDesignId: classic, envelopeDesignId: kraft }))),
-    }
-    // The floor page names each open tray's stock while it fills.
-    await expect.poll(async () => (await pipeline.app.db.select().from(printBatches)).length, { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(2)
-    for (const id of [...ids.plain, ...ids.classic]) await reachStatus(pipeline, id, 'printed', 30_000)
+    const ids = [
+      ...(await Promise.all([1, 2, 3].map(() => pipeline.send({ cardDesignId: plain, envelopeDesignId: kraft })))),
+      ...(await Promise.all([1, 2].map(() => pipeline.send({ cardDesignId: classic, envelopeDesignId: kraft })))),
+      await pipeline.send({ cardDesignId: big, envelopeDesignId: kraft }),
+    ]
+    // The floor page names each open tray's stock while it fills (the design names escaped).
+    await expect.poll(async () => (await pipeline.app.db.select().from(printBatches)).length, { timeout: 20_000, interval: 50 }).toBe(3)
+    const page = await pipeline.app.inject({ method: 'GET', url: '/floor', headers: floorHeaders })
+    expect(page.statusCode).toBe(200)
+    for (const stock of ['A6 LISA', 'A5 LISA', 'A6 CLASICA-A6', 'C6 C6-KRAFT']) expect(page.body).toContain(stock)
+    for (const id of ids) await reachStatus(pipeline, id, 'printed', 30_000)
     const batches = await pipeline.app.db.select().from(printBatches)
     expect(batches.map((batch) => [batch.cardStock, batch.envelopeStock, batch.letterCount]).sort()).toEqual([
-      ['CLASICA-A6', 'C6-KRAFT', 2],
-      ['LISA-A6', 'C6-KRAFT', 3],
+      ['A5 LISA', 'C6 C6-KRAFT', 1],
+      ['A6 CLASICA-A6', 'C6 C6-KRAFT', 2],
+      ['A6 LISA', 'C6 C6-KRAFT', 3],
     ])
+    const names: Record<string, string> = { 'A5 LISA': 'Lisa grande', 'A6 CLASICA-A6': '<b>Clásica</b>', 'A6 LISA': 'Lisa' }
     for (const batch of batches) {
       const manifest = parse<Record<string, string>>(await readFile(join(pipeline.spoolDir, `batch-${batch.id}.manifest.csv`)), { bom: true, columns: true })
       expect(new Set(manifest.map((row) => `${row.cardDesign}|${row.cardStock}|${row.envelopeDesign}|${row.envelopeStock}`))).toEqual(
-        new Set([`${batch.cardStock === 'LISA-A6' ? 'Lisa' : 'Clásica'}|${batch.cardStock}|Sobre kraft|C6-KRAFT`]),
+        new Set([`${names[batch.cardStock]}|${batch.cardStock}|Sobre kraft|C6 C6-KRAFT`]),
       )
     }
   })
@@ -268,5 +288,25 @@ describe('PRINTER=plotter draws a vector signature stroke by stroke', () => {
     }
     expect(await boxes(signed)).toHaveLength(1)
     expect(await boxes(unsigned)).toHaveLength(0)
+  })
+
+  it('hands what a pen cannot draw (the printed front, the logo) to a printer first, as PDFs', async () => {
+    const floral = await design(pipeline, 'card-designs', { name: 'Floral' }, cardSvg('A6', { fill: '#2e7d5b' }))
+    const kraft = await design(pipeline, 'envelope-designs', { name: 'Kraft', paperColor: '#C8A27A' }, logoSvg)
+    const id = await pipeline.send({ cardDesignId: floral, envelopeDesignId: kraft })
+    await reachStatus(pipeline, id, 'printed', 20_000)
+    const files = (await pipeline.spooled()).filter((name) => name.startsWith(id))
+    expect(files).toEqual([
+      `${id}.card-front.pdf`,
+      `${id}.card.gcode`,
+      `${id}.card.svg`,
+      `${id}.envelope-logo.pdf`,
+      `${id}.envelope.gcode`,
+      `${id}.envelope.svg`,
+    ])
+    const front = await spooled(pipeline, id, 'card-front.pdf')
+    expect(await pageSizes(front)).toEqual([[154, 111]])
+    expect(near(await colourAt(front, 1, 0.01, 0.01), '#2e7d5b')).toBe(true)
+    expect(await pageSizes(await spooled(pipeline, id, 'envelope-logo.pdf'))).toEqual([[162, 114]])
   })
 })

@@ -120,7 +120,7 @@ async function cardFront(format: CardFormat, contentType: ArtworkContentType, da
       const found = svg.size.width / svg.size.height
       if (!ratioMatches(found, trimRatio))
         refuse(
-          `El SVG tiene una proporción (ancho/alto) de ${ratio(found)} y ${card} la tiene de ${ratio(trimRatio)}: deben coincidir con un margen del ${num(RATIO_TOLERANCE * 100)} %. Ajuste el documento a ${mm(trim)}, o a ${mm(bleed)} con ${num(BLEED_MM)} mm de sangrado por lado.`,
+          `El SVG tiene una proporción (ancho/alto) de ${ratio(found)} y ${card} la tiene de ${ratio(trimRatio)}: deben coincidir con un margen del ${num(RATIO_TOLERANCE * 100)} %. Ajusta el documento a ${mm(trim)}, o a ${mm(bleed)} con ${num(BLEED_MM)} mm de sangrado por lado.`,
         )
       print = await drawOrRefuse('el SVG', () => toCardJpeg(renderSvg(svg, coverSize(svg.size, target)), target))
       break
@@ -218,7 +218,7 @@ async function signature(contentType: ArtworkContentType, data: Buffer): Promise
     case 'image/png': {
       const header = readPngHeader(data)
       if (!pngMayBeTransparent(header))
-        refuse('La firma debe tener fondo transparente: el PNG no tiene canal alfa ni color transparente. Expórtela como PNG con transparencia (RGBA).')
+        refuse('La firma debe tener fondo transparente: el PNG no tiene canal alfa ni color transparente. Expórtala como PNG con transparencia (RGBA).')
       if (header.width < SIGNATURE_MIN_WIDTH_PX)
         refuse(`La firma mide ${px(header)}: debe tener al menos ${num(SIGNATURE_MIN_WIDTH_PX)} px de ancho para imprimirse nítida.`)
       const stats = await drawOrRefuse('el PNG', async () => {
@@ -283,5 +283,5 @@ function mismatchMessage(declared: ArtworkContentType, sniffed: Sniffed): string
   if (sniffed === 'utf16') return `${claim}: está codificado en UTF-16. Guarda el SVG en UTF-8.`
   if (sniffed === 'image/png' || sniffed === 'application/pdf' || sniffed === 'image/svg+xml')
     return `${claim}: parece ${sniffedNames[sniffed]}. Envíalo con el tipo ${sniffed}.`
-  return `${claim}: parece ${sniffedNames[sniffed]}, que no se admite. Conviértalo a PNG, PDF o SVG.`
+  return `${claim}: parece ${sniffedNames[sniffed]}, que no se admite. Conviértelo a PNG, PDF o SVG.`
 }

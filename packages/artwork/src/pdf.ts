@@ -30,7 +30,7 @@ export async function loadUploadedPdf(data: Uint8Array): Promise<PageSize> {
     first = doc.getPage(0)
   } catch (error) {
     if (error instanceof RefusedError) throw error
-    refuse('No se puede leer el PDF: está dañado o no es un PDF válido. Expórtalo de nuevo desde su programa de diseño.')
+    refuse('No se puede leer el PDF: está dañado o no es un PDF válido. Expórtalo de nuevo desde tu programa de diseño.')
   }
   return pageSize(first)
 }

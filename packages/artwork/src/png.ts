@@ -35,7 +35,7 @@ export function readPngHeader(data: Buffer): PngHeader {
     refuse(`El PNG está dañado: su cabecera combina el tipo de color ${colorType} con ${bitDepth} bits, que no existe en PNG.`)
   if (width * height > MAX_PIXELS)
     refuse(
-      `La imagen mide ${num(width)} × ${num(height)} px (${num((width * height) / 1e6, 1)} megapíxeles): el máximo es ${num(MAX_PIXELS / 1e6)} megapíxeles. Redúzcala; 300 ppp al tamaño de impresión bastan.`,
+      `La imagen mide ${num(width)} × ${num(height)} px (${num((width * height) / 1e6, 1)} megapíxeles): el máximo es ${num(MAX_PIXELS / 1e6)} megapíxeles. Redúcela; 300 ppp al tamaño de impresión bastan.`,
     )
 
   let hasTrns = false

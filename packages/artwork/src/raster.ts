@@ -75,7 +75,7 @@ export async function renderPdfFirstPage(data: Uint8Array, size: SizePx, options
   if (result.ok) return result.stdout
   if (result.reason === 'timeout')
     refuse(
-      `El PDF tarda demasiado en dibujarse (más de ${num(RASTERIZE_TIMEOUT_MS / 1000)} s): simplifíquelo (aplana transparencias y efectos, reduce las imágenes) o envíalo como PNG.`,
+      `El PDF tarda demasiado en dibujarse (más de ${num(RASTERIZE_TIMEOUT_MS / 1000)} s): simplifícalo (aplana transparencias y efectos, reduce las imágenes) o envíalo como PNG.`,
     )
   refuse(
     'No se ha podido dibujar la primera página del PDF: está dañado o usa funciones que no se admiten. Expórtalo de nuevo (PDF/X o PDF estándar) o envíalo como PNG.',

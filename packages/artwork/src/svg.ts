@@ -84,7 +84,7 @@ export async function parseSvg(data: Buffer): Promise<ParsedSvg> {
       return
     }
     refuse(
-      `El SVG hace referencia a ${quote(reference)} (${where}, ${at()}): solo se admiten referencias dentro del propio documento (#id) e imágenes incrustadas como data:image/png;base64 o data:image/jpeg;base64. Incruste las imágenes y quite los enlaces a archivos o direcciones externas.`,
+      `El SVG hace referencia a ${quote(reference)} (${where}, ${at()}): solo se admiten referencias dentro del propio documento (#id) e imágenes incrustadas como data:image/png;base64 o data:image/jpeg;base64. Incrusta las imágenes y quita los enlaces a archivos o direcciones externas.`,
     )
   }
 
@@ -112,7 +112,7 @@ export async function parseSvg(data: Buffer): Promise<ParsedSvg> {
 
   parser.on('doctype', (doctype) => {
     if (/<!ENTITY/i.test(doctype)) refuse(`El SVG declara entidades XML (<!ENTITY> en su DOCTYPE), que no se admiten: ${entityNote}.`)
-    refuse('El SVG tiene una declaración <!DOCTYPE>, que no se admite (puede cargar definiciones externas): elimínela; un SVG no la necesita.')
+    refuse('El SVG tiene una declaración <!DOCTYPE>, que no se admite (puede cargar definiciones externas): elimínala; un SVG no la necesita.')
   })
   parser.on('processinginstruction', (instruction) => {
     if (instruction.target.toLowerCase() === 'xml-stylesheet')
@@ -274,7 +274,7 @@ const saxesMessages: Array<[RegExp, (match: RegExpExecArray) => string]> = [
   [/unexpected end/, () => 'el documento termina antes de tiempo'],
   [/attribute without value|unquoted attribute value|value must be quoted|value required/, () => 'hay un atributo sin valor o sin comillas'],
   [/malformed character entity/, () => 'hay una referencia de carácter (&#…;) que no es válida'],
-  [/disallowed character in entity name|empty entity name/, () => 'hay un «&» que no empieza una entidad: escríbalo como &amp;'],
+  [/disallowed character in entity name|empty entity name/, () => 'hay un «&» que no empieza una entidad: escríbelo como &amp;'],
   [/malformed comment/, () => 'hay un comentario mal formado'],
   [/disallowed character/, () => 'hay un carácter no permitido'],
   [/XML declaration|xml declaration/, () => 'la declaración <?xml …?> no es válida o no está al principio'],

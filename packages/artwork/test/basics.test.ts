@@ -40,7 +40,7 @@ describe('what any upload must be', () => {
     expectRefusal(await cardFront('application/pdf', png), 400, 'no es un PDF', 'parece un PNG')
     expectRefusal(await cardFront('image/svg+xml', png), 400, 'no es un SVG')
     expectRefusal(await cardFront('application/pdf', 'hola, esto no es un PDF'), 400, 'no empieza por «%PDF-»')
-    expectRefusal(await cardFront('image/png', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0, 0])), 400, 'parece una imagen JPEG', 'Conviértalo')
+    expectRefusal(await cardFront('image/png', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0, 0, 0, 0, 0])), 400, 'parece una imagen JPEG', 'Conviértelo')
     expectRefusal(await cardFront('image/svg+xml', Buffer.from('\ufeff<svg/>', 'utf16le')), 400, 'UTF-16')
   })
 

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox'
-import { Literals } from './common.js'
+import { Literals, type Recipient, type VerifiedAddress } from './common.js'
 
 /**
  * The physical products a letter is made of: a card of one size, in an envelope of one size.
@@ -40,6 +40,7 @@ export const SAFE_MARGIN_MM = 5
  */
 export const cardProductions = ['printed', 'preprinted'] as const
 export type CardProduction = (typeof cardProductions)[number]
+export const DEFAULT_CARD_PRODUCTION: CardProduction = 'printed'
 
 /** The files an artwork may be uploaded as. */
 export const artworkContentTypes = ['image/svg+xml', 'application/pdf', 'image/png'] as const
@@ -62,43 +63,8 @@ export type ArtworkMeta = Static<typeof ArtworkMeta>
 /** A signature's drawing, ready to draw: paths (SVG path data, in the drawing's own units) or a transparent PNG. */
 export type SignatureDrawing = { kind: 'paths'; width: number; height: number; paths: string[] } | { kind: 'image'; width: number; height: number }
 
-/**
- * What a letter is printed with, fixed when it is accepted (letters.print_spec): the designs as
- * they were then and the artwork versions they had. A later change or upload never alters a
- * letter already paid for. Absent (null) on letters accepted before designs had a product.
- */
-export interface PrintSpec {
-  card: {
-    designId: string
-    name: string
-    format: CardFormat
-    production: CardProduction
-    stockCode: string | null
-    artwork: { version: number; sha256: string } | null
-  }
-  envelope: {
-    designId: string
-    name: string
-    format: EnvelopeFormat
-    stockCode: string | null
-    paperColor: string | null
-    artwork: { version: number; sha256: string } | null
-  }
-  signature: { id: string; artwork: { version: number; sha256: string } | null } | null
-  /** The sender's return address as it was normalized when the sender was saved; null when it has none. */
-  returnAddress: StoredReturnAddress | null
-}
-
-/** A sender's return address, as given (`POST /admin/accounts/{id}/senders`) and as kept once normalized. */
-export interface ReturnAddress {
-  name: string
-  company: string | null
-  address: string
-  zip: string
-  city: string
-  province: string | null
-  country: string
-}
+/** How a letter's drawing names one version of an artwork. */
+export const artworkKey = (ownerId: string, version: number) => `${ownerId}@${version}`
 
 /**
  * The stock the floor loads for one side of a letter: the design's `stockCode`, or when it has
@@ -106,25 +72,77 @@ export interface ReturnAddress {
  * stock and one envelope stock.
  */
 export function stockOf(side: { designId: string; stockCode: string | null; artwork: { version: number } | null }): string {
-  return side.stockCode ?? `${side.designId}@${side.artwork?.version ?? 0}`
+  return side.stockCode ?? artworkKey(side.designId, side.artwork?.version ?? 0)
 }
 
-/** The card stock and envelope stock the floor loads for a letter: '' for a letter accepted before designs had stock. */
+/** A design's own stock (artworkKey) inside a stock as stockOf and stocksOf write it: the design's id and its artwork version. */
+export const DESIGN_STOCK = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})@(\d+)/
+
+/**
+ * The card stock and envelope stock the floor loads for a letter, as a batch is keyed by them and
+ * the floor reads them: the format, the stock, and for cards whether the front is printed on it
+ * (two designs may share a stock code yet differ there, and one file cannot hold both). '' for a
+ * letter accepted before designs had stock.
+ */
 export function stocksOf(spec: PrintSpec | null): Stocks {
-  return spec ? { cardStock: stockOf(spec.card), envelopeStock: stockOf(spec.envelope) } : { cardStock: '', envelopeStock: '' }
+  if (!spec) return { cardStock: '', envelopeStock: '' }
+  const front = spec.card.production === 'printed' && spec.card.artwork ? ` ${PRINTED_FRONT}` : ''
+  return { cardStock: `${spec.card.format} ${stockOf(spec.card)}${front}`, envelopeStock: `${spec.envelope.format} ${stockOf(spec.envelope)}` }
 }
+
+/** Marks a card stock on which the floor prints the front. */
+export const PRINTED_FRONT = '+ anverso impreso'
 export interface Stocks {
   cardStock: string
   envelopeStock: string
 }
 
-/** A return address as kept: normalized (casing, street type, postal code, province) and with its country's Spanish name. */
-export interface StoredReturnAddress extends ReturnAddress {
-  countryName: string
-}
-
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const SizeSchema = Type.Object({ width: Type.Number({ description: 'mm' }), height: Type.Number({ description: 'mm' }) })
+
+/** A sender's return address as kept and shown: normalized by the recipients' rules, with its country's Spanish name. */
+export const StoredReturnAddress = Type.Object({
+  name: Type.String(),
+  company: Nullable(Type.String()),
+  address: Type.String(),
+  zip: Type.String(),
+  city: Type.String(),
+  province: Nullable(Type.String()),
+  country: Type.String(),
+  countryName: Type.String(),
+})
+export type StoredReturnAddress = Static<typeof StoredReturnAddress>
+
+const ArtworkVersion = Nullable(Type.Object({ version: Type.Integer({ minimum: 1 }), sha256: Type.String() }))
+
+/**
+ * What a letter is printed with, fixed when it is accepted (letters.print_spec, written by the
+ * SQL function letter_print_spec): the designs as they were then, the artwork versions they had,
+ * the signature, and the sender's name and return address. A later change or upload never alters
+ * a letter already paid for. Null on letters accepted before designs had a product.
+ */
+export const PrintSpec = Type.Object({
+  card: Type.Object({
+    designId: Type.String(),
+    name: Type.String(),
+    format: Literals(cardFormatNames),
+    production: Literals(cardProductions),
+    stockCode: Nullable(Type.String()),
+    artwork: ArtworkVersion,
+  }),
+  envelope: Type.Object({
+    designId: Type.String(),
+    name: Type.String(),
+    format: Literals(envelopeFormatNames),
+    stockCode: Nullable(Type.String()),
+    paperColor: Nullable(Type.String()),
+    artwork: ArtworkVersion,
+  }),
+  signature: Nullable(Type.Object({ id: Type.String(), artwork: ArtworkVersion })),
+  senderName: Type.String(),
+  returnAddress: Nullable(StoredReturnAddress),
+})
+export type PrintSpec = Static<typeof PrintSpec>
 
 /** A card design as the API shows it: the product a letter's card is. */
 export const CardDesign = Type.Object({
@@ -150,20 +168,26 @@ export const EnvelopeDesign = Type.Object({
 })
 export type EnvelopeDesign = Static<typeof EnvelopeDesign>
 
-/** A return address as the API shows it: normalized, with the country's Spanish name. */
-export const ReturnAddressView = Type.Object({
-  name: Type.String(),
-  company: Nullable(Type.String()),
-  address: Type.String(),
-  zip: Type.String(),
-  city: Type.String(),
-  province: Nullable(Type.String()),
-  country: Type.String(),
-  countryName: Type.String(),
-})
-
-export const Sender = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), returnAddress: Nullable(ReturnAddressView) })
+export const Sender = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), returnAddress: Nullable(StoredReturnAddress) })
 export type Sender = Static<typeof Sender>
 
 export const Signature = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), artwork: Nullable(ArtworkMeta) })
 export type Signature = Static<typeof Signature>
+
+/**
+ * What a letter's row holds that its drawing needs, with the artwork versions its print spec
+ * names (by artworkKey): read by packages/db (readLetterDrawings), drawn by
+ * packages/render (drawingOf).
+ */
+export interface LetterDrawingSource {
+  letterId: string
+  code: string
+  fontName: string
+  message: string
+  senderName: string
+  recipient: Recipient
+  address: VerifiedAddress | null
+  addressLines: string[] | null
+  printSpec: PrintSpec | null
+  artworks: ReadonlyMap<string, { print: Uint8Array; drawing: SignatureDrawing | null }>
+}

@@ -331,7 +331,7 @@ export const FontList = Type.Object({
 })
 export type FontList = Static<typeof FontList>
 
-/** A proof is a PDF (card on page 1, envelope on page 2), sent as bytes. */
+/** A proof is a PDF of the letter's pages as printed (the front artwork of a `printed` design with artwork, the handwriting, the envelope), sent as bytes. */
 export const Proof = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/pdf' })
 
 /** A PNG image, sent as bytes (a design's preview, a proof's page). */

@@ -6,4 +6,4 @@ export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type Lette
 export { guardProcess, isConnectionError, isDriverError, type GuardLogger, type ShutdownReason } from './process-guard.js'
 export { enqueue, outboxTargetSql, type OutboxJob } from './outbox.js'
 export { isoInstant, letterJsonSql, recordLetterWebhooks, webhookBodySql } from './webhook-events.js'
-export { artworkKey, readLetterDrawings, type ArtworkPrint, type LetterDrawingSource } from './letter-drawing.js'
+export { readLetterDrawings, type ArtworkPrint } from './letter-drawing.js'

@@ -1,5 +1,5 @@
 import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
-import type { PrintSpec, Recipient, SignatureDrawing, VerifiedAddress } from '@letters/contracts'
+import { artworkKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
 import type { Executor } from './client.js'
 import { artworks, letters, senders } from './schema.js'
 
@@ -8,23 +8,6 @@ export interface ArtworkPrint {
   print: Buffer
   drawing: SignatureDrawing | null
 }
-
-/** What a letter's row holds that its drawing needs, with the artwork versions its print spec names. */
-export interface LetterDrawingSource {
-  letterId: string
-  code: string
-  fontName: string
-  message: string
-  senderName: string
-  recipient: Recipient
-  address: VerifiedAddress | null
-  addressLines: string[] | null
-  printSpec: PrintSpec | null
-  /** By `${ownerId}@${version}`: the versions the print spec names. */
-  artworks: Map<string, ArtworkPrint>
-}
-
-export const artworkKey = (ownerId: string, version: number) => `${ownerId}@${version}`
 
 /**
  * Artwork versions never change (an upload adds a version), so what was read once serves every

@@ -2,6 +2,9 @@ import { sql } from 'drizzle-orm'
 import {
   artworkContentTypes,
   artworkUses,
+  DEFAULT_CARD_FORMAT,
+  DEFAULT_CARD_PRODUCTION,
+  DEFAULT_ENVELOPE_FORMAT,
   cardFormatNames,
   cardProductions,
   envelopeFormatNames,
@@ -79,8 +82,8 @@ export const cardDesigns = pgTable(
   'card_designs',
   {
     ...namedEntry(),
-    format: text('format', { enum: cardFormatNames }).notNull().default('A6'),
-    production: text('production', { enum: cardProductions }).notNull().default('printed'),
+    format: text('format', { enum: cardFormatNames }).notNull().default(DEFAULT_CARD_FORMAT),
+    production: text('production', { enum: cardProductions }).notNull().default(DEFAULT_CARD_PRODUCTION),
     /** The code of the stock the floor loads; required for `preprinted` (the API refuses one without it). */
     stockCode: text('stock_code'),
   },
@@ -90,7 +93,7 @@ export const envelopeDesigns = pgTable(
   'envelope_designs',
   {
     ...namedEntry(),
-    format: text('format', { enum: envelopeFormatNames }).notNull().default('C6'),
+    format: text('format', { enum: envelopeFormatNames }).notNull().default(DEFAULT_ENVELOPE_FORMAT),
     stockCode: text('stock_code'),
     /** `#RRGGBB`, for proofs: kraft is not white. */
     paperColor: text('paper_color'),
@@ -121,6 +124,8 @@ export const artworks = pgTable(
     version: integer('version').notNull(),
     accountId: accountRef(),
     use: text('use', { enum: artworkUses }).notNull(),
+    /** The design's format it was checked against and made for; null for a signature. A design whose format changes prints none of it. */
+    format: text('format'),
     contentType: text('content_type', { enum: artworkContentTypes }).notNull(),
     bytes: integer('bytes').notNull(),
     sha256: text('sha256').notNull(),

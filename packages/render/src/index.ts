@@ -17,6 +17,7 @@ export {
   renderEnvelope,
   renderEnvelopes,
   renderProof,
+  renderPrintedParts,
   signaturePlace,
   type LetterToRender,
   type Placement,
@@ -66,4 +67,4 @@ export {
 } from './plotter/plot.js'
 export { strokeFont, strokeFontOf } from './plotter/stroke-font.js'
 export { code128Bars, code128Layout, type Bar } from './barcode.js'
-export { drawingOf, type LetterSource } from './describe.js'
+export { drawingOf } from './describe.js'

@@ -391,6 +391,35 @@ export function renderCard(letter: LetterToRender): Promise<Buffer> {
   return toBuffer(doc)
 }
 
+/**
+ * What a pen cannot draw, for a floor that writes with a plotter: a printer puts it on the stock
+ * first. The card's front artwork page (with its bleed and TrimBox), when the design is printed
+ * with one; the envelope's logo alone on a page of its format, when it has one. Undefined when
+ * there is nothing to print.
+ */
+export function renderPrintedParts(letter: LetterToRender): { front?: () => Promise<Buffer>; logo?: () => Promise<Buffer> } {
+  const parts: { front?: () => Promise<Buffer>; logo?: () => Promise<Buffer> } = {}
+  const front = frontOf(letter)
+  if (front)
+    parts.front = () => {
+      const card = cardOf(letter)
+      const doc = newDocument(withBleed(card.size, BLEED), `Anverso ${letter.letterId}`)
+      markTrim(doc, card.size, BLEED)
+      drawFront(doc, new DocumentImages(doc, [front]).get(front), card, 0, 0)
+      return toBuffer(doc)
+    }
+  const logo = logoOf(letter)
+  if (logo)
+    parts.logo = () => {
+      const envelope = envelopeOf(letter)
+      const doc = newDocument(envelope.size, `Logo del sobre ${letter.letterId}`)
+      const box = senderCorner(letter, envelope).logo
+      if (box) doc.image(new DocumentImages(doc, [logo]).get(logo), box.x, box.y, { width: box.width, height: box.height, ignoreOrientation: true })
+      return toBuffer(doc)
+    }
+  return parts
+}
+
 /** The envelope as its own print file, at its format. */
 export function renderEnvelope(letter: LetterToRender): Promise<Buffer> {
   const doc = newDocument(envelopeOf(letter).size, `Sobre ${letter.letterId}`)

@@ -5,7 +5,7 @@
  * linearGradient, no text (fonts differ between renderers, so lettering is drawn as strokes), no
  * scripts, no external references.
  */
-import { BLEED_MM, cardFormats, type CardFormat, type CardProduction, type EnvelopeFormat, type ReturnAddress } from '@letters/contracts'
+import { BLEED_MM, cardFormats, type admin, type CardFormat, type CardProduction, type EnvelopeFormat } from '@letters/contracts'
 
 const SVG_NS = 'http://www.w3.org/2000/svg'
 
@@ -395,7 +395,7 @@ export interface DemoDesigns {
   cards: Array<{ name: string; format: CardFormat; production: CardProduction; stockCode: string | null; artwork: string }>
   envelopes: Array<{ name: string; format: EnvelopeFormat; stockCode: string | null; paperColor: string | null; logo: string }>
   signature: { name: string; svg: string }
-  sender: { name: string; returnAddress: ReturnAddress }
+  sender: { name: string; returnAddress: admin.ReturnAddressBody }
 }
 
 export const demoDesigns: DemoDesigns = {

@@ -1,10 +1,12 @@
 import { describe, expect } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import sharp from 'sharp'
-import { artworks } from '@letters/db'
+import { Value } from 'typebox/value'
+import { PrintSpec } from '@letters/contracts'
+import { artworks, letters } from '@letters/db'
 import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { it } from '@letters/test/support/fixtures'
-import { UNKNOWN_ID, expectError } from './helpers.js'
+import { UNKNOWN_ID, expectError, singleLetter } from './helpers.js'
 
 const artworkCount = async (app: { db: import('@letters/db').Db }, ownerId: string) =>
   (await app.db.select({ n: count() }).from(artworks).where(eq(artworks.ownerId, ownerId)))[0]!.n
@@ -113,6 +115,29 @@ describe('PUT …/artwork', () => {
     expect(third.statusCode, third.body).toBe(200)
     expect(third.json()).toMatchObject({ artwork: { contentType: 'application/pdf', version: 3 } })
     expect(await artworkCount(gateway, account.cardDesignId)).toBe(3)
+  })
+
+  it('keeps artwork to the format it was made for: a format change shows none until the new format’s is uploaded', async ({
+    admin,
+    account,
+    client,
+    gateway,
+  }) => {
+    const url = `/admin/accounts/${account.id}/card-designs/${account.cardDesignId}/artwork`
+    expect((await admin.put(url, cardSvg('A6'), 'image/svg+xml')).json()).toMatchObject({ artwork: { version: 1 } })
+    const changed = await admin.patch(`/admin/accounts/${account.id}/card-designs/${account.cardDesignId}`, { format: 'A5' })
+    expect(changed.json()).toMatchObject({ format: 'A5', artwork: null })
+    // A letter accepted now prints no front rather than an A6 front stretched over an A5 card.
+    const sent = await client.post('/single', singleLetter(account))
+    const [letter] = await gateway.db.select({ spec: letters.printSpec }).from(letters).where(eq(letters.id, sent.json<{ cardId: string }>().cardId))
+    expect(letter?.spec).toMatchObject({ card: { format: 'A5', artwork: null } })
+    expect(Value.Check(PrintSpec, letter?.spec)).toBe(true)
+    const a5 = await admin.put(url, cardSvg('A5'), 'image/svg+xml')
+    expect(a5.json()).toMatchObject({ format: 'A5', artwork: { version: 2 } })
+    // Back to A6: its own artwork again.
+    expect((await admin.patch(`/admin/accounts/${account.id}/card-designs/${account.cardDesignId}`, { format: 'A6' })).json()).toMatchObject({
+      artwork: { version: 1 },
+    })
   })
 
   it('numbers concurrent uploads one after the other', async ({ admin, account, gateway }) => {

@@ -164,12 +164,23 @@ export class BatchCloser {
     return this.loop.stop()
   }
 
-  /** One round: close the open batch if due, then finish the closed ones. */
+  /**
+   * One round: close the open batches that are due, then finish the closed ones. A batch that
+   * fails is passed over for this round, so one that cannot be finished does not hold up the
+   * batches behind it; the round then fails with it (logged, counted, tried again).
+   */
   async round(): Promise<void> {
     await closeIfDue(this.floor.db, this.rules)
+    const failures: unknown[] = []
     for (const batchId of await closingBatches(this.floor.db)) {
-      if (!this.loop.running) return
-      await finishBatch(this.floor, batchId)
+      if (!this.loop.running) break
+      try {
+        await finishBatch(this.floor, batchId)
+      } catch (error) {
+        this.floor.log.error({ err: error, batchId }, 'batch could not be finished; the next batches go on')
+        failures.push(error)
+      }
     }
+    if (failures.length > 0) throw failures[0]
   }
 }

@@ -2,7 +2,7 @@ import { UnrecoverableError } from 'bullmq'
 import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
 import { moveLetter, readLetterDrawings, type Db, type LetterStatus } from '@letters/db'
-import { drawingOf, plotterFiles, renderCard, renderEnvelope, type LetterToRender, type PlotterSettings } from '@letters/render'
+import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
 import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { batchPrintedDetail } from './batch-closer.js'
@@ -89,9 +89,11 @@ interface PrintFileSpec {
 /**
  * The print files of a letter, in the order the floor needs them: card first, then envelope. A
  * plotter takes each as SVG (to look at, or for plotting software) and G-code (for the machine);
- * the four are drawn together, once, when the first is asked for.
+ * the four are drawn together, once, when the first is asked for. What a pen cannot draw (a
+ * printed card's front artwork, an envelope's logo) goes before them as PDFs for a printer to
+ * put on the stock first (`card-front.pdf`, `envelope-logo.pdf`).
  */
-function printFilesOf(output: NonNullable<Floor['output']>): PrintFileSpec[] {
+function printFilesOf(output: NonNullable<Floor['output']>, letter: LetterToRender): PrintFileSpec[] {
   if (output.kind === 'pdf') {
     return [
       { file: 'card.pdf', kind: 'card', render: renderCard },
@@ -101,11 +103,18 @@ function printFilesOf(output: NonNullable<Floor['output']>): PrintFileSpec[] {
   let drawn: ReturnType<typeof plotterFiles> | undefined
   const plotted = (file: keyof ReturnType<typeof plotterFiles>) => (letter: LetterToRender) =>
     Promise.resolve((drawn ??= plotterFiles(letter, output.settings))[file])
-  return (['card.svg', 'card.gcode', 'envelope.svg', 'envelope.gcode'] as const).map((file) => ({
-    file,
-    kind: file.startsWith('card') ? 'card' : 'envelope',
-    render: plotted(file),
-  }))
+  const printed = renderPrintedParts(letter)
+  const parts: PrintFileSpec[] = []
+  if (printed.front) parts.push({ file: 'card-front.pdf', kind: 'card', render: printed.front })
+  if (printed.logo) parts.push({ file: 'envelope-logo.pdf', kind: 'envelope', render: printed.logo })
+  return [
+    ...parts,
+    ...(['card.svg', 'card.gcode', 'envelope.svg', 'envelope.gcode'] as const).map((file) => ({
+      file,
+      kind: file.startsWith('card') ? ('card' as const) : ('envelope' as const),
+      render: plotted(file),
+    })),
+  ]
 }
 
 async function rendered(kind: PrintFileSpec['kind'], render: () => Promise<Buffer>): Promise<Buffer> {
@@ -141,9 +150,9 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
   // In batch mode the letter's own files are kept, never handed over: its batch's are.
   const handed = toPrinter && !floor.batching ? await handedOverFiles(floor.db, letterId) : new Set<string>()
   const output = floor.output ?? { kind: 'pdf' }
-  const missing = printFilesOf(output).filter(({ file }) => !handed.has(`${letterId}.${file}`))
+  const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
+  const missing = printFilesOf(output, letter).filter(({ file }) => !handed.has(`${letterId}.${file}`))
   if (missing.length > 0) {
-    const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
     const files = await Promise.all(
       missing.map(async ({ file, kind, render }) => {
         const data = await rendered(kind, () => render(letter))

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parse } from 'csv-parse/sync'
+import type { PrintSpec } from '@letters/contracts'
 import { MANIFEST_COLUMNS, manifestCsv, presorted, type BatchLetter } from '../src/batch-files.js'
 
 let next = 0
@@ -79,7 +80,52 @@ describe('manifestCsv', () => {
         city: l.address.city,
         province: l.address.province ?? '',
         country: l.address.country,
+        // Letters accepted before designs had a product name no design or stock.
+        cardDesign: '',
+        cardStock: '',
+        envelopeDesign: '',
+        envelopeStock: '',
       })),
     )
+  })
+
+  it('names each letter’s designs and the stocks the floor loads, and neutralises a design name Excel would run', () => {
+    const spec = (card: Partial<PrintSpec['card']>, envelope: Partial<PrintSpec['envelope']>): PrintSpec => ({
+      card: {
+        designId: '11111111-1111-4111-8111-111111111111',
+        name: 'Floral',
+        format: 'A6',
+        production: 'printed',
+        stockCode: null,
+        artwork: { version: 2, sha256: 'x' },
+        ...card,
+      },
+      envelope: {
+        designId: '22222222-2222-4222-8222-222222222222',
+        name: 'Kraft',
+        format: 'C6',
+        stockCode: 'C6-KRAFT',
+        paperColor: '#C8A27A',
+        artwork: null,
+        ...envelope,
+      },
+      signature: null,
+      senderName: 'Luna',
+      returnAddress: null,
+    })
+    const rows = parse<Record<string, string>>(
+      manifestCsv([
+        { ...letter({}), printSpec: spec({}, {}) },
+        {
+          ...letter({}),
+          printSpec: spec({ name: '=HYPERLINK("x")', production: 'preprinted', stockCode: 'CLASICA-A6', artwork: null }, { format: 'DL', stockCode: null }),
+        },
+      ]),
+      { bom: true, columns: true },
+    )
+    expect(rows.map((row) => [row.cardDesign, row.cardStock, row.envelopeDesign, row.envelopeStock])).toEqual([
+      ['Floral', 'A6 11111111-1111-4111-8111-111111111111@2 + anverso impreso', 'Kraft', 'C6 C6-KRAFT'],
+      ['\'=HYPERLINK("x")', 'A6 CLASICA-A6', 'Kraft', 'DL 22222222-2222-4222-8222-222222222222@0'],
+    ])
   })
 })

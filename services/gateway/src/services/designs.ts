@@ -1,7 +1,10 @@
-import { and, desc, eq, max, sql } from 'drizzle-orm'
+import { and, desc, eq, max, sql, type SQLWrapper } from 'drizzle-orm'
 import { blankPreview, inspectArtwork, type InspectInput } from '@letters/artwork'
 import { normalizeAddress } from '@letters/address'
 import {
+  DEFAULT_CARD_FORMAT,
+  DEFAULT_CARD_PRODUCTION,
+  DEFAULT_ENVELOPE_FORMAT,
   cardFormats,
   envelopeFormats,
   fontNames,
@@ -15,7 +18,7 @@ import {
   admin,
 } from '@letters/contracts'
 import { artworks, cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
-import { ApiError, badRequest, conflict, notFound } from '../errors.js'
+import { ApiError, badRequest, notFound } from '../errors.js'
 import { accountNotFound, findAccount } from './accounts.js'
 import { assertWritable } from './fonts.js'
 import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
@@ -35,11 +38,22 @@ const artworkMetaColumns = {
   version: artworks.version,
 }
 
-/** The latest artwork of an owner, as the API shows it; null when none was uploaded. */
-async function latestArtwork(ex: Executor, ownerId: string): Promise<ArtworkMeta | null> {
-  const [row] = await ex.select(artworkMetaColumns).from(artworks).where(eq(artworks.ownerId, ownerId)).orderBy(desc(artworks.version)).limit(1)
+/**
+ * The latest artwork of an owner made for its current format (null for a signature), as the API
+ * shows it; null when none was. A design whose format changed shows none until artwork of the
+ * new format is uploaded, and its letters are printed without (letter_print_spec matches too).
+ */
+async function latestArtwork(ex: Executor, ownerId: string, format: string | null): Promise<ArtworkMeta | null> {
+  const [row] = await ex
+    .select(artworkMetaColumns)
+    .from(artworks)
+    .where(and(eq(artworks.ownerId, ownerId), sameFormat(format)))
+    .orderBy(desc(artworks.version))
+    .limit(1)
   return row ?? null
 }
+
+const sameFormat = (format: SQLWrapper | string | null) => sql`${artworks.format} IS NOT DISTINCT FROM ${format}`
 
 type CardDesignRow = Pick<typeof cardDesigns.$inferSelect, 'id' | 'name' | 'format' | 'production' | 'stockCode'>
 type EnvelopeDesignRow = Pick<typeof envelopeDesigns.$inferSelect, 'id' | 'name' | 'format' | 'stockCode' | 'paperColor'>
@@ -96,7 +110,13 @@ async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
 }
 
 export async function createCardDesign(db: Db, accountId: string, body: admin.CreateCardDesignBody): Promise<CardDesign> {
-  const values = { accountId, name: body.name, format: body.format ?? 'A6', production: body.production ?? 'printed', stockCode: body.stockCode ?? null }
+  const values = {
+    accountId,
+    name: body.name,
+    format: body.format ?? DEFAULT_CARD_FORMAT,
+    production: body.production ?? DEFAULT_CARD_PRODUCTION,
+    stockCode: body.stockCode ?? null,
+  }
   assertCoherentCard(values)
   const [row] = await intoAccount(() => db.insert(cardDesigns).values(values).returning(cardDesignColumns))
   return cardDesignView(row!, null)
@@ -106,7 +126,7 @@ export async function createEnvelopeDesign(db: Db, accountId: string, body: admi
   const values = {
     accountId,
     name: body.name,
-    format: body.format ?? 'C6',
+    format: body.format ?? DEFAULT_ENVELOPE_FORMAT,
     stockCode: body.stockCode ?? null,
     paperColor: body.paperColor?.toUpperCase() ?? null,
   }
@@ -138,7 +158,7 @@ export async function updateCardDesign(db: Db, accountId: string, designId: stri
     return row
   })
   if (!updated) throw await ownerMissing(db, accountId, artworkOwners['card-designs'].missing)
-  return cardDesignView(updated, await latestArtwork(db, designId))
+  return cardDesignView(updated, await latestArtwork(db, designId, updated.format))
 }
 
 export async function updateEnvelopeDesign(db: Db, accountId: string, designId: string, patch: admin.UpdateEnvelopeDesignBody): Promise<EnvelopeDesign> {
@@ -150,7 +170,7 @@ export async function updateEnvelopeDesign(db: Db, accountId: string, designId: 
     .where(and(eq(envelopeDesigns.id, designId), eq(envelopeDesigns.accountId, accountId)))
     .returning(envelopeDesignColumns)
   if (!row) throw await ownerMissing(db, accountId, artworkOwners['envelope-designs'].missing)
-  return envelopeDesignView(row, await latestArtwork(db, designId))
+  return envelopeDesignView(row, await latestArtwork(db, designId, row.format))
 }
 
 /** The fields a PATCH body sets: absent ones are left as they are, null ones cleared. */
@@ -164,7 +184,7 @@ export async function findCardDesign(ex: Executor, accountId: string, designId: 
     .select(cardDesignColumns)
     .from(cardDesigns)
     .where(and(eq(cardDesigns.id, designId), eq(cardDesigns.accountId, accountId)))
-  return row && cardDesignView(row, await latestArtwork(ex, designId))
+  return row && cardDesignView(row, await latestArtwork(ex, designId, row.format))
 }
 
 export async function findEnvelopeDesign(ex: Executor, accountId: string, designId: string): Promise<EnvelopeDesign | undefined> {
@@ -172,7 +192,7 @@ export async function findEnvelopeDesign(ex: Executor, accountId: string, design
     .select(envelopeDesignColumns)
     .from(envelopeDesigns)
     .where(and(eq(envelopeDesigns.id, designId), eq(envelopeDesigns.accountId, accountId)))
-  return row && envelopeDesignView(row, await latestArtwork(ex, designId))
+  return row && envelopeDesignView(row, await latestArtwork(ex, designId, row.format))
 }
 
 /**
@@ -183,7 +203,7 @@ export async function cardDesignPreview(ex: Executor, accountId: string, designI
   const [row] = await ex
     .select({ format: cardDesigns.format, preview: artworks.preview })
     .from(cardDesigns)
-    .leftJoin(artworks, eq(artworks.ownerId, cardDesigns.id))
+    .leftJoin(artworks, and(eq(artworks.ownerId, cardDesigns.id), sameFormat(cardDesigns.format)))
     .where(and(eq(cardDesigns.id, designId), eq(cardDesigns.accountId, accountId)))
     .orderBy(sql`${artworks.version} DESC NULLS LAST`)
     .limit(1)
@@ -194,8 +214,8 @@ export async function cardDesignPreview(ex: Executor, accountId: string, designI
 /**
  * Stores a new version of an owner's artwork, checked and made ready to print first (nothing is
  * stored when the file is refused). The owner's row is locked while the version is numbered, so
- * two uploads at once get two versions; the design's format is read again under that lock, and
- * a format changed meanwhile is a 409 (the file was checked against the old one).
+ * two uploads at once get two versions. The version is stored with the format it was checked
+ * against: a format changed meanwhile leaves it to that format, never to print on another.
  */
 export async function putArtwork(
   db: Db,
@@ -217,8 +237,6 @@ export async function putArtwork(
       .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
       .for('update')
     if (!locked) throw notFound(missing)
-    if ((await formatOf(tx, owner, accountId, ownerId)) !== format)
-      throw conflict('El formato del diseño cambió mientras se subía el archivo; vuelve a subirlo')
     const [latest] = await tx
       .select({ version: max(artworks.version) })
       .from(artworks)
@@ -230,6 +248,7 @@ export async function putArtwork(
         version: (latest?.version ?? 0) + 1,
         accountId,
         use,
+        format,
         contentType: inspected.contentType,
         bytes: inspected.bytes,
         sha256: inspected.sha256,
@@ -269,7 +288,7 @@ async function ownerView(ex: Executor, owner: ArtworkOwner, accountId: string, o
     .select({ id: signatures.id, name: signatures.name })
     .from(signatures)
     .where(and(eq(signatures.id, ownerId), eq(signatures.accountId, accountId)))
-  return { ...row!, artwork: await latestArtwork(ex, ownerId) }
+  return { ...row!, artwork: await latestArtwork(ex, ownerId, null) }
 }
 
 /**

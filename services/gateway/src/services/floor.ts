@@ -1,8 +1,8 @@
-import { and, asc, count, eq, inArray, ne, sql, type SQLWrapper } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
-import type { LetterStatus } from '@letters/contracts'
-import { letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
+import { DESIGN_STOCK, type LetterStatus } from '@letters/contracts'
+import { cardDesigns, envelopeDesigns, letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
 import { notFound } from '../errors.js'
 import { UUID } from './cursor.js'
 import { needsLookSql } from './stuck-letters.js'
@@ -56,19 +56,30 @@ const batchFields = {
   closedAt: b.closedAt,
   handedAt: b.handedAt,
   ageMs: sql<number>`(EXTRACT(EPOCH FROM now() - ${b.openedAt}) * 1000)::bigint`.mapWith(Number),
-  cardStock: stockLabel(b.cardStock, 'card_designs'),
-  envelopeStock: stockLabel(b.envelopeStock, 'envelope_designs'),
+  cardStock: b.cardStock,
+  envelopeStock: b.envelopeStock,
 }
 
 /**
- * A batch's stock as the floor reads it: a stock code as it is; a design's own printed stock
- * (`<designId>@<artwork version>`, stockOf in contracts) as the design's name and version.
+ * The batches' stocks as the floor reads them: a stock code as it is; a design's own printed
+ * stock (DESIGN_STOCK) as the design's name and artwork version; none (letters printed before
+ * designs had stock) as null.
  */
-function stockLabel(stock: SQLWrapper, designs: 'card_designs' | 'envelope_designs') {
-  return sql<string | null>`CASE WHEN ${stock} = '' THEN NULL
-    WHEN ${stock} ~ '^[0-9a-f-]{36}@[0-9]+$' THEN coalesce((SELECT d.name FROM ${sql.identifier(designs)} d WHERE d.id::text = split_part(${stock}, '@', 1)), 'diseño')
-      || ' (arte v' || split_part(${stock}, '@', 2) || ')'
-    ELSE ${stock} END`
+async function withStockLabels<B extends { cardStock: string | null; envelopeStock: string | null }>(ex: Executor, batches: B[]): Promise<B[]> {
+  const ids = new Set(batches.flatMap((batch) => [batch.cardStock, batch.envelopeStock].flatMap((stock) => DESIGN_STOCK.exec(stock ?? '')?.[1] ?? [])))
+  const names = new Map<string, string>()
+  if (ids.size > 0) {
+    for (const table of [cardDesigns, envelopeDesigns]) {
+      for (const row of await ex
+        .select({ id: table.id, name: table.name })
+        .from(table)
+        .where(inArray(table.id, [...ids])))
+        names.set(row.id, row.name)
+    }
+  }
+  const label = (stock: string | null) =>
+    stock ? stock.replace(DESIGN_STOCK, (_match, id: string, version: string) => `${names.get(id) ?? 'diseño'} (arte v${version})`) : null
+  return batches.map((batch) => ({ ...batch, cardStock: label(batch.cardStock), envelopeStock: label(batch.envelopeStock) }))
 }
 
 const l = alias(letters, 'l')
@@ -105,7 +116,13 @@ export async function floorOverview(ex: Executor, reconcileAfterMs: number): Pro
       .from(l)
       .where(and(eq(l.livemode, true), needsLookSql('l', reconcileAfterMs))),
   ])
-  return { current, recent, counts, needsLook, needsLookTotal: needsLookTotal?.count ?? 0 }
+  return {
+    current: await withStockLabels(ex, current),
+    recent: await withStockLabels(ex, recent),
+    counts,
+    needsLook,
+    needsLookTotal: needsLookTotal?.count ?? 0,
+  }
 }
 
 const isBatchFileKind = (kind: string): kind is BatchFileKind => (batchFileKinds as readonly string[]).includes(kind)

@@ -92,7 +92,7 @@ const artworkUploads: FastifyPluginAsyncTypebox = async (app) => {
         schema: {
           params,
           body: { content: Object.fromEntries(artworkContentTypes.map((type) => [type, { schema: admin.ArtworkUpload }])) },
-          response: { 200: response, ...errorResponses(400, 401, 404, 409, 413, 415, 500) },
+          response: { 200: response, ...errorResponses(400, 401, 404, 413, 415, 500) },
         },
       },
       async (request) => {
