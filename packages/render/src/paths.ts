@@ -103,3 +103,55 @@ export function flattenPath(d: string, tolerance: number): Point[][] {
   }
   return polylines
 }
+
+/**
+ * Polylines cut to the box from 0,0 to `width`, `height`: what lies outside is dropped, a line
+ * that leaves the box ends at its edge and one that comes back starts again there. The printer
+ * clips a signature to the box it declares; the plotter's strokes are cut the same way, so both
+ * draw the same and a stray stroke never moves the rest of the card.
+ */
+export function clipToBox(lines: Point[][], width: number, height: number): Point[][] {
+  const clipped: Point[][] = []
+  for (const line of lines) {
+    let current: Point[] | undefined
+    for (let i = 1; i < line.length; i++) {
+      const segment = clipSegment(line[i - 1]!, line[i]!, width, height)
+      if (!segment) {
+        current = undefined
+        continue
+      }
+      const [from, to] = segment
+      const last = current?.at(-1)
+      if (!current || !last || last[0] !== from[0] || last[1] !== from[1]) clipped.push((current = [from]))
+      current.push(to)
+      // Cut at the far edge: the next segment starts outside, or again at this point.
+      if (to[0] !== line[i]![0] || to[1] !== line[i]![1]) current = undefined
+    }
+  }
+  return clipped
+}
+
+/** Liang–Barsky: the part of a segment inside the box, or undefined. */
+function clipSegment(a: Point, b: Point, width: number, height: number): [Point, Point] | undefined {
+  const dx = b[0] - a[0]
+  const dy = b[1] - a[1]
+  let enter = 0
+  let leave = 1
+  for (const [p, q] of [
+    [-dx, a[0]],
+    [dx, width - a[0]],
+    [-dy, a[1]],
+    [dy, height - a[1]],
+  ] as const) {
+    if (p === 0) {
+      if (q < 0) return undefined
+      continue
+    }
+    const t = q / p
+    if (p < 0) enter = Math.max(enter, t)
+    else leave = Math.min(leave, t)
+    if (enter > leave) return undefined
+  }
+  const at = (t: number): Point => (t === 0 ? a : t === 1 ? b : [a[0] + t * dx, a[1] + t * dy])
+  return [at(enter), at(leave)]
+}

@@ -1,7 +1,7 @@
 import { MM, type CardGeometry, type EnvelopeGeometry } from '../geometry.js'
 import type { Pen } from '../handwriting.js'
 import { INK, cardOf, drawCard, drawEnvelope, envelopeCode, envelopeOf, newDocument, toBuffer, type Hand, type LetterToRender } from '../letter.js'
-import { flattenPath } from '../paths.js'
+import { clipToBox, flattenPath } from '../paths.js'
 import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
 
 /**
@@ -95,14 +95,14 @@ export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: nu
       if (drawing.kind !== 'paths') return false
       const tolerance = FLATNESS / place.scale
       for (const path of drawing.paths)
-        for (const line of flattenPath(path, tolerance)) written.push(line.map(([u, v]) => [place.x + u * place.scale, place.y + v * place.scale]))
+        for (const line of clipToBox(flattenPath(path, tolerance), drawing.width, drawing.height))
+          written.push(line.map(([u, v]) => [place.x + u * place.scale, place.y + v * place.scale]))
       return true
     },
   }
   if (kind === 'card') drawCard(hand, letter)
   else drawEnvelope(hand, letter)
   const page = plotPage(kind, letter)
-  // A signature drawn past the box it declares is brought inside the pen area with the writing.
   const strokes = fitInto(
     page,
     written.map((stroke) => stroke.map(([x, y]): [number, number] => [toUnits(x), toUnits(y)])),
