@@ -288,3 +288,95 @@ describe('the public API shows designs', () => {
     expect([data[0]! > 240, data[1]! < 15, data[2]! < 15]).toEqual([true, true, true])
   })
 })
+
+describe('every new route’s other answers', () => {
+  it('PATCH an envelope design: 400 for a bad field or none, 404 for another account’s', async ({ admin, account, gateway }) => {
+    const { adminAccount } = await import('@letters/test/support/accounts')
+    const other = await adminAccount(gateway)
+    const url = `/admin/accounts/${account.id}/envelope-designs/${account.envelopeDesignId}`
+    expectError(await admin.patch(url, {}), 400, 'Bad Request', /al menos uno/)
+    expectError(await admin.patch(url, { format: 'A4' }), 400, 'Bad Request', /C6, DL, C5/)
+    expectError(
+      await admin.patch(`/admin/accounts/${account.id}/envelope-designs/${other.envelopeDesignId}`, { name: 'X' }),
+      404,
+      'Not Found',
+      'El diseño de sobre no existe',
+    )
+    expectError(await admin.patch(`/admin/accounts/${account.id}/envelope-designs/no-es-un-id`, { name: 'X' }), 400, 'Bad Request')
+  })
+
+  it('GET /envelope-designs/{id} with an id that is not a UUID is 404', async ({ client }) => {
+    expectError(await client.get('/envelope-designs/sobre-1'), 404, 'Not Found', 'El diseño no existe')
+  })
+
+  it('GET /cards/{id}/proof.png: page 1 as a PNG; 400 for a page that is no number from 1 to 10; 404 for a page it lacks or another account’s letter', async ({
+    client,
+    account,
+    gateway,
+  }) => {
+    const { adminAccount } = await import('@letters/test/support/accounts')
+    const { publicClient } = await import('@letters/test/support/gateway')
+    const sent = await client.post('/single', singleLetter(account))
+    const cardId = sent.json<{ cardId: string }>().cardId
+    const first = await client.get(`/cards/${cardId}/proof.png`)
+    expect(first.statusCode).toBe(200)
+    expect(first.headers['content-type']).toBe('image/png')
+    for (const page of ['0', '-1', '11', 'abc']) {
+      const response = await client.get(`/cards/${cardId}/proof.png?page=${page}`)
+      expect(response.statusCode, `page=${page}`).toBe(400)
+      expectError(response, 400, 'Bad Request', /'page'/)
+    }
+    // A letter without a printed front has two pages: its handwriting and its envelope.
+    expect((await client.get(`/cards/${cardId}/proof.png?page=2`)).statusCode).toBe(200)
+    expectError(await client.get(`/cards/${cardId}/proof.png?page=3`), 404, 'Not Found', 'La prueba no tiene página 3')
+    const other = await adminAccount(gateway)
+    expectError(await publicClient(gateway, other.apiKey).get(`/cards/${cardId}/proof.png`), 404, 'Not Found', 'La carta no existe')
+  })
+
+  it('POST /card takes its own signature over the campaign’s, and refuses another account’s with nothing charged', async ({
+    admin,
+    account,
+    client,
+    gateway,
+  }) => {
+    const { adminAccount } = await import('@letters/test/support/accounts')
+    const other = await adminAccount(gateway)
+    const second = (await admin.post(`/admin/accounts/${account.id}/signatures`, { name: 'Firma de Luis' })).json<{ id: string }>().id
+    const campaign = await admin.post(`/admin/accounts/${account.id}/campaigns`, {
+      name: 'Firmada',
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      signatureId: account.signatureId,
+      message: 'Gracias',
+      variables: [],
+    })
+    expect(campaign.statusCode, campaign.body).toBe(201)
+    const campaignId = campaign.json<{ id: string }>().id
+    const recipient = { name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', country: 'ES' }
+    const byDefault = await client.post('/card', { campaignId, ...recipient })
+    const overridden = await client.post('/card', { campaignId, ...recipient, signatureId: second })
+    const signatureOf = async (response: { json: <T>() => T }) =>
+      (await client.get(`/cards/${response.json<{ cardId: string }>().cardId}`)).json<{ signatureId: string | null }>().signatureId
+    expect(await signatureOf(byDefault)).toBe(account.signatureId)
+    expect(await signatureOf(overridden)).toBe(second)
+    const { balance } = (await admin.get(`/admin/accounts/${account.id}`)).json<{ balance: number }>()
+    expectError(
+      await client.post('/card', { campaignId, ...recipient, signatureId: other.signatureId }),
+      400,
+      'Bad Request',
+      "El campo 'signatureId' no corresponde a ninguna firma de la cuenta",
+    )
+    expect((await admin.get(`/admin/accounts/${account.id}`)).json<{ balance: number }>().balance).toBe(balance)
+    const refusedCampaign = await admin.post(`/admin/accounts/${account.id}/campaigns`, {
+      name: 'Ajena',
+      cardDesignId: account.cardDesignId,
+      envelopeDesignId: account.envelopeDesignId,
+      senderId: account.senderId,
+      signatureId: other.signatureId,
+      message: 'Gracias',
+      variables: [],
+    })
+    expectError(refusedCampaign, 400, 'Bad Request', "El campo 'signatureId' no corresponde a ninguna firma de la cuenta")
+  })
+})
