@@ -48,7 +48,7 @@ const warmUpDesign = (round: number): DesignToRender => ({
  * before the engine had compiled it: a client's first proofs took several times a render. The
  * thread draws sample proofs in every font before it takes tasks, at the pool's start rather than in front of a client. The fonts' layout caches keep
  * what the samples laid out, which changes no later drawing: a layout depends on the text only.
- * Each font draws a letter without a design and one with, so both layouts are compiled.
+ * Each round also draws one letter with a design, so both layouts are compiled.
  */
 async function warmUp(): Promise<void> {
   const message =
@@ -77,7 +77,9 @@ async function warmUp(): Promise<void> {
         senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
       }
       await renderProof(letter)
-      await renderProof({ ...letter, design: warmUpDesign(round) })
+      // One letter with a design per round, not per font: the layout code is shared, and a
+      // longer warm-up only keeps the cores from the event loop that answers requests meanwhile.
+      if (fontName === fontNames[0]) await renderProof({ ...letter, design: warmUpDesign(round) })
     }
   }
 }

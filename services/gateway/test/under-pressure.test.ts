@@ -20,6 +20,11 @@ it.beforeAll(async ({ gateway }) => {
 
 describe('an event loop that falls behind', () => {
   it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async () => {
+    // Set-up starts from a calm loop: the render threads' warm-up at the gateway's start can hold
+    // a loaded machine's cores for a second or two (as /readyz tells a balancer), and the delay
+    // reads 0 until the first sample, so the wait covers the warm-up before it asks.
+    await new Promise((resolve) => setTimeout(resolve, 3000))
+    await expect.poll(() => app.memoryUsage().eventLoopDelay, { timeout: 15_000, interval: 100 }).toBeLessThan(100)
     const account = await adminAccount(app)
     // Blocked again and again, as renders on the loop would: once under-pressure's next sample
     // (every second) has seen it, the loop's delay is far past 100 ms, and every sample taken
