@@ -223,10 +223,13 @@ async function signature(contentType: ArtworkContentType, data: Buffer): Promise
         refuse(`La firma mide ${px(header)}: debe tener al menos ${num(SIGNATURE_MIN_WIDTH_PX)} px de ancho para imprimirse nítida.`)
       const stats = await drawOrRefuse('el PNG', async () => {
         const { channels } = await decode(data).ensureAlpha().stats()
-        return Buffer.from([channels[channels.length - 1]?.min ?? 255])
+        const alpha = channels[channels.length - 1]
+        return Buffer.from([alpha?.min ?? 255, alpha?.max ?? 255])
       })
       // An alpha channel that is opaque everywhere is a white (or coloured) background all the same.
       if (stats[0] === 255) refuse('La firma debe tener fondo transparente: el PNG tiene canal alfa, pero todos sus píxeles son opacos. Quita el fondo.')
+      // One transparent everywhere would sign the card with nothing at all.
+      if (stats[1] === 0) refuse('La firma no tiene ningún trazo visible: todos los píxeles del PNG son transparentes.')
       const size: SizePx =
         header.width > SIGNATURE_MAX_WIDTH_PX
           ? { width: SIGNATURE_MAX_WIDTH_PX, height: Math.max(1, Math.round((header.height * SIGNATURE_MAX_WIDTH_PX) / header.width)) }

@@ -3,6 +3,9 @@ import { RASTERIZE_TIMEOUT_MS } from './limits.js'
 
 export type RunResult = { ok: true; stdout: Buffer } | { ok: false; reason: 'timeout' | 'failed' | 'too-large'; detail: string }
 
+/** The address space a poppler process may take, in KiB: far more than any page we render needs. */
+const POPPLER_MEMORY_KB = 2 * 1024 * 1024
+
 /** More than any page we render at our sizes produces; a runaway output is cut off rather than buffered. */
 const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 
@@ -11,9 +14,16 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
  * is left behind. The process is killed when it outlives `timeoutMs` (a hostile or pathological
  * PDF can keep a renderer busy for minutes) or writes more than we would ever read.
  */
-export function runPoppler(command: 'pdftoppm' | 'pdftocairo', args: string[], input: Uint8Array, timeoutMs = RASTERIZE_TIMEOUT_MS): Promise<RunResult> {
+export function runPoppler(
+  command: 'pdftoppm' | 'pdftocairo' | 'pdfinfo',
+  args: string[],
+  input: Uint8Array,
+  timeoutMs = RASTERIZE_TIMEOUT_MS,
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] })
+    // Under a memory limit of its own: a PDF built to expand a thousandfold (compressed object
+    // streams) fails there, instead of growing a process until the machine runs out.
+    const child = spawn('sh', ['-c', `ulimit -v ${POPPLER_MEMORY_KB}; exec "$0" "$@"`, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
     const stdout: Buffer[] = []
     let stdoutBytes = 0
     let stderr = ''

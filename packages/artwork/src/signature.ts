@@ -65,7 +65,39 @@ export function signaturePaths(svg: ParsedSvg): SignaturePaths {
         ? `La firma no contiene ningún trazo: debe tener al menos un elemento <path> con líneas o curvas (${allowed}).`
         : 'Los trazos de la firma no dibujan nada: sus <path> no tienen ninguna línea ni curva, solo desplazamientos.',
     )
-  return { kind: 'paths', width: round(origin.width), height: round(origin.height), paths }
+  const width = round(origin.width)
+  const height = round(origin.height)
+  if (!(width > 0 && height > 0)) refuse('La firma no tiene tamaño: su viewBox (o su ancho y alto) es 0.')
+  assertDrawable(paths, width, height)
+  return { kind: 'paths', width, height, paths }
+}
+
+/** A signature a pen draws in seconds: this many moves, lines and curves at most. */
+const MAX_SIGNATURE_SEGMENTS = 5_000
+/** How far past its box a signature's points may reach, in boxes: what lies outside is cut, but numbers like 1e15 make curves no one can draw. */
+const MAX_SIGNATURE_REACH = 10
+
+/**
+ * A signature is written by hand on every card, and drawn stroke by stroke by the plotter: one of
+ * tens of thousands of strokes, or of points a universe away, would take a worker minutes and
+ * gigabytes per letter after it was paid for. Refused at upload instead.
+ */
+function assertDrawable(paths: string[], width: number, height: number): void {
+  let segments = 0
+  const inReach = (value: number, size: number) => Number.isFinite(value) && value >= -MAX_SIGNATURE_REACH * size && value <= (MAX_SIGNATURE_REACH + 1) * size
+  for (const d of paths) {
+    svgpath(d).iterate((segment) => {
+      segments++
+      for (let i = 1; i < segment.length; i += 2) {
+        if (!inReach(Number(segment[i]), width) || !inReach(Number(segment[i + 1]), height))
+          refuse(`Un trazo de la firma llega a un punto muy lejos de su viewBox (${segment.join(' ').slice(0, 60)}): ajusta la firma a su viewBox.`)
+      }
+    })
+  }
+  if (segments > MAX_SIGNATURE_SEGMENTS)
+    refuse(
+      `La firma tiene ${segments.toLocaleString('es')} tramos: el máximo es ${MAX_SIGNATURE_SEGMENTS.toLocaleString('es')}, que el plóter dibuja en un tiempo razonable. Simplifica sus trazos.`,
+    )
 }
 
 function hidden(element: XmlElement): boolean {

@@ -35,6 +35,12 @@ export interface ParsedSvg {
   size: SizePx
 }
 
+/** How deep elements may nest, and how many a document may hold: far past what a design tool writes. */
+const MAX_SVG_DEPTH = 256
+const MAX_SVG_ELEMENTS = 100_000
+/** How many <use> references a document may hold. */
+const MAX_SVG_USES = 500
+
 /** Elements that run code or pull in another document; nothing a printed card needs. */
 const forbiddenElements = new Map([
   ['script', 'scripts'],
@@ -118,7 +124,12 @@ export async function parseSvg(data: Buffer): Promise<ParsedSvg> {
     if (instruction.target.toLowerCase() === 'xml-stylesheet')
       refuse(`El SVG enlaza una hoja de estilos externa (<?xml-stylesheet?>, ${at()}): incluye los estilos en el propio SVG.`)
   })
+  let elements = 0
   parser.on('opentag', (tag: SaxesTagNS) => {
+    // Checked while the tags are read, before any is kept: a document nested thousands deep, or
+    // of a million elements, would hold the process for seconds or minutes in what comes after.
+    if (stack.length >= MAX_SVG_DEPTH) refuse(`El SVG anida más de ${MAX_SVG_DEPTH} elementos unos dentro de otros (${at()}): aplana sus grupos.`)
+    if (++elements > MAX_SVG_ELEMENTS) refuse(`El SVG tiene más de ${MAX_SVG_ELEMENTS.toLocaleString('es')} elementos: simplifícalo o envíalo como PNG.`)
     const element: XmlElement = {
       name: tag.name,
       local: tag.local.toLowerCase(),
@@ -155,9 +166,18 @@ export async function parseSvg(data: Buffer): Promise<ParsedSvg> {
   parser.on('text', onText)
   parser.on('cdata', onText)
 
+  let uses = 0
   function checkElement(element: XmlElement) {
     const forbidden = forbiddenElements.get(element.local)
     if (forbidden) refuse(`El SVG contiene un elemento <${element.name}> (${at()}): no se admiten ${forbidden} en un SVG para imprimir. Quítalo.`)
+    // Filters and references multiplied by references are what make a small SVG take librsvg
+    // minutes to draw, with the upload's sharp threads busy meanwhile: a print file flattens them.
+    if (element.local === 'filter' || /^fe[a-z]/.test(element.local))
+      refuse(
+        `El SVG usa filtros (<${element.name}>, ${at()}), que no se admiten en un SVG para imprimir: aplánalos en tu programa de diseño o envía un PNG o PDF.`,
+      )
+    if (element.local === 'use' && ++uses > MAX_SVG_USES)
+      refuse(`El SVG reutiliza elementos con <use> más de ${MAX_SVG_USES} veces: aplánalo en tu programa de diseño o envía un PNG o PDF.`)
     for (const attribute of element.attributes) {
       // Namespace declarations name a namespace; they do not load it.
       if (attribute.prefix === 'xmlns' || attribute.name === 'xmlns') continue

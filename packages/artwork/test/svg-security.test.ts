@@ -45,7 +45,6 @@ describe('SVG: what could run code, read a file or reach the network is refused'
       ['<a href="data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"><rect width="5" height="5"/></a>', 'data:text/html'],
       ['<image href="data:image/svg+xml;base64,PHN2Zy8+" width="10" height="10"/>', 'data:image/svg+xml'],
       ['<a href="javascript:alert(1)"><rect width="5" height="5"/></a>', 'javascript:'],
-      ['<feImage href="https://evil.example/x.png"/>', 'https://evil.example/x.png'],
       ['<xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="file:///etc/passwd" parse="text"/>', 'file:///etc/passwd'],
     ]
     for (const [element, reference] of cases) {
@@ -57,6 +56,8 @@ describe('SVG: what could run code, read a file or reach the network is refused'
       )
       expect(refusal.message).toContain('data:image/png;base64')
     }
+    // A filter's image is refused with the filter, before its reference is read.
+    expectRefusal(await cardFront('image/svg+xml', svgDoc(`${sky}<feImage href="https://evil.example/x.png"/>`)), 400, 'filtros', '<feImage>')
   })
 
   test('url() in a style attribute, a presentation attribute and a <style>, even escaped', async () => {

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox'
-import { Literals, type Recipient, type VerifiedAddress } from './common.js'
+import { Literals, Recipient, type VerifiedAddress } from './common.js'
 
 /**
  * The physical products a letter is made of: a card of one size, in an envelope of one size.
@@ -101,16 +101,8 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const SizeSchema = Type.Object({ width: Type.Number({ description: 'mm' }), height: Type.Number({ description: 'mm' }) })
 
 /** A sender's return address as kept and shown: normalized by the recipients' rules, with its country's Spanish name. */
-export const StoredReturnAddress = Type.Object({
-  name: Type.String(),
-  company: Nullable(Type.String()),
-  address: Type.String(),
-  zip: Type.String(),
-  city: Type.String(),
-  province: Nullable(Type.String()),
-  country: Type.String(),
-  countryName: Type.String(),
-})
+const { surname: _surname, ...returnAddressFields } = Recipient.properties
+export const StoredReturnAddress = Type.Object({ ...returnAddressFields, countryName: Type.String() })
 export type StoredReturnAddress = Static<typeof StoredReturnAddress>
 
 const ArtworkVersion = Nullable(Type.Object({ version: Type.Integer({ minimum: 1 }), sha256: Type.String() }))

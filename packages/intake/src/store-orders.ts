@@ -280,13 +280,20 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       WHERE a.id = d.id
       RETURNING a.balance = d.expected AS as_expected
     ),
+    -- Each distinct choice's print spec once: a bulk order's thousand letters share one.
+    specs AS (
+      SELECT c.card, c.envelope, c.sender, c.signature, letter_print_spec(c.card, c.envelope, c.sender, c.signature) AS spec
+      FROM (SELECT DISTINCT "cardDesignId" AS card, "envelopeDesignId" AS envelope, "senderId" AS sender, "signatureId" AS signature FROM new_letters) c
+    ),
     stored AS (
       INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, signature_id, print_spec,
         font_name, message, recipient, status, cost, created_at)
-      SELECT id, "accountId", livemode, "sendAt", type, "campaignId", "cardDesignId", "envelopeDesignId", "senderId", "signatureId",
-        letter_print_spec("cardDesignId", "envelopeDesignId", "senderId", "signatureId"), "fontName", message, recipient,
-        CASE WHEN "sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, cost, clock_timestamp()
-      FROM new_letters ORDER BY n
+      SELECT l.id, l."accountId", l.livemode, l."sendAt", l.type, l."campaignId", l."cardDesignId", l."envelopeDesignId", l."senderId", l."signatureId",
+        s.spec, l."fontName", l.message, l.recipient, CASE WHEN l."sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, l.cost, clock_timestamp()
+      FROM new_letters l
+      JOIN specs s ON s.card = l."cardDesignId" AND s.envelope = l."envelopeDesignId" AND s.sender = l."senderId"
+        AND s.signature IS NOT DISTINCT FROM l."signatureId"
+      ORDER BY l.n
       RETURNING *
     ),
     first_events AS (

@@ -48,10 +48,12 @@ export const MANIFEST_COLUMNS = [
 /**
  * A client's text as a manifest cell: the floor opens the manifest in Excel, which runs a cell
  * starting with = + - @ (or a tab or carriage return before them) as a formula (`=HYPERLINK(…)`,
- * DDE). Such a cell gets a leading apostrophe, OWASP's advice: Excel shows the text, runs nothing.
+ * DDE), and one set to Spanish also takes a semicolon as a cell's end. Such a start, of the text
+ * or after a semicolon, gets an apostrophe, OWASP's advice: Excel shows the text, runs nothing.
  */
 export function manifestText(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text
+  // A Spanish Excel splits a CSV at semicolons too, so every piece after one is a cell of its own.
+  return text.replace(/(^|;)(?=[=+\-@\t\r])/g, "$1'")
 }
 
 /**

@@ -191,10 +191,14 @@ function fitInto(page: PlotPage, strokes: Array<Array<[number, number]>>): PlotS
   const points = strokes.flat()
   let transform = (point: [number, number]) => point
   if (points.length > 0) {
-    const minX = Math.min(...points.map(([x]) => x))
-    const maxX = Math.max(...points.map(([x]) => x))
-    const minY = Math.min(...points.map(([, y]) => y))
-    const maxY = Math.max(...points.map(([, y]) => y))
+    // A loop, not Math.min(...points): a long letter with a drawn signature has more points than a call takes arguments.
+    let [minX, maxX, minY, maxY] = [Infinity, -Infinity, Infinity, -Infinity]
+    for (const [x, y] of points) {
+      if (x < minX) minX = x
+      if (x > maxX) maxX = x
+      if (y < minY) minY = y
+      if (y > maxY) maxY = y
+    }
     if (minX < low || maxX > right || minY < low || maxY > bottom) {
       const scale = Math.min(1, (right - low) / (maxX - minX || 1), (bottom - low) / (maxY - minY || 1))
       const shift = (min: number, max: number, from: number, to: number) => Math.max(from - min, 0) - Math.max(min + (max - min) * scale - to, 0)

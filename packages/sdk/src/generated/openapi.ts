@@ -1478,6 +1478,8 @@ export interface paths {
                      * @example 2026-12-24T09:00:00+01:00
                      */
                     sendAt?: string | null;
+                    /** @description With a text/csv body, and only then: the signature of its letters (a JSON body names it in the body); absent: the campaign's. */
+                    signatureId?: string;
                 };
                 header?: {
                     /**
@@ -1531,6 +1533,7 @@ export interface paths {
                          * @example 2026-12-24T09:00:00+01:00
                          */
                         sendAt?: string | null;
+                        signatureId?: string | null;
                         /** @description 1 to 1000 recipients, each checked as a POST /card would check it; more than 1000 is a 413. */
                         recipients: {
                             name: string;
