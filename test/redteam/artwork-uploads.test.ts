@@ -1,0 +1,189 @@
+// Red team of the designs feature: hostile artwork uploads against an in-process gateway.
+// Each `it` here is a finding, and failed before its fix: an upload refused (or drawn) quickly without holding the gateway. What held is in artwork-held.test.ts.
+//
+//   npx vitest run test/redteam/artwork-uploads.test.ts
+import { afterEach, describe, expect } from 'vitest'
+import { eq } from 'drizzle-orm'
+import sharp from 'sharp'
+import { RASTERIZE_TIMEOUT_MS } from '@letters/artwork'
+import { artworks } from '@letters/db'
+import { it } from '../support/fixtures.js'
+import type { App } from '@letters/gateway/app'
+import { adminAccount, overHttp } from '../support/accounts.js'
+import { ADMIN_TOKEN } from '../support/context.js'
+import type { AdminClient } from '../support/gateway.js'
+import { freePort, startGatewayProcess } from '../support/processes.js'
+import { morphologyCardSvg, nestedGroupsSvg, objectStreamBombPdf, probeEventLoop } from './support/hostile-artwork.js'
+
+it.override({ gatewayOptions: { isolate: 'rt-artwork' } })
+
+/**
+ * After a stall the gateway sheds every request (503, @fastify/under-pressure) until its delay
+ * is measured again: the next test waits for /readyz rather than failing on its account's set-up.
+ */
+let lastGateway: App | undefined
+afterEach(async () => {
+  const gateway = lastGateway
+  if (!gateway) return
+  await expect.poll(async () => (await gateway.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 15_000, interval: 200 }).toBe(200)
+})
+
+/** How long a refusal of a hostile file may hold the gateway's event loop: every other client waits that long. */
+const STALL_BUDGET_MS = 1000
+
+const storedVersions = async (gateway: { db: import('@letters/db').Db }, ownerId: string) =>
+  (await gateway.db.select({ version: artworks.version }).from(artworks).where(eq(artworks.ownerId, ownerId))).length
+
+const upload = (admin: AdminClient, accountId: string, path: string, body: Buffer | string, type: string) =>
+  admin.put(`/admin/accounts/${accountId}/${path}/artwork`, body, type)
+
+it.beforeEach(({ gateway }) => {
+  lastGateway = gateway
+})
+
+describe('finding: a PDF whose object stream inflates 1000-fold holds the event loop and the heap', () => {
+  // Measured (inspectArtwork alone): 0.4 MB → 7.6 s stall, +454 MB; 1.5 MB → 33 s stall, +2.6 GB
+  // RSS (4.2 GB peak), and the file ACCEPTED. 20 MB would be 20 GB inflated: the gateway dies.
+  it('reads a 0.3 MB card front that inflates to 300 MB in a bounded process of its own, without stalling the gateway', async ({ gateway, admin, account }) => {
+    const bomb = objectStreamBombPdf(300)
+    // Every other request to this gateway (any client's) waits for as long as the loop is held.
+    const probe = await probeEventLoop(() => upload(admin, account.id, `card-designs/${account.cardDesignId}`, bomb, 'application/pdf'))
+    console.log(
+      `### PDF object-stream bomb: ${bomb.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms, versions stored ${await storedVersions(gateway, account.cardDesignId)}`,
+    )
+    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
+    // Poppler reads it (under its time and memory limits, in its own process): printed if it can draw it, refused if not.
+    expect([200, 400], probe.result.body).toContain(probe.result.statusCode)
+    expect(await storedVersions(gateway, account.cardDesignId)).toBe(probe.result.statusCode === 200 ? 1 : 0)
+  }, 120_000)
+})
+
+describe('finding: deeply nested SVG groups are parsed in quadratic time on the event loop', () => {
+  // Measured: 20,000 levels (140 KB) 2.5 s; 40,000 (280 KB) 12.4 s; 100,000 (700 KB) 250 s, all
+  // on the event loop. A signature then fails with RangeError (Maximum call stack size exceeded): a 500.
+  it('refuses a 30,000-level signature at once, with a 400, without stalling the gateway', async ({ gateway, admin, account }) => {
+    const svg = nestedGroupsSvg(30_000)
+    const probe = await probeEventLoop(() => upload(admin, account.id, `signatures/${account.signatureId}`, svg, 'image/svg+xml'))
+    console.log(
+      `### nested <g> ×30,000 signature: ${svg.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms: ${probe.result.body.slice(0, 120)}`,
+    )
+    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
+    expect(probe.result.statusCode, probe.result.body).toBe(400)
+    expect(await storedVersions(gateway, account.signatureId)).toBe(0)
+  }, 120_000)
+
+  it('refuses a 30,000-level envelope logo without stalling the gateway', async ({ admin, account }) => {
+    const probe = await probeEventLoop(() =>
+      upload(admin, account.id, `envelope-designs/${account.envelopeDesignId}`, nestedGroupsSvg(30_000), 'image/svg+xml'),
+    )
+    console.log(`### nested <g> ×30,000 logo → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms`)
+    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
+    expect(probe.result.statusCode).toBe(400)
+  }, 120_000)
+})
+
+describe('finding: librsvg draws an SVG with no time limit, on the threads every image of the gateway needs', () => {
+  // Measured: one 208-byte card front (feMorphology radius 200) takes librsvg 10.6 s; a
+  // 1,141-byte one (the same filter on 20 rectangles) 194 s, accepted. PDFs are killed after
+  // RASTERIZE_TIMEOUT_MS (20 s); SVGs and PNGs (sharp) never are. Four at once hold every thread
+  // sharp runs on: a client's GET /card-designs/{id}/preview waits behind them.
+  it('answers four 208-byte SVG card fronts within the rasterizer timeout, and a client preview meanwhile at once', async ({ admin, account, client }) => {
+    const designs = await Promise.all(
+      [0, 1, 2, 3].map(async (n) => {
+        const made = await admin.post(`/admin/accounts/${account.id}/card-designs`, { name: `Morfología ${n}` })
+        expect(made.statusCode, made.body).toBe(201)
+        return made.json<{ id: string }>().id
+      }),
+    )
+    const started = Date.now()
+    const uploads = designs.map((id) =>
+      upload(admin, account.id, `card-designs/${id}`, morphologyCardSvg(100), 'image/svg+xml').then((response) => ({
+        status: response.statusCode,
+        ms: Date.now() - started,
+      })),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    // The account's untouched design: a blank card, drawn by sharp.
+    const previewStarted = Date.now()
+    const preview = await client.get(`/card-designs/${account.cardDesignId}/preview`)
+    const previewMs = Date.now() - previewStarted
+    const answered = await Promise.all(uploads)
+    console.log(
+      `### 4 × ${morphologyCardSvg(100).length}-byte SVG card fronts: ${answered.map((a) => `${a.status} in ${a.ms} ms`).join(', ')}; a blank preview meanwhile took ${previewMs} ms (${preview.statusCode})`,
+    )
+    expect(preview.statusCode).toBe(200)
+    expect(previewMs).toBeLessThan(2000)
+    for (const answer of answered) expect(answer.ms).toBeLessThan(RASTERIZE_TIMEOUT_MS + 5000)
+  }, 180_000)
+})
+
+describe('finding: a signature that prints nothing is accepted', () => {
+  it('refuses a PNG signature whose every pixel is transparent (the card would go out unsigned, without even the name)', async ({
+    gateway,
+    admin,
+    account,
+  }) => {
+    const blank = await sharp({ create: { width: 600, height: 200, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+      .png()
+      .toBuffer()
+    const response = await upload(admin, account.id, `signatures/${account.signatureId}`, blank, 'image/png')
+    console.log(`### fully transparent 600×200 PNG signature → ${response.statusCode}, versions stored ${await storedVersions(gateway, account.signatureId)}`)
+    expect(response.statusCode, response.body).toBe(400)
+  })
+})
+
+describe('finding: client mistakes answered 500 instead of a refusal', () => {
+  it('refuses a signature whose viewBox rounds to zero with a 400, not a 500', async ({ gateway, admin, account }) => {
+    const tiny = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 0.0001 0.0001"><path d="M0 0 L0.0001 0.0001"/></svg>'
+    const response = await upload(admin, account.id, `signatures/${account.signatureId}`, tiny, 'image/svg+xml')
+    console.log(`### signature viewBox 0.0001 → ${response.statusCode}: ${response.body.slice(0, 120)}`)
+    expect(response.statusCode, response.body).toBe(400)
+    expect(await storedVersions(gateway, account.signatureId)).toBe(0)
+  })
+})
+
+describe('finding: the same bomb against a gateway process with the production settings', () => {
+  // EVENT_LOOP_MAX_DELAY_MS keeps its default (1000): after the stall the gateway sheds load.
+  it('keeps answering a client’s requests (200, under a second) while a 0.3 MB PDF is refused', async ({ gateway }) => {
+    const config = gateway.config
+    const port = await freePort()
+    const started = await startGatewayProcess(config, port, { EVENT_LOOP_MAX_DELAY_MS: '1000' })
+    try {
+      const base = `http://127.0.0.1:${port}`
+      const account = await adminAccount(overHttp(base), 10)
+      let done = false
+      const answers: Array<{ status: number; ms: number }> = []
+      const polling = (async () => {
+        while (!done) {
+          const sent = Date.now()
+          const status = await fetch(`${base}/fonts`, { headers: { 'x-api-key': account.apiKey } }).then(
+            (response) => response.status,
+            () => 0,
+          )
+          answers.push({ status, ms: Date.now() - sent })
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+      })()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const uploadStarted = Date.now()
+      const uploaded = await fetch(`${base}/admin/accounts/${account.id}/card-designs/${account.cardDesignId}/artwork`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/pdf' },
+        body: objectStreamBombPdf(300),
+      })
+      const uploadMs = Date.now() - uploadStarted
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+      done = true
+      await polling
+      const refused = answers.filter((answer) => answer.status !== 200)
+      const slowest = Math.max(...answers.map((answer) => answer.ms))
+      console.log(
+        `### gateway process: bomb answered ${uploaded.status} in ${uploadMs} ms; a client's ${answers.length} GET /fonts: ${refused.length} not 200 (${JSON.stringify([...new Set(refused.map((r) => r.status))])}), slowest ${slowest} ms`,
+      )
+      expect(slowest).toBeLessThan(1000)
+      expect(refused).toEqual([])
+    } finally {
+      await started.kill()
+    }
+  }, 120_000)
+})
