@@ -24,10 +24,17 @@ export const logoSvg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 90 
 export const signatureSvg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 40"><g stroke="#1a2a6c" fill="none" stroke-width="1.2">
   <path d="M10 30 C 20 5, 30 5, 35 30 M 18 20 L 30 20"/><path d="M40 30 C 45 15, 55 15, 58 30 S 70 40, 75 25"/><path d="M5 36 Q 60 30 115 34"/></g></svg>`
 
+/** A PNG of any size: opaque in a colour, or (`alpha`) transparent with a dark stroke across it, as a signature is. */
 export function pngOf(width: number, height: number, options: { alpha?: boolean; color?: string } = {}): Promise<Buffer> {
-  return sharp({
+  const image = sharp({
     create: { width, height, channels: options.alpha ? 4 : 3, background: options.alpha ? { r: 20, g: 30, b: 90, alpha: 0 } : (options.color ?? '#3a6ea5') },
   })
+  if (!options.alpha) return image.png().toBuffer()
+  const stroke = Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><path d="M${width * 0.1} ${height * 0.6} L${width * 0.9} ${height * 0.4}" stroke="#1a2a6c" stroke-width="${Math.max(2, height / 20)}"/></svg>`,
+  )
+  return image
+    .composite([{ input: stroke }])
     .png()
     .toBuffer()
 }
