@@ -12,6 +12,7 @@ import { ARTWORK_MAX_BYTES } from '@letters/contracts'
 import { artworks } from '@letters/db'
 import { describeLetter, renderCard, renderEnvelope } from '@letters/render'
 import { cardSvg, pdfOf, pngOf } from '../support/artwork.js'
+import { sampleRecipient } from '../support/factories.js'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { it } from '../support/fixtures.js'
 import type { AdminClient } from '../support/gateway.js'
@@ -37,17 +38,7 @@ function letterWith(design: { front?: Buffer | null; logo?: Buffer | null; signa
       fontName: 'caveat',
       message: 'Hola, gracias por todo.',
       senderName: 'Ana',
-      recipient: {
-        name: 'Lucía',
-        surname: 'García',
-        company: null,
-        address: 'Calle Mayor 1',
-        zip: '28013',
-        city: 'Madrid',
-        province: 'Madrid',
-        country: 'ES',
-        countryName: 'España',
-      },
+      recipient: { ...sampleRecipient, countryName: 'España' },
       floorCountry: 'ES',
     }),
     design: {
