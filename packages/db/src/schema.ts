@@ -304,6 +304,12 @@ export const printBatches = pgTable(
     /** The card stock and the envelope stock the floor loads for this batch (stockOf in contracts); '' for letters printed before designs had stock. */
     cardStock: text('card_stock').notNull().default(''),
     envelopeStock: text('envelope_stock').notNull().default(''),
+    /**
+     * Until when the closer finishing this batch holds it, renewed while it works. Committed, so it
+     * outlives the closer's connection: a closer whose connection dropped while the printer had a
+     * file keeps the batch until it has recorded that file, and one that died lets go when this passes.
+     */
+    closerLeaseUntil: timestamp('closer_lease_until', { withTimezone: true }),
   },
   (table) => [
     // One tray at a time per pair of stocks: every worker adds to the same one.

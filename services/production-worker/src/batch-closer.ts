@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
 import { letters, moveLetters, printBatches, printBatchLetters, readLetterDrawings, type Db, type Tx } from '@letters/db'
 import { batchFileKey } from '@letters/artifacts'
@@ -22,30 +22,77 @@ const CLOSER_LOCK_SPACE = 727_013
  */
 export type FinishOutcome = 'handed' | 'busy' | 'not_closing'
 
+/** How long a closer's hold on a batch lasts unless renewed, and how often it renews it while it works. */
+const CLOSER_LEASE_MS = 15_000
+const CLOSER_RENEW_MS = 2_000
+
 /**
  * Finishes a closed batch: draws its three files in its fixed order, keeps them in the artifact
  * store, hands each to the printer once (a record per file, as a letter's files), then in one
  * transaction marks the batch `handed` and its letters `printed`, each with an event naming the
- * batch and its sequence. One closer at a time per batch (an advisory lock held by a transaction
- * for the whole of it, so a closer that dies lets go at once); a closer that died part-way is
- * taken over by the next round of any worker's closer, which hands over only the missing files.
+ * batch and its sequence.
+ *
+ * One closer at a time per batch, held two ways: an advisory lock in a transaction for the whole
+ * of it (two closers never start together), and a committed lease on the batch that the closer
+ * renews while it works. The lease is what keeps a batch from being taken over while the printer
+ * still has one of its files: when the closer's connections drop, its lock and its uncommitted
+ * record of that file go with them, but the closer keeps renewing until it has recorded the
+ * file. A closer that died stops renewing, and the next round of any worker's closer takes the
+ * batch over once the lease has passed, handing over only the missing files.
  */
 export async function finishBatch(floor: Floor, batchId: string): Promise<FinishOutcome> {
   const { db } = floor
   // The work under the lock. If the lock's connection drops, postgres.js fails the transaction at
-  // once while the work goes on (a file may be at the printer): the caller must not start this
-  // batch over until that work has stopped, or the file in the printer's hands is printed twice.
+  // once while the work goes on (a file may be at the printer): the lease is renewed and the
+  // caller kept waiting until that work has stopped.
   let work: Promise<FinishOutcome> | undefined
+  let leased = false
+  const renewal = setInterval(() => {
+    if (leased) renewLease(db, batchId).catch((err: unknown) => floor.log.warn({ err, batchId }, 'could not renew the closer lease; retrying'))
+  }, CLOSER_RENEW_MS)
   try {
-    return await db.transaction((lockTx) => (work = underLock(floor, batchId, lockTx)))
+    return await db.transaction(
+      (lockTx) =>
+        (work = underLock(floor, batchId, lockTx, () => {
+          leased = true
+        })),
+    )
   } catch (error) {
     await work?.catch(() => undefined)
     throw error
+  } finally {
+    clearInterval(renewal)
+    // Nothing of this closer is at the printer any more: the next round need not wait for the lease to pass.
+    if (leased) await releaseLease(db, batchId).catch(() => undefined)
   }
 }
 
+const leaseEnd = () => sql`now() + make_interval(secs => ${CLOSER_LEASE_MS / 1000})`
+
+/** Takes the lease of a closing batch nobody holds; the batch's status when it cannot. */
+async function takeLease(db: Db, batchId: string): Promise<FinishOutcome | 'leased'> {
+  const [taken] = await db
+    .update(printBatches)
+    .set({ closerLeaseUntil: leaseEnd() })
+    .where(
+      and(
+        eq(printBatches.id, batchId),
+        eq(printBatches.status, 'closing'),
+        or(isNull(printBatches.closerLeaseUntil), lt(printBatches.closerLeaseUntil, sql`now()`)),
+      ),
+    )
+    .returning({ id: printBatches.id })
+  if (taken) return 'leased'
+  const [batch] = await db.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
+  return batch?.status === 'handed' ? 'handed' : batch?.status === 'closing' ? 'busy' : 'not_closing'
+}
+
+const renewLease = (db: Db, batchId: string) => db.update(printBatches).set({ closerLeaseUntil: leaseEnd() }).where(eq(printBatches.id, batchId))
+
+const releaseLease = (db: Db, batchId: string) => db.update(printBatches).set({ closerLeaseUntil: null }).where(eq(printBatches.id, batchId))
+
 /** finishBatch's work, in the transaction that holds (or fails to take) the batch's lock. */
-async function underLock(floor: Floor, batchId: string, lockTx: Tx): Promise<FinishOutcome> {
+async function underLock(floor: Floor, batchId: string, lockTx: Tx, onLeased: () => void): Promise<FinishOutcome> {
   const { db } = floor
   // The lock's transaction stays idle while the files are drawn and printed. Raw SQL kept:
   // set_config and an advisory lock, which drizzle has no builder for.
@@ -53,8 +100,9 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx): Promise<Fin
   await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
   const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
   if (!lock?.held) return 'busy'
-  const [batch] = await db.select({ status: printBatches.status, letterCount: printBatches.letterCount }).from(printBatches).where(eq(printBatches.id, batchId))
-  if (batch?.status !== 'closing') return batch?.status === 'handed' ? 'handed' : 'not_closing'
+  const lease = await takeLease(db, batchId)
+  if (lease !== 'leased') return lease
+  onLeased()
 
   const members = await db
     .select({

@@ -168,4 +168,58 @@ describe('PRINTER=batch: the tray', () => {
     expect(printed).toEqual([`batch-${batchId}.cards.pdf`, `batch-${batchId}.envelopes.pdf`, `batch-${batchId}.manifest.csv`])
     expect((await statusOf(letter.id)).status).toBe('printed')
   })
+
+  it('is not taken over while the printer has one of its files and its closer has lost its connections: each file is printed once', async () => {
+    const letter = await readyLetter()
+    await produceLetter(floor, letter.id)
+    await db
+      .update(printBatches)
+      .set({ openedAt: sql`now() - interval '61 seconds'` })
+      .where(eq(printBatches.status, 'open'))
+    await closeIfDue(db, rules)
+    const [membership] = await membershipsOf(letter.id)
+    const batchId = membership!.batchId
+    const printed: string[] = []
+    let startedCards!: () => void
+    const cardsStarted = new Promise<void>((resolve) => (startedCards = resolve))
+    let releaseCards!: () => void
+    const cardsReleased = new Promise<void>((resolve) => (releaseCards = resolve))
+    const slow: Printer = {
+      name: 'slow',
+      async print(file: PrintFile) {
+        if (file.name.endsWith('.cards.pdf')) {
+          startedCards()
+          await cardsReleased
+        }
+        printed.push(file.name)
+      },
+    }
+    // Closer A on connections of its own, so that they can be cut while its printer works.
+    const dbA = createDb(`${database.url}?application_name=closer-a`)
+    try {
+      const first = finishBatch({ ...floor, db: dbA, printer: slow }, batchId)
+      await cardsStarted
+      const [cut] = await db.execute<{ n: number }>(
+        sql`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'closer-a'`,
+      )
+      expect(cut!.n).toBeGreaterThan(0)
+      // Another worker's closer, at once: the lock went with A's connection, the lease did not.
+      const other: Printer = { name: 'other', print: async (file) => void printed.push(file.name) }
+      // (Without the lease it would wait on A's record, held again on a new connection, or print
+      // the cards a second time if it got there first: given 5 s, it must answer `busy` at once.)
+      const second = finishBatch({ ...floor, printer: other }, batchId)
+      const outcome = await Promise.race([second, new Promise((resolve) => setTimeout(resolve, 5000, 'still waiting'))])
+      releaseCards()
+      await second.catch(() => undefined)
+      expect(outcome).toBe('busy')
+      await first.catch(() => undefined)
+      // A has recorded the card file: the next round hands over only what is missing.
+      expect(await finishBatch({ ...floor, printer: other }, batchId)).toBe('handed')
+      expect(printed.filter((name) => name.endsWith('.cards.pdf'))).toHaveLength(1)
+      expect(printed).toHaveLength(3)
+      expect((await statusOf(letter.id)).status).toBe('printed')
+    } finally {
+      await closeDb(dbA)
+    }
+  })
 })

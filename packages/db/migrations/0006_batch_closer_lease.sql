@@ -1,0 +1,1 @@
+ALTER TABLE "print_batches" ADD COLUMN "closer_lease_until" timestamp with time zone;
