@@ -85,6 +85,24 @@ describe('webhooks on the running pipeline', () => {
     expect(verifiedFor(id).find((payload) => payload.type === 'letter.received')!.data.address).toBeNull()
   })
 
+  it("numbers each letter's events 1, 2, 3… in the order of its statuses, in every body whatever order they arrive in, and GET /events lists the same", async () => {
+    const id = await pipeline.send()
+    await reachStatus(pipeline, id, 'printed')
+    const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
+    expect(mailed.statusCode, mailed.body).toBe(200)
+    const statuses = ['received', 'ready_for_print', 'printing', 'printed', 'mailed']
+    await expect.poll(() => verifiedFor(id).length, { timeout: 20_000, interval: 100 }).toBe(statuses.length)
+    const bySequence = verifiedFor(id).sort((a, b) => a.sequence! - b.sequence!)
+    expect(bySequence.map((payload) => [payload.sequence, payload.type])).toEqual(statuses.map((status, n) => [n + 1, `letter.${status}`]))
+    // The instants of the changes follow the same order.
+    const instants = bySequence.map((payload) => Date.parse(payload.occurredAt!))
+    expect([...instants].sort((a, b) => a - b)).toEqual(instants)
+    const listed = (await pipeline.client('GET', `/events?cardId=${id}`)).json<{ data: Array<{ id: string; sequence: number; type: string }> }>().data
+    expect(listed.map((event) => [event.id, event.sequence, event.type])).toEqual(
+      bySequence.map((payload) => [payload.id, payload.sequence, payload.type]).reverse(),
+    )
+  })
+
   it('tells of a refused address', async () => {
     const rejected = await pipeline.send({ address: '...' })
     await reachStatus(pipeline, rejected, 'address_rejected')

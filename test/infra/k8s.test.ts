@@ -161,6 +161,13 @@ describe('infra/k8s', () => {
     for (const variable of Object.keys(secretTemplate.stringData)) expect(configMapData()[variable], variable).toBeUndefined()
   })
 
+  it('believes X-Forwarded-For from the Ingress controller only: TRUST_PROXY names a private pod range', () => {
+    const { trustProxy } = loadConfig(configMapData())
+    expect(trustProxy.length).toBeGreaterThan(0)
+    // The pod network, never a public range a client could send from.
+    for (const range of trustProxy) expect(range).toMatch(/^(10\.|172\.(1[6-9]|2[0-9]|3[01])\.|192\.168\.|f[cd][0-9a-f]{2}:)/)
+  })
+
   it('keeps Postgres and Redis outside: no workload of ours runs them, and the Secret template holds placeholders only', () => {
     expect(
       all('Deployment')

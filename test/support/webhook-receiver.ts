@@ -8,7 +8,15 @@ export interface ReceivedWebhook {
   /** When it arrived (ms since the epoch). */
   at: number
   /** The body parsed, for assertions. */
-  json: { type: string; timestamp: string; data: Record<string, unknown> & { id?: string; status?: string } }
+  json: {
+    type: string
+    timestamp: string
+    data: Record<string, unknown> & { id?: string; status?: string }
+    /** A letter event's own (absent from a webhook.test). */
+    id?: string
+    sequence?: number
+    occurredAt?: string
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 
 /**
  * Where the rendered print files are kept, so a letter's files can be looked at (or printed
  * again) after the fact. The built-in store is a local directory; an object store (S3, GCS)
- * implements the same two calls.
+ * implements the same calls.
  */
 export interface ArtifactStore {
   readonly name: string
@@ -12,7 +12,15 @@ export interface ArtifactStore {
   put(key: string, data: Buffer): Promise<string>
   /** The file kept under `key`, or undefined. */
   get(key: string): Promise<Buffer | undefined>
+  /**
+   * Removes every file kept under `folder/` (a letter's, `letterFolder`; a batch's, `batchFolder`):
+   * its personal data is erased. A folder already gone is no error, so a removal can be repeated.
+   */
+  removeFolder(folder: string): Promise<void>
 }
+
+/** Where a letter's files are kept: its print files and its proofs, `<letterId>/…`. */
+export const letterFolder = (letterId: string) => letterId
 
 /** Writes a whole file under a temporary name and renames it, so a reader never sees half of one. */
 export async function writeWhole(path: string, data: Buffer): Promise<void> {
@@ -41,6 +49,10 @@ export class LocalArtifactStore implements ArtifactStore {
     const path = this.pathOf(key)
     await writeWhole(path, data)
     return path
+  }
+
+  async removeFolder(folder: string): Promise<void> {
+    await rm(this.pathOf(folder), { recursive: true, force: true })
   }
 
   async get(key: string): Promise<Buffer | undefined> {

@@ -17,5 +17,8 @@ export function batchFileNames(batchId: string): Record<BatchFileKind, string> {
   return { cards: `batch-${batchId}.cards.pdf`, envelopes: `batch-${batchId}.envelopes.pdf`, manifest: `batch-${batchId}.manifest.csv` }
 }
 
+/** Where the artifact store keeps a batch's files. */
+export const batchFolder = (batchId: string) => `batches/${batchId}`
+
 /** Where the artifact store keeps a file of a batch (`name` as batchFileNames gives it). */
-export const batchFileKey = (batchId: string, name: string) => `batches/${batchId}/${name}`
+export const batchFileKey = (batchId: string, name: string) => `${batchFolder(batchId)}/${name}`

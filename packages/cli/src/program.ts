@@ -64,7 +64,12 @@ function renderLetter(letter: Letter): string {
     ['mode', modeLabel(letter.livemode)],
     ['type', letter.type],
     ['status', letter.status],
-    ['recipient', [`${to.name} ${to.surname}`, to.company, to.address, `${to.zip} ${to.city}`, to.province, to.country].filter(Boolean).join(', ')],
+    [
+      'recipient',
+      letter.personalDataErasedAt
+        ? `(borrado el ${letter.personalDataErasedAt}), ${to.country}`
+        : [`${to.name} ${to.surname}`, to.company, to.address, `${to.zip} ${to.city}`, to.province, to.country].filter(Boolean).join(', '),
+    ],
     ['cost', letter.cost],
     ['sendAt', letter.sendAt],
     ['createdAt', letter.createdAt],
@@ -332,6 +337,26 @@ export function buildProgram(settings: Settings, io: Io): Command {
         ['balance', account.balance],
       ]),
   )
+  apiCommand(
+    accounts
+      .command('erase-personal-data')
+      .description(
+        'erase the recipients, messages and files of every letter of an account that is printed, mailed, cancelled, rejected or failed (both modes); letters not printed yet are left. The letters keep their status, history and cost. Safe to repeat',
+      )
+      .argument('<account>', 'account id'),
+    (api, id: string) => api.request<admin.PersonalDataErased>('DELETE', `/admin/accounts/${segment(id)}/personal-data`),
+    (result) =>
+      [
+        recordTable([
+          ['erased', result.erased],
+          ['left', result.left],
+          ['remaining', result.remaining],
+        ]),
+        ...(result.left === 1 ? ['Queda 1 carta sin imprimir: no se ha tocado; cancélala o repite la orden cuando esté impresa.'] : []),
+        ...(result.left > 1 ? [`Quedan ${result.left} cartas sin imprimir: no se han tocado; cancélalas o repite la orden cuando estén impresas.`] : []),
+        ...(result.remaining > 0 ? [`Quedan ${result.remaining} por borrar que no dio tiempo a tratar: repite la orden.`] : []),
+      ].join('\n'),
+  ).addHelpText('after', '\nExample:\n  npm run admin -- accounts erase-personal-data <account>')
   apiCommand(
     accounts
       .command('list')

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { resolve } from 'node:path'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
@@ -15,6 +16,7 @@ export type PrinterMode = (typeof printerModes)[number]
 const EnvSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/letters' }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]*$' })),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
@@ -59,14 +61,19 @@ const EnvSchema = Type.Object({
   EVENT_LOOP_MAX_DELAY_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   AUTH_FAILURES_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
   AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
+  TRUST_PROXY: Type.Optional(Type.String()),
   METRICS_PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$' })),
   INTAKE_CONCURRENT_BATCHES: Type.String({ pattern: '^[1-9][0-9]?$', default: '2' }),
   WEBHOOK_ALLOW_PRIVATE_URLS: Type.Optional(Flag),
   WEBHOOK_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]{1,10}(,[0-9]{1,10})*$', default: '5000,30000,120000,600000,3600000,21600000,86400000' }),
   WEBHOOK_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '10' }),
+  WEBHOOK_ALLOW_HTTP: Type.Optional(Flag),
   CLOCK_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   TEST_MAILED_AFTER_MS: Type.String({ pattern: '^[0-9]+$', default: '60000' }),
+  // 90 days.
+  PERSONAL_DATA_RETENTION_MS: Type.String({ pattern: '^[1-9][0-9]{0,14}$', default: '7776000000' }),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -77,6 +84,8 @@ export type LogLevel = Static<typeof LogLevel>
 export interface Config {
   nodeEnv: string
   databaseUrl: string
+  /** Longest one SQL statement may run (lock waits included); always within the time a request has to be decided (requestBudget). */
+  databaseStatementTimeoutMs: number
   redisUrl: string
   host: string
   port: number
@@ -122,6 +131,11 @@ export interface Config {
   eventLoopMaxDelayMs: number
   /** Failed authentications (admin token, unknown API keys) allowed per client IP and window, then 429. */
   authFailures: { max: number; windowMs: number }
+  /**
+   * The proxies in front of the gateway (addresses or CIDR ranges): only from one of them is the
+   * client read from X-Forwarded-For. Empty: the TCP peer is the client and the header is ignored.
+   */
+  trustProxy: string[]
   /** Port of a worker's /metrics and /healthz; absent: the worker's own default. */
   metricsPort: number | undefined
   /** Transactions of the gateway's group commit under way at once (the letters of the requests arriving meanwhile wait for the next). */
@@ -135,11 +149,23 @@ export interface Config {
     retryScheduleMs: number[]
     /** Deliveries in flight at once per webhook worker. */
     concurrency: number
+    /**
+     * Deliveries of one endpoint in flight at once, across every webhook worker: a slow or dead
+     * receiver holds at most this many of the workers' slots, and only its own events wait.
+     */
+    maxInFlightPerEndpoint: number
+    /** Whether an endpoint may be registered with a plain http:// URL (default: everywhere but production). */
+    allowHttp: boolean
   }
   /** The letter clock (every gateway runs one): how often it releases scheduled letters and marks test letters mailed. */
   clockIntervalMs: number
   /** A test letter is marked `mailed` this long after it was `printed`. */
   testMailedAfterMs: number
+  /**
+   * How long a letter keeps its recipient, message and files once it is printed, mailed,
+   * cancelled, rejected or failed; then the gateways' eraser erases them.
+   */
+  personalDataRetentionMs: number
 }
 
 export class ConfigError extends Error {
@@ -149,6 +175,7 @@ export class ConfigError extends Error {
 const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   NODE_ENV: 'must be a string',
   DATABASE_URL: 'must be a postgres:// URL',
+  DATABASE_STATEMENT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
   REDIS_URL: 'must be a redis:// or rediss:// URL',
   HOST: 'must not be empty',
   PORT: 'must be a port number (1-65535)',
@@ -185,19 +212,44 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   EVENT_LOOP_MAX_DELAY_MS: 'must be a positive integer of milliseconds',
   AUTH_FAILURES_MAX: 'must be a positive integer',
   AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
+  TRUST_PROXY: "must list the proxies' addresses or CIDR ranges, separated by commas (e.g. 10.244.0.0/16,127.0.0.1)",
   METRICS_PORT: 'must be a port number (1-65535)',
   INTAKE_CONCURRENT_BATCHES: 'must be an integer from 1 to 99',
   WEBHOOK_ALLOW_PRIVATE_URLS: 'must be "true" or "false"',
   WEBHOOK_TIMEOUT_MS: 'must be a positive integer of milliseconds',
   WEBHOOK_RETRY_SCHEDULE: 'must list delays in milliseconds separated by commas (e.g. 5000,30000,120000)',
   WEBHOOK_CONCURRENCY: 'must be an integer from 1 to 9999',
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 'must be an integer from 1 to 9999',
+  WEBHOOK_ALLOW_HTTP: 'must be "true" or "false"',
   CLOCK_INTERVAL_MS: 'must be a positive integer of milliseconds',
   TEST_MAILED_AFTER_MS: 'must be a non-negative integer of milliseconds',
+  PERSONAL_DATA_RETENTION_MS: 'must be a positive integer of milliseconds (7776000000 is 90 days)',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
 function fail(name: keyof typeof rules, value: unknown): never {
   throw new ConfigError(`${name}=${String(value)}: ${rules[name]}`)
+}
+
+/**
+ * An IPv4 or IPv6 address, or a CIDR range of either (`10.244.0.0/16`, `fd00::/8`), as the
+ * gateway's proxy-addr takes them. A /0 is refused as it is: it would believe anyone's header.
+ */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/')
+  const version = isIP(address)
+  if (version === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^[1-9][0-9]{0,2}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)
+}
+
+/** TRUST_PROXY's entries; an entry that is neither an address nor a range stops the start, named. */
+function trustedProxies(value: string | undefined): string[] {
+  if (value === undefined) return []
+  const entries = value.split(',').map((entry) => entry.trim())
+  const bad = entries.find((entry) => !isAddressOrRange(entry))
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY=${value}: ${rules.TRUST_PROXY}; "${bad}" is not one`)
+  return entries
 }
 
 /**
@@ -230,6 +282,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
   // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
+  const budget = requestBudget(Number(vars.HTTP_REQUEST_TIMEOUT_MS))
+  const statementTimeoutMs =
+    vars.DATABASE_STATEMENT_TIMEOUT_MS === undefined ? Math.min(10_000, budget.decideWithinMs) : Number(vars.DATABASE_STATEMENT_TIMEOUT_MS)
+  // A statement still running once its request had to be decided would do its work after the
+  // client was told 503: the write the client was told did not happen would happen.
+  if (statementTimeoutMs > budget.decideWithinMs) {
+    throw new ConfigError(
+      `DATABASE_STATEMENT_TIMEOUT_MS=${statementTimeoutMs}: must not exceed ${budget.decideWithinMs} ms, the time a request has to be decided with HTTP_REQUEST_TIMEOUT_MS=${vars.HTTP_REQUEST_TIMEOUT_MS} (lower it, or raise HTTP_REQUEST_TIMEOUT_MS)`,
+    )
+  }
   if (vars.FLOOR_TOKEN !== undefined && vars.FLOOR_TOKEN === vars.ADMIN_TOKEN) {
     throw new ConfigError('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
   }
@@ -237,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     nodeEnv: vars.NODE_ENV,
     databaseUrl: vars.DATABASE_URL,
+    databaseStatementTimeoutMs: statementTimeoutMs,
     redisUrl: vars.REDIS_URL,
     host: vars.HOST,
     port,
@@ -276,6 +339,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     eventLoopMaxDelayMs: Number(vars.EVENT_LOOP_MAX_DELAY_MS),
     authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },
+    trustProxy: trustedProxies(vars.TRUST_PROXY),
     metricsPort,
     intakeConcurrentBatches: Number(vars.INTAKE_CONCURRENT_BATCHES),
     webhooks: {
@@ -283,9 +347,27 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: Number(vars.WEBHOOK_TIMEOUT_MS),
       retryScheduleMs: vars.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
       concurrency: Number(vars.WEBHOOK_CONCURRENCY),
+      maxInFlightPerEndpoint: Number(vars.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
+      // Event bodies carry recipients' names and addresses: in production they travel over TLS unless WEBHOOK_ALLOW_HTTP=true.
+      allowHttp: vars.WEBHOOK_ALLOW_HTTP === undefined ? vars.NODE_ENV !== 'production' : vars.WEBHOOK_ALLOW_HTTP === 'true',
     },
     clockIntervalMs: Number(vars.CLOCK_INTERVAL_MS),
     testMailedAfterMs: Number(vars.TEST_MAILED_AFTER_MS),
+    personalDataRetentionMs: Number(vars.PERSONAL_DATA_RETENTION_MS),
+  }
+}
+
+/**
+ * How a request's time (HTTP_REQUEST_TIMEOUT_MS, after which its idle connection is cut) is
+ * spent. By `decideWithinMs` a request must have been decided: a creation not yet being written
+ * then is abandoned and answered 503, and nothing of it is written afterwards. By
+ * `answerWithinMs` every request has its answer, whatever happened (the rest is the margin for
+ * the answer to reach the client before the connection is cut).
+ */
+export function requestBudget(requestTimeoutMs: number): { decideWithinMs: number; answerWithinMs: number } {
+  return {
+    decideWithinMs: requestTimeoutMs - Math.min(5000, Math.floor(requestTimeoutMs / 4)),
+    answerWithinMs: requestTimeoutMs - Math.min(1000, Math.floor(requestTimeoutMs / 10)),
   }
 }
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { resolve } from 'node:path'
-import { loadConfig } from '../src/index.js'
+import { loadConfig, requestBudget } from '../src/index.js'
 
 describe('loadConfig', () => {
   it('serves a local run with the documented defaults', () => {
     expect(loadConfig({})).toEqual({
       nodeEnv: 'development',
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/letters',
+      databaseStatementTimeoutMs: 10_000,
       redisUrl: 'redis://127.0.0.1:6379',
       host: '127.0.0.1',
       port: 3000,
@@ -31,6 +32,7 @@ describe('loadConfig', () => {
       proofs: { rateLimit: { max: 10, windowMs: 60_000 }, renderThreads: undefined, renderQueueMax: 16 },
       eventLoopMaxDelayMs: 1000,
       authFailures: { max: 10, windowMs: 60_000 },
+      trustProxy: [],
       metricsPort: undefined,
       intakeConcurrentBatches: 2,
       webhooks: {
@@ -38,10 +40,19 @@ describe('loadConfig', () => {
         timeoutMs: 10_000,
         retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
         concurrency: 100,
+        maxInFlightPerEndpoint: 10,
+        allowHttp: true,
       },
       clockIntervalMs: 1000,
       testMailedAfterMs: 60_000,
+      personalDataRetentionMs: 90 * 86_400_000,
     })
+  })
+
+  it('reads how long personal data is kept, and refuses a retention that is not a positive number of milliseconds', () => {
+    expect(loadConfig({ PERSONAL_DATA_RETENTION_MS: '2000' }).personalDataRetentionMs).toBe(2000)
+    expect(() => loadConfig({ PERSONAL_DATA_RETENTION_MS: '0' })).toThrow('PERSONAL_DATA_RETENTION_MS=0: must be a positive integer of milliseconds')
+    expect(() => loadConfig({ PERSONAL_DATA_RETENTION_MS: '90d' })).toThrow('PERSONAL_DATA_RETENTION_MS=90d: must be a positive integer of milliseconds')
   })
 
   it('reads the letter clock settings, and refuses a clock that never ticks', () => {
@@ -52,8 +63,32 @@ describe('loadConfig', () => {
 
   it('reads the webhook settings, and refuses a schedule that is not a list of delays', () => {
     const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '2500', WEBHOOK_RETRY_SCHEDULE: '100,200', WEBHOOK_CONCURRENCY: '20' })
-    expect(config.webhooks).toEqual({ allowPrivateUrls: true, timeoutMs: 2500, retryScheduleMs: [100, 200], concurrency: 20 })
+    expect(config.webhooks).toEqual({
+      allowPrivateUrls: true,
+      timeoutMs: 2500,
+      retryScheduleMs: [100, 200],
+      concurrency: 20,
+      maxInFlightPerEndpoint: 10,
+      allowHttp: true,
+    })
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5s,30s' })).toThrow('WEBHOOK_RETRY_SCHEDULE=5s,30s: must list delays')
+  })
+
+  it('caps the deliveries in flight per endpoint, 10 unless told otherwise, and refuses a cap that is not a positive integer', () => {
+    expect(loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '3' }).webhooks.maxInFlightPerEndpoint).toBe(3)
+    for (const bad of ['0', '-1', '2.5', 'ten', '10000']) {
+      expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: bad })).toThrow(
+        `WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT=${bad}: must be an integer from 1 to 9999`,
+      )
+    }
+  })
+
+  it('allows http:// webhook URLs outside production, and in production only with WEBHOOK_ALLOW_HTTP=true', () => {
+    expect(loadConfig({}).webhooks.allowHttp).toBe(true)
+    expect(loadConfig({ NODE_ENV: 'production' }).webhooks.allowHttp).toBe(false)
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_HTTP: 'true' }).webhooks.allowHttp).toBe(true)
+    expect(loadConfig({ WEBHOOK_ALLOW_HTTP: 'false' }).webhooks.allowHttp).toBe(false)
+    expect(() => loadConfig({ WEBHOOK_ALLOW_HTTP: 'yes' })).toThrow('WEBHOOK_ALLOW_HTTP=yes: must be "true" or "false"')
   })
 
   it('reads the floor: where files go and how they are printed', () => {
@@ -139,6 +174,28 @@ describe('loadConfig', () => {
     }
   })
 
+  it('reads TRUST_PROXY as the proxies whose X-Forwarded-For is believed, none by default', () => {
+    expect(loadConfig({}).trustProxy).toEqual([])
+    expect(loadConfig({ TRUST_PROXY: '10.244.0.0/16, 127.0.0.1,fd00::/8,::1' }).trustProxy).toEqual(['10.244.0.0/16', '127.0.0.1', 'fd00::/8', '::1'])
+  })
+
+  it.each([
+    ['10.244.0.0/33', '10.244.0.0/33'],
+    ['ingress-nginx', 'ingress-nginx'],
+    ['10.0.0.300', '10.0.0.300'],
+    ['10.244.0.0/', '10.244.0.0/'],
+    ['10.244.0.0/016', '10.244.0.0/016'],
+    ['fd00::/129', 'fd00::/129'],
+    ['127.0.0.1,,10.0.0.1', ''],
+    ['127.0.0.1 10.0.0.1', '127.0.0.1 10.0.0.1'],
+    ['*', '*'],
+    ['0.0.0.0/0', '0.0.0.0/0'],
+  ])('refuses TRUST_PROXY=%s, naming the entry that is not an address or a CIDR range', (value, entry) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
+      `TRUST_PROXY=${value}: must list the proxies' addresses or CIDR ranges, separated by commas (e.g. 10.244.0.0/16,127.0.0.1); "${entry}" is not one`,
+    )
+  })
+
   it('reads a cost table', () => {
     expect(loadConfig({ LETTER_COSTS: 'ES=3,PT=4,*=6' }).letterCosts).toEqual({ byCountry: { ES: 3, PT: 4 }, otherwise: 6 })
   })
@@ -187,7 +244,24 @@ describe('loadConfig', () => {
     ['AUTH_FAILURES_MAX', '1e3', 'AUTH_FAILURES_MAX=1e3: must be a positive integer'],
     ['INTAKE_CONCURRENT_BATCHES', '0', 'INTAKE_CONCURRENT_BATCHES=0: must be an integer from 1 to 99'],
     ['METRICS_PORT', '99999', 'METRICS_PORT=99999: must be a port number (1-65535)'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '10s', 'DATABASE_STATEMENT_TIMEOUT_MS=10s: must be a positive integer of milliseconds'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)
+  })
+
+  it('refuses a statement timeout longer than a request has to be decided, naming both settings', () => {
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '40000' })).toThrow(
+      'DATABASE_STATEMENT_TIMEOUT_MS=40000: must not exceed 25000 ms, the time a request has to be decided with HTTP_REQUEST_TIMEOUT_MS=30000',
+    )
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000', DATABASE_STATEMENT_TIMEOUT_MS: '10000' })).toThrow(
+      'DATABASE_STATEMENT_TIMEOUT_MS=10000: must not exceed 2250 ms',
+    )
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '25000' }).databaseStatementTimeoutMs).toBe(25_000)
+  })
+
+  it('keeps the default statement timeout within a short request timeout', () => {
+    expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000' }).databaseStatementTimeoutMs).toBe(2250)
+    expect(requestBudget(3000)).toEqual({ decideWithinMs: 2250, answerWithinMs: 2700 })
+    expect(requestBudget(30_000)).toEqual({ decideWithinMs: 25_000, answerWithinMs: 29_000 })
   })
 })

@@ -178,3 +178,16 @@ export const StuckLetterList = Page(
   }),
 )
 export type StuckLetterList = Static<typeof StuckLetterList>
+
+/** DELETE /admin/accounts/{id}/personal-data: what became of the account's letters (both modes). */
+export const PersonalDataErased = Type.Object({
+  erased: Type.Integer({ description: 'Letters whose recipient, message and files were erased by this call.' }),
+  left: Type.Integer({
+    description:
+      'Letters left as they are because they are not printed yet (or wait in a print batch not handed over): cancel them, or call again once printed.',
+  }),
+  remaining: Type.Integer({
+    description: 'Letters that could be erased but were not reached before this call had to answer: call again (what was erased stays erased).',
+  }),
+})
+export type PersonalDataErased = Static<typeof PersonalDataErased>

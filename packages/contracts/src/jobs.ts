@@ -8,7 +8,10 @@ export type QueueName = (typeof queueNames)[number]
 export interface JobPayloads {
   'normalize-address': { letterId: string }
   'produce-letter': { letterId: string }
-  /** One webhook event for one endpoint: its id is also the job id and the `webhook-id` header. */
+  /**
+   * One attempt at one webhook event for one endpoint (its id is the `webhook-id` header), admitted
+   * by the webhook worker: the job's id is the event's lease, and a job whose lease passed sends nothing.
+   */
   'deliver-webhook': { eventId: string }
 }
 export type JobName = keyof JobPayloads

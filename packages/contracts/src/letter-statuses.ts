@@ -17,3 +17,13 @@ export const letterStatusNames: Record<LetterStatus, string> = {
   cancelled: 'cancelada',
   failed: 'fallida',
 }
+
+/**
+ * The statuses in which a letter no longer needs its recipient, message or files: the floor is
+ * done with it, or never will be. Only in these is its personal data erased (on request, or
+ * PERSONAL_DATA_RETENTION_MS after it got there), and an erased letter never moves to any other.
+ */
+export const erasableStatuses = ['printed', 'mailed', 'cancelled', 'address_rejected', 'failed'] as const satisfies readonly LetterStatus[]
+export type ErasableStatus = (typeof erasableStatuses)[number]
+
+export const isErasableStatus = (status: LetterStatus): status is ErasableStatus => (erasableStatuses as readonly LetterStatus[]).includes(status)

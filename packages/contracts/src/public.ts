@@ -130,7 +130,9 @@ export const IdempotencyHeaders = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 255,
-      errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres",
+      // A key of blanks would be one key for every request that sends blanks.
+      pattern: NON_BLANK,
+      errorMessage: "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres y no puede estar en blanco",
       description:
         'A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.',
       examples: ['4b0c7a52-5d1e-4c3b-9f0a-8e2d6c1b7a90'],
@@ -301,6 +303,10 @@ const cardFields = {
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  personalDataErasedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description:
+      "When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then.",
+  }),
 }
 
 export const CardSummary = Type.Object(cardFields)

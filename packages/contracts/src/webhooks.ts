@@ -17,7 +17,8 @@ export const WEBHOOK_ENDPOINTS_PER_ACCOUNT = 10
 /** An endpoint whose last this many finished events all failed is disabled (the webhook worker), until created again. */
 export const WEBHOOK_DISABLE_AFTER_FAILED_EVENTS = 50
 
-const EventType = Type.Union(
+/** A letter event's type as a request names it (an endpoint's subscription, GET /events?type=). */
+export const EventType = Type.Union(
   letterEventTypes.map((type) => Type.Literal(type)),
   { errorMessage: `Tipo de evento desconocido: los tipos válidos son ${letterEventTypes.join(', ')}` },
 )
@@ -90,3 +91,14 @@ export const WebhookAttempt = Type.Object({
 export type WebhookAttempt = Static<typeof WebhookAttempt>
 
 export const WebhookDeliveryList = Type.Object({ data: Type.Array(WebhookAttempt), nextCursor: Type.Union([Type.String(), Type.Null()]) })
+
+/** A delivery of an endpoint: `deliveryId` is the `eventId` of its attempts in GET /webhooks/{id}/deliveries, and its `webhook-id` header. */
+export const WebhookDeliveryParams = Type.Object({ id: Type.String(), deliveryId: Type.String() })
+
+export const WebhookRetryQueued = Type.Object({
+  deliveryId: Type.String({ format: 'uuid' }),
+  type: Type.String(),
+  /** Always `pending`: the delivery waits for its next attempt, which is due now. */
+  state: Type.Literal('pending'),
+})
+export type WebhookRetryQueued = Static<typeof WebhookRetryQueued>

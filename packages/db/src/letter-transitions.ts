@@ -1,8 +1,9 @@
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { isErasableStatus } from '@letters/contracts'
 import { metrics } from '@letters/observability'
 import type { Tx } from './client.js'
 import { letterEvents, letters, type LetterStatus } from './schema.js'
-import { recordLetterWebhooks } from './webhook-events.js'
+import { recordLetterEvents } from './webhook-events.js'
 
 /** What a transition knows of the letter it looked at. */
 export interface LetterAtMove {
@@ -12,6 +13,8 @@ export interface LetterAtMove {
   printClaim: number
   /** False for a test letter: never charged, never handed to the floor. */
   livemode: boolean
+  /** Its recipient and message were erased: it can no longer be addressed, drawn or printed. */
+  erased: boolean
 }
 
 export interface LetterMove {
@@ -45,13 +48,20 @@ export interface LetterMoved {
 /**
  * The one way a letter changes status (DESIGN section 3): under the row's lock, the status
  * moves only from one it is expected in, and the change gets its `letter_events` row and its
- * webhook events (with their delivery jobs) for the account's endpoints. Run it
+ * event (GET /events, and a copy for each of the account's endpoints subscribed). Run it
  * inside the transaction that does the rest of the step (a refund, the next job). `moved`
  * says whether it moved.
  */
 export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<LetterMoved> {
   const [letter] = await tx
-    .select({ status: letters.status, accountId: letters.accountId, cost: letters.cost, printClaim: letters.printClaim, livemode: letters.livemode })
+    .select({
+      status: letters.status,
+      accountId: letters.accountId,
+      cost: letters.cost,
+      printClaim: letters.printClaim,
+      livemode: letters.livemode,
+      erased: sql<boolean>`${letters.personalDataErasedAt} IS NOT NULL`,
+    })
     .from(letters)
     .where(
       and(
@@ -64,7 +74,9 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
     // holds KEY SHARE on the row while the printer works) does not hold up a status change.
     .for('no key update')
   const superseded = typeof move.printClaim === 'number' && letter?.printClaim !== move.printClaim
-  if (!letter || !move.from.includes(letter.status) || superseded) return { moved: false, letter, printClaim: letter?.printClaim }
+  // An erased letter has nothing left to address, draw or print: it never goes back to a status that needs them.
+  const needsErasedData = letter?.erased === true && !isErasableStatus(move.to)
+  if (!letter || !move.from.includes(letter.status) || superseded || needsErasedData) return { moved: false, letter, printClaim: letter?.printClaim }
   const [after] = await tx
     .update(letters)
     .set({ ...move.set, status: move.to, updatedAt: new Date(), ...(move.printClaim === 'next' ? { printClaim: sql`${letters.printClaim} + 1` } : {}) })
@@ -73,7 +85,7 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
   // A letter resumed in the status it was in (the reconciler) changed nothing to tell.
-  if (letter.status !== move.to) await recordLetterWebhooks(tx, [letterId], move.to)
+  if (letter.status !== move.to) await recordLetterEvents(tx, [letterId])
   // Counted when made (a rare rollback after it is counted too); a letter resumed in the status
   // it was in (the reconciler) changed nothing to count.
   if (letter.status !== move.to) metrics.letterStatusChanges.inc({ to: move.to, mode: letter.livemode ? 'live' : 'test' })
@@ -98,21 +110,27 @@ export async function moveLetters(tx: Tx, letterIds: readonly string[], move: Le
   if (move.from.includes(move.to)) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
   if (letterIds.length === 0) return []
   // The UPDATE takes each row's lock and checks the expected status again under it, so a letter
-  // moved meanwhile by another transaction is left out.
+  // moved meanwhile by another transaction is left out; as moveLetter, an erased letter never
+  // goes to a status that needs its personal data.
   const moved = await tx
     .update(letters)
     .set({ status: move.to, updatedAt: sql`now()` })
-    .where(and(inArray(letters.id, [...letterIds]), inArray(letters.status, [...move.from])))
+    .where(
+      and(
+        inArray(letters.id, [...letterIds]),
+        inArray(letters.status, [...move.from]),
+        isErasableStatus(move.to) ? undefined : isNull(letters.personalDataErasedAt),
+      ),
+    )
     .returning({ id: letters.id, livemode: letters.livemode })
   if (moved.length === 0) return []
   const detail = move.detail
   await tx
     .insert(letterEvents)
     .values(moved.map((letter) => ({ letterId: letter.id, status: move.to, detail: typeof detail === 'function' ? detail(letter.id) : detail })))
-  await recordLetterWebhooks(
+  await recordLetterEvents(
     tx,
     moved.map((letter) => letter.id),
-    move.to,
   )
   for (const letter of moved) metrics.letterStatusChanges.inc({ to: move.to, mode: letter.livemode ? 'live' : 'test' })
   return [...moved]

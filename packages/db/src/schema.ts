@@ -6,6 +6,7 @@ import {
   DEFAULT_CARD_PRODUCTION,
   DEFAULT_ENVELOPE_FORMAT,
   cardFormatNames,
+  erasableStatuses,
   cardProductions,
   envelopeFormatNames,
   letterStatuses,
@@ -193,6 +194,13 @@ export { letterStatuses, type LetterStatus }
 
 export type { Recipient }
 
+/**
+ * A letter in an erasable status that still holds its personal data: the predicate of the
+ * erasure's partial indexes, in literals (a partial index needs them, and a query needs the same
+ * text for the planner to use one). The columns are unqualified: for a query on `letters` alone.
+ */
+export const stillErasable = sql.raw(`personal_data_erased_at IS NULL AND status IN (${erasableStatuses.map((status) => `'${status}'`).join(', ')})`)
+
 export const letters = pgTable(
   'letters',
   {
@@ -223,6 +231,14 @@ export const letters = pgTable(
      */
     printClaim: integer('print_claim').notNull().default(0),
     /**
+     * When the recipient (all but its country), the message and the address check were erased
+     * (PERSONAL_DATA_RETENTION_MS after the letter became erasable, or on request); null until then.
+     * From then on the letter never goes back to a status that needs them.
+     */
+    personalDataErasedAt: timestamp('personal_data_erased_at', { withTimezone: true }),
+    /** When the letter's files (print files, kept proofs) left the artifact store, after its erasure committed; null until then. */
+    artifactsRemovedAt: timestamp('artifacts_removed_at', { withTimezone: true }),
+    /**
      * The letter's short code for people and scanners (envelope, manifest, the floor's scanner):
      * 10 characters of Crockford's base32, 50 bits of the md5 of the id, computed by Postgres
      * (`letter_code`, migration 0004) for every row, so no writer can forget it or get it wrong.
@@ -247,6 +263,15 @@ export const letters = pgTable(
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
     uniqueIndex('letters_code_unique').on(table.code),
+    // The erasure's scans, over letters still holding personal data in a status that no longer
+    // needs it (erasableStatuses): by age for the retention, by account for ops. Erased letters
+    // leave them, so they stay as small as the retention period.
+    index('letters_erasable_updated_idx').on(table.updatedAt).where(stillErasable),
+    index('letters_erasable_account_idx').on(table.accountId).where(stillErasable),
+    // Erased letters whose files are still to be removed from the artifact store.
+    index('letters_artifacts_pending_idx')
+      .on(table.personalDataErasedAt)
+      .where(sql`personal_data_erased_at IS NOT NULL AND artifacts_removed_at IS NULL`),
   ],
 )
 
@@ -310,6 +335,8 @@ export const printBatches = pgTable(
      * file keeps the batch until it has recorded that file, and one that died lets go when this passes.
      */
     closerLeaseUntil: timestamp('closer_lease_until', { withTimezone: true }),
+    /** When the batch's files left the artifact store: once every letter in it was erased. */
+    artifactsRemovedAt: timestamp('artifacts_removed_at', { withTimezone: true }),
   },
   (table) => [
     // One tray at a time per pair of stocks: every worker adds to the same one.
@@ -467,8 +494,59 @@ export const webhookEvents = pgTable(
     attempts: integer('attempts').notNull().default(0),
     createdAt: createdAt(),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
+    /** When its next attempt is due; null: due since it was written (its first attempt). */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    /**
+     * While in the future, the event holds one of its endpoint's WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT
+     * slots: admitted (its job queued) or being sent. A worker that died lets go when it passes.
+     */
+    leasedUntil: timestamp('leased_until', { withTimezone: true }),
+    /** The job the lease was given to (its BullMQ job id): a job that lost its lease finds another one here and sends nothing. */
+    leaseId: uuid('lease_id'),
   },
-  (table) => [index('webhook_events_endpoint_idx').on(table.endpointId, table.finishedAt)],
+  (table) => [
+    index('webhook_events_endpoint_idx').on(table.endpointId, table.finishedAt),
+    // Admission: each endpoint's pending events, the one due longest ago first, and the few holding a slot.
+    index('webhook_events_due_idx')
+      .on(table.endpointId, sql`coalesce(${table.nextAttemptAt}, ${table.createdAt})`, table.id)
+      .where(sql`state = 'pending'`),
+    index('webhook_events_leased_idx')
+      .on(table.endpointId, table.leasedUntil)
+      .where(sql`state = 'pending' AND leased_until IS NOT NULL`),
+    // A letter's events, by the id in their body: erasing its personal data rewrites each of them.
+    index('webhook_events_letter_idx').on(sql`((${table.body}::json -> 'data') ->> 'id')`),
+  ],
+)
+
+/**
+ * The account's events, one per status change of a letter, whether or not it has endpoints: GET
+ * /events lists them for EVENT_RETENTION_DAYS. The body is the one each subscribed endpoint's
+ * copy in webhook_events carries, its own id included.
+ */
+export const events = pgTable(
+  'events',
+  {
+    /** Set by the statement that writes the event, which puts it in the body too. */
+    id: uuid('id').primaryKey(),
+    accountId: accountRef(),
+    livemode: boolean('livemode').notNull(),
+    letterId: uuid('letter_id')
+      .notNull()
+      .references(() => letters.id),
+    type: text('type').notNull(),
+    /** Its place among its letter's events: 1, 2, 3… in the order of the letter's changes of status. */
+    sequence: integer('sequence').notNull(),
+    /** When the letter changed status (its letter_events row's `at`). */
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+    body: text('body').notNull(),
+  },
+  (table) => [
+    index('events_account_idx').on(table.accountId, table.livemode, table.occurredAt.desc(), table.id.desc()),
+    index('events_account_type_idx').on(table.accountId, table.livemode, table.type, table.occurredAt.desc(), table.id.desc()),
+    index('events_letter_idx').on(table.letterId, table.sequence),
+    // The retention's deletes, oldest first.
+    index('events_occurred_idx').on(table.occurredAt),
+  ],
 )
 
 /** Every delivery attempt, as GET /webhooks/{id}/deliveries shows them. */

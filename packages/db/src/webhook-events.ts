@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from './client.js'
-import { letterEventType, type LetterStatus } from '@letters/contracts'
-import { outboxTargetSql } from './outbox.js'
 
 /** The SQL of an instant as the API writes it: toISOString's format, UTC, milliseconds. */
 export const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
@@ -10,7 +9,8 @@ export const isoInstant = (expression: string) => `to_char(${expression} AT TIME
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
  * its events: the one home of that shape, used by GET /cards, GET /cards/{id} and every
  * webhook body. Instants in toISOString's format (milliseconds cut as a JS Date cuts them);
- * `sendAt` is null when the letter was not scheduled (to_char of null is null).
+ * `sendAt` and `personalDataErasedAt` are null when the letter was not scheduled, or not erased
+ * (to_char of null is null).
  */
 export function letterJsonSql(alias: string): string {
   const l = alias
@@ -19,44 +19,91 @@ export function letterJsonSql(alias: string): string {
     'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
     'signatureId', ${l}.signature_id, 'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address,
     'addressLines', ${l}.address_lines, 'cost', ${l}.cost,
-    'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)})`
+    'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)},
+    'personalDataErasedAt', ${isoInstant(`${l}.personal_data_erased_at`)})`
 }
 
 /**
- * A webhook's body, `{ type, timestamp, data }`, as the text that is signed and sent: fixed
- * when the event is written, so the snapshot is the letter at its change (deliveries may arrive
- * in any order; each tells what the letter was then) and every retry sends the same bytes.
- * `json`, not `jsonb`, keeps the keys in this order.
+ * A body `{ type, timestamp, data }` that is no letter's event (`webhook.test`), as the text that
+ * is signed and sent: fixed when written, so every retry sends the same bytes. `json`, not
+ * `jsonb`, keeps the keys in this order.
  */
 export function webhookBodySql(typeExpression: string, dataExpression: string): string {
   return `json_build_object('type', ${typeExpression}, 'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${dataExpression})::text`
 }
 
 /**
- * Writes each letter's event for every endpoint of its account and mode subscribed to it (not
- * disabled), and their delivery jobs in the outbox (the job id is the event id), in the
- * transaction of the change. Called by moveLetter and moveLetters once the letters' rows show
- * the new status.
+ * A letter event's body, `{ id, type, sequence, occurredAt, timestamp, data }`, as the text that
+ * is signed and sent and that GET /events lists: fixed when the event is written, so the snapshot
+ * is the letter at its change (deliveries may arrive in any order; each tells what the letter was
+ * then, and its sequence where it stands) and every retry sends the same bytes. `event` names a
+ * row with the event's id, type, sequence and instant (`at`); `letter` the letter's row.
  */
-export async function recordLetterWebhooks(tx: Tx, letterIds: readonly string[], status: LetterStatus): Promise<void> {
-  if (letterIds.length === 0) return
-  const type = letterEventType(status)
-  // Raw SQL kept: INSERT … SELECT through data-modifying CTEs (the events, then their outbox rows) in one statement.
+function letterEventBodySql(event: string, letter: string): string {
+  return `json_build_object('id', ${event}.id, 'type', ${event}.type, 'sequence', ${event}.sequence, 'occurredAt', ${isoInstant(`${event}.at`)},
+    'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${letterJsonSql(letter)})::text`
+}
+
+/**
+ * The fan-out of letter events, one statement: each letter's event, as its latest letter_events
+ * row tells (the status it just reached), written once in `events` (what GET /events lists, with
+ * or without endpoints) and copied for every endpoint of the letter's account and mode subscribed
+ * to it, not disabled, into `webhook_events`, where the webhook worker's admission finds it.
+ *
+ * The sequence counts the letter's changes of status in its letter_events, so it holds however
+ * long ago the earlier events were deleted; a row that repeats the status before it (a resumed
+ * letter, a failed print attempt) is no change and has no event.
+ */
+function letterEventsSql(letterIds: readonly string[]): SQL {
+  // Raw SQL kept: window functions and INSERT … SELECT through data-modifying CTEs, in one statement.
   // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile is waited for and then
   // left out, instead of failing this insert (and the status change with it) on its foreign key.
-  await tx.execute(sql`
-    WITH subscribed AS (
-      SELECT e.id AS endpoint_id, l.id AS letter_id FROM webhook_endpoints e
-      JOIN letters l ON l.account_id = e.account_id AND l.livemode = e.livemode
-      WHERE l.id IN ${letterIds} AND NOT e.disabled AND ${type}::text = ANY(e.events)
-      FOR KEY SHARE OF e
+  return sql`
+    WITH targets AS (
+      SELECT id, account_id FROM letters WHERE id IN ${letterIds}
     ),
-    events AS (
-      INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT s.endpoint_id, t.type, ${sql.raw(webhookBodySql('t.type', letterJsonSql('l')))}
-      FROM subscribed s CROSS JOIN (SELECT ${type}::text AS type) t JOIN letters l ON l.id = s.letter_id
-      RETURNING id
+    changes AS (
+      SELECT letter_id, id, status, at, status IS DISTINCT FROM lag(status) OVER (PARTITION BY letter_id ORDER BY id) AS changed
+      FROM letter_events WHERE letter_id IN (SELECT id FROM targets)
+    ),
+    latest AS (
+      SELECT DISTINCT ON (letter_id) letter_id, status, at, sequence
+      FROM (SELECT *, count(*) FILTER (WHERE changed) OVER (PARTITION BY letter_id ORDER BY id) AS sequence FROM changes) numbered
+      ORDER BY letter_id, id DESC
+    ),
+    -- Materialized: each event's id is drawn once, for its row and its body alike.
+    new_events AS MATERIALIZED (
+      SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, sequence::int AS sequence, at FROM latest
+    ),
+    stored AS (
+      INSERT INTO events (id, account_id, livemode, letter_id, type, sequence, occurred_at, body)
+      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${sql.raw(letterEventBodySql('ev', 'l'))}
+      FROM new_events ev JOIN letters l ON l.id = ev.letter_id
+      RETURNING account_id, livemode, type, body
+    ),
+    subscribed AS (
+      SELECT e.id, e.account_id, e.livemode, e.events FROM webhook_endpoints e
+      WHERE e.account_id IN (SELECT account_id FROM targets) AND NOT e.disabled
+      FOR KEY SHARE
     )
-    INSERT INTO outbox (id, queue, job_name, payload)
-    SELECT id, ${sql.raw(outboxTargetSql('deliver-webhook'))}, jsonb_build_object('eventId', id) FROM events`)
+    INSERT INTO webhook_events (endpoint_id, type, body)
+    SELECT e.id, s.type, s.body FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND s.type = ANY(e.events)`
+}
+
+/**
+ * Writes the letters' events (letterEventsSql) in the transaction of their change: moveLetter
+ * and moveLetters call it once the letters' rows and letter_events show the new status.
+ */
+export async function recordLetterEvents(tx: Tx, letterIds: readonly string[]): Promise<void> {
+  if (letterIds.length === 0) return
+  await tx.execute(letterEventsSql(letterIds))
+}
+
+/**
+ * The same statement for a transaction of postgres.js's own (the intake's, which writes new
+ * letters in one statement of its own and then their first events with this one).
+ */
+export function letterEventsQuery(letterIds: readonly string[]): { sql: string; params: unknown[] } {
+  const { sql: text, params } = new PgDialect().sqlToQuery(letterEventsSql(letterIds))
+  return { sql: text, params }
 }

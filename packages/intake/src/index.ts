@@ -1,4 +1,5 @@
 export type { IdempotentAnswer, LetterDraft, LetterOrder, OrderOutcome, OwnedField, UnstoredOutcome } from './orders.js'
+export { DeadlineExceededError, OrderDeadline } from './orders.js'
 export { CommitUnknownError, KeyTakenMeanwhileError, RolledBackError, storeOrders, type StoreOptions } from './store-orders.js'
 export { LetterIntake, type IntakeOptions } from './letter-intake.js'
 export { IDEMPOTENCY_TTL_HOURS, answeredBefore, idempotencyLockName, purgeExpiredIdempotencyKeys } from './idempotency.js'

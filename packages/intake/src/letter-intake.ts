@@ -1,6 +1,6 @@
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
-import type { LetterOrder, OrderOutcome } from './orders.js'
+import { DeadlineExceededError, type LetterOrder, type OrderOutcome } from './orders.js'
 import { CommitUnknownError, storeOrders } from './store-orders.js'
 
 export interface IntakeOptions {
@@ -26,6 +26,18 @@ interface Pending {
   reject: (error: unknown) => void
   /** Times it gave way alone to a lock held by another transaction. */
   heldUp: number
+}
+
+/**
+ * An order abandoned by whoever answers its request, or past its time: rejected (nothing was
+ * written), and not to be tried again.
+ */
+function expired(pending: Pending): boolean {
+  const { deadline } = pending.order
+  if (!deadline || !(deadline.abandoned || deadline.remaining() === 0)) return false
+  deadline.abandon()
+  pending.reject(new DeadlineExceededError())
+  return true
 }
 
 const POSTGRES_LOCK_NOT_AVAILABLE = '55P03'
@@ -66,6 +78,7 @@ export class LetterIntake {
 
   /** Charges and stores an order with the others that arrive meanwhile; resolves with its own outcome. */
   submit(order: LetterOrder): Promise<OrderOutcome> {
+    if (order.deadline) order.deadline.submitted = true
     return new Promise((resolve, reject) => {
       this.queue.push({ order, resolve, reject, heldUp: 0 })
       this.schedule()
@@ -98,19 +111,23 @@ export class LetterIntake {
     })
   }
 
-  /** The oldest orders, up to the letter limit (an order above it goes alone). */
+  /** The oldest orders, up to the letter limit (an order above it goes alone); the abandoned ones are answered and dropped. */
   private takeBatch(): Pending[] {
     let letters = 0
-    let count = 0
-    for (const pending of this.queue) {
-      if (count > 0 && letters + pending.order.letters.length > this.maxLettersPerBatch) break
+    const batch: Pending[] = []
+    while (this.queue.length > 0) {
+      const pending = this.queue[0]!
+      if (batch.length > 0 && letters + pending.order.letters.length > this.maxLettersPerBatch) break
+      this.queue.shift()
+      if (expired(pending)) continue
       letters += pending.order.letters.length
-      count++
+      batch.push(pending)
     }
-    return this.queue.splice(0, count)
+    return batch
   }
 
   private start(batch: Pending[]): void {
+    if (batch.length === 0) return this.settled()
     this.running++
     metrics.intakeBatchOrders.observe(batch.length)
     this.store(batch)
@@ -151,12 +168,17 @@ export class LetterIntake {
   private storeAlone(): void {
     while (this.runningAlone < this.options.concurrentBatches && this.alone.length > 0) {
       const pending = this.alone.shift()!
+      if (expired(pending)) {
+        this.settled()
+        continue
+      }
       this.runningAlone++
       storeOrders(this.db, [pending.order], { lockTimeoutMs: this.lockTimeoutMs })
         .then(
           ([outcome]) => pending.resolve(outcome!),
           (error: unknown) => {
-            if (isHeldUp(error) && ++pending.heldUp < this.maxHeldUp) this.alone.push(pending)
+            // Held up again: tried again later, as long as it may still be decided.
+            if (isHeldUp(error) && ++pending.heldUp < this.maxHeldUp && !expired(pending)) this.alone.push(pending)
             else pending.reject(error)
           },
         )

@@ -39,6 +39,73 @@ export interface LetterOrder {
   livemode: boolean
   letters: LetterDraft[]
   idempotency?: IdempotentAnswer
+  /** When the order must be decided by: past it, nothing of it is written. Absent: no deadline but the intake's own. */
+  deadline?: OrderDeadline
+}
+
+/**
+ * The time a request has to be answered, shared by whoever answers it and the intake. Until the
+ * order starts being written it is `open`: whoever answers may `abandon` it (the client is told
+ * 503), and from then on nothing of it is ever written. Once the intake has started writing it
+ * (`writing`), it cannot be abandoned: the commit's outcome is the answer. JavaScript runs one
+ * of the two first, so an order is either answered 503 and never written, or written and
+ * answered with what the commit did.
+ */
+export class OrderDeadline {
+  private state: 'open' | 'writing' | 'abandoned' = 'open'
+
+  constructor(
+    /** Epoch ms: an order still open then is abandoned. */
+    readonly decideBy: number,
+    /** Epoch ms: the latest its answer may be sent (the write, once started, must be over by then). */
+    readonly answerBy: number,
+  ) {}
+
+  /** Set by the intake when it is handed the order: an abandoned order's request then knows nothing was, nor will be, written. */
+  submitted = false
+
+  get abandoned(): boolean {
+    return this.state === 'abandoned'
+  }
+
+  get writing(): boolean {
+    return this.state === 'writing'
+  }
+
+  /** Milliseconds left until `decideBy` (at most 0). */
+  remaining(now = Date.now()): number {
+    return Math.max(0, this.decideBy - now)
+  }
+
+  /** Gives up on an open order; false if it is being written already. */
+  abandon(): boolean {
+    if (this.state === 'writing') return false
+    this.state = 'abandoned'
+    return true
+  }
+
+  /** The intake is about to write the order: false if it was abandoned or its time is up. */
+  startWriting(now = Date.now()): boolean {
+    if (this.state === 'abandoned' || now >= this.decideBy) {
+      this.state = 'abandoned'
+      return false
+    }
+    this.state = 'writing'
+    return true
+  }
+
+  /** Undone when the transaction that was to write it rolled back: the order may be written again, or abandoned. */
+  stopWriting(): void {
+    if (this.state === 'writing') this.state = 'open'
+  }
+}
+
+/** The order was not written: its deadline came first (the request was, or is to be, answered 503). */
+export class DeadlineExceededError extends Error {
+  override name = 'DeadlineExceededError'
+  constructor() {
+    super('the order was not stored: its deadline passed first')
+  }
 }
 
 /** The field of a letter that names something the account does not own. */

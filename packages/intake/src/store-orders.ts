@@ -1,10 +1,10 @@
 import type { TransactionSql } from 'postgres'
 import { modeLabel } from '@letters/contracts'
-import { letterJsonSql, outboxTargetSql, webhookBodySql, type Db } from '@letters/db'
+import { letterEventsQuery, outboxTargetSql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
-import type { LetterDraft, LetterOrder, OrderOutcome } from './orders.js'
+import { DeadlineExceededError, type LetterDraft, type LetterOrder, type OrderDeadline, type OrderOutcome } from './orders.js'
 import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
 
 /**
@@ -93,8 +93,9 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
  *
  * Round trips: BEGIN; for orders with keys, their advisory locks, then their stored answers;
  * the account rows locked `FOR UPDATE` in id order (concurrent batches never deadlock) together
- * with the ownership checks; the write statement; COMMIT. Four for a batch without keys, six
- * with, however many orders it holds.
+ * with the ownership checks; the write statement; the letters' first events (the statement
+ * every letter event is written with); COMMIT. Five for a batch without keys, seven with, however
+ * many orders it holds.
  *
  * Only statements that do not depend on each other share a round trip: postgres.js describes a
  * statement with parameters before its first run on a connection, and a statement queued behind
@@ -104,24 +105,63 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
 export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreOptions = {}): Promise<OrderOutcome[]> {
   validateOrders(orders)
   if (orders.length === 0) return []
-  const transaction: Transaction = { options }
+  if (orders.some((order) => order.deadline?.abandoned)) throw new DeadlineExceededError()
+  const transaction: Transaction = { options, writing: [] }
+  // Nothing was written: the orders being written may be written again, or abandoned.
+  const notWriting = () => transaction.writing.forEach((deadline) => deadline.stopWriting())
   try {
     const outcomes = await db.$client.begin((sql) => storeInTransaction(sql, transaction, orders))
     countStored(orders, outcomes)
     return outcomes
   } catch (error) {
     const { committing } = transaction
-    if (!committing) throw error
+    if (!committing) {
+      notWriting()
+      throw error
+    }
     const kept = await committed(db, committing.witness).catch(() => undefined)
     if (kept === undefined) throw new CommitUnknownError(error)
-    if (!kept) throw new RolledBackError(error)
+    if (!kept) {
+      notWriting()
+      throw new RolledBackError(error)
+    }
     countStored(orders, committing.outcomes)
     return committing.outcomes
   }
 }
 
+/** The least time any order of the batch has left before it must be decided, or undefined when none has a deadline. */
+function leastRemaining(orders: LetterOrder[]): number | undefined {
+  const left = orders.flatMap((order) => (order.deadline ? [order.deadline.remaining()] : []))
+  return left.length === 0 ? undefined : Math.min(...left)
+}
+
+/**
+ * Marks the orders about to be written as such, all or none: if one of them was abandoned or
+ * its time is up, none is written and the transaction rolls back. Returns how long the write
+ * may take, from the orders' answer times (undefined: no deadline).
+ */
+function startWriting(transaction: Transaction, orders: LetterOrder[]): number | undefined {
+  const now = Date.now()
+  for (const order of orders) {
+    if (!order.deadline) continue
+    if (!order.deadline.startWriting(now)) throw new DeadlineExceededError()
+    transaction.writing.push(order.deadline)
+  }
+  const answerBy = orders.flatMap((order) => (order.deadline ? [order.deadline.answerBy] : []))
+  if (answerBy.length === 0) return undefined
+  const allowed = Math.min(...answerBy) - now - WRITE_ANSWER_MARGIN_MS
+  if (allowed < 1) throw new DeadlineExceededError()
+  return allowed
+}
+
+/** Kept between the end of the write and the answer's time: the COMMIT's round trip and the answer itself. */
+const WRITE_ANSWER_MARGIN_MS = 100
+
 interface Transaction {
   options: StoreOptions
+  /** The deadlines of the orders this transaction has started writing. */
+  writing: OrderDeadline[]
   /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome to be found out. */
   committing?: { outcomes: OrderOutcome[]; witness: { accountId: string; letterId: string } }
 }
@@ -189,7 +229,10 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   const choices = undecided.flatMap((n) => choicesOf(orders[n]!, n))
   // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
   // which do not depend on the locks: sent together.
-  const { lockTimeoutMs } = transaction.options
+  // An account's row is waited for no longer than the orders' deadlines allow.
+  const remaining = leastRemaining(undecided.map((n) => orders[n]!))
+  if (remaining === 0) throw new DeadlineExceededError()
+  const lockTimeoutMs = minDefined(transaction.options.lockTimeoutMs, remaining)
   const [, locked, checks] = await Promise.all([
     // Without parameters, so it runs ahead of the lock (see above).
     lockTimeoutMs === undefined ? undefined : sql.unsafe(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`),
@@ -247,28 +290,41 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   }
 
   if (letters.length > 0) {
-    await write(sql, letters, answers, balances)
+    const writeTimeoutMs = startWriting(
+      transaction,
+      undecided.filter((n) => outcomes[n]?.outcome === 'stored').map((n) => orders[n]!),
+    )
+    await write(sql, letters, answers, balances, writeTimeoutMs)
     transaction.committing = { outcomes: outcomes as OrderOutcome[], witness: { accountId: letters[0]!.accountId, letterId: letters[0]!.id } }
   }
   return outcomes as OrderOutcome[]
 }
 
-/** The event type of a stored letter's status: letterEventType (packages/contracts), written in SQL. */
-const FIRST_EVENT_TYPE = `'letter.' || s.status`
-const FIRST_WEBHOOK_BODY = webhookBodySql(FIRST_EVENT_TYPE, letterJsonSql('s'))
-
 /**
- * One statement writes the balances, the letters, their first events, outbox rows, webhook events and charges,
- * and the keys' answers. Counts that disagree with what the locks said roll it all back.
+ * One statement writes the balances, the letters, their first letter_events rows, outbox rows and
+ * charges, and the keys' answers. Counts that disagree with what the locks said roll it all back.
+ * Then the letters' first events (letter.received, or letter.scheduled) for GET /events and the
+ * endpoints are written by letterEventsQuery, as every other letter event is: a statement of its
+ * own, since a statement does not see the rows its own CTEs insert.
  *
  * A letter with a `sendAt` starts `scheduled`, without an address job: the clock releases it
  * (packages/queues, LetterClock). A test letter gets no charge and debits nothing.
  */
-async function write(sql: TransactionSql, letters: LetterRow[], answers: object[], balances: Map<string, number>): Promise<void> {
+async function write(
+  sql: TransactionSql,
+  letters: LetterRow[],
+  answers: object[],
+  balances: Map<string, number>,
+  timeoutMs: number | undefined,
+): Promise<void> {
   const charged = new Map<string, number>()
   for (const letter of letters) if (letter.livemode) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
   const debits = [...charged].map(([id, total]) => ({ id, total, expected: balances.get(id) }))
-  const [written] = await sql<Array<{ debited: number; mismatched: number; answers: number }>>`
+  const [, [written]] = await Promise.all([
+    // Without parameters, so it runs ahead of the write: a write that would end after its
+    // requests' answer time is cancelled (and the transaction rolled back) instead.
+    timeoutMs === undefined ? undefined : sql.unsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`),
+    sql<Array<{ debited: number; mismatched: number; answers: number }>>`
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
         n int, id uuid, "accountId" uuid, livemode boolean, "sendAt" timestamptz, type text, "campaignId" uuid, "cardDesignId" uuid,
@@ -294,7 +350,6 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
       JOIN specs s ON s.card = l."cardDesignId" AND s.envelope = l."envelopeDesignId" AND s.sender = l."senderId"
         AND s.signature IS NOT DISTINCT FROM l."signatureId"
       ORDER BY l.n
-      RETURNING *
     ),
     first_events AS (
       INSERT INTO letter_events (letter_id, status, detail)
@@ -305,25 +360,6 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload)
       SELECT ${sql.unsafe(outboxTargetSql('normalize-address'))}, jsonb_build_object('letterId', id) FROM new_letters WHERE "sendAt" IS NULL ORDER BY n
-    ),
-    -- The endpoints of the letters' accounts, locked FOR KEY SHARE: one being deleted meanwhile
-    -- is waited for and left out, instead of failing the batch on its foreign key.
-    subscribed AS (
-      SELECT e.id, e.account_id, e.livemode, e.events FROM webhook_endpoints e
-      WHERE e.account_id IN (SELECT "accountId" FROM new_letters) AND NOT e.disabled
-      FOR KEY SHARE
-    ),
-    -- Each letter's first event (letter.received, or letter.scheduled) for every endpoint of its
-    -- account and mode subscribed to it, and its delivery job.
-    first_webhooks AS (
-      INSERT INTO webhook_events (endpoint_id, type, body)
-      SELECT e.id, ${sql.unsafe(FIRST_EVENT_TYPE)}, ${sql.unsafe(FIRST_WEBHOOK_BODY)}
-      FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND ${sql.unsafe(FIRST_EVENT_TYPE)} = ANY(e.events)
-      RETURNING id
-    ),
-    webhook_jobs AS (
-      INSERT INTO outbox (id, queue, job_name, payload)
-      SELECT id, ${sql.unsafe(outboxTargetSql('deliver-webhook'))}, jsonb_build_object('eventId', id) FROM first_webhooks
     ),
     charges AS (
       INSERT INTO ledger_entries (account_id, kind, amount, balance_after, letter_id)
@@ -343,13 +379,18 @@ async function write(sql: TransactionSql, letters: LetterRow[], answers: object[
     )
     SELECT (SELECT count(*) FROM debited)::int AS debited,
       (SELECT count(*) FROM debited WHERE NOT as_expected)::int AS mismatched,
-      (SELECT count(*) FROM answered)::int AS answers`
+      (SELECT count(*) FROM answered)::int AS answers`,
+  ])
   if (!written || written.debited !== debits.length || written.mismatched !== 0) {
     throw new Error(`the intake's debits disagree with the balances it locked: ${JSON.stringify(written)}`)
   }
   // A row an older replica wrote meanwhile: nothing of this batch may be kept.
   if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
+  const events = letterEventsQuery(letters.map((letter) => letter.id))
+  await sql.unsafe(events.sql, events.params as never[])
 }
+
+const minDefined = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
 
 function countStored(orders: LetterOrder[], outcomes: OrderOutcome[]): void {
   orders.forEach((order, n) => {

@@ -8,9 +8,10 @@ export const RETRIED_DETAIL = 'Reintento de producción pedido por operaciones'
 
 /**
  * `retried`: the letter was sent on, from `from`. Otherwise `status` is where the letter is
- * (undefined: there is no such letter), and nothing changed.
+ * (undefined: there is no such letter), `erased` whether its personal data was (it can never be
+ * produced again), and nothing changed.
  */
-export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: false; status: LetterStatus | undefined }
+export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: false; status: LetterStatus | undefined; erased?: boolean }
 
 /**
  * An ops retry, in one transaction under the letter's row lock:
@@ -19,7 +20,8 @@ export type RetryOutcome = { retried: true; from: LetterStatus } | { retried: fa
  *   then only the job (its batch prints it);
  * - a stuck letter (withoutProgressSql) is resumed as the reconciler would resume it, whether or
  *   not Redis still holds its job: ops asked, and a second job is harmless (resumeLetter);
- * - any other letter is left as it is.
+ * - any other letter is left as it is, and so is a letter whose personal data was erased (a
+ *   failed one among them): there is nothing left to print it with.
  * A second retry waits for the first's lock and then finds the letter retried (ready_for_print
  * or freshly resumed, so no longer stuck): it changes nothing, and only one job was queued.
  */
@@ -30,11 +32,13 @@ export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<
         status: letters.status,
         stuck: sql<boolean>`${withoutProgressSql('letters', afterMs)}`,
         batched: sql<boolean>`EXISTS (SELECT 1 FROM ${printBatchLetters} WHERE ${printBatchLetters.letterId} = ${letters.id})`,
+        erased: sql<boolean>`${letters.personalDataErasedAt} IS NOT NULL`,
       })
       .from(letters)
       .where(eq(letters.id, letterId))
       .for('no key update', { of: letters })
     if (!letter) return { retried: false, status: undefined }
+    if (letter.erased) return { retried: false, status: letter.status, erased: true }
     if (letter.status === 'failed' && letter.batched) {
       // PRINTER=batch: its card is in a batch (given up on while it waited in the tray), which
       // prints it and marks it printed. Sent back to ready_for_print it would be cancellable (and

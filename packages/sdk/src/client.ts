@@ -1,4 +1,4 @@
-import createFetchClient, { type Middleware } from 'openapi-fetch'
+import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch'
 import type { paths } from './generated/openapi.js'
 
 export interface ClientOptions {
@@ -12,6 +12,12 @@ export interface ClientOptions {
   retryDelayMs?: number
   /** The longest the client waits between two attempts; a Retry-After asking for longer gives the answer back. Default 30 s. */
   maxRetryDelayMs?: number
+  /**
+   * The longest one attempt waits for its answer before it is abandoned and, if it may be
+   * repeated, tried again. Default 35 s: beyond the API's own request timeout (30 s by default),
+   * which answers every request before it.
+   */
+  timeoutMs?: number
   /** A fetch of your own (a proxy, a test double); the global one by default. */
   fetch?: (request: Request) => Promise<Response>
 }
@@ -19,11 +25,35 @@ export interface ClientOptions {
 /** Every error the API answers, typed: `message` is Spanish and meant for people, `error` is the reason phrase. */
 export class LettersApiError extends Error {
   override readonly name = 'LettersApiError'
+  /**
+   * The Idempotency-Key the creation was sent with (yours, or the one the client made): call
+   * again with `idempotencyKey` set to it and a creation that was stored after all is answered,
+   * not stored twice. Undefined for requests other than a POST.
+   */
+  idempotencyKey: string | undefined
   constructor(
     readonly status: number,
     readonly error: string,
     message: string,
     readonly requestId: string | undefined,
+    idempotencyKey?: string,
+  ) {
+    super(message)
+    this.idempotencyKey = idempotencyKey
+  }
+}
+
+/**
+ * No answer came back (the connection was refused or dropped, or the attempt timed out), after
+ * every retry: a creation may or may not have been stored. Call again with its `idempotencyKey`
+ * to find out without paying twice.
+ */
+export class LettersConnectionError extends Error {
+  override readonly name = 'LettersConnectionError'
+  constructor(
+    message: string,
+    override readonly cause: unknown,
+    readonly idempotencyKey: string | undefined,
   ) {
     super(message)
   }
@@ -71,7 +101,7 @@ function isRetryable(request: Request, status: number): boolean {
  * never charged twice) on temporary answers and on network errors.
  */
 function retryingFetch(
-  options: Required<Pick<ClientOptions, 'retries' | 'retryDelayMs' | 'maxRetryDelayMs'>>,
+  options: Required<Pick<ClientOptions, 'retries' | 'retryDelayMs' | 'maxRetryDelayMs' | 'timeoutMs'>>,
   fetchOnce: (request: Request) => Promise<Response>,
 ) {
   return async (request: Request): Promise<Response> => {
@@ -79,10 +109,16 @@ function retryingFetch(
       const backoff = Math.min(options.maxRetryDelayMs, options.retryDelayMs * 2 ** attempt * (0.5 + Math.random() / 2))
       let response: Response
       try {
-        response = await fetchOnce(request.clone())
+        // The caller's signal still cancels it; the attempt's own timeout abandons only this attempt.
+        const signal = AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)])
+        response = await fetchOnce(new Request(request.clone(), { signal }))
       } catch (error) {
-        // A network error (refused, reset, DNS): nothing came back; a request that may be repeated goes again.
-        if (attempt >= options.retries || request.signal.aborted || !isRepeatable(request)) throw error
+        // A network error (refused, reset, DNS) or a timeout: nothing came back; a request that may be repeated goes again.
+        if (attempt >= options.retries || request.signal.aborted || !isRepeatable(request)) {
+          if (request.signal.aborted) throw error
+          const key = request.headers.get('idempotency-key') ?? undefined
+          throw new LettersConnectionError(`No answer from ${new URL(request.url).pathname} after ${attempt + 1} attempt(s): ${String(error)}`, error, key)
+        }
         await sleep(backoff)
         continue
       }
@@ -107,7 +143,7 @@ const headersMiddleware = (apiKey: string): Middleware => ({
 
 /** Turns every error answer into a thrown LettersApiError, so `data` is always there on success. */
 const errorsMiddleware: Middleware = {
-  async onResponse({ response }) {
+  async onResponse({ request, response }) {
     if (response.ok) return undefined
     const body = (await response
       .clone()
@@ -118,6 +154,7 @@ const errorsMiddleware: Middleware = {
       typeof body?.error === 'string' ? body.error : response.statusText,
       typeof body?.message === 'string' ? body.message : `HTTP ${response.status}`,
       typeof body?.requestId === 'string' ? body.requestId : (response.headers.get('x-request-id') ?? undefined),
+      request.headers.get('idempotency-key') ?? undefined,
     )
   },
 }
@@ -127,17 +164,52 @@ const errorsMiddleware: Middleware = {
  * `client.POST('/single', { body })`… Paths, parameters, bodies and answers come from the
  * generated types (src/generated/openapi.ts); an error answer is thrown as LettersApiError.
  */
-export function createClient(options: ClientOptions) {
+export function createClient(options: ClientOptions): LettersClient {
   const fetchOnce = options.fetch ?? ((request: Request) => globalThis.fetch(request))
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     fetch: retryingFetch(
-      { retries: options.retries ?? 3, retryDelayMs: options.retryDelayMs ?? 500, maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000 },
+      {
+        retries: options.retries ?? 3,
+        retryDelayMs: options.retryDelayMs ?? 500,
+        maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+        timeoutMs: options.timeoutMs ?? 35_000,
+      },
       fetchOnce,
     ),
   })
   client.use(headersMiddleware(options.apiKey), errorsMiddleware)
-  return client
+  return withIdempotencyKeys(client)
 }
 
-export type LettersClient = ReturnType<typeof createClient>
+/** The routes that take a POST. */
+type PostPath = { [Path in keyof paths]: paths[Path] extends { post: object } ? Path : never }[keyof paths]
+
+/**
+ * POST with the Idempotency-Key in sight: `idempotencyKey` sets it (else the one in
+ * `params.header`, else a new UUID), the answer carries the key it was sent with, and so does
+ * every error thrown (LettersApiError, LettersConnectionError): keep it to call again safely.
+ */
+type KeyedPost = <Path extends PostPath, Init extends MaybeOptionalInit<paths[Path], 'post'>>(
+  url: Path,
+  init: Init & { idempotencyKey?: string },
+) => Promise<FetchResponse<paths[Path]['post'], Init, `${string}/${string}`> & { idempotencyKey: string }>
+
+export type LettersClient = Omit<Client<paths>, 'POST'> & { POST: KeyedPost }
+
+function withIdempotencyKeys(client: Client<paths>): LettersClient {
+  const post = client.POST.bind(client) as (url: string, init: Record<string, unknown>) => Promise<Record<string, unknown>>
+  const POST = async (url: string, init: { idempotencyKey?: string; params?: { header?: Record<string, unknown> } } & Record<string, unknown>) => {
+    const { idempotencyKey, ...rest } = init
+    const given = rest.params?.header?.['idempotency-key']
+    const key = idempotencyKey ?? (typeof given === 'string' ? given : crypto.randomUUID())
+    const params = { ...rest.params, header: { ...rest.params?.header, 'idempotency-key': key } }
+    try {
+      return { ...(await post(url, { ...rest, params })), idempotencyKey: key }
+    } catch (error) {
+      if (error instanceof LettersApiError) error.idempotencyKey ??= key
+      throw error
+    }
+  }
+  return Object.assign(Object.create(client) as Client<paths>, { POST }) as unknown as LettersClient
+}

@@ -1,3 +1,3 @@
-export { createClient, LettersApiError, type ClientOptions, type LettersClient } from './client.js'
+export { createClient, LettersApiError, LettersConnectionError, type ClientOptions, type LettersClient } from './client.js'
 export { verifyWebhook, WebhookVerificationError } from './webhooks.js'
 export type { components, operations, paths } from './generated/openapi.js'

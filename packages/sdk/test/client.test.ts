@@ -3,7 +3,7 @@ import { count, eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { adminAccount, adminCampaign, singleLetter, spanishRecipient, startGateway, UNKNOWN_ID } from '../../../services/gateway/test/helpers.js'
-import { createClient, LettersApiError } from '../src/index.js'
+import { createClient, LettersApiError, LettersConnectionError } from '../src/index.js'
 import { faultProxy } from './fault-proxy.js'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
@@ -47,6 +47,54 @@ describe('createClient', () => {
       expect(second).not.toBe(first)
       expect(given).toBe('pedido-42')
       expect(read).toBeUndefined()
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('takes an idempotencyKey per call and gives back the key it used, its own or the one it made', async () => {
+    const owner = await adminAccount(app, 100)
+    const client = createClient({ apiKey: owner.apiKey, baseUrl })
+    const mine = await client.POST('/single', { body: singleLetter(owner), idempotencyKey: 'pedido-7' })
+    expect(mine.idempotencyKey).toBe('pedido-7')
+    const made = await client.POST('/single', { body: singleLetter(owner) })
+    expect(made.idempotencyKey).toMatch(UUID)
+    // The key made for the first call, given again: the same letter, not a second one.
+    const again = await client.POST('/single', { body: singleLetter(owner), idempotencyKey: made.idempotencyKey })
+    expect(again.data!.cardId).toBe(made.data!.cardId)
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true')
+    expect(await lettersOf(owner)).toBe(2)
+  })
+
+  it('gives the key it used on every error: an API error, and no answer at all after its retries', async () => {
+    const owner = await adminAccount(app, 1)
+    const client = createClient({ apiKey: owner.apiKey, baseUrl, retries: 1, retryDelayMs: 10 })
+    const unpaid = await client.POST('/single', { body: singleLetter(owner) }).catch((error: unknown) => error)
+    expect(unpaid).toBeInstanceOf(LettersApiError)
+    expect((unpaid as LettersApiError).status).toBe(402)
+    expect((unpaid as LettersApiError).idempotencyKey).toMatch(UUID)
+    const proxy = await faultProxy(baseUrl, () => 'drop')
+    try {
+      const cut = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retries: 2, retryDelayMs: 10 })
+      const lost = await cut.POST('/single', { body: singleLetter(owner), idempotencyKey: 'pedido-perdido' }).catch((error: unknown) => error)
+      expect(lost).toBeInstanceOf(LettersConnectionError)
+      expect((lost as LettersConnectionError).idempotencyKey).toBe('pedido-perdido')
+      expect(proxy.seen.map((request) => request.idempotencyKey)).toEqual(['pedido-perdido', 'pedido-perdido', 'pedido-perdido'])
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it('retries a creation whose answer is late with the same key: stored and charged once, answered with it', async () => {
+    const owner = await adminAccount(app, 100)
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'late' : 'forward'), 3000)
+    try {
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, timeoutMs: 1000, retryDelayMs: 10 })
+      const { data, idempotencyKey, response } = await client.POST('/single', { body: singleLetter(owner) })
+      expect(proxy.seen.map((request) => request.idempotencyKey)).toEqual([idempotencyKey, idempotencyKey])
+      expect(response.headers.get('idempotent-replayed')).toBe('true')
+      expect(data!.cardId).toMatch(UUID)
+      expect(await lettersOf(owner)).toBe(1)
     } finally {
       await proxy.close()
     }

@@ -1,15 +1,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-export type Fault = 'forward' | '503' | '409-in-flight' | 'drop'
+export type Fault = 'forward' | '503' | '409-in-flight' | 'drop' | 'late'
 
 /**
  * An HTTP server on 127.0.0.1 in front of a real gateway: each request is forwarded, answered
  * 503 with Retry-After, answered the gateway's 409 for a key still in flight (a state too short
- * to hit on purpose), or has its socket destroyed (a network error), as `plan` says for the nth
+ * to hit on purpose), has its socket destroyed (a network error), or is forwarded and its answer
+ * held back for `lateMs` (a gateway that answers after the client gave up), as `plan` says for the nth
  * request; it records the Idempotency-Key of every request it saw.
  */
-export async function faultProxy(target: string, plan: (n: number, request: IncomingMessage) => Fault) {
+export async function faultProxy(target: string, plan: (n: number, request: IncomingMessage) => Fault, lateMs = 2000) {
   const seen: Array<{ method: string; url: string; idempotencyKey: string | undefined }> = []
   // A failed forward leaves the client without an answer, which is what the tests look for.
   const server = createServer((request: IncomingMessage, response: ServerResponse) => void handle(request, response))
@@ -34,6 +35,11 @@ export async function faultProxy(target: string, plan: (n: number, request: Inco
       Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection'),
     ) as Record<string, string>
     const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
+    if (fault === 'late') {
+      await answer.arrayBuffer()
+      await new Promise((resolve) => setTimeout(resolve, lateMs))
+      if (response.socket?.destroyed) return
+    }
     response.writeHead(
       answer.status,
       Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')),

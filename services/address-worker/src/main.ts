@@ -7,7 +7,7 @@ const config = loadConfigOrExit()
 const log = createLogger('address-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
-const db = createDb(config.databaseUrl)
+const db = createDb(config.databaseUrl, { statementTimeoutMs: config.databaseStatementTimeoutMs })
 let running: ReturnType<typeof startAddressWorker> | undefined
 // Its own port (9101 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for
 // probes. Opened before consuming, so a port already taken never stops a worker mid-job.

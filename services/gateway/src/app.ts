@@ -11,6 +11,7 @@ import errorHandler, { answerClientError, answerFrameworkError } from './plugins
 import intake from './plugins/app/intake.js'
 import httpMetrics from './plugins/app/metrics.js'
 import openapi from './plugins/app/openapi.js'
+import requestDeadline from './plugins/app/request-deadline.js'
 import underPressure from './plugins/app/under-pressure.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import artifacts from './plugins/external/artifacts.js'
@@ -65,6 +66,10 @@ export async function buildApp(options: AppOptions) {
     requestIdHeader: 'x-request-id',
     // Unique across replicas and restarts, like the ids of errors answered before a request exists.
     genReqId: () => randomUUID(),
+    // request.ip is the client X-Forwarded-For names only when the peer is a listed proxy (an
+    // Ingress): the per-address limits then count each client, and anyone else's header is
+    // ignored, so it cannot be forged to dodge them.
+    trustProxy: options.config.trustProxy.length > 0 ? options.config.trustProxy : false,
     ...httpLimits(options.config.http),
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
@@ -97,6 +102,7 @@ export async function buildApp(options: AppOptions) {
 
   await app.register(intake)
   await app.register(errorHandler)
+  await app.register(requestDeadline)
   await app.register(httpMetrics)
   await app.register(underPressure)
   await app.register(authFailures)

@@ -3,6 +3,7 @@ import { guardProcess, prepareDatabase } from '@letters/db'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'
+import { PersonalDataEraser } from './services/personal-data.js'
 import { seedDemoAccount } from './seed-demo.js'
 
 const config = loadConfigOrExit()
@@ -39,6 +40,12 @@ const clock = new LetterClock(app.db, app.log.child({ component: 'clock' }), {
   testMailedAfterMs: config.testMailedAfterMs,
 })
 clock.start()
+// And the eraser of personal data past its retention: any number of them share the letters.
+const eraser = new PersonalDataEraser(
+  { db: app.db, artifacts: app.artifacts, log: app.log.child({ component: 'eraser' }) },
+  { retentionMs: config.personalDataRetentionMs },
+)
+eraser.start()
 
 const purge = setInterval(() => {
   purgeExpiredIdempotencyKeys(app.db).catch((err: unknown) => app.log.warn({ err }, 'could not purge expired idempotency keys'))
@@ -49,6 +56,7 @@ guardProcess({ log: app.log, delay: drainTimeMs('gateway', config) }, async ({ s
   else app.log.info({ signal }, 'shutting down')
   clearInterval(purge)
   await clock.stop()
+  await eraser.stop()
   await dispatcher.stop()
   await app.close()
 })

@@ -72,6 +72,7 @@ describe('GET /cards/{cardId}', () => {
       cost: 3,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
+      personalDataErasedAt: null,
       events: [{ status: 'received', at: expect.stringMatching(ISO), detail: null }],
     })
     expect(Math.abs(Date.parse(body.createdAt) - Date.now())).toBeLessThan(60_000)
@@ -108,6 +109,7 @@ describe('GET /cards/{cardId}', () => {
       cost: 3,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
+      personalDataErasedAt: null,
       events: [{ status: 'received', at: expect.stringMatching(ISO), detail: null }],
     })
   })

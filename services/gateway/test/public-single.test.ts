@@ -196,6 +196,37 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     }
   })
 
+  it('refuses names and addresses with a direction control (U+202A-U+202E, U+2066-U+2069), and charges nothing', async () => {
+    const before = await moneyState(app.db, account.id)
+    for (const [field, value, code] of [
+      ['name', 'Lucía \u202Ezeréz', 'U+202E'],
+      ['surname', '\u202AGarcía', 'U+202A'],
+      ['address', 'Calle Mayor 1\u2066', 'U+2066'],
+      ['city', 'Mad\u2069rid', 'U+2069'],
+      ['company', 'Luna\u202D S.L.', 'U+202D'],
+    ] as const) {
+      expectError(
+        await client.post('/single', singleLetter(account, { [field]: value })),
+        400,
+        'Bad Request',
+        `El campo '${field}' contiene un carácter de control de dirección del texto (${code})`,
+      )
+    }
+    expect(await moneyState(app.db, account.id)).toEqual(before)
+  })
+
+  it('refuses an Idempotency-Key that is empty or only blanks, and charges nothing', async () => {
+    const before = await moneyState(app.db, account.id)
+    for (const key of ['', '   ', '\t', '\u00a0\u200b'])
+      expectError(
+        await client.post('/single', singleLetter(account), { 'idempotency-key': key }),
+        400,
+        'Bad Request',
+        "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres y no puede estar en blanco",
+      )
+    expect(await moneyState(app.db, account.id)).toEqual(before)
+  })
+
   it('takes a name with joiners and accents among visible letters', async () => {
     const response = await client.post('/single', singleLetter(account, { name: 'Zoe\u0308 \u200dMari\u0301a' }))
     expect(response.statusCode, response.body).toBe(200)

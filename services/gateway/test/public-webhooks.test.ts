@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { letterEventTypes } from '@letters/contracts'
-import { outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
+import { events, outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
 import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
@@ -96,6 +96,30 @@ describe('POST /webhooks', () => {
     }
   })
 
+  it('accepts a plain http:// URL outside production', async () => {
+    const created = await create(account, { url: PUBLIC_URL.replace('https:', 'http:') })
+    expect(created.url).toBe('http://93.184.216.34/hooks/letters')
+    await removeAll(account)
+  })
+
+  it('refuses a plain http:// URL with 400 when NODE_ENV=production, and accepts it there with WEBHOOK_ALLOW_HTTP=true', async () => {
+    const production = await startGateway({ NODE_ENV: 'production' })
+    const allowing = await startGateway({ NODE_ENV: 'production', WEBHOOK_ALLOW_HTTP: 'true' })
+    try {
+      const refused = await publicClient(production, account.apiKey).post('/webhooks', { url: 'http://93.184.216.34/hooks/letters' })
+      expectError(refused, 400, 'Bad Request', /debe empezar por https:\/\/.*Usa una URL https/)
+      expect(await app.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.accountId, account.id))).toEqual([])
+      const secure = await publicClient(production, account.apiKey).post('/webhooks', { url: PUBLIC_URL })
+      expect(secure.statusCode, secure.body).toBe(201)
+      const allowed = await publicClient(allowing, account.apiKey).post('/webhooks', { url: 'http://93.184.216.34/hooks/letters' })
+      expect(allowed.statusCode, allowed.body).toBe(201)
+    } finally {
+      await production.close()
+      await allowing.close()
+      await removeAll(account)
+    }
+  })
+
   it('refuses an eleventh endpoint for the account with 400, while another account may still create', async () => {
     for (let n = 0; n < 10; n++) await create(account, { url: `${PUBLIC_URL}/${n}` })
     expectError(await client(account).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks reales/)
@@ -156,7 +180,7 @@ describe('DELETE /webhooks/{id}', () => {
 })
 
 describe('POST /webhooks/{id}/test', () => {
-  it('answers 202 and queues a webhook.test event with its delivery job in the outbox', async () => {
+  it('answers 202 and writes a pending webhook.test event, for the webhook worker’s admission to queue', async () => {
     const created = await create(account)
     const response = await client(account).post(`/webhooks/${created.id}/test`, {})
     expect(response.statusCode, response.body).toBe(202)
@@ -168,9 +192,14 @@ describe('POST /webhooks/{id}/test', () => {
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       data: { webhookId: created.id },
     })
-    expect(await app.db.select().from(outbox).where(eq(outbox.id, eventId))).toMatchObject([
-      { queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId } },
-    ])
+    expect(event).toMatchObject({ leaseId: null, leasedUntil: null, nextAttemptAt: null })
+    // No job yet: the admission queues one when the endpoint has a slot free.
+    expect(
+      await app.db
+        .select()
+        .from(outbox)
+        .where(sql`${outbox.payload} ->> 'eventId' = ${eventId}`),
+    ).toEqual([])
     await removeAll(account)
   })
 
@@ -241,8 +270,97 @@ describe('GET /webhooks/{id}/deliveries', () => {
   })
 })
 
+describe('POST /webhooks/{id}/deliveries/{deliveryId}/retry', () => {
+  /** A delivery of the endpoint as the worker leaves it after its attempts: `state`, 3 attempts, finished a minute ago. */
+  async function finishedDelivery(endpointId: string, state: 'failed' | 'delivered' = 'failed') {
+    const [delivery] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId, type: 'letter.printed', body: '{}', state, attempts: 3, finishedAt: new Date(Date.now() - 60_000) })
+      .returning()
+    return delivery!
+  }
+  const retry = (owner: Account, endpointId: string, deliveryId: string) => client(owner).post(`/webhooks/${endpointId}/deliveries/${deliveryId}/retry`, {})
+
+  it.each(['failed', 'delivered'] as const)('answers 202 and makes a %s delivery pending again, due now, its attempts kept', async (state) => {
+    const created = await create(account)
+    const delivery = await finishedDelivery(created.id, state)
+    const response = await retry(account, created.id, delivery.id)
+    expect(response.statusCode, response.body).toBe(202)
+    expect(response.json()).toEqual({ deliveryId: delivery.id, type: 'letter.printed', state: 'pending' })
+    const [after] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery.id))
+    expect(after).toMatchObject({ state: 'pending', attempts: 3, finishedAt: null, body: '{}' })
+    expect(Math.abs(after!.nextAttemptAt!.getTime() - Date.now())).toBeLessThan(5000)
+    await removeAll(account)
+  })
+
+  it('answers 202 for a delivery still being retried, bringing its next attempt forward', async () => {
+    const created = await create(account)
+    const [delivery] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId: created.id, type: 'letter.printed', body: '{}', attempts: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) })
+      .returning()
+    expect((await retry(account, created.id, delivery!.id)).statusCode).toBe(202)
+    const [after] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery!.id))
+    expect(after!.nextAttemptAt!.getTime()).toBeLessThan(Date.now() + 5000)
+    await removeAll(account)
+  })
+
+  it("answers 404 for another account's webhook or delivery, another endpoint's delivery, the other mode's, and unknown or malformed ids, changing nothing", async () => {
+    const mine = await create(account)
+    const mySecond = await create(account, { url: `${PUBLIC_URL}/2` })
+    const theirs = await create(other)
+    const myDelivery = await finishedDelivery(mine.id)
+    const theirDelivery = await finishedDelivery(theirs.id)
+    const testKey = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
+    const testOwner = { ...account, apiKey: testKey.json<{ apiKey: string }>().apiKey }
+    for (const [owner, endpointId, deliveryId, message] of [
+      [account, theirs.id, theirDelivery.id, 'El webhook no existe'],
+      [account, mine.id, theirDelivery.id, 'La entrega no existe en este webhook'],
+      [account, mySecond.id, myDelivery.id, 'La entrega no existe en este webhook'],
+      [account, mine.id, UNKNOWN_ID, 'La entrega no existe en este webhook'],
+      [account, mine.id, 'no-es-un-id', 'La entrega no existe en este webhook'],
+      [account, 'no-es-un-id', myDelivery.id, 'El webhook no existe'],
+      [testOwner, mine.id, myDelivery.id, 'El webhook no existe'],
+      [other, mine.id, myDelivery.id, 'El webhook no existe'],
+    ] as const) {
+      expectError(await retry(owner, endpointId, deliveryId), 404, 'Not Found', message)
+    }
+    const unchanged = await app.db.select().from(webhookEvents).where(eq(webhookEvents.endpointId, mine.id))
+    expect(unchanged).toMatchObject([{ id: myDelivery.id, state: 'failed', nextAttemptAt: null }])
+    await removeAll(account)
+    await removeAll(other)
+  })
+
+  it('answers 409 for a disabled endpoint, leaving its delivery as it was', async () => {
+    const created = await create(account)
+    const delivery = await finishedDelivery(created.id)
+    await app.db.update(webhookEndpoints).set({ disabled: true }).where(eq(webhookEndpoints.id, created.id))
+    expectError(await retry(account, created.id, delivery.id), 409, 'Conflict', /desactivado/)
+    expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery.id)))[0]).toMatchObject({ state: 'failed' })
+    await removeAll(account)
+  })
+
+  it('answers 400 to a body with fields and 415 to a body that is not JSON', async () => {
+    const created = await create(account)
+    const delivery = await finishedDelivery(created.id)
+    const url = `/webhooks/${created.id}/deliveries/${delivery.id}/retry`
+    expectError(await client(account).post(url, { now: true }), 400, 'Bad Request')
+    expectError(
+      await app.inject({ method: 'POST', url, headers: { 'x-api-key': account.apiKey, 'content-type': 'text/plain' }, payload: 'otra vez' }),
+      415,
+      'Unsupported Media Type',
+    )
+    expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery.id)))[0]).toMatchObject({ state: 'failed' })
+    await removeAll(account)
+  })
+
+  it('answers 401 without a key', async () => {
+    expectError(await app.inject({ method: 'POST', url: `/webhooks/${UNKNOWN_ID}/deliveries/${UNKNOWN_ID}/retry`, payload: {} }), 401, 'Unauthorized')
+  })
+})
+
 describe('letter.scheduled', () => {
-  it("is written with the letter's sendAt for each subscribed endpoint of the letter's own mode, with its delivery job", async () => {
+  it("is written once with the letter's sendAt, and copied for each subscribed endpoint of the letter's own mode", async () => {
     const owner = await adminAccount(app, 10)
     const issued = await adminClient(app).post(`/admin/accounts/${owner.id}/api-keys`, { mode: 'test' })
     expect(issued.statusCode, issued.body).toBe(201)
@@ -267,11 +385,18 @@ describe('letter.scheduled', () => {
         .select()
         .from(webhookEvents)
         .where(sql`${webhookEvents.body}::jsonb -> 'data' ->> 'id' = ${cardId}`)
-      expect(written.map((event) => [event.endpointId, event.type])).toEqual([[endpoint.id, 'letter.scheduled']])
-      expect(JSON.parse(written[0]!.body)).toEqual({ type: 'letter.scheduled', timestamp: expect.any(String), data: card })
-      expect(await app.db.select().from(outbox).where(eq(outbox.id, written[0]!.id))).toMatchObject([
-        { queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: written[0]!.id } },
-      ])
+      expect(written.map((event) => [event.endpointId, event.type, event.state])).toEqual([[endpoint.id, 'letter.scheduled', 'pending']])
+      const stored = await app.db.select().from(events).where(eq(events.letterId, cardId))
+      expect(stored).toHaveLength(1)
+      expect(written[0]!.body).toBe(stored[0]!.body)
+      expect(JSON.parse(written[0]!.body)).toEqual({
+        id: stored[0]!.id,
+        type: 'letter.scheduled',
+        sequence: 1,
+        occurredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        timestamp: expect.any(String),
+        data: card,
+      })
     }
     expect(await app.db.select().from(webhookEvents).where(eq(webhookEvents.endpointId, receivedOnly.id))).toEqual([])
     await removeAll(owner)

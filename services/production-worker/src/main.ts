@@ -8,7 +8,7 @@ const config = loadConfigOrExit()
 const log = createLogger('production-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
-const db = createDb(config.databaseUrl)
+const db = createDb(config.databaseUrl, { statementTimeoutMs: config.databaseStatementTimeoutMs })
 const printer = configuredPrinter(config)
 let running: ReturnType<typeof startProductionWorker> | undefined
 // Its own port (9102 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for

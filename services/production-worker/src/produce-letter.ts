@@ -1,9 +1,9 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
-import { moveLetter, readLetterDrawings, type Db, type LetterStatus } from '@letters/db'
+import { moveLetter, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type Db, type LetterStatus } from '@letters/db'
 import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
-import type { ArtifactStore } from '@letters/artifacts'
+import { letterFolder, type ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { batchPrintedDetail } from './batch-closer.js'
 import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
@@ -159,6 +159,13 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
         return { name: `${letterId}.${file}`, data, location: await floor.store.put(`${letterId}/${file}`, data) }
       }),
     )
+    // A run superseded while it drew (another printed the letter, which was then erased) must not
+    // leave its files behind: the erasure removed the files there when it committed, not these.
+    if (await reopenArtifactsIfErased(floor.db, letterId)) {
+      await floor.store.removeFolder(letterFolder(letterId))
+      await recordLetterArtifactsRemoved(floor.db, [letterId])
+      return 'superseded'
+    }
     if (toPrinter && floor.batching) return intoTray(floor, floor.batching, letterId, held.printClaim)
     for (const file of toPrinter ? files : []) {
       if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'

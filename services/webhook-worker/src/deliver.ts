@@ -17,8 +17,24 @@ export interface DeliverySettings {
 export type DeliveryOutcome =
   | { outcome: 'delivered' | 'failed'; attempt: number }
   | { outcome: 'retrying'; attempt: number; retryAt: Date }
-  /** The event was delivered or given up before (a repeated job), or its endpoint is gone or disabled. */
-  | { outcome: 'already_done' | 'gone' | 'dropped' }
+  /**
+   * The event was delivered or given up before (a repeated job), its lease went to another job
+   * (`superseded`: this one waited too long, or came from an older release), or its endpoint is
+   * gone or disabled.
+   */
+  | { outcome: 'already_done' | 'superseded' | 'gone' | 'dropped' }
+
+/** The admission's lease on a delivery, held by one job: its id is the job's. */
+export interface DeliveryLease {
+  eventId: string
+  leaseId: string
+}
+
+/**
+ * How long past its timeout a delivery keeps its endpoint's slot: time to record the attempt.
+ * A worker killed mid-delivery holds the slot no longer than timeout + this.
+ */
+export const RECORDING_MARGIN_MS = 15_000
 
 /** The schedule's delay before retry `retry` (1 = the first), with up to ±20% of jitter so retries of many events spread out. */
 export function retryDelay(schedule: number[], retry: number, random = Math.random): number | undefined {
@@ -28,26 +44,48 @@ export function retryDelay(schedule: number[], retry: number, random = Math.rand
 
 const succeeded = (result: SendResult) => 'statusCode' in result && result.statusCode >= 200 && result.statusCode < 300
 
-/**
- * One delivery attempt of one event: signed and sent, then recorded (the attempt, the event's
- * state) in one transaction. Returns what became of the event; a retry's time is for the
- * caller to schedule. An event's attempt number comes from its row, so a job that runs twice
- * records its attempts in order, never twice under one number.
- */
-export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: string, now = () => new Date()): Promise<DeliveryOutcome> {
+/** The event's row while the lease is still `lease.leaseId`'s, renewed for one attempt, with its endpoint. */
+async function takeLease(db: Db, lease: DeliveryLease, timeoutMs: number) {
+  const held = and(eq(webhookEvents.id, lease.eventId), eq(webhookEvents.leaseId, lease.leaseId), eq(webhookEvents.state, 'pending'))
+  const [renewed] = await db
+    .update(webhookEvents)
+    .set({ leasedUntil: sql`now() + ${timeoutMs + RECORDING_MARGIN_MS} * interval '1 millisecond'` })
+    .where(held)
+    .returning({ id: webhookEvents.id })
+  if (!renewed) return undefined
   const [row] = await db
     .select({ event: webhookEvents, endpoint: webhookEndpoints })
     .from(webhookEvents)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookEvents.endpointId))
-    .where(eq(webhookEvents.id, eventId))
-  if (!row) return { outcome: 'gone' }
+    .where(eq(webhookEvents.id, lease.eventId))
+  return row
+}
+
+/** Why a job found no lease to take: its event is gone, done, or leased to another job. */
+async function noLease(db: Db, eventId: string): Promise<DeliveryOutcome> {
+  const [event] = await db.select({ state: webhookEvents.state }).from(webhookEvents).where(eq(webhookEvents.id, eventId))
+  if (!event) return { outcome: 'gone' }
+  return { outcome: event.state === 'pending' ? 'superseded' : 'already_done' }
+}
+
+/**
+ * One delivery attempt of one event, by the job holding its lease: signed and sent, then
+ * recorded (the attempt, the event's state, its next attempt's time, the lease let go) in one
+ * transaction. Returns what became of the event; a retry is admitted again once its time has
+ * come. An event's attempt number comes from its row, so a job that runs twice records its
+ * attempts in order, never twice under one number.
+ */
+export async function deliverEvent(db: Db, settings: DeliverySettings, lease: DeliveryLease, now = () => new Date()): Promise<DeliveryOutcome> {
+  const row = await takeLease(db, lease, settings.timeoutMs)
+  if (!row) return noLease(db, lease.eventId)
   const { event, endpoint } = row
-  if (event.state !== 'pending') return { outcome: 'already_done' }
+  const leased = and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending'), eq(webhookEvents.leaseId, lease.leaseId))
+  const letGo = { leasedUntil: null, leaseId: null }
   if (endpoint.disabled) {
     await db
       .update(webhookEvents)
-      .set({ state: 'dropped', finishedAt: now() })
-      .where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending')))
+      .set({ state: 'dropped', finishedAt: now(), ...letGo })
+      .where(leased)
     return { outcome: 'dropped' }
   }
 
@@ -69,10 +107,16 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, eventId: 
   const recorded = await db.transaction(async (tx) => {
     const updated = await tx
       .update(webhookEvents)
-      .set({ attempts: attempt, state: outcome === 'retrying' ? 'pending' : outcome, finishedAt: outcome === 'retrying' ? null : now() })
-      .where(and(eq(webhookEvents.id, event.id), eq(webhookEvents.state, 'pending'), eq(webhookEvents.attempts, event.attempts)))
+      .set({
+        attempts: attempt,
+        state: outcome === 'retrying' ? 'pending' : outcome,
+        finishedAt: outcome === 'retrying' ? null : now(),
+        nextAttemptAt: retryAt ?? null,
+        ...letGo,
+      })
+      .where(and(leased, eq(webhookEvents.attempts, event.attempts)))
       .returning({ id: webhookEvents.id })
-    // Another run of the same job recorded this attempt first: this one changes nothing.
+    // Another run of the same job recorded this attempt first, or the lease passed to another job: this one changes nothing.
     if (updated.length === 0) return false
     await tx.insert(webhookAttempts).values({
       eventId: event.id,

@@ -7,7 +7,7 @@ const config = loadConfigOrExit()
 const log = createLogger('webhook-worker', config.logLevel)
 
 await prepareDatabase(config.databaseUrl)
-const db = createDb(config.databaseUrl)
+const db = createDb(config.databaseUrl, { statementTimeoutMs: config.databaseStatementTimeoutMs })
 let running: ReturnType<typeof startWebhookWorker> | undefined
 // Its own port (9103 unless METRICS_PORT says otherwise): /metrics for Prometheus, /healthz for probes.
 const metricsServer = await startMetricsServer({

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { afterAll, afterEach, describe, expect } from 'vitest'
@@ -53,6 +54,13 @@ async function endpointFor(answer: Parameters<typeof startWebhookReceiver>[0], u
   return { receiver, endpoint: response.json<{ id: string; secret: string }>() }
 }
 
+/**
+ * Columns of an event the test delivers itself, by its lease: held for an hour, so the running
+ * worker's admission leaves it alone.
+ */
+const heldByTest = () => ({ leaseId: randomUUID(), leasedUntil: new Date(Date.now() + 3_600_000) })
+const leaseOf = (event: { id: string; leaseId: string | null }) => ({ eventId: event.id, leaseId: event.leaseId! })
+
 const sendTest = async (endpointId: string) => (await call('POST', `/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
 const deliveries = async (endpointId: string) =>
   (await call('GET', `/webhooks/${endpointId}/deliveries`)).json<{
@@ -107,6 +115,21 @@ describe('delivering a webhook', () => {
       ])
     expect(receiver.received).toHaveLength(3)
     expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]).toMatchObject({ state: 'failed', attempts: 3 })
+  })
+
+  it('sends a delivery again when asked (POST …/retry): the same webhook-id and body, recorded as its next attempt', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204)
+    const eventId = await sendTest(endpoint.id)
+    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+    const retried = await call('POST', `/webhooks/${endpoint.id}/deliveries/${eventId}/retry`, {})
+    expect(retried.statusCode, retried.body).toBe(202)
+    await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(2)
+    const [first, again] = receiver.received
+    expect(again!.headers['webhook-id']).toBe(eventId)
+    expect(again!.body).toBe(first!.body)
+    await expect
+      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .toEqual([expect.objectContaining({ attempt: 2, outcome: 'delivered' }), expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
   })
 
   it('does not follow a redirect: a 302 is a failed attempt and its target gets nothing', async () => {
@@ -167,14 +190,31 @@ describe('delivering a webhook', () => {
   })
 })
 
+describe('jobs that hold no lease', () => {
+  it('sends nothing for a job of an older release (its id the event’s), while the admission sends the event once', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204)
+    const eventId = await sendTest(endpoint.id)
+    // As the previous release queued it: the job's id is the event's, and it holds no lease.
+    const legacy = await app.queues.webhooks.add('deliver-webhook', { eventId }, { jobId: eventId })
+    await expect
+      .poll(async () => (await app.queues.webhooks.getJob(legacy.id!))?.returnvalue, { timeout: 10_000, interval: 50 })
+      .toMatch(/superseded|already_done/)
+    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ eventId, outcome: 'delivered' })])
+    expect(receiver.received).toHaveLength(1)
+  })
+})
+
 describe('the delivery-time address check', () => {
   it('refuses to connect to a private address when private URLs are not allowed, whatever was registered', async () => {
     const { receiver, endpoint } = await endpointFor(
       () => 204,
       (r) => r.url.replace('127.0.0.1', 'localhost'),
     )
-    const [event] = await app.db.insert(webhookEvents).values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' }).returning()
-    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }, event!.id)
+    const [event] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', ...heldByTest() })
+      .returning()
+    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }, leaseOf(event!))
     expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
     expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
     expect(receiver.received).toEqual([])
@@ -196,15 +236,15 @@ describe('disabling an endpoint', () => {
     await app.db.insert(webhookEvents).values([{ ...failed[0]!, state: 'delivered' }, ...failed.slice(1)])
     const [first, second, pending] = await app.db
       .insert(webhookEvents)
-      .values([0, 1, 2].map(() => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}' })))
+      .values([0, 1, 2].map(() => ({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', ...heldByTest() })))
       .returning()
     // 48 failed and one success among the last 50: still enabled.
-    expect(await deliverEvent(app.db, settings, first!.id)).toEqual({ outcome: 'failed', attempt: 1 })
+    expect(await deliverEvent(app.db, settings, leaseOf(first!))).toEqual({ outcome: 'failed', attempt: 1 })
     expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(false)
     // The success drops out of the last 50: disabled.
-    expect(await deliverEvent(app.db, settings, second!.id)).toEqual({ outcome: 'failed', attempt: 1 })
+    expect(await deliverEvent(app.db, settings, leaseOf(second!))).toEqual({ outcome: 'failed', attempt: 1 })
     expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(true)
-    expect(await deliverEvent(app.db, settings, pending!.id)).toEqual({ outcome: 'dropped' })
+    expect(await deliverEvent(app.db, settings, leaseOf(pending!))).toEqual({ outcome: 'dropped' })
   })
 })
 

@@ -1,16 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, startServiceProcess, type ServiceProcess } from '@letters/test/support/processes'
-import { testConfig } from '@letters/test/support/context'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let worker: ServiceProcess
 let port: number
 beforeAll(async () => {
   port = await freePort()
-  worker = await startServiceProcess('webhook-worker', testConfig({ QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }), {
-    METRICS_PORT: String(port),
-  })
+  // A database of its own: the worker admits every pending delivery it finds and dispatches every outbox row, other files' included.
+  database = await isolatedDatabase('webhook-process')
+  worker = await startServiceProcess(
+    'webhook-worker',
+    testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }),
+    { METRICS_PORT: String(port) },
+  )
 })
-afterAll(() => worker?.kill())
+afterAll(async () => {
+  await worker?.kill()
+  await database?.drop()
+})
 
 describe('the webhook worker process', () => {
   it('answers /healthz and serves its metrics on METRICS_PORT', async () => {

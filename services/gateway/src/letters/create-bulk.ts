@@ -5,7 +5,16 @@ import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
-import { answerOf, campaignLetterDraft, earlierAnswer, submitOrder, type CreationDeps, type CreationResult, type KeyedRequest } from './create-letter.js'
+import {
+  answerOf,
+  campaignLetterDraft,
+  earlierAnswer,
+  submitOrder,
+  type CreationContext,
+  type CreationDeps,
+  type CreationResult,
+  type KeyedRequest,
+} from './create-letter.js'
 import { requestFingerprint } from './idempotency.js'
 import { checkedSendAt, queryDateTime } from './send-at.js'
 
@@ -97,7 +106,12 @@ function fingerprintOf(request: BulkRequest): string {
  * that creates nothing stores nothing under its key. A test key's letters are checked the same
  * way and stored uncharged.
  */
-export async function createBulk(deps: CreationDeps, requester: KeyScope, request: BulkRequest, idempotencyKey?: string): Promise<CreationResult<BulkCreated>> {
+export async function createBulk(
+  deps: CreationDeps,
+  requester: KeyScope,
+  request: BulkRequest,
+  { idempotencyKey, deadline }: CreationContext = {},
+): Promise<CreationResult<BulkCreated>> {
   const { accountId } = requester
   const keyed: KeyedRequest | undefined = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(request) }
   let letters: Array<LetterDraft | ApiError>
@@ -129,6 +143,7 @@ export async function createBulk(deps: CreationDeps, requester: KeyScope, reques
     livemode: requester.livemode,
     letters: drafts,
     idempotency: keyed && { ...keyed, response: { status: 200, body } },
+    deadline,
   })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
   return answerOf(outcome, drafts.length)

@@ -5,15 +5,18 @@ import { publicApi } from '@letters/contracts'
 import type { Db, Recipient } from '@letters/db'
 import {
   CommitUnknownError,
+  DeadlineExceededError,
   KeyTakenMeanwhileError,
   answeredBefore,
   type LetterDraft,
   type LetterIntake,
   type LetterOrder,
+  type OrderDeadline,
   type OrderOutcome,
   type UnstoredOutcome,
 } from '@letters/intake'
-import { ApiError, OutcomeUnknown, badRequest } from '../errors.js'
+import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
+import { deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
@@ -37,21 +40,20 @@ export interface CreationDeps {
   letterCosts: Config['letterCosts']
 }
 
+/** What a creation request brings beside its body: its Idempotency-Key, and the time it has to be decided by. */
+export interface CreationContext {
+  idempotencyKey?: string
+  deadline?: OrderDeadline
+}
+
 /** An Idempotency-Key and what it binds (see requestFingerprint). */
 export interface KeyedRequest {
   key: string
   fingerprint: string
 }
 
-/**
- * Whether the letter was stored could not be found out (the database went away while committing
- * it): a 500, not a 503, since a blind retry could pay twice; its message says how to retry safely.
- */
-const outcomeUnknown = (error: CommitUnknownError, letters: number) =>
-  new OutcomeUnknown(
-    `No se ha podido confirmar si ${letters === 1 ? 'la carta quedó guardada' : 'las cartas quedaron guardadas'}. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo`,
-    error,
-  )
+/** The commit's outcome could not be found out: a 500, not a 503, since a blind retry could pay twice. */
+const outcomeUnknown = (error: CommitUnknownError, letters: number) => new OutcomeUnknown(outcomeUnknownMessage(letters), error)
 
 const paymentRequired = (letters: number, cost: number, balance: number) =>
   new ApiError(
@@ -226,6 +228,8 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
     // An older replica claimed the key while this request was being stored: nothing was.
     if (error instanceof KeyTakenMeanwhileError) throw inFlight()
     if (error instanceof CommitUnknownError) throw outcomeUnknown(error, order.letters.length)
+    // Its deadline came first: nothing was written, and nothing will be.
+    if (error instanceof DeadlineExceededError) throw new Unavailable(deadlinePassedMessage)
     throw error
   })
 }
@@ -235,7 +239,12 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
  * point. A request that fails (400, 402, a crash) leaves its Idempotency-Key free for the
  * client's retry. A test key's letter is checked the same way and stored uncharged.
  */
-export async function createLetter(deps: CreationDeps, requester: KeyScope, request: LetterRequest, idempotencyKey?: string): Promise<CreationResult> {
+export async function createLetter(
+  deps: CreationDeps,
+  requester: KeyScope,
+  request: LetterRequest,
+  { idempotencyKey, deadline }: CreationContext = {},
+): Promise<CreationResult> {
   const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: requestFingerprint(request.kind, request.body) }
   const { accountId } = requester
   let draft: LetterDraft
@@ -258,6 +267,7 @@ export async function createLetter(deps: CreationDeps, requester: KeyScope, requ
     livemode: requester.livemode,
     letters: [draft],
     idempotency: keyed && { ...keyed, response: { status: 200, body } },
+    deadline,
   })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
   return answerOf(outcome, 1)

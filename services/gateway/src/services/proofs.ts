@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { and, eq } from 'drizzle-orm'
-import type { ArtifactStore } from '@letters/artifacts'
+import { and, eq, isNotNull, isNull } from 'drizzle-orm'
+import { letterFolder, type ArtifactStore } from '@letters/artifacts'
 import { pdfPageToPng } from '@letters/artwork'
-import { letters, readLetterDrawings, type Db } from '@letters/db'
+import { letters, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type Db } from '@letters/db'
 import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
-import { notFound } from '../errors.js'
+import { ApiError, notFound } from '../errors.js'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { Config } from '@letters/config'
@@ -43,12 +43,24 @@ export async function printOutputOf(sources: Pick<ProofSources, 'artifacts' | 'c
   return sources.config.printer === 'plotter' ? 'plotter' : 'pdf'
 }
 
+/** The proof of a letter whose personal data was erased: there is nothing left to draw it with. */
+export const proofGone = () => new ApiError(410, 'Los datos personales de esta carta se borraron, y su prueba con ellos: ya no se puede ver')
+
+/** Whether the key's letter exists with its personal data erased (a proof of it is then gone, not unknown). */
+async function erasedCard(db: Db, scope: KeyScope, cardId: string): Promise<boolean> {
+  const [erased] = await db
+    .select({ id: letters.id })
+    .from(letters)
+    .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode), isNotNull(letters.personalDataErasedAt)))
+  return erased !== undefined
+}
+
 /**
  * The proof of one of the account's letters: card and envelope drawn exactly as the floor prints
  * them (a plotter letter: its strokes, as PDF paths). Before its address is verified, the envelope shows the address as it was sent. Once the
  * address is verified (or rejected) nothing it shows can change any more (message, font, sender
  * name and address are never edited), so the first proof drawn then is kept in the artifact
- * store and served from there afterwards.
+ * store and served from there afterwards. Once its personal data is erased, the proof is gone: 410.
  */
 export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string): Promise<Buffer> {
   assertCardId(cardId)
@@ -57,8 +69,12 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   const output = printOutputOf(sources, cardId)
   const keptProof = output.then((kind) => sources.artifacts.get(proofKey(cardId, kind)))
   keptProof.catch(() => {})
-  const [source] = await readLetterDrawings(sources.db, [cardId], and(eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
-  if (!source) throw cardNotFound()
+  const [source] = await readLetterDrawings(
+    sources.db,
+    [cardId],
+    and(eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode), isNull(letters.personalDataErasedAt)),
+  )
+  if (!source) throw (await erasedCard(sources.db, scope, cardId)) ? proofGone() : cardNotFound()
 
   const final = source.address !== null
   if (final) {
@@ -72,10 +88,22 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
     if (final)
       await sources.artifacts
         .put(proofKey(cardId, kind), pdf)
+        .then(() => removeIfErased(sources, cardId))
         .catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
     return pdf
   })
   return within(drawing, proofDeadline(sources))
+}
+
+/**
+ * A proof drawn from the letter as it was read, and kept once its erasure had removed the
+ * letter's files, would bring its name and address back: looked for after the proof is kept, so
+ * an erasure committed later finds the proof there and removes it itself.
+ */
+async function removeIfErased(sources: Pick<ProofSources, 'db' | 'artifacts'>, cardId: string): Promise<void> {
+  if (!(await reopenArtifactsIfErased(sources.db, cardId))) return
+  await sources.artifacts.removeFolder(letterFolder(cardId))
+  await recordLetterArtifactsRemoved(sources.db, [cardId])
 }
 
 /** The proof if it is ready in time; else 503, while the drawing goes on (and is kept, if final). */

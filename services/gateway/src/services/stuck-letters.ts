@@ -61,6 +61,7 @@ export async function retryCard(db: Db, afterMs: number, cardId: string): Promis
   const outcome = await retryLetter(db, cardId, afterMs)
   if (!outcome.retried) {
     if (!outcome.status) throw cardNotFound()
+    if (outcome.erased) throw conflict('Los datos personales de la carta se borraron: ya no se puede volver a producir')
     // A failed letter is always retried, so the status is one of the others.
     const reason = notRetryable[outcome.status as Exclude<LetterStatus, 'failed'>]
     throw conflict(isPipelineStatus(outcome.status) ? `${reason} (se considera atascada tras ${duration(afterMs)} sin avanzar)` : reason)

@@ -9,17 +9,27 @@ import {
   type WebhookCreated,
   type WebhookDeliveryQuery,
   type WebhookEndpoint,
+  type WebhookRetryQueued,
 } from '@letters/contracts'
-import { enqueue, webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
+import { webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { UUID } from './cursor.js'
 
 const endpointNotFound = () => notFound('El webhook no existe')
+const deliveryNotFound = () => notFound('La entrega no existe en este webhook')
+const endpointDisabled = () =>
+  conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
 
-/** The URL as the client may register it: http or https, and (unless allowed) a host with only public addresses. */
-async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string> {
+/** What the gateway allows of an endpoint's URL (config.webhooks). */
+export interface UrlRules {
+  allowPrivateUrls: boolean
+  allowHttp: boolean
+}
+
+/** The URL as the client may register it: https, or http where allowed, and (unless allowed) a host with only public addresses. */
+async function checkUrl(text: string, rules: UrlRules): Promise<string> {
   let url: URL
   try {
     url = new URL(text)
@@ -27,12 +37,15 @@ async function checkUrl(text: string, allowPrivateUrls: boolean): Promise<string
     throw badRequest("El campo 'url' no es una URL válida")
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('La URL del webhook debe empezar por http:// o https://')
+  if (url.protocol === 'http:' && !rules.allowHttp) {
+    throw badRequest('La URL del webhook debe empezar por https://: los eventos llevan datos personales y no se envían sin cifrar. Usa una URL https')
+  }
   if (url.username || url.password) throw badRequest('La URL del webhook no puede llevar usuario ni contraseña')
   // The limit holds for what is stored: percent-encoding can make a URL several times longer.
   if (url.href.length > WEBHOOK_URL_MAX_CHARACTERS) {
     throw badRequest(`La URL del webhook, codificada, tiene ${url.href.length} caracteres: el máximo es ${WEBHOOK_URL_MAX_CHARACTERS}`)
   }
-  if (allowPrivateUrls) return url.href
+  if (rules.allowPrivateUrls) return url.href
   try {
     await assertPublicHost(hostOf(url))
   } catch (error) {
@@ -57,8 +70,8 @@ const modeName = (livemode: boolean) => (livemode ? 'reales' : 'de prueba')
  * are counted under a lock of the account's webhooks, so two creations at once cannot both be
  * the tenth.
  */
-export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreateBody, allowPrivateUrls: boolean): Promise<WebhookCreated> {
-  const url = await checkUrl(body.url, allowPrivateUrls)
+export async function createWebhook(db: Db, scope: KeyScope, body: WebhookCreateBody, rules: UrlRules): Promise<WebhookCreated> {
+  const url = await checkUrl(body.url, rules)
   const events = body.events ?? [...webhookEventTypes]
   const secret = newWebhookSecret()
   const { accountId, livemode } = scope
@@ -106,19 +119,38 @@ export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): 
   if (deleted.length === 0) throw endpointNotFound()
 }
 
-/** Queues a `webhook.test` event for the endpoint: the event and its job in one transaction. */
+/** Queues a `webhook.test` event for the endpoint: pending, the webhook worker's admission sends it like any other. */
 export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<{ eventId: string; type: 'webhook.test' }> {
   return db.transaction(async (tx) => {
     const endpoint = await ownedEndpoint(tx, scope, id)
-    if (endpoint.disabled)
-      throw conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
+    if (endpoint.disabled) throw endpointDisabled()
     const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
     const [event] = await tx
       .insert(webhookEvents)
       .values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` })
       .returning({ id: webhookEvents.id })
-    await enqueue(tx, { name: 'deliver-webhook', id: event!.id, data: { eventId: event!.id } })
     return { eventId: event!.id, type: 'webhook.test' as const }
+  })
+}
+
+/**
+ * Sends a delivery of the endpoint again, as it was (same webhook-id, same body): it is pending
+ * again, due now, and its next attempt is recorded after the ones it had. One being tried already
+ * is only brought forward. A delivery of another endpoint, account or mode does not exist here.
+ */
+export async function retryDelivery(db: Db, scope: KeyScope, id: string, deliveryId: string): Promise<WebhookRetryQueued> {
+  return db.transaction(async (tx) => {
+    const endpoint = await ownedEndpoint(tx, scope, id)
+    if (!UUID.test(deliveryId)) throw deliveryNotFound()
+    const [retried] = await tx
+      .update(webhookEvents)
+      .set({ state: 'pending', nextAttemptAt: sql`now()`, finishedAt: null })
+      .where(and(eq(webhookEvents.id, deliveryId), eq(webhookEvents.endpointId, endpoint.id)))
+      .returning({ id: webhookEvents.id, type: webhookEvents.type })
+    if (!retried) throw deliveryNotFound()
+    // Checked after the delivery, so that a delivery that is not there is a 404 whatever the endpoint's state; the update rolls back.
+    if (endpoint.disabled) throw endpointDisabled()
+    return { deliveryId: retried.id, type: retried.type, state: 'pending' as const }
   })
 }
 

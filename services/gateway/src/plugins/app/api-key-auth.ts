@@ -37,23 +37,35 @@ const SUBSCRIBE_WAIT_MS = 2000
  * Resolves API keys to accounts without a database round trip per request: each replica keeps
  * what it looked up for one second. A revocation is published on Redis, so every replica forgets
  * the key at once; if that message is lost, the one-second expiry still bounds the delay.
+ *
+ * It also remembers which keys are valid, for as long as they are: a Redis set of the hashes of
+ * keys issued or found valid, shared by the replicas (and, while Redis is away, what this replica
+ * has seen). A key leaves it when it is revoked or a lookup no longer finds it. The set never
+ * lets a key in (Postgres decides that): it tells which keys from an address past its limit of
+ * failures are worth a lookup, so that a valid key still gets one while a guessed one does not.
  */
 export class ApiKeyAuth {
   private readonly cache = new Map<string, { caller: Caller | null; expiresAt: number }>()
   /** Lookups under way, by key hash: concurrent requests with one key share one query. */
   private readonly lookups = new Map<string, Promise<Caller | null>>()
+  /** Hashes of keys this replica found valid (it tells the shared set the first time). */
+  private readonly seenValid = new Set<string>()
   private subscriber: Redis | undefined
 
   constructor(
     private readonly db: Db,
     private readonly redis: Redis,
     private readonly channel: string,
+    private readonly validKeys: string,
   ) {}
 
   async start(): Promise<void> {
     this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, connectionName: 'gateway-api-key-revocations' })
     this.subscriber.on('error', () => {})
-    this.subscriber.on('message', (_channel, keyHash: string) => this.cache.delete(keyHash))
+    this.subscriber.on('message', (_channel, keyHash: string) => {
+      this.cache.delete(keyHash)
+      this.seenValid.delete(keyHash)
+    })
     // Start even while Redis is down: ioredis subscribes once it connects (and again after each
     // reconnection), and until then the one-second expiry bounds what a replica may miss.
     const subscribed = this.subscriber.subscribe(this.channel).catch(() => {})
@@ -91,7 +103,29 @@ export class ApiKeyAuth {
     const caller = row ?? null
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
     this.cache.set(keyHash, { caller, expiresAt: Date.now() + CACHE_TTL_MS })
+    // Not waited for: the answer does not depend on them, and the next lookup writes again.
+    if (caller && !this.seenValid.has(keyHash)) void this.rememberValid(keyHash)
+    if (!caller) void this.forgetValid(keyHash)
     return caller
+  }
+
+  /**
+   * Whether checking `key` is worth it for an address past its limit of failures: it is when the
+   * check costs nothing (a string that cannot be a key, a key this replica has an answer for or
+   * is already looking up) or the key is known to be valid. A well-formed key nobody has seen
+   * valid, what a guesser sends, is not worth a lookup.
+   */
+  async worthChecking(key: string): Promise<boolean> {
+    if (!apiKeyFormat(key)) return true
+    const keyHash = hashApiKey(key)
+    const cached = this.cache.get(keyHash)
+    if ((cached && cached.expiresAt > Date.now()) || this.lookups.has(keyHash) || this.seenValid.has(keyHash)) return true
+    return (await this.redis.sismember(this.validKeys, keyHash).catch(() => 0)) === 1
+  }
+
+  /** A key just issued is valid before anyone uses it: its first request is let through even from an address past its limit. */
+  async issued(key: string): Promise<void> {
+    await this.rememberValid(hashApiKey(key))
   }
 
   /** Revokes in Postgres, then tells every replica. Returns false for an unknown key id. */
@@ -99,8 +133,20 @@ export class ApiKeyAuth {
     const { found, keyHash } = await revokeApiKey(this.db, keyId)
     if (!found || !keyHash) return false
     this.cache.delete(keyHash)
+    await this.forgetValid(keyHash)
     await this.redis.publish(this.channel, keyHash).catch(() => {})
     return true
+  }
+
+  private async rememberValid(keyHash: string): Promise<void> {
+    if (this.seenValid.size >= MAX_CACHED_KEYS) this.seenValid.clear()
+    this.seenValid.add(keyHash)
+    await this.redis.sadd(this.validKeys, keyHash).catch(() => {})
+  }
+
+  private async forgetValid(keyHash: string): Promise<void> {
+    this.seenValid.delete(keyHash)
+    await this.redis.srem(this.validKeys, keyHash).catch(() => {})
   }
 }
 
@@ -112,7 +158,7 @@ export async function requireCaller(request: FastifyRequest): Promise<void> {
 }
 
 async function apiKeyAuth(app: FastifyInstance) {
-  const auth = new ApiKeyAuth(app.db, app.redis, `${app.config.queuePrefix}:api-key-revoked`)
+  const auth = new ApiKeyAuth(app.db, app.redis, `${app.config.queuePrefix}:api-key-revoked`, `${app.config.queuePrefix}:api-keys-valid`)
   await auth.start()
   app.decorate('apiKeyAuth', auth)
   app.decorateRequest('caller', null)
@@ -124,13 +170,21 @@ export default fp(apiKeyAuth, { name: 'api-key-auth', dependencies: ['postgres',
 /**
  * Reads X-API-KEY into `request.caller`. Added to the public scope; it never answers 401 itself
  * (that waits until the rate limit has counted the IP), but a key it cannot vouch for from its
- * cache is checked against the client's IP's failures first: past the limit the answer is 429
- * and Postgres is not asked; a key found wrong counts as a failure.
+ * cache is checked against the client's IP's failures first: a key found wrong counts as a
+ * failure, and past the limit a valid key still goes through while any other gets 429, with
+ * Postgres asked only about keys known to be valid.
  */
 export function identifyCaller(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers['x-api-key']
     if (typeof key !== 'string' || !key) return
-    request.caller = app.apiKeyAuth.knownCaller(key) ?? (await app.authFailures.check(request, reply, () => app.apiKeyAuth.identify(key)))
+    request.caller =
+      app.apiKeyAuth.knownCaller(key) ??
+      (await app.authFailures.check(
+        request,
+        reply,
+        () => app.apiKeyAuth.identify(key),
+        () => app.apiKeyAuth.worthChecking(key),
+      ))
   }
 }

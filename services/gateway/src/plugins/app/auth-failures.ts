@@ -26,18 +26,23 @@ return { count, redis.call('PTTL', KEYS[1]) }`
 
 /**
  * Failed authentications (a wrong admin token, an API key that is malformed, unknown or revoked)
- * per client IP: `max` per window, then 429 with Retry-After until the window ends.
+ * per client IP (request.ip: the client an Ingress names when TRUST_PROXY lists it): `max` per
+ * window, then every wrong credential from the address is answered 429 with Retry-After until
+ * the window ends, instead of 401.
  *
- * The address's count is read before the credential is compared or looked up: an address over
- * the limit costs no database work whatever it sends, and a right credential from it waits too
- * (a guess that happens to be right must not get through). Only a wrong credential is counted,
- * so clients that authenticate correctly are never refused, however many requests they have in
- * flight. Guesses already in flight when the limit is reached still get their answer: the
- * overshoot is bounded by how many requests one address has open at once.
+ * Many clients may share one address (a NAT, a proxy), so a right credential always goes
+ * through, whatever the others did: API keys carry 256 random bits and the admin and floor
+ * tokens are long random strings, out of reach of guessing, so refusing a right one would
+ * protect nothing and lock honest clients out. What the limit saves is work: the address's
+ * count is read before the credential is checked, and over the limit only a check that costs
+ * nothing (comparing a token, an API key's shape and checksum) or one worth its cost
+ * (`worthChecking`: a key known to be valid) is made; anything else is refused without asking
+ * Postgres. Only a wrong credential is counted.
+ * Guesses already in flight when the limit is reached still get their 401: the overshoot is
+ * bounded by how many requests one address has open at once.
  *
  * Counted in Redis so every replica agrees. While Redis cannot be reached each replica counts
- * in its own memory instead: the limit still holds, at most `max` per replica, and clients that
- * authenticate correctly are never affected.
+ * in its own memory instead: the limit still holds, at most `max` per replica.
  */
 export class AuthFailures {
   private readonly local = new Map<string, Window>()
@@ -50,16 +55,28 @@ export class AuthFailures {
   ) {}
 
   /**
-   * Checks a credential for the request's address: past the limit of failures, 429 and `verify`
-   * never runs; a wrong credential (null) is counted. A check that throws (Postgres down) is not
-   * a failure: an outage must not lock clients out afterwards.
+   * Checks a credential for the request's address. Within the limit: `verify` runs and a wrong
+   * credential (null) is counted. Past it: `verify` runs only if `worthChecking` says so (by
+   * default it does: a comparison costs nothing), a right credential is returned as always and
+   * anything else is answered 429. A check that throws (Postgres down) is not a failure: an
+   * outage must not lock clients out afterwards.
    */
-  async check<T>(request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
-    const window = await this.current(request.ip)
-    if (window.count >= this.max) throw this.refusal(reply, window)
+  async check<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    verify: () => Promise<T | null>,
+    worthChecking: () => Promise<boolean> = async () => true,
+  ): Promise<T | null> {
+    const ip = request.ip
+    const window = await this.current(ip)
+    const pastLimit = window.count >= this.max
+    if (pastLimit && !(await worthChecking())) throw this.refusal(reply, window)
     const result = await verify()
-    if (result === null) await this.countFailure(request.ip)
-    return result
+    if (result !== null) return result
+    // Past the limit a further failure changes nothing: it is not written.
+    if (pastLimit) throw this.refusal(reply, window)
+    await this.countFailure(ip)
+    return null
   }
 
   private refusal(reply: FastifyReply, window: Window): ApiError {

@@ -90,6 +90,11 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
 
 /** Every error a request meets, logged and answered in the one shape. */
 function answerError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // Answered already at the request's deadline (503): what failed after is only logged.
+  if (reply.sent) {
+    request.log.info({ code: error.code, name: error.name }, 'request failed after its deadline answer')
+    return reply
+  }
   const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
   const status = declared === 500 && !(error instanceof OutcomeUnknown) && isDependencyUnavailable(error) ? 503 : declared
   if (status === 503) reply.header('retry-after', '5')

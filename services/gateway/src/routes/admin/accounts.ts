@@ -4,12 +4,17 @@ import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
 import { notFound } from '../../errors.js'
 import { accountNotFound, addCredits, createAccount, findAccount, getAccount, listAccounts } from '../../services/accounts.js'
 import { issueApiKey } from '../../services/api-keys.js'
+import { eraseAccountPersonalData } from '../../services/personal-data.js'
 
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/accounts',
     { schema: { body: admin.CreateAccountBody, response: { 201: admin.CreatedAccount, ...errorResponses(400, 401, 404, 415, 500) } } },
-    async (request, reply) => reply.status(201).send(await createAccount(app.db, request.body)),
+    async (request, reply) => {
+      const account = await createAccount(app.db, request.body)
+      await app.apiKeyAuth.issued(account.apiKey)
+      return reply.status(201).send(account)
+    },
   )
 
   app.get(
@@ -27,7 +32,9 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     { schema: { params: IdParams, body: admin.IssueApiKeyBody, response: { 201: admin.CreatedApiKey, ...errorResponses(400, 401, 404, 415, 500) } } },
     async (request, reply) => {
       if (!(await findAccount(app.db, request.params.id))) throw accountNotFound()
-      return reply.status(201).send(await issueApiKey(app.db, request.params.id, request.body?.mode))
+      const created = await issueApiKey(app.db, request.params.id, request.body?.mode)
+      await app.apiKeyAuth.issued(created.apiKey)
+      return reply.status(201).send(created)
     },
   )
 
@@ -45,6 +52,14 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     '/accounts/:id/credits',
     { schema: { params: IdParams, body: admin.CreditsBody, response: { 200: admin.Balance, ...errorResponses(400, 401, 404, 409, 415, 500) } } },
     async (request) => addCredits(app.db, request.params.id, request.body.amount, request.body.reason),
+  )
+
+  // Ops erase a whole account's recipients at once (the client asked, or leaves); letters not printed yet are left.
+  app.delete(
+    '/accounts/:id/personal-data',
+    { schema: { params: IdParams, body: NoBody, response: { 200: admin.PersonalDataErased, ...errorResponses(400, 401, 404, 500) } } },
+    // Half the request's time, as a proof: the answer always goes out before the connection is cut.
+    async (request) => eraseAccountPersonalData(app, request.params.id, app.config.http.requestTimeoutMs / 2),
   )
 }
 

@@ -7,7 +7,7 @@ import { ApiError, badRequest } from '../../errors.js'
 import { decodeCsv } from '../../letters/bulk-csv.js'
 import { createBulk, noRecipients, type BulkEnvelope, type BulkRequest } from '../../letters/create-bulk.js'
 import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
-import { creationHeaders, sendCreation } from './letters.js'
+import { creationContext, creationHeaders, sendCreation } from './letters.js'
 
 /**
  * 8 MiB, this route only: 1,000 recipients of a few kilobytes each (long addresses, a campaign's
@@ -89,7 +89,7 @@ const bulk: FastifyPluginAsyncTypebox = async (app) => {
         response,
       },
     },
-    async (request, reply) => sendCreation(reply, await createBulk(deps, request.caller!, bulkRequest(request), request.headers['idempotency-key'])),
+    async (request, reply) => sendCreation(reply, await createBulk(deps, request.caller!, bulkRequest(request), creationContext(request))),
   )
 }
 

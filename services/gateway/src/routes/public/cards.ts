@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { NoBody, errorResponses, publicApi } from '@letters/contracts'
 import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 import { getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
+import { eraseCardPersonalData } from '../../services/personal-data.js'
 import { cardProof, cardProofPage } from '../../services/proofs.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
@@ -43,7 +45,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Letters'],
         headers: publicApi.ApiKeyHeaders,
         params: publicApi.CardParams,
-        response: { 200: publicApi.Proof, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: publicApi.Proof, ...errorResponses(401, 404, 410, 429, 500, 503) },
       },
       config: { rateLimit: proofRateLimit(app.config) },
     },
@@ -66,7 +68,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         headers: publicApi.ApiKeyHeaders,
         params: publicApi.CardParams,
         querystring: publicApi.ProofPageQuery,
-        response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 429, 500, 503) },
+        response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 410, 429, 500, 503) },
       },
       config: { rateLimit: proofRateLimit(app.config) },
     },
@@ -90,6 +92,26 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => cancelCard(app.db, request.caller!, request.params.cardId),
+  )
+
+  // The recipient's right to erasure, asked of the client: the letter stays (status, history, cost), its recipient does not.
+  app.delete(
+    '/cards/:cardId/personal-data',
+    {
+      schema: {
+        summary:
+          "Erase a printed, mailed, cancelled, rejected or failed letter's recipient (all but the country), message and files now; the letter keeps its status, history and cost. Repeating it changes nothing",
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        params: publicApi.CardParams,
+        body: NoBody,
+        response: { 204: Type.Null({ description: 'Erased (now or before).' }), ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      await eraseCardPersonalData(app, request.caller!, request.params.cardId)
+      return reply.status(204).send(null)
+    },
   )
 }
 

@@ -5,6 +5,7 @@ import { registerRateLimit } from '../../plugins/app/rate-limit.js'
 import bulk from './bulk.js'
 import cards from './cards.js'
 import catalog from './catalog.js'
+import events from './events.js'
 import letters from './letters.js'
 import webhooks from './webhooks.js'
 
@@ -23,6 +24,7 @@ const publicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(bulk)
   await app.register(cards)
   await app.register(webhooks)
+  await app.register(events)
 }
 
 export default publicRoutes

@@ -1,15 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { errorResponses, publicApi } from '@letters/contracts'
-import { createLetter, type CreationResult } from '../../letters/create-letter.js'
+import { createLetter, type CreationContext, type CreationResult } from '../../letters/create-letter.js'
 
 /** The headers of every creation: the key, and an optional Idempotency-Key. */
 export const creationHeaders = Type.Object({ ...publicApi.ApiKeyHeaders.properties, ...publicApi.IdempotencyHeaders.properties })
 const response = { 200: publicApi.LetterCreated, ...errorResponses(400, 401, 402, 409, 413, 415, 422, 429, 500, 503) }
 
+/** What a creation request brings beside its body: its Idempotency-Key and its deadline. */
+export const creationContext = (request: FastifyRequest & { headers: { 'idempotency-key'?: string } }): CreationContext => ({
+  idempotencyKey: request.headers['idempotency-key'],
+  deadline: request.deadline,
+})
+
 /** A creation's answer, marked when it is the replay of an earlier one. */
 export function sendCreation(reply: FastifyReply, result: CreationResult<unknown>) {
+  // Answered already, at the request's deadline: this outcome came too late to be told.
+  if (reply.sent) return reply
   if (result.replayed) reply.header('idempotent-replayed', 'true')
   return reply.status(result.status).send(result.body)
 }
@@ -28,8 +36,7 @@ const letters: FastifyPluginAsyncTypebox = async (app) => {
         response,
       },
     },
-    async (request, reply) =>
-      sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'single', body: request.body }, request.headers['idempotency-key'])),
+    async (request, reply) => sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'single', body: request.body }, creationContext(request))),
   )
 
   app.post(
@@ -44,7 +51,7 @@ const letters: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) =>
-      sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'campaign', body: request.body }, request.headers['idempotency-key'])),
+      sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'campaign', body: request.body }, creationContext(request))),
   )
 }
 

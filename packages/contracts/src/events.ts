@@ -1,0 +1,44 @@
+import { Type, type Static } from 'typebox'
+import { Page, Uuid, pageQueryFields, strict } from './common.js'
+import { CardSummary } from './public.js'
+import { EventType, letterEventTypes } from './webhooks.js'
+
+/** How long GET /events keeps an event; then it is deleted. */
+export const EVENT_RETENTION_DAYS = 30
+
+/** What a receiver may and may not count on, said wherever events are documented. */
+export const EVENT_ORDER_NOTE =
+  'Order is not promised: webhooks are sent in parallel and retried, so a letter’s `letter.printed` may arrive before its `letter.printing`, and the same event may arrive more than once. ' +
+  'Each event carries its letter’s `sequence` (1, 2, 3… in the order the letter went through its statuses) and `occurredAt`: keep, per letter, the event with the highest sequence, and dedupe by `id`.'
+
+/**
+ * A letter event: what a webhook's body carries and GET /events lists. The body is fixed when the
+ * letter changes status, so every retry and every listing shows the same bytes.
+ */
+export const LetterEvent = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'The event’s id, the same in every webhook that carries it and in GET /events.' }),
+    type: Type.Union(letterEventTypes.map((type) => Type.Literal(type))),
+    sequence: Type.Integer({
+      minimum: 1,
+      description: 'The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them.',
+    }),
+    occurredAt: Type.String({ format: 'date-time', description: 'When the letter changed to the status the event names.' }),
+    timestamp: Type.String({ format: 'date-time', description: 'When the event was written, in the transaction of the change.' }),
+    data: Type.Object(CardSummary.properties, { description: 'The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change.' }),
+  },
+  { description: EVENT_ORDER_NOTE },
+)
+export type LetterEvent = Static<typeof LetterEvent>
+
+export const EventListQuery = Type.Object(
+  {
+    type: Type.Optional(EventType),
+    cardId: Type.Optional(Uuid("El parámetro 'cardId' debe ser el id de una carta (un UUID)")),
+    ...pageQueryFields,
+  },
+  strict,
+)
+export type EventListQuery = Static<typeof EventListQuery>
+
+export const EventList = Page(LetterEvent)

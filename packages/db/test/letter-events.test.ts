@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { asc, eq, inArray } from 'drizzle-orm'
+import { isolatedDatabase } from '@letters/test/support/context'
+import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
+import {
+  closeDb,
+  createDb,
+  events,
+  letterEvents,
+  moveLetter,
+  moveLetters,
+  recordLetterEvents,
+  webhookEndpoints,
+  webhookEvents,
+  type Db,
+  type LetterStatus,
+} from '../src/index.js'
+
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let db: Db
+let accountId: string
+let company: Awaited<ReturnType<typeof newCompanyData>>
+
+beforeAll(async () => {
+  database = await isolatedDatabase('letter-events')
+  db = createDb(database.url)
+  accountId = (await newAccount(db, { credits: 10 })).id
+  company = await newCompanyData(db, accountId)
+})
+afterAll(async () => {
+  await closeDb(db)
+  await database.drop()
+})
+
+/** A letter as the intake leaves it: `received`, with its first letter_events row and its event. */
+async function receivedLetter(livemode = true) {
+  const letter = await newLetter(db, accountId, company, { livemode })
+  await db.transaction(async (tx) => {
+    await tx.insert(letterEvents).values({ letterId: letter.id, status: 'received' })
+    await recordLetterEvents(tx, [letter.id])
+  })
+  return letter.id
+}
+
+const move = (letterId: string, from: LetterStatus, to: LetterStatus, detail: string | null = null) =>
+  db.transaction((tx) => moveLetter(tx, letterId, { from: [from], to, detail }))
+
+const eventsOf = (letterId: string) => db.select().from(events).where(eq(events.letterId, letterId)).orderBy(asc(events.sequence))
+
+describe("a letter's events", () => {
+  it('are numbered 1, 2, 3… in the order of its statuses; a status resumed or repeated (a failed print attempt) is no event', async () => {
+    const letterId = await receivedLetter()
+    await move(letterId, 'received', 'ready_for_print')
+    // The reconciler resuming the letter where it was.
+    await move(letterId, 'ready_for_print', 'ready_for_print', 'Reanudada tras una incidencia interna')
+    await move(letterId, 'ready_for_print', 'printing')
+    // The floor recording an attempt that failed.
+    await db.insert(letterEvents).values({ letterId, status: 'printing', detail: 'Intento 1 de 4 fallido; se reintentará' })
+    await move(letterId, 'printing', 'printed')
+    await db.transaction((tx) => moveLetters(tx, [letterId], { from: ['printed'], to: 'mailed', detail: null }))
+
+    const written = await eventsOf(letterId)
+    expect(written.map((event) => [event.sequence, event.type])).toEqual([
+      [1, 'letter.received'],
+      [2, 'letter.ready_for_print'],
+      [3, 'letter.printing'],
+      [4, 'letter.printed'],
+      [5, 'letter.mailed'],
+    ])
+    // Each body carries its own id, sequence and the instant of its change (the letter_events row's).
+    const changes = await db.select().from(letterEvents).where(eq(letterEvents.letterId, letterId)).orderBy(asc(letterEvents.id))
+    for (const event of written) {
+      const body = JSON.parse(event.body) as { id: string; type: string; sequence: number; occurredAt: string; data: { status: string } }
+      expect(body).toMatchObject({ id: event.id, type: event.type, sequence: event.sequence, data: { status: event.type.slice('letter.'.length) } })
+      const change = changes.find((row) => `letter.${row.status}` === event.type)!
+      expect(body.occurredAt).toBe(change.at.toISOString())
+      expect(event.occurredAt.toISOString()).toBe(change.at.toISOString())
+    }
+  })
+
+  it('are numbered per letter when many move at once', async () => {
+    const fresh = await receivedLetter()
+    const further = await receivedLetter()
+    await move(further, 'received', 'ready_for_print')
+    await db.transaction((tx) => moveLetters(tx, [fresh, further], { from: ['received', 'ready_for_print'], to: 'cancelled', detail: null }))
+    expect((await eventsOf(fresh)).map((event) => [event.sequence, event.type])).toEqual([
+      [1, 'letter.received'],
+      [2, 'letter.cancelled'],
+    ])
+    expect((await eventsOf(further)).map((event) => [event.sequence, event.type])).toEqual([
+      [1, 'letter.received'],
+      [2, 'letter.ready_for_print'],
+      [3, 'letter.cancelled'],
+    ])
+  })
+
+  it("are written once, and copied with the same body for each endpoint of the letter's account and mode subscribed to the type", async () => {
+    const endpoint = (livemode: boolean, eventTypes: string[]) =>
+      db
+        .insert(webhookEndpoints)
+        .values({ accountId, url: 'https://93.184.216.34/hooks', events: eventTypes, secret: 'whsec_x', livemode })
+        .returning()
+        .then(([row]) => row!.id)
+    const everything = await endpoint(true, ['letter.received', 'letter.ready_for_print', 'letter.printing', 'letter.printed'])
+    const printedOnly = await endpoint(true, ['letter.printed'])
+    const testMode = await endpoint(false, ['letter.received', 'letter.printed'])
+    try {
+      const letterId = await receivedLetter()
+      await move(letterId, 'received', 'ready_for_print')
+      await move(letterId, 'ready_for_print', 'printing')
+      await move(letterId, 'printing', 'printed')
+      const written = await eventsOf(letterId)
+      expect(written).toHaveLength(4)
+      const copies = await db
+        .select()
+        .from(webhookEvents)
+        .where(inArray(webhookEvents.endpointId, [everything, printedOnly, testMode]))
+      const copiesOf = (endpointId: string) =>
+        copies
+          .filter((copy) => copy.endpointId === endpointId)
+          .map((copy) => [copy.type, written.find((event) => event.type === copy.type)!.body === copy.body])
+          .sort()
+      expect(copiesOf(everything)).toEqual([
+        ['letter.printed', true],
+        ['letter.printing', true],
+        ['letter.ready_for_print', true],
+        ['letter.received', true],
+      ])
+      expect(copiesOf(printedOnly)).toEqual([['letter.printed', true]])
+      expect(copiesOf(testMode)).toEqual([])
+    } finally {
+      await db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, accountId))
+    }
+  })
+})

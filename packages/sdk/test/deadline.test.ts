@@ -1,0 +1,58 @@
+// The SDK against a gateway whose account row is held past the request timeout: every call is
+// answered 503 in time, retried with its own key, and stored once when the lock goes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { count, eq, sql } from 'drizzle-orm'
+import { accounts, letters } from '@letters/db'
+import type { App } from '@letters/gateway/app'
+import { adminAccount, singleLetter, startGateway } from '../../../services/gateway/test/helpers.js'
+import { createClient, LettersApiError } from '../src/index.js'
+
+let app: App
+let baseUrl: string
+beforeAll(async () => {
+  app = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: '2000' })
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+})
+afterAll(() => app.close())
+
+async function holdAccountRow(accountId: string, ms: number): Promise<void> {
+  let locked!: () => void
+  const taken = new Promise<void>((resolve) => (locked = resolve))
+  void app.db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
+    locked()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+  })
+  await taken
+}
+
+describe('the SDK behind a lock longer than the request timeout', () => {
+  it('stores each of 20 concurrent calls once, charged once, through 503s retried with the same key', async () => {
+    const owner = await adminAccount(app, 100)
+    const client = createClient({ apiKey: owner.apiKey, baseUrl, retries: 6, retryDelayMs: 100 })
+    await holdAccountRow(owner.id, 3500)
+    const bodies = Array.from({ length: 20 }, (_, i) => singleLetter(owner, { name: `Lucía ${i}` }))
+    const results = await Promise.all(
+      bodies.map((body) =>
+        client.POST('/single', { body }).then(
+          (result) => ({ ok: true as const, key: result.idempotencyKey, cardId: result.data!.cardId }),
+          (error: unknown) => ({ ok: false as const, key: (error as LettersApiError).idempotencyKey, error }),
+        ),
+      ),
+    )
+    // A call that ran out of retries is called again with the key it gave back: never a second letter.
+    const settled = await Promise.all(
+      results.map(async (result, i) =>
+        result.ok
+          ? result
+          : { ok: true as const, key: result.key, cardId: (await client.POST('/single', { body: bodies[i]!, idempotencyKey: result.key! })).data!.cardId },
+      ),
+    )
+    console.log(`### 20 calls behind a 3.5 s lock (2 s request timeout): ${results.filter((result) => result.ok).length} stored within their retries`)
+    expect(new Set(settled.map((result) => result.cardId)).size).toBe(20)
+    const [{ n }] = (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id))) as [{ n: number }]
+    expect(n).toBe(20)
+    const [account] = await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, owner.id))
+    expect(account!.balance).toBe(100 - 20 * 3)
+  }, 60_000)
+})

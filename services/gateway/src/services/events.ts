@@ -1,0 +1,37 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { EventListQuery, LetterEvent } from '@letters/contracts'
+import { events, type Executor } from '@letters/db'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+
+/**
+ * The key's events (its account's, of its mode), newest first, a page at a time: the bodies
+ * its webhooks carry, kept EVENT_RETENTION_DAYS whether or not an endpoint received them. The
+ * order is spelt NULLS LAST like events_account_idx and events_account_type_idx, which then serve
+ * it; a card's few events are read through events_letter_idx.
+ */
+export async function listEvents(ex: Executor, scope: KeyScope, query: EventListQuery): Promise<{ data: LetterEvent[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 20
+  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const rows = await ex
+    .select({
+      id: events.id,
+      position: sql<Positioned['position']>`${positionSql('events.occurred_at')}`,
+      // Parsed by Postgres: the stored text, keys in their order.
+      body: sql<LetterEvent>`${events.body}::json`,
+    })
+    .from(events)
+    .where(
+      and(
+        eq(events.accountId, scope.accountId),
+        eq(events.livemode, scope.livemode),
+        query.type ? eq(events.type, query.type) : undefined,
+        query.cardId ? eq(events.letterId, query.cardId) : undefined,
+        after ? sql`(${events.occurredAt}, ${events.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
+      ),
+    )
+    .orderBy(sql`${events.occurredAt} DESC NULLS LAST`, sql`${events.id} DESC NULLS LAST`)
+    .limit(limit + 1)
+  const page = pageOf(rows, limit)
+  return { data: page.rows.map((row) => row.body), nextCursor: page.nextCursor }
+}

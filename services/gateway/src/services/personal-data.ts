@@ -1,0 +1,170 @@
+import { and, eq, sql } from 'drizzle-orm'
+import { batchFolder, letterFolder, type ArtifactStore } from '@letters/artifacts'
+import type { ErasableStatus, LetterStatus, admin } from '@letters/contracts'
+import {
+  batchesWithArtifacts,
+  dueForErasureSql,
+  erasePersonalData,
+  letters,
+  lettersWithArtifacts,
+  personalDataHeld,
+  recordBatchArtifactsRemoved,
+  recordLetterArtifactsRemoved,
+  type Db,
+} from '@letters/db'
+import { BackgroundLoop, type Logger } from '@letters/queues'
+import { conflict } from '../errors.js'
+import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { accountNotFound, findAccount } from './accounts.js'
+import { assertCardId, cardNotFound } from './cards.js'
+
+/** What an erasure works on: the database, and the artifact store its files are removed from. */
+export interface ErasureDeps {
+  db: Db
+  artifacts: ArtifactStore
+  log: Logger
+}
+
+/** Letters erased per transaction: each holds their rows' locks only that long. */
+const ERASE_BATCH = 100
+
+const notPrintedYet = 'La carta aún no se ha impreso: cancélala primero (DELETE /cards/{cardId}) y después borra sus datos personales'
+
+/** Why a letter in each status that still needs its personal data cannot lose it now. */
+const notErasable: Record<Exclude<LetterStatus, ErasableStatus>, string> = {
+  scheduled: notPrintedYet,
+  received: notPrintedYet,
+  ready_for_print: notPrintedYet,
+  printing: 'La carta se está imprimiendo y no se puede cancelar: podrás borrar sus datos personales en cuanto esté impresa',
+}
+
+/** A letter in an erasable status that waits in a print batch not handed over yet: its batch draws it from its data. */
+const inPendingBatch =
+  'La carta está en un lote de impresión que aún no se ha entregado a la impresora: podrás borrar sus datos personales en cuanto esté impresa'
+
+/**
+ * Removes from the artifact store the files of erased letters not removed yet (`letterIds`: of
+ * these only), then the files of every batch whose letters are all erased now, and records each
+ * removal. A removal that fails is left for the eraser's next round; the first failure is thrown
+ * once the others were tried. `full`: a list came back full, so more may wait.
+ */
+async function removeArtifacts(deps: ErasureDeps, options: { limit: number; letterIds?: readonly string[] }): Promise<{ full: boolean }> {
+  const failures: unknown[] = []
+  const removeEach = async (ids: string[], folderOf: (id: string) => string, record: (db: Db, ids: string[]) => Promise<void>) => {
+    const removed: string[] = []
+    for (const id of ids) {
+      try {
+        await deps.artifacts.removeFolder(folderOf(id))
+        removed.push(id)
+      } catch (error) {
+        failures.push(error)
+      }
+    }
+    await record(deps.db, removed)
+  }
+  const letterIds = await lettersWithArtifacts(deps.db, options)
+  await removeEach(letterIds, letterFolder, recordLetterArtifactsRemoved)
+  const batchIds = await batchesWithArtifacts(deps.db, options)
+  await removeEach(batchIds, batchFolder, recordBatchArtifactsRemoved)
+  if (failures.length > 0) throw failures[0]
+  return { full: letterIds.length === options.limit || batchIds.length === options.limit }
+}
+
+/**
+ * DELETE /cards/{id}/personal-data: erases one letter of the key's account and mode now, then its
+ * files. A letter erased before is erased still (its files are looked for again: a removal that
+ * failed is done by this call); one not printed yet is a 409 that says what to do.
+ */
+export async function eraseCardPersonalData(deps: ErasureDeps, scope: KeyScope, cardId: string): Promise<void> {
+  assertCardId(cardId)
+  await deps.db.transaction(async (tx) => {
+    // Locked first, so that what the 409 says is what the erasure saw.
+    const [letter] = await tx
+      .select({ status: letters.status, erased: sql<boolean>`${letters.personalDataErasedAt} IS NOT NULL` })
+      .from(letters)
+      .where(and(eq(letters.id, cardId), eq(letters.accountId, scope.accountId), eq(letters.livemode, scope.livemode)))
+      .for('no key update')
+    if (!letter) throw cardNotFound()
+    if (letter.erased) return
+    const erased = await erasePersonalData(tx, eq(letters.id, cardId), { limit: 1, lock: 'wait' })
+    if (erased.length === 0) throw conflict(letter.status in notErasable ? notErasable[letter.status as keyof typeof notErasable] : inPendingBatch)
+  })
+  await removeArtifacts(deps, { letterIds: [cardId], limit: 1 })
+}
+
+/**
+ * Ops erase every letter of an account that may be erased (both modes), a bounded batch per
+ * transaction, each batch's files after it commits, until none is left or `budgetMs` has passed;
+ * then say how many were erased, how many were left (not printed yet) and how many remain for
+ * another call.
+ */
+export async function eraseAccountPersonalData(deps: ErasureDeps, accountId: string, budgetMs: number): Promise<admin.PersonalDataErased> {
+  if (!(await findAccount(deps.db, accountId))) throw accountNotFound()
+  const until = Date.now() + budgetMs
+  let erased = 0
+  for (;;) {
+    const ids = await deps.db.transaction((tx) => erasePersonalData(tx, eq(letters.accountId, accountId), { limit: ERASE_BATCH, lock: 'wait' }))
+    erased += ids.length
+    if (ids.length > 0) await removeArtifacts(deps, { letterIds: ids, limit: ids.length })
+    if (ids.length < ERASE_BATCH || Date.now() >= until) break
+  }
+  if (erased > 0) deps.log.info({ accountId, erased }, "account's personal data erased")
+  const held = await personalDataHeld(deps.db, accountId)
+  return { erased, left: held.kept, remaining: held.erasable }
+}
+
+export interface PersonalDataEraserOptions {
+  /** PERSONAL_DATA_RETENTION_MS: how long a letter keeps its personal data once in an erasable status. */
+  retentionMs: number
+  /** Pause between rounds; by default a tenth of the retention, between 0.1 s and a minute, so a letter is erased at most that late. */
+  intervalMs?: number
+  /** Letters erased per transaction. */
+  batchSize?: number
+}
+
+/**
+ * Every gateway runs one: the letters whose erasable status is older than the retention lose their
+ * personal data, a bounded batch per transaction (SKIP LOCKED: any number of gateways share the
+ * work, and a letter another transaction holds waits for the next round), then their files are
+ * removed from the artifact store, and the files of every batch whose letters are all erased.
+ * Files are removed only once their letters' erasure has committed, and a removal that failed
+ * (or a file written after it: a proof, a print file of a superseded run) is done again by a
+ * later round, since only a recorded removal counts.
+ */
+export class PersonalDataEraser {
+  private readonly loop: BackgroundLoop
+  private readonly batchSize: number
+
+  constructor(
+    private readonly deps: ErasureDeps,
+    private readonly options: PersonalDataEraserOptions,
+  ) {
+    this.batchSize = options.batchSize ?? ERASE_BATCH
+    const intervalMs = options.intervalMs ?? Math.max(100, Math.min(60_000, Math.floor(options.retentionMs / 10)))
+    this.loop = new BackgroundLoop({
+      name: 'personal data eraser',
+      log: deps.log,
+      tick: () => this.tick(),
+      intervalMs,
+      // An artifact store that keeps failing is asked again less and less often, up to every ten minutes.
+      backoffMs: (failures) => Math.min(600_000, intervalMs * 2 ** failures),
+    })
+  }
+
+  /** One round: a batch of due letters erased, then a batch of files removed; true if either was full (more may wait). */
+  async tick(): Promise<boolean> {
+    const { db, log } = this.deps
+    const erased = await db.transaction((tx) => erasePersonalData(tx, dueForErasureSql(this.options.retentionMs), { limit: this.batchSize, lock: 'skip' }))
+    if (erased.length > 0) log.info({ erased: erased.length }, 'personal data past its retention erased')
+    const files = await removeArtifacts(this.deps, { limit: this.batchSize })
+    return erased.length === this.batchSize || files.full
+  }
+
+  start(): void {
+    this.loop.start()
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop()
+  }
+}

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { openGateway, type Gateway } from '@letters/test/support/gateway'
+import type { App } from '../src/app.js'
+import { adminAccount, adminClient } from './helpers.js'
+
+const MAX = 5
+
+interface Answer {
+  status: number
+  retryAfter: string | null
+  body: string
+}
+
+/** A real request over HTTP: behind an Ingress, every customer reaches the gateway from one address, here 127.0.0.1. */
+async function get(baseUrl: string, path: string, headers: Record<string, string>): Promise<Answer> {
+  const response = await fetch(`${baseUrl}${path}`, { headers })
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Calls `request` every `everyMs` until `until` (epoch ms) and returns every answer. */
+async function repeat(until: number, everyMs: number, request: (turn: number) => Promise<Answer>): Promise<Answer[]> {
+  const answers: Answer[] = []
+  for (let turn = 0; Date.now() < until; turn++) {
+    answers.push(await request(turn))
+    await sleep(everyMs)
+  }
+  return answers
+}
+
+const statuses = (answers: Answer[]) => answers.map((answer) => answer.status)
+
+/** Two replicas on a database and queue prefix of their own: no other file's failures count against 127.0.0.1 here. */
+let primary: Gateway
+let secondary: Gateway
+const baseUrls: string[] = []
+
+async function listen(app: App): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+}
+
+beforeAll(async () => {
+  primary = await openGateway({ isolate: 'sharedaddress', env: { AUTH_FAILURES_MAX: String(MAX) } })
+  secondary = await openGateway({
+    env: { AUTH_FAILURES_MAX: String(MAX), DATABASE_URL: primary.config.databaseUrl, QUEUE_PREFIX: primary.config.queuePrefix },
+  })
+  baseUrls.push(await listen(primary.app), await listen(secondary.app))
+})
+afterAll(async () => {
+  await secondary?.close()
+  await primary?.close()
+})
+
+describe('clients sharing one address', () => {
+  it('never answers 429 to a valid key, the admin token or /metrics while a revoked key from the same address is throttled', async () => {
+    const account = await adminAccount(primary.app, 0)
+    const issued = await adminClient(primary.app).post(`/admin/accounts/${account.id}/api-keys`, {})
+    expect(issued.statusCode, issued.body).toBe(201)
+    const revokedKey = issued.json<{ id: string; apiKey: string }>()
+    expect((await adminClient(primary.app).delete(`/admin/api-keys/${revokedKey.id}`)).statusCode).toBe(204)
+    const forgottenJob = (turn: number) => get(baseUrls[turn % 2]!, '/campaigns', { 'x-api-key': revokedKey.apiKey })
+
+    // The forgotten job with the revoked key uses up the address's budget, on both replicas.
+    const first: Answer[] = []
+    for (let turn = 0; turn < MAX + 2; turn++) first.push(await forgottenJob(turn))
+    expect(statuses(first)).toEqual([...Array(MAX).fill(401), 429, 429])
+    expect(JSON.parse(first[MAX]!.body)).toMatchObject({
+      error: 'Too Many Requests',
+      message: expect.stringMatching(/^Demasiados intentos de autenticación fallidos desde esta dirección; inténtalo de nuevo en \d+ s$/),
+    })
+    expect(Number(first[MAX]!.retryAfter)).toBeGreaterThanOrEqual(1)
+
+    // It keeps going for longer than a replica caches a key, next to an honest poller whose key
+    // was never used before, the admin API and Prometheus, all from the same address.
+    const until = Date.now() + 2500
+    const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` }
+    const [job, poller, admin, metrics] = await Promise.all([
+      repeat(until, 25, forgottenJob),
+      repeat(until, 100, (turn) => get(baseUrls[turn % 2]!, '/campaigns', { 'x-api-key': account.apiKey })),
+      repeat(until, 250, (turn) => get(baseUrls[turn % 2]!, `/admin/accounts/${account.id}`, bearer)),
+      repeat(until, 500, (turn) => get(baseUrls[turn % 2]!, '/metrics', bearer)),
+    ])
+    expect(job.length).toBeGreaterThan(20)
+    expect(new Set(statuses(job))).toEqual(new Set([429]))
+    expect(job.every((answer) => Number(answer.retryAfter) >= 1)).toBe(true)
+    expect(statuses(poller)).toEqual(Array(poller.length).fill(200))
+    expect(statuses(admin)).toEqual(Array(admin.length).fill(200))
+    expect(statuses(metrics)).toEqual(Array(metrics.length).fill(200))
+  })
+
+  it('still answers 429 to a wrong admin token or a malformed key from the locked address, and 200 to the right ones', async () => {
+    const account = await adminAccount(primary.app, 0)
+    const [url] = baseUrls
+    for (let turn = 0; turn < MAX; turn++) await get(url!, '/campaigns', { 'x-api-key': `not-a-key-${turn}` })
+    const wrongToken = await get(url!, '/admin/accounts', { authorization: 'Bearer not-the-admin-token-0123456789' })
+    expect(wrongToken.status).toBe(429)
+    expect(Number(wrongToken.retryAfter)).toBeGreaterThanOrEqual(1)
+    expect((await get(url!, '/campaigns', { 'x-api-key': 'lk_live_garbage' })).status).toBe(429)
+    expect((await get(url!, '/admin/accounts', { authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200)
+    expect((await get(url!, '/campaigns', { 'x-api-key': account.apiKey })).status).toBe(200)
+  })
+})

@@ -1,0 +1,225 @@
+import { access } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect } from 'vitest'
+import { eq, inArray, sql } from 'drizzle-orm'
+import postgres from 'postgres'
+import { LocalArtifactStore, batchFileKey, batchFolder, type ArtifactStore } from '@letters/artifacts'
+import { closeDb, createDb, letters, printBatches, printBatchLetters } from '@letters/db'
+import { silentLog } from '@letters/test/support/pipeline'
+import type { App } from '../src/app.js'
+import { it } from '@letters/test/support/fixtures'
+import { PersonalDataEraser } from '../src/services/personal-data.js'
+import { adminAccount, adminClient, publicClient, sendSingle } from './helpers.js'
+import { databaseDump, found } from './personal-data-traces.js'
+
+/**
+ * Erasure against what runs beside it: connections cut mid-transaction, an artifact store that
+ * fails, batches, and the pipeline changing a letter's status at the same instant. A database of
+ * its own: the eraser erases every due letter it finds.
+ */
+it.override({ gatewayOptions: { isolate: 'erasureraces' } })
+
+type Account = Awaited<ReturnType<typeof adminAccount>>
+
+let app: App
+let account: Account
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
+  account = await adminAccount(app, 10_000)
+  const endpoint = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/hooks/letters' })
+  expect(endpoint.statusCode, endpoint.body).toBe(201)
+})
+
+/** A letter addressed to `name` (a word found nowhere else), printed an hour ago, with a print file in the artifact store. */
+async function printedLetter(name: string, store: ArtifactStore = app.artifacts) {
+  const id = await sendSingle(app, account, { name, message: `Mensaje privado para ${name}` })
+  await app.db.execute(sql`UPDATE letters SET status = 'printed', updated_at = now() - interval '1 hour' WHERE id = ${id}::uuid`)
+  await store.put(`${id}/card.pdf`, Buffer.from(`%PDF tarjeta de ${name}`))
+  return id
+}
+
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(2, '0')}q`)
+
+const inStore = (key: string) =>
+  access(join(app.config.artifactsDir, key)).then(
+    () => true,
+    () => false,
+  )
+
+/** Everything stored of the letter that may carry its recipient: its row, its events' details and every stored event body. */
+async function storedOf(id: string) {
+  const [row] = await app.db
+    .select({ erasedAt: letters.personalDataErasedAt, recipient: letters.recipient, message: letters.message })
+    .from(letters)
+    .where(eq(letters.id, id))
+  const copies = await app.db.execute<{ text: string | null }>(sql`
+    SELECT detail AS text FROM letter_events WHERE letter_id = ${id}::uuid
+    UNION ALL SELECT body FROM events WHERE letter_id = ${id}::uuid
+    UNION ALL SELECT body FROM webhook_events WHERE ((body::json -> 'data') ->> 'id') = ${id}`)
+  return { ...row!, copies: copies.map((copy) => copy.text ?? '') }
+}
+
+/** The pool answers again once its connections were cut: the first queries after may fail. */
+const reconnected = (db: App['db']) =>
+  expect
+    .poll(
+      () =>
+        db.execute(sql`SELECT 1`).then(
+          () => true,
+          () => false,
+        ),
+      { timeout: 10_000 },
+    )
+    .toBe(true)
+
+const eraserOf = (db: App['db'], store: ArtifactStore = app.artifacts, batchSize = 100) =>
+  new PersonalDataEraser({ db, artifacts: store, log: silentLog }, { retentionMs: 60_000, batchSize })
+
+/** Rounds until one finds nothing more to do. */
+async function eraseAll(eraser: PersonalDataEraser) {
+  for (let round = 0; round < 100 && (await eraser.tick()); round++);
+}
+
+describe('erasure while every connection is cut', () => {
+  it('leaves each letter as it was or erased everywhere, never between, and a later round finishes the work, files included', async () => {
+    const people = names('Borrable', 60)
+    const ids = await Promise.all(people.map((name) => printedLetter(name)))
+    const db = createDb(app.config.databaseUrl, { max: 2 })
+    const killer = postgres(app.config.databaseUrl, { max: 1, onnotice: () => {} })
+    // Two letters a transaction: a round cut anywhere (mid-erasure, at commit, between the erasure and the files) loses at most that.
+    const eraser = eraserOf(db, app.artifacts, 2)
+    let cuts = 0
+    let rounds = 0
+    let failedRounds = 0
+    let cutting = true
+    try {
+      const killing = (async () => {
+        while (cutting) {
+          await killer`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+          cuts++
+          await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 30))
+        }
+      })()
+      // Until some rounds went through and more were cut, so that some letters are erased and the others not.
+      const deadline = Date.now() + 20_000
+      while ((rounds < 5 || failedRounds < 10) && Date.now() < deadline) {
+        await eraser.tick().then(
+          () => rounds++,
+          () => failedRounds++,
+        )
+      }
+      cutting = false
+      await killing
+      await reconnected(app.db)
+
+      let erased = 0
+      for (const [index, id] of ids.entries()) {
+        const name = people[index]!
+        const stored = await storedOf(id)
+        expect(stored.copies.length).toBeGreaterThan(1)
+        if (stored.erasedAt === null) {
+          expect(stored.recipient.name).toBe(name)
+          expect(stored.message).toContain(name)
+          // Its row, its first event's body in `events` and the endpoint's copy: all as they were.
+          expect(stored.copies.filter((copy) => copy.includes(name)).length).toBe(stored.copies.filter((copy) => copy !== '').length)
+        } else {
+          erased++
+          expect({ name: stored.recipient.name, message: stored.message }).toEqual({ name: '', message: '' })
+          expect(found(stored.copies.join('\n'), [name])).toEqual([])
+        }
+      }
+      console.log(`### ${cuts} cuts, ${rounds} rounds, ${failedRounds} cut: ${erased} of ${ids.length} letters erased, the others untouched`)
+      expect(failedRounds).toBeGreaterThanOrEqual(10)
+      expect(erased).toBeGreaterThan(0)
+      expect(erased).toBeLessThan(ids.length)
+
+      await reconnected(db)
+      await eraseAll(eraser)
+      for (const id of ids) expect((await storedOf(id)).erasedAt).not.toBeNull()
+      expect(found(await databaseDump(app.config.databaseUrl), people)).toEqual([])
+      for (const id of ids) expect(await inStore(`${id}/card.pdf`)).toBe(false)
+      const pending = await app.db
+        .select({ id: letters.id })
+        .from(letters)
+        .where(sql`${inArray(letters.id, ids)} AND artifacts_removed_at IS NULL`)
+      expect(pending).toEqual([])
+    } finally {
+      await killer.end()
+      await closeDb(db)
+    }
+  }, 60_000)
+})
+
+describe('files', () => {
+  it('are removed only after the erasure committed, and a removal that failed is done by a later round', async () => {
+    let failing = true
+    const local = new LocalArtifactStore(app.config.artifactsDir)
+    const flaky: ArtifactStore = {
+      name: 'flaky',
+      put: (key, data) => local.put(key, data),
+      get: (key) => local.get(key),
+      removeFolder: (folder) => (failing ? Promise.reject(new Error('the object store is down')) : local.removeFolder(folder)),
+    }
+    const [first, second] = names('Ficheruda', 2)
+    const ids = [await printedLetter(first!), await printedLetter(second!)]
+    const eraser = eraserOf(app.db, flaky)
+
+    await expect(eraser.tick()).rejects.toThrow('the object store is down')
+    for (const id of ids) {
+      expect((await storedOf(id)).erasedAt).not.toBeNull()
+      expect(await inStore(`${id}/card.pdf`)).toBe(true)
+    }
+    failing = false
+    await eraseAll(eraser)
+    for (const id of ids) expect(await inStore(`${id}/card.pdf`)).toBe(false)
+  })
+
+  it('of a batch go once every letter in it is erased, and a failed letter of a batch not handed over is not erased until it is', async () => {
+    const [a, b, c] = names('Lotera', 3)
+    const handed = [await printedLetter(a!), await printedLetter(b!)]
+    const [batch] = await app.db.insert(printBatches).values({ status: 'handed', letterCount: 2 }).returning({ id: printBatches.id })
+    await app.db.insert(printBatchLetters).values(handed.map((letterId, index) => ({ batchId: batch!.id, letterId, sequence: index + 1 })))
+    const manifest = batchFileKey(batch!.id, `batch-${batch!.id}.manifest.csv`)
+    await app.artifacts.put(manifest, Buffer.from(`1;${a};${b}`))
+
+    expect((await publicClient(app, account.apiKey).delete(`/cards/${handed[0]}/personal-data`)).statusCode).toBe(204)
+    expect(await inStore(manifest)).toBe(true)
+    expect((await publicClient(app, account.apiKey).delete(`/cards/${handed[1]}/personal-data`)).statusCode).toBe(204)
+    expect(await inStore(batchFolder(batch!.id))).toBe(false)
+    const [row] = await app.db.select({ removedAt: printBatches.artifactsRemovedAt }).from(printBatches).where(eq(printBatches.id, batch!.id))
+    expect(row?.removedAt).not.toBeNull()
+
+    // Given up on while it waited in a tray that is still closing: its batch will draw it from its row.
+    const waiting = await printedLetter(c!)
+    await app.db.update(letters).set({ status: 'failed' }).where(eq(letters.id, waiting))
+    const [closing] = await app.db.insert(printBatches).values({ status: 'closing', letterCount: 1 }).returning({ id: printBatches.id })
+    await app.db.insert(printBatchLetters).values({ batchId: closing!.id, letterId: waiting, sequence: 1 })
+    const eraser = eraserOf(app.db)
+    await eraseAll(eraser)
+    expect((await storedOf(waiting)).erasedAt).toBeNull()
+    await app.db.update(printBatches).set({ status: 'handed' }).where(eq(printBatches.id, closing!.id))
+    await eraseAll(eraser)
+    expect((await storedOf(waiting)).erasedAt).not.toBeNull()
+  })
+})
+
+describe('erasure racing a change of status', () => {
+  it('never lets the change bring the data back: each letter ends mailed and erased, its every event without its recipient', async () => {
+    const people = names('Carrera', 8)
+    const ids = await Promise.all(people.map((name) => printedLetter(name)))
+    const answers = await Promise.all(
+      ids.flatMap((id) => [adminClient(app).post(`/admin/cards/${id}/mailed`), publicClient(app, account.apiKey).delete(`/cards/${id}/personal-data`)]),
+    )
+    expect(answers.map((answer) => answer.statusCode)).toEqual(ids.flatMap(() => [200, 204]))
+    for (const [index, id] of ids.entries()) {
+      const stored = await storedOf(id)
+      expect(stored.erasedAt).not.toBeNull()
+      expect(found(stored.copies.join('\n'), [people[index]!])).toEqual([])
+      const [mailed] = await app.db.execute<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM webhook_events WHERE type = 'letter.mailed' AND ((body::json -> 'data') ->> 'id') = ${id}`,
+      )
+      expect(mailed?.n).toBe(1)
+    }
+    expect(found(await databaseDump(app.config.databaseUrl), people)).toEqual([])
+  })
+})

@@ -1,0 +1,140 @@
+// A creation held up longer than the request timeout (an account's row locked by a slow
+// transaction): every request is answered 503 with Retry-After before its connection is cut, and
+// nothing of it is ever written, not even once the lock is gone.
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, sql } from 'drizzle-orm'
+import { accounts, ledgerEntries, letters } from '@letters/db'
+import type { App } from '../src/app.js'
+import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
+import { adminAccount, singleLetter, startGateway } from './helpers.js'
+
+const REQUEST_TIMEOUT_MS = 3000
+let app: App
+let base: string
+
+beforeAll(async () => {
+  app = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+/** Holds the account's row as a slow concurrent charge would, on a connection of the test's own. */
+async function holdAccountRow(accountId: string) {
+  let release!: () => void
+  let locked!: () => void
+  const taken = new Promise<void>((resolve) => (locked = resolve))
+  const holder = app.db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
+    locked()
+    await new Promise<void>((resolve) => (release = resolve))
+  })
+  await taken
+  return async () => {
+    release()
+    await holder
+  }
+}
+
+async function post(path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) {
+  const started = Date.now()
+  try {
+    const response = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text(), ms: Date.now() - started }
+  } catch (error) {
+    // The connection cut without an answer: what must never happen.
+    return { status: 0, retryAfter: null, body: String(error), ms: Date.now() - started }
+  }
+}
+
+async function moneyOf(accountId: string) {
+  const [account] = await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
+  const written = await app.db.select({ id: letters.id }).from(letters).where(eq(letters.accountId, accountId))
+  const charges = await app.db.select({ id: ledgerEntries.id }).from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId))
+  return { balance: account!.balance, letters: written.length, ledgerEntries: charges.length }
+}
+
+describe('a creation whose account row is held past the request timeout', () => {
+  it('answers /single, /card and /cards/bulk 503 with Retry-After in time, and writes and charges nothing, then or later', async () => {
+    const account = await adminAccount(app, 5000)
+    const campaignId = await bulkCampaign(app, account)
+    const before = await moneyOf(account.id)
+    const release = await holdAccountRow(account.id)
+    let answers: Awaited<ReturnType<typeof post>>[]
+    try {
+      answers = await Promise.all([
+        ...Array.from({ length: 6 }, (_, i) => post('/single', account.apiKey, singleLetter(account, { name: `Lucía ${i}` }))),
+        post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' }),
+        post('/card', account.apiKey, { campaignId, ...bulkRecipient() }),
+        post('/cards/bulk', account.apiKey, { campaignId, recipients: Array.from({ length: 1000 }, (_, i) => bulkRecipient({ name: `Cliente ${i}` })) }),
+      ])
+      // The lock outlives every request by seconds: a request still at work would write now.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+    } finally {
+      await release()
+    }
+    await app.intake.drained()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    console.log(`### answers: ${JSON.stringify(answers.map((a) => [a.status, a.ms]))}`)
+    for (const answer of answers) {
+      expect(answer.status, answer.body).toBe(503)
+      expect(answer.retryAfter).toMatch(/^[1-9][0-9]*$/)
+      // An answer at all is what proves it came before the cut (a cut connection is status 0);
+      // its time is bounded loosely, since a loaded machine delays every timer alike.
+      expect(answer.ms).toBeLessThan(REQUEST_TIMEOUT_MS + 1500)
+      expect(JSON.parse(answer.body).message).toMatch(/no se ha guardado ni cobrado nada/)
+    }
+    expect(await moneyOf(account.id)).toEqual(before)
+
+    // The key was left free: the retry is stored, once.
+    const retry = await post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' })
+    expect(retry.status, retry.body).toBe(200)
+    expect((await moneyOf(account.id)).letters).toBe(1)
+  }, 30_000)
+
+  it('stores a creation whose lock is released before its deadline, answered once', async () => {
+    const account = await adminAccount(app, 100)
+    const release = await holdAccountRow(account.id)
+    const pending = post('/single', account.apiKey, singleLetter(account))
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    await release()
+    const answer = await pending
+    expect(answer.status, answer.body).toBe(200)
+    expect((await moneyOf(account.id)).letters).toBe(1)
+  }, 30_000)
+
+  it('answers a creation still waiting when the gateway stops 503, and never stores it', async () => {
+    const stopping = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: '20000' })
+    await stopping.listen({ host: '127.0.0.1', port: 0 })
+    const url = `http://127.0.0.1:${(stopping.server.address() as AddressInfo).port}`
+    const account = await adminAccount(stopping, 100)
+    const release = await holdAccountRow(account.id)
+    try {
+      const started = Date.now()
+      const pending = fetch(`${url}/single`, {
+        method: 'POST',
+        headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify(singleLetter(account)),
+      })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const closed = stopping.close()
+      const answer = await pending
+      expect(answer.status).toBe(503)
+      expect(answer.headers.get('retry-after')).toMatch(/^[1-9]/)
+      expect(Date.now() - started).toBeLessThan(8000)
+      await release()
+      await closed
+    } finally {
+      await release().catch(() => undefined)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect((await moneyOf(account.id)).letters).toBe(0)
+  }, 30_000)
+})

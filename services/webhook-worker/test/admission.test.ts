@@ -1,0 +1,111 @@
+import { afterEach, describe, expect } from 'vitest'
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm'
+import type { App } from '@letters/gateway/app'
+import { outbox, webhookEndpoints, webhookEvents } from '@letters/db'
+import { adminAccount } from '@letters/test/support/accounts'
+import { publicClient } from '@letters/test/support/gateway'
+import { silentLog } from '@letters/test/support/pipeline'
+import { it } from '@letters/test/support/fixtures'
+import { DeliveryAdmission } from '../src/admission.js'
+import { deliverEvent } from '../src/deliver.js'
+
+// A database of its own: the admission takes every pending delivery it finds. No worker runs here.
+it.override({ gatewayOptions: { isolate: 'webhook-admission', checkContract: false } })
+
+let app: App
+let account: Awaited<ReturnType<typeof adminAccount>>
+it.beforeAll(async ({ gateway }) => {
+  app = gateway
+  account = await adminAccount(app, 10)
+})
+afterEach(async () => {
+  await app.db.delete(webhookEndpoints)
+  await app.db.delete(outbox)
+})
+
+async function endpointWith(pending: number, fields: Partial<typeof webhookEvents.$inferInsert> = {}) {
+  const response = await publicClient(app, account.apiKey).post('/webhooks', { url: `https://93.184.216.34/hooks/${pending}-${Math.random()}` })
+  expect(response.statusCode, response.body).toBe(201)
+  const endpointId = response.json<{ id: string }>().id
+  // Written a millisecond apart, as events are: the oldest is due longest.
+  const start = Date.now() - 60_000
+  const rows = Array.from({ length: pending }, (_, n) => ({ endpointId, type: 'webhook.test', body: '{}', createdAt: new Date(start + n), ...fields }))
+  const written = rows.length === 0 ? [] : await app.db.insert(webhookEvents).values(rows).returning({ id: webhookEvents.id })
+  return { endpointId, eventIds: written.map((row) => row.id) }
+}
+
+const admission = (options: Partial<ConstructorParameters<typeof DeliveryAdmission>[2]> = {}) =>
+  new DeliveryAdmission(app.db, silentLog, { maxInFlightPerEndpoint: 10, ...options })
+
+const leasedOf = (endpointId: string) =>
+  app.db
+    .select()
+    .from(webhookEvents)
+    .where(and(eq(webhookEvents.endpointId, endpointId), sql`${webhookEvents.leasedUntil} > now()`))
+
+describe('the admission', () => {
+  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT deliveries of an endpoint, oldest first, each with its job, and more only as slots come free', async () => {
+    const busy = await endpointWith(25)
+    const quiet = await endpointWith(2)
+    const admit = admission()
+    expect(await admit.admitOnce()).toBe(12)
+    const leased = await leasedOf(busy.endpointId)
+    expect(leased.map((event) => event.id).sort()).toEqual(busy.eventIds.slice(0, 10).sort())
+    expect(await leasedOf(quiet.endpointId)).toHaveLength(2)
+    // Each admitted delivery's job: its id is the lease's, its payload the event's id.
+    const jobs = await app.db.select().from(outbox)
+    expect(jobs).toHaveLength(12)
+    for (const event of leased) {
+      expect(jobs.find((job) => job.id === event.leaseId)).toMatchObject({ queue: 'webhooks', jobName: 'deliver-webhook', payload: { eventId: event.id } })
+    }
+    expect(await admit.admitOnce()).toBe(0)
+
+    // Three deliveries end: three more of that endpoint go, the next oldest.
+    await app.db
+      .update(webhookEvents)
+      .set({ state: 'delivered', leasedUntil: null, leaseId: null })
+      .where(inArray(webhookEvents.id, busy.eventIds.slice(0, 3)))
+    expect(await admit.admitOnce()).toBe(3)
+    expect((await leasedOf(busy.endpointId)).map((event) => event.id).sort()).toEqual(busy.eventIds.slice(3, 13).sort())
+  })
+
+  it('gives a slot again once its lease has passed, as when the worker holding it was killed; the old job then sends nothing', async () => {
+    const { endpointId } = await endpointWith(15)
+    const admit = admission()
+    await admit.admitOnce()
+    const [lost] = await app.db
+      .update(webhookEvents)
+      .set({ leasedUntil: sql`now() - interval '1 second'` })
+      .where(and(eq(webhookEvents.endpointId, endpointId), isNotNull(webhookEvents.leaseId)))
+      .returning()
+    expect(await admit.admitOnce()).toBe(10)
+    expect(await leasedOf(endpointId)).toHaveLength(10)
+    const [again] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id))
+    expect(again!.leaseId).not.toBe(lost!.leaseId)
+    // The job of the lease that passed, run late: superseded before anything is sent.
+    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }
+    expect(await deliverEvent(app.db, settings, { eventId: lost!.id, leaseId: lost!.leaseId! })).toEqual({ outcome: 'superseded' })
+    expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id)))[0]).toMatchObject({ attempts: 0, leaseId: again!.leaseId })
+  })
+
+  it('leaves a retry until its time has come', async () => {
+    const later = await endpointWith(1, { attempts: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) })
+    const due = await endpointWith(1, { attempts: 1, nextAttemptAt: new Date(Date.now() - 1000) })
+    expect(await admission().admitOnce()).toBe(1)
+    expect(await leasedOf(due.endpointId)).toHaveLength(1)
+    expect(await leasedOf(later.endpointId)).toEqual([])
+  })
+
+  it('gives each endpoint its first slot before anyone’s second when a round cannot take every due delivery', async () => {
+    const endpoints = [await endpointWith(5), await endpointWith(5), await endpointWith(5)]
+    expect(await admission({ batchSize: 3 }).admitOnce()).toBe(3)
+    for (const { endpointId } of endpoints) expect(await leasedOf(endpointId)).toHaveLength(1)
+  })
+
+  it('never fills one free slot twice when admissions of several workers run at once', async () => {
+    const { endpointId } = await endpointWith(40)
+    const rounds = await Promise.all([admission(), admission(), admission(), admission()].map((admit) => admit.admitOnce()))
+    expect(rounds.reduce((sum, n) => sum + n, 0)).toBe(10)
+    expect(await leasedOf(endpointId)).toHaveLength(10)
+  })
+})
