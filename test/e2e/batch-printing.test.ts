@@ -11,7 +11,8 @@ import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 
 // Long enough for a hundred letters to be drawn on a loaded machine before their batch's wait ends:
 // the first two batches close full, the last one (50 letters) when its first letter has waited this long.
-const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '100', BATCH_MAX_WAIT_MS: '30000' }
+// A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
+const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '100', BATCH_MAX_WAIT_MS: '30000', PRINT_TIMEOUT_MS: '5000' }
 const LETTERS = 250
 /** The test sends its 250 letters faster than a client may. */
 const gatewayEnv = { RATE_LIMIT_MAX: '100000' }

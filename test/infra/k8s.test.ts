@@ -9,6 +9,7 @@ import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObj
 import { TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication'
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
 import { Namespace } from 'kubernetes-models/v1/Namespace'
@@ -39,6 +40,7 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'keda.sh/v1alpha1/ScaledObject': ScaledObject,
   'keda.sh/v1alpha1/TriggerAuthentication': TriggerAuthentication,
 }
@@ -166,6 +168,27 @@ describe('infra/k8s', () => {
     expect(trustProxy.length).toBeGreaterThan(0)
     // The pod network, never a public range a client could send from.
     for (const range of trustProxy) expect(range).toMatch(/^(10\.|172\.(1[6-9]|2[0-9]|3[01])\.|192\.168\.|f[cd][0-9a-f]{2}:)/)
+  })
+
+  it('lets no pod but the Ingress controller’s reach the gateway’s port, so no other pod can forge X-Forwarded-For (NetworkPolicy)', () => {
+    const gatewayLabels = deploymentOf('gateway').spec!.template.metadata!.labels
+    const policies = all('NetworkPolicy').map((manifest) => asModel(NetworkPolicy, manifest))
+    const guarding = policies.filter((policy) => {
+      const selected = policy.spec?.podSelector?.matchLabels ?? {}
+      return Object.entries(selected).every(([label, value]) => gatewayLabels?.[label] === value)
+    })
+    expect(guarding, 'one NetworkPolicy selects the gateway pods').toHaveLength(1)
+    const [policy] = guarding
+    expect(policy!.spec?.podSelector).toEqual({ matchLabels: gatewayLabels })
+    expect(policy!.spec?.policyTypes).toEqual(['Ingress'])
+    // One rule: from the controller's namespace (no pod selector, no address block, no other
+    // namespace), to the gateway's HTTP port alone.
+    expect(policy!.spec?.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }],
+        ports: [{ port: containerOf('gateway').ports![0]!.name, protocol: 'TCP' }],
+      },
+    ])
   })
 
   it('keeps Postgres and Redis outside: no workload of ours runs them, and the Secret template holds placeholders only', () => {

@@ -106,7 +106,14 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
     pipeline = await startPipeline('rtstocks', { production: false, reconcile: true, env: { RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' } })
     const { app, config } = pipeline
     const db = app.db
-    const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '4', BATCH_MAX_WAIT_MS: '3000', PRINT_COMMAND: loggingCommand(log, { before: 1 }) }
+    // A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
+    const batchEnv = {
+      PRINTER: 'batch',
+      BATCH_MAX_LETTERS: '4',
+      BATCH_MAX_WAIT_MS: '3000',
+      PRINT_TIMEOUT_MS: '5000',
+      PRINT_COMMAND: loggingCommand(log, { before: 1 }),
+    }
     for (const name of ['rtstocks-a', 'rtstocks-b']) workers.push(await startFloorProcess(config, { ...batchEnv, PGAPPNAME: name }))
     const designs = [
       await newDesign('card-designs', { name: 'Lisa', stockCode: 'LISA-A6' }),

@@ -16,7 +16,8 @@ import { deleteKeys } from '../support/redis-keys.js'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
 const LETTERS = 40
-const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '10', BATCH_MAX_WAIT_MS: '4000' }
+// A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
+const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '10', BATCH_MAX_WAIT_MS: '4000', PRINT_TIMEOUT_MS: '5000' }
 
 let pipeline: Pipeline | undefined
 const workers: ServiceProcess[] = []
@@ -30,7 +31,7 @@ afterAll(async () => {
 const count = <T>(items: T[]) => items.reduce((acc, item) => acc.set(item, (acc.get(item) ?? 0) + 1), new Map<T, number>())
 
 describe('held: the floor through a killed worker, lost Redis keys and terminated connections', () => {
-  it('puts every letter in one batch, hands each file once, and mails every scanned letter once', { timeout: 60_000 }, async () => {
+  it('puts every letter in one batch, hands each file once, and mails every scanned letter once', { timeout: 150_000 }, async () => {
     pipeline = await startPipeline('rtfloor', {
       production: false,
       reconcile: true,
@@ -126,7 +127,8 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
       .poll(
         async () => (await db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((l) => l.status === 'mailed').length,
         {
-          timeout: 40_000,
+          // The killed closer's batch waits for its lease to pass (PRINT_TIMEOUT_MS + 30 s).
+          timeout: 90_000,
           interval: 500,
         },
       )

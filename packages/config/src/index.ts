@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { resolve } from 'node:path'
+import proxyAddr from '@fastify/proxy-addr'
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
@@ -69,6 +70,7 @@ const EnvSchema = Type.Object({
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^[0-9]{1,10}(,[0-9]{1,10})*$', default: '5000,30000,120000,600000,3600000,21600000,86400000' }),
   WEBHOOK_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '10' }),
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '20' }),
   WEBHOOK_ALLOW_HTTP: Type.Optional(Flag),
   CLOCK_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   TEST_MAILED_AFTER_MS: Type.String({ pattern: '^[0-9]+$', default: '60000' }),
@@ -129,7 +131,7 @@ export interface Config {
   proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number }
   /** Past this event-loop delay the gateway answers 503 instead of queueing more work. */
   eventLoopMaxDelayMs: number
-  /** Failed authentications (admin token, unknown API keys) allowed per client IP and window, then 429. */
+  /** Failed authentications allowed per client IP and window, for API keys, the admin token and the floor token each apart, then 429. */
   authFailures: { max: number; windowMs: number }
   /**
    * The proxies in front of the gateway (addresses or CIDR ranges): only from one of them is the
@@ -154,6 +156,11 @@ export interface Config {
      * receiver holds at most this many of the workers' slots, and only its own events wait.
      */
     maxInFlightPerEndpoint: number
+    /**
+     * Deliveries of one account in flight at once, over all its endpoints and both modes: an
+     * account whose every endpoint is dead holds this many slots, and the rest stay for others.
+     */
+    maxInFlightPerAccount: number
     /** Whether an endpoint may be registered with a plain http:// URL (default: everywhere but production). */
     allowHttp: boolean
   }
@@ -220,6 +227,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   WEBHOOK_RETRY_SCHEDULE: 'must list delays in milliseconds separated by commas (e.g. 5000,30000,120000)',
   WEBHOOK_CONCURRENCY: 'must be an integer from 1 to 9999',
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 'must be an integer from 1 to 9999',
+  WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: 'must be an integer from 1 to 9999',
   WEBHOOK_ALLOW_HTTP: 'must be "true" or "false"',
   CLOCK_INTERVAL_MS: 'must be a positive integer of milliseconds',
   TEST_MAILED_AFTER_MS: 'must be a non-negative integer of milliseconds',
@@ -231,16 +239,34 @@ function fail(name: keyof typeof rules, value: unknown): never {
   throw new ConfigError(`${name}=${String(value)}: ${rules[name]}`)
 }
 
+/** The first and last address of IPv4 and of IPv6: a range that holds both holds everyone of that family. */
+const ADDRESS_SPACES = [
+  ['0.0.0.0', '255.255.255.255'],
+  ['::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+] as const
+
 /**
- * An IPv4 or IPv6 address, or a CIDR range of either (`10.244.0.0/16`, `fd00::/8`), as the
- * gateway's proxy-addr takes them. A /0 is refused as it is: it would believe anyone's header.
+ * An IPv4 or IPv6 address, or a CIDR range of either (`10.244.0.0/16`, `fd00::/8`), read by the
+ * proxy-addr Fastify hands TRUST_PROXY to, so that an entry starts the gateway only if the
+ * gateway can trust it, and means what it will mean there. Refused as well:
+ * - a range that would believe anyone's header: a /0 (proxy-addr refuses it too), or one that
+ *   holds a whole address space in another way (`::ffff:0.0.0.0/96`, every IPv4 client);
+ * - what proxy-addr reads other than a person might: the address must be written as Node writes
+ *   it (`010.0.0.1` would be octal, 8.0.0.1; `10` would be 0.0.0.10) and the prefix without a
+ *   leading zero (`/016`).
  */
 function isAddressOrRange(entry: string): boolean {
-  const [address = '', prefix, ...rest] = entry.split('/')
-  const version = isIP(address)
-  if (version === 0 || rest.length > 0) return false
-  if (prefix === undefined) return true
-  return /^[1-9][0-9]{0,2}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)
+  const slash = entry.indexOf('/')
+  const address = slash < 0 ? entry : entry.slice(0, slash)
+  const prefix = slash < 0 ? undefined : entry.slice(slash + 1)
+  if (isIP(address) === 0 || (prefix !== undefined && !/^[1-9][0-9]*$/.test(prefix))) return false
+  let trusts: (address: string, hop: number) => boolean
+  try {
+    trusts = proxyAddr.compile(entry)
+  } catch {
+    return false
+  }
+  return !ADDRESS_SPACES.some(([first, last]) => trusts(first, 0) && trusts(last, 0))
 }
 
 /** TRUST_PROXY's entries; an entry that is neither an address nor a range stops the start, named. */
@@ -281,17 +307,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
-  // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
   const budget = requestBudget(Number(vars.HTTP_REQUEST_TIMEOUT_MS))
-  const statementTimeoutMs =
-    vars.DATABASE_STATEMENT_TIMEOUT_MS === undefined ? Math.min(10_000, budget.decideWithinMs) : Number(vars.DATABASE_STATEMENT_TIMEOUT_MS)
-  // A statement still running once its request had to be decided would do its work after the
-  // client was told 503: the write the client was told did not happen would happen.
-  if (statementTimeoutMs > budget.decideWithinMs) {
+  // Half the time a request has to be decided: a request's transaction (a lock waited for, then
+  // a write) then ends before its answer is due, rather than after the client was answered.
+  const statementBudgetMs = Math.floor(budget.decideWithinMs / 2)
+  const statementTimeoutMs = vars.DATABASE_STATEMENT_TIMEOUT_MS === undefined ? Math.min(10_000, statementBudgetMs) : Number(vars.DATABASE_STATEMENT_TIMEOUT_MS)
+  if (statementTimeoutMs > statementBudgetMs) {
     throw new ConfigError(
-      `DATABASE_STATEMENT_TIMEOUT_MS=${statementTimeoutMs}: must not exceed ${budget.decideWithinMs} ms, the time a request has to be decided with HTTP_REQUEST_TIMEOUT_MS=${vars.HTTP_REQUEST_TIMEOUT_MS} (lower it, or raise HTTP_REQUEST_TIMEOUT_MS)`,
+      `DATABASE_STATEMENT_TIMEOUT_MS=${statementTimeoutMs}: must not exceed ${statementBudgetMs} ms, half the ${budget.decideWithinMs} ms a request has to be decided in with HTTP_REQUEST_TIMEOUT_MS=${vars.HTTP_REQUEST_TIMEOUT_MS}, or a transaction could outlast its request's answer (lower it, or raise HTTP_REQUEST_TIMEOUT_MS)`,
     )
   }
+  // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
   if (vars.FLOOR_TOKEN !== undefined && vars.FLOOR_TOKEN === vars.ADMIN_TOKEN) {
     throw new ConfigError('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
   }
@@ -348,6 +374,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryScheduleMs: vars.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number),
       concurrency: Number(vars.WEBHOOK_CONCURRENCY),
       maxInFlightPerEndpoint: Number(vars.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
+      maxInFlightPerAccount: Number(vars.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT),
       // Event bodies carry recipients' names and addresses: in production they travel over TLS unless WEBHOOK_ALLOW_HTTP=true.
       allowHttp: vars.WEBHOOK_ALLOW_HTTP === undefined ? vars.NODE_ENV !== 'production' : vars.WEBHOOK_ALLOW_HTTP === 'true',
     },

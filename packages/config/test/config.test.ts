@@ -41,6 +41,7 @@ describe('loadConfig', () => {
         retryScheduleMs: [5000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000, 86_400_000],
         concurrency: 100,
         maxInFlightPerEndpoint: 10,
+        maxInFlightPerAccount: 20,
         allowHttp: true,
       },
       clockIntervalMs: 1000,
@@ -69,6 +70,7 @@ describe('loadConfig', () => {
       retryScheduleMs: [100, 200],
       concurrency: 20,
       maxInFlightPerEndpoint: 10,
+      maxInFlightPerAccount: 20,
       allowHttp: true,
     })
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5s,30s' })).toThrow('WEBHOOK_RETRY_SCHEDULE=5s,30s: must list delays')
@@ -79,6 +81,16 @@ describe('loadConfig', () => {
     for (const bad of ['0', '-1', '2.5', 'ten', '10000']) {
       expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: bad })).toThrow(
         `WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT=${bad}: must be an integer from 1 to 9999`,
+      )
+    }
+  })
+
+  it('caps the deliveries in flight per account, 20 unless told otherwise, and refuses a cap that is not a positive integer', () => {
+    expect(loadConfig({}).webhooks.maxInFlightPerAccount).toBe(20)
+    expect(loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: '5' }).webhooks.maxInFlightPerAccount).toBe(5)
+    for (const bad of ['0', '-1', '2.5', 'twenty', '10000']) {
+      expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: bad })).toThrow(
+        `WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT=${bad}: must be an integer from 1 to 9999`,
       )
     }
   })
@@ -177,6 +189,7 @@ describe('loadConfig', () => {
   it('reads TRUST_PROXY as the proxies whose X-Forwarded-For is believed, none by default', () => {
     expect(loadConfig({}).trustProxy).toEqual([])
     expect(loadConfig({ TRUST_PROXY: '10.244.0.0/16, 127.0.0.1,fd00::/8,::1' }).trustProxy).toEqual(['10.244.0.0/16', '127.0.0.1', 'fd00::/8', '::1'])
+    expect(loadConfig({ TRUST_PROXY: '172.16.0.0/12,::ffff:10.0.0.1,fe80::1/128' }).trustProxy).toEqual(['172.16.0.0/12', '::ffff:10.0.0.1', 'fe80::1/128'])
   })
 
   it.each([
@@ -190,6 +203,15 @@ describe('loadConfig', () => {
     ['127.0.0.1 10.0.0.1', '127.0.0.1 10.0.0.1'],
     ['*', '*'],
     ['0.0.0.0/0', '0.0.0.0/0'],
+    ['::/0', '::/0'],
+    // Every IPv4 client, written as IPv6.
+    ['10.0.0.1,::ffff:0.0.0.0/96', '::ffff:0.0.0.0/96'],
+    // What proxy-addr would read as 8.0.0.1 and as 0.0.0.10.
+    ['010.0.0.1', '010.0.0.1'],
+    ['10', '10'],
+    ['10.0.0.0/255.255.0.0', '10.0.0.0/255.255.0.0'],
+    ['loopback', 'loopback'],
+    ['10.0.0.0/8/8', '10.0.0.0/8/8'],
   ])('refuses TRUST_PROXY=%s, naming the entry that is not an address or a CIDR range', (value, entry) => {
     expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(
       `TRUST_PROXY=${value}: must list the proxies' addresses or CIDR ranges, separated by commas (e.g. 10.244.0.0/16,127.0.0.1); "${entry}" is not one`,
@@ -249,18 +271,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)
   })
 
-  it('refuses a statement timeout longer than a request has to be decided, naming both settings', () => {
+  it('refuses a statement timeout longer than half the time a request has to be decided, naming both settings', () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '40000' })).toThrow(
-      'DATABASE_STATEMENT_TIMEOUT_MS=40000: must not exceed 25000 ms, the time a request has to be decided with HTTP_REQUEST_TIMEOUT_MS=30000',
+      'DATABASE_STATEMENT_TIMEOUT_MS=40000: must not exceed 12500 ms, half the 25000 ms a request has to be decided in with HTTP_REQUEST_TIMEOUT_MS=30000',
     )
     expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000', DATABASE_STATEMENT_TIMEOUT_MS: '10000' })).toThrow(
-      'DATABASE_STATEMENT_TIMEOUT_MS=10000: must not exceed 2250 ms',
+      'DATABASE_STATEMENT_TIMEOUT_MS=10000: must not exceed 1125 ms',
     )
-    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '25000' }).databaseStatementTimeoutMs).toBe(25_000)
+    expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '12500' }).databaseStatementTimeoutMs).toBe(12_500)
   })
 
   it('keeps the default statement timeout within a short request timeout', () => {
-    expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000' }).databaseStatementTimeoutMs).toBe(2250)
+    expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000' }).databaseStatementTimeoutMs).toBe(1125)
     expect(requestBudget(3000)).toEqual({ decideWithinMs: 2250, answerWithinMs: 2700 })
     expect(requestBudget(30_000)).toEqual({ decideWithinMs: 25_000, answerWithinMs: 29_000 })
   })

@@ -7,6 +7,13 @@ import { Type, type Static, type TSchema } from 'typebox'
 export const Uuid = (errorMessage?: string) => Type.String({ format: 'uuid', ...(errorMessage ? { errorMessage } : {}) })
 
 /**
+ * A UUID in any case, as ids are written: for ids no schema checked (a path segment that names
+ * nothing when it is not one, a BullMQ job's id), which must not reach a uuid column, where
+ * Postgres would refuse them with an error instead of finding nothing.
+ */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
  * Matches text with something visible in it: a character that is not white space, a control or
  * format character (zero-width space, joiners, BOM, soft hyphen…), another character that draws
  * nothing (Hangul fillers, variation selectors, the blank Braille pattern) or a combining mark,

@@ -16,5 +16,6 @@ export {
   recordBatchArtifactsRemoved,
   recordLetterArtifactsRemoved,
   reopenArtifactsIfErased,
+  sweepBatchesWithArtifacts,
   type EraseLock,
 } from './personal-data.js'

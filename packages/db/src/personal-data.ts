@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Recipient, VerifiedAddress } from '@letters/contracts'
 import type { Executor, Tx } from './client.js'
-import { letters, printBatches, stillErasable } from './schema.js'
+import { letters, printBatches, printBatchLetters, stillErasable } from './schema.js'
 import { isoInstant } from './webhook-events.js'
 
 /**
@@ -204,29 +204,61 @@ export async function recordLetterArtifactsRemoved(ex: Executor, letterIds: read
     .where(and(inArray(letters.id, [...letterIds]), isNotNull(letters.personalDataErasedAt)))
 }
 
+/** The `print_batches` row's letters are all erased: its files hold nobody's personal data any more. Erasure is never undone, so this stays true. */
+const allLettersErased = sql<boolean>`NOT EXISTS (
+  SELECT 1 FROM print_batch_letters m JOIN letters l ON l.id = m.letter_id
+  WHERE m.batch_id = print_batches.id AND l.personal_data_erased_at IS NULL)`
+
+/** A handed batch whose files have not been removed (print_batches_artifacts_pending_idx). */
+const handedWithArtifacts = and(eq(printBatches.status, 'handed'), isNull(printBatches.artifactsRemovedAt))
+
 /**
- * Handed-over batches every letter of which is erased, whose files (cards, envelopes, manifest:
- * every letter's name and address) are still to be removed; `letterIds`: only the batches of
- * these letters. Erasure is never undone, so a batch found here stays so.
+ * The batches of these letters (just erased) whose files are still to be removed now that every
+ * letter in them is erased: their cards, envelopes and manifest (every letter's name and address).
  */
-export async function batchesWithArtifacts(ex: Executor, options: { limit: number; letterIds?: readonly string[] }): Promise<string[]> {
+export async function batchesWithArtifacts(ex: Executor, letterIds: readonly string[]): Promise<string[]> {
+  if (letterIds.length === 0) return []
   const rows = await ex
     .select({ id: printBatches.id })
     .from(printBatches)
     .where(
       and(
-        eq(printBatches.status, 'handed'),
-        isNull(printBatches.artifactsRemovedAt),
-        options.letterIds === undefined
-          ? undefined
-          : sql`${printBatches.id} IN (SELECT batch_id FROM print_batch_letters WHERE letter_id IN ${options.letterIds})`,
-        sql`NOT EXISTS (SELECT 1 FROM print_batch_letters m JOIN letters l ON l.id = m.letter_id
-                        WHERE m.batch_id = ${printBatches.id} AND l.personal_data_erased_at IS NULL)`,
+        inArray(
+          printBatches.id,
+          ex
+            .select({ id: printBatchLetters.batchId })
+            .from(printBatchLetters)
+            .where(inArray(printBatchLetters.letterId, [...letterIds])),
+        ),
+        handedWithArtifacts,
+        allLettersErased,
       ),
     )
-    .orderBy(asc(printBatches.handedAt))
-    .limit(options.limit)
+    .orderBy(asc(printBatches.id))
   return rows.map((row) => row.id)
+}
+
+/**
+ * The next `limit` handed batches whose files have not been removed, in id order after `after`
+ * (null: from the first), and those of them whose letters are all erased: batches whose removal
+ * failed, or never ran (the process stopped between an erasure and its removal). Each call looks at
+ * a bounded stretch; `next` is where the following one starts, null once the last was looked at,
+ * so that calls in turn come round to every such batch.
+ */
+export async function sweepBatchesWithArtifacts(
+  ex: Executor,
+  options: { after: string | null; limit: number },
+): Promise<{ erased: string[]; next: string | null }> {
+  const rows = await ex
+    .select({ id: printBatches.id, erased: allLettersErased })
+    .from(printBatches)
+    .where(and(handedWithArtifacts, options.after === null ? undefined : gt(printBatches.id, options.after)))
+    .orderBy(asc(printBatches.id))
+    .limit(options.limit)
+  return {
+    erased: rows.filter((row) => row.erased).map((row) => row.id),
+    next: rows.length === options.limit ? rows.at(-1)!.id : null,
+  }
 }
 
 /** Records that these batches' files are gone from the artifact store. */

@@ -335,6 +335,8 @@ export const printBatches = pgTable(
      * file keeps the batch until it has recorded that file, and one that died lets go when this passes.
      */
     closerLeaseUntil: timestamp('closer_lease_until', { withTimezone: true }),
+    /** Which closer holds that lease: only its holder renews or releases it. */
+    closerLeaseId: uuid('closer_lease_id'),
     /** When the batch's files left the artifact store: once every letter in it was erased. */
     artifactsRemovedAt: timestamp('artifacts_removed_at', { withTimezone: true }),
   },
@@ -344,6 +346,11 @@ export const printBatches = pgTable(
       .on(table.cardStock, table.envelopeStock)
       .where(sql`status = 'open'`),
     index('print_batches_status_idx').on(table.status, table.openedAt),
+    // The eraser's look, a bounded stretch each round in id order, for handed batches whose letters
+    // are all erased but whose files are still there (their removal failed, or never ran).
+    index('print_batches_artifacts_pending_idx')
+      .on(table.id)
+      .where(sql`status = 'handed' AND artifacts_removed_at IS NULL`),
   ],
 )
 

@@ -1,7 +1,7 @@
 import type { Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { DeadlineExceededError, type LetterOrder, type OrderOutcome } from './orders.js'
-import { CommitUnknownError, storeOrders } from './store-orders.js'
+import { CommitUnknownError, storeOrders, type HeldOutcome } from './store-orders.js'
 
 export interface IntakeOptions {
   /** Transactions of orders under way at once; more orders wait and go into the next one. */
@@ -41,6 +41,9 @@ function expired(pending: Pending): boolean {
 }
 
 const POSTGRES_LOCK_NOT_AVAILABLE = '55P03'
+
+/** How long after its row was last found held an account's orders keep going alone. */
+const HELD_ACCOUNT_ASIDE_MS = 2000
 const isHeldUp = (error: unknown) => (error as { code?: unknown }).code === POSTGRES_LOCK_NOT_AVAILABLE
 
 /**
@@ -80,9 +83,24 @@ export class LetterIntake {
   submit(order: LetterOrder): Promise<OrderOutcome> {
     if (order.deadline) order.deadline.submitted = true
     return new Promise((resolve, reject) => {
-      this.queue.push({ order, resolve, reject, heldUp: 0 })
+      const pending: Pending = { order, resolve, reject, heldUp: 0 }
+      // Abandoned while it waits its turn: answered now, not when its turn comes.
+      order.deadline?.onAbandon(() => this.letGo(pending))
+      this.queue.push(pending)
       this.schedule()
     })
+  }
+
+  /** An order abandoned while it waited (not in a transaction): taken out of line and rejected. */
+  private letGo(pending: Pending): void {
+    for (const line of [this.queue, this.alone]) {
+      const at = line.indexOf(pending)
+      if (at < 0) continue
+      line.splice(at, 1)
+      pending.reject(new DeadlineExceededError())
+      this.settled()
+      return
+    }
   }
 
   /** Resolves once every order submitted so far has its outcome. */
@@ -115,15 +133,34 @@ export class LetterIntake {
   private takeBatch(): Pending[] {
     let letters = 0
     const batch: Pending[] = []
+    let aside = false
     while (this.queue.length > 0) {
       const pending = this.queue[0]!
       if (batch.length > 0 && letters + pending.order.letters.length > this.maxLettersPerBatch) break
       this.queue.shift()
       if (expired(pending)) continue
+      // An account found held a moment ago: its order waits alone, so the batch does not wait for it.
+      if (this.isHeld(pending.order.accountId)) {
+        this.alone.push(pending)
+        aside = true
+        continue
+      }
       letters += pending.order.letters.length
       batch.push(pending)
     }
+    if (aside) this.storeAlone()
     return batch
+  }
+
+  /** Accounts whose row another transaction held, until when their orders go alone rather than into a batch. */
+  private readonly held = new Map<string, number>()
+
+  private isHeld(accountId: string): boolean {
+    const until = this.held.get(accountId)
+    if (until === undefined) return false
+    if (until > Date.now()) return true
+    this.held.delete(accountId)
+    return false
   }
 
   private start(batch: Pending[]): void {
@@ -152,12 +189,46 @@ export class LetterIntake {
         for (const pending of batch) pending.reject(error)
         return
       }
+      // An account's row is held: the other accounts' orders are stored now, and only the held
+      // account's wait, alone.
+      if (isHeldUp(error) && (await this.storeSkippingHeld(batch))) return
       // Rolled back: each order again, alone.
       this.alone.push(...batch)
       this.storeAlone()
       return
     }
     batch.forEach((pending, n) => pending.resolve(outcomes[n]!))
+  }
+
+  /** The batch again, leaving out the orders of accounts whose rows are held; false if that failed too. */
+  private async storeSkippingHeld(batch: Pending[]): Promise<boolean> {
+    const open = batch.filter((pending) => !expired(pending))
+    if (open.length === 0) return true
+    let outcomes: Array<OrderOutcome | HeldOutcome>
+    try {
+      outcomes = await storeOrders(
+        this.db,
+        open.map((pending) => pending.order),
+        { skipHeld: true },
+      )
+    } catch (error) {
+      if (error instanceof CommitUnknownError) {
+        for (const pending of open) pending.reject(error)
+        return true
+      }
+      this.alone.push(...open)
+      this.storeAlone()
+      return true
+    }
+    open.forEach((pending, n) => {
+      const outcome = outcomes[n]!
+      if (outcome.outcome !== 'held') return pending.resolve(outcome)
+      this.held.set(pending.order.accountId, Date.now() + HELD_ACCOUNT_ASIDE_MS)
+      pending.heldUp++
+      this.alone.push(pending)
+    })
+    this.storeAlone()
+    return true
   }
 
   /**
@@ -175,9 +246,14 @@ export class LetterIntake {
       this.runningAlone++
       storeOrders(this.db, [pending.order], { lockTimeoutMs: this.lockTimeoutMs })
         .then(
-          ([outcome]) => pending.resolve(outcome!),
+          ([outcome]) => {
+            // Its account's row is free again: its orders may join batches.
+            this.held.delete(pending.order.accountId)
+            pending.resolve(outcome!)
+          },
           (error: unknown) => {
             // Held up again: tried again later, as long as it may still be decided.
+            if (isHeldUp(error)) this.held.set(pending.order.accountId, Date.now() + HELD_ACCOUNT_ASIDE_MS)
             if (isHeldUp(error) && ++pending.heldUp < this.maxHeldUp && !expired(pending)) this.alone.push(pending)
             else pending.reject(error)
           },

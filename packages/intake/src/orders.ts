@@ -77,17 +77,27 @@ export class OrderDeadline {
     return Math.max(0, this.decideBy - now)
   }
 
+  private readonly abandonedListeners: Array<() => void> = []
+
   /** Gives up on an open order; false if it is being written already. */
   abandon(): boolean {
     if (this.state === 'writing') return false
-    this.state = 'abandoned'
+    if (this.state === 'open') {
+      this.state = 'abandoned'
+      for (const listener of this.abandonedListeners.splice(0)) listener()
+    }
     return true
+  }
+
+  /** Called once when the order is abandoned (the intake lets go of it at once). */
+  onAbandon(listener: () => void): void {
+    this.abandonedListeners.push(listener)
   }
 
   /** The intake is about to write the order: false if it was abandoned or its time is up. */
   startWriting(now = Date.now()): boolean {
     if (this.state === 'abandoned' || now >= this.decideBy) {
-      this.state = 'abandoned'
+      this.abandon()
       return false
     }
     this.state = 'writing'

@@ -34,7 +34,17 @@ export class RolledBackError extends Error {
 export interface StoreOptions {
   /** Longest the batch waits for an account's row before giving up (Postgres error 55P03); unset: up to the statement timeout. */
   lockTimeoutMs?: number
+  /**
+   * Leave out the orders whose account's row another transaction holds (each `held`), and store
+   * the others: a batch that gave way to a held account is stored again so, and only the held
+   * account's orders wait.
+   */
+  skipHeld?: boolean
 }
+
+/** An order left out by `skipHeld`: its account's row was held by another transaction; nothing of it was written. */
+export const HELD = { outcome: 'held' } as const
+export type HeldOutcome = typeof HELD
 
 /** A key changed between its check and its write (an older replica's claim): the whole transaction rolls back. */
 export class KeyTakenMeanwhileError extends Error {
@@ -102,7 +112,9 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
  * it may then run first (a COMMIT pipelined behind the write was seen to run before it, outside
  * the transaction).
  */
-export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreOptions = {}): Promise<OrderOutcome[]> {
+export async function storeOrders(db: Db, orders: LetterOrder[], options?: StoreOptions & { skipHeld?: false }): Promise<OrderOutcome[]>
+export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreOptions & { skipHeld: true }): Promise<Array<OrderOutcome | HeldOutcome>>
+export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreOptions = {}): Promise<Array<OrderOutcome | HeldOutcome>> {
   validateOrders(orders)
   if (orders.length === 0) return []
   if (orders.some((order) => order.deadline?.abandoned)) throw new DeadlineExceededError()
@@ -163,24 +175,40 @@ interface Transaction {
   /** The deadlines of the orders this transaction has started writing. */
   writing: OrderDeadline[]
   /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome to be found out. */
-  committing?: { outcomes: OrderOutcome[]; witness: { accountId: string; letterId: string } }
+  committing?: { outcomes: Outcome[]; witness: Witness }
 }
 
 /**
- * Whether the transaction that wrote `witness` committed, once it is over: the account's row is
- * locked (it held that lock until it ended; Postgres ends the transaction of a connection that
- * is gone), then the letter looked for. The batch is all or nothing, so one letter tells.
+ * Whether the transaction that wrote `witness` committed, once it is over, asked of Postgres by
+ * its transaction id: no lock is waited for, so another transaction holding the account's row
+ * does not hold up the answer. A transaction still in progress (its connection gone, Postgres
+ * not yet aware) is asked again until it is over, for as long as a statement may last.
  */
-async function committed(db: Db, witness: { accountId: string; letterId: string }): Promise<boolean> {
-  return db.$client.begin(async (sql) => {
-    await sql`SELECT 1 FROM accounts WHERE id = ${witness.accountId}::uuid FOR UPDATE`
-    const [found] = await sql`SELECT 1 FROM letters WHERE id = ${witness.letterId}::uuid`
-    return found !== undefined
-  })
+async function committed(db: Db, witness: Witness): Promise<boolean> {
+  for (let waited = 0; ; waited += COMMIT_POLL_MS) {
+    const [row] = await db.$client<Array<{ status: string | null }>>`SELECT txid_status(${witness.xid}::bigint) AS status`
+    if (row?.status === 'committed') return true
+    if (row?.status === 'aborted') return false
+    // Too old for Postgres to remember (it ended long ago): the letter tells, the batch being all or nothing.
+    if (row?.status == null) return (await db.$client`SELECT 1 FROM letters WHERE id = ${witness.letterId}::uuid`).length > 0
+    if (waited >= COMMIT_POLL_LIMIT_MS) throw new Error(`transaction ${witness.xid} still in progress`)
+    await new Promise((resolve) => setTimeout(resolve, COMMIT_POLL_MS))
+  }
 }
 
-async function storeInTransaction(sql: TransactionSql, transaction: Transaction, orders: LetterOrder[]): Promise<OrderOutcome[]> {
-  const outcomes: Array<OrderOutcome | undefined> = orders.map(() => undefined)
+const COMMIT_POLL_MS = 100
+const COMMIT_POLL_LIMIT_MS = 10_000
+
+/** What tells whether a transaction committed: its id, and one letter it wrote. */
+interface Witness {
+  xid: string
+  letterId: string
+}
+
+type Outcome = OrderOutcome | HeldOutcome
+
+async function storeInTransaction(sql: TransactionSql, transaction: Transaction, orders: LetterOrder[]): Promise<Outcome[]> {
+  const outcomes: Array<Outcome | undefined> = orders.map(() => undefined)
   // Each key is locked and read once; an order that repeats a key given earlier in the batch
   // is a copy of a request in flight (or, if the key was answered before, replayed).
   const firstWithKey = new Map<string, number>()
@@ -224,7 +252,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
 
   // The orders their key has not decided already (a replay, a 422, a key in flight).
   const undecided = orders.flatMap((order, n) => (outcomes[n] ? [] : [n]))
-  if (undecided.length === 0) return outcomes as OrderOutcome[]
+  if (undecided.length === 0) return outcomes as Outcome[]
   const accountIds = [...new Set(undecided.map((n) => orders[n]!.accountId))].sort()
   const choices = undecided.flatMap((n) => choicesOf(orders[n]!, n))
   // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
@@ -233,15 +261,22 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   const remaining = leastRemaining(undecided.map((n) => orders[n]!))
   if (remaining === 0) throw new DeadlineExceededError()
   const lockTimeoutMs = minDefined(transaction.options.lockTimeoutMs, remaining)
-  const [, locked, checks] = await Promise.all([
+  const { skipHeld = false } = transaction.options
+  const [, locked, checks, existing] = await Promise.all([
     // Without parameters, so it runs ahead of the lock (see above).
     lockTimeoutMs === undefined ? undefined : sql.unsafe(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`),
     sql<Array<{ id: string; balance: number }>>`
       SELECT id::text AS id, balance FROM accounts
       WHERE id IN (SELECT value::uuid FROM jsonb_array_elements_text(${json(accountIds)}::jsonb))
-      ORDER BY id FOR UPDATE`,
+      ORDER BY id FOR UPDATE ${skipHeld ? sql`SKIP LOCKED` : sql``}`,
     checkChoices(sql, choices),
+    // Left out by SKIP LOCKED: held (the account exists), or no account at all.
+    skipHeld
+      ? sql<Array<{ id: string }>>`
+      SELECT id::text AS id FROM accounts WHERE id IN (SELECT value::uuid FROM jsonb_array_elements_text(${json(accountIds)}::jsonb))`
+      : [],
   ])
+  const exists = new Set(existing.map((row) => row.id))
 
   const balances = new Map(locked.map((row) => [row.id, row.balance]))
   const checksByOrder = new Map<number, CheckRow[]>()
@@ -253,7 +288,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
     const order = orders[n]!
     const available = balances.get(order.accountId)
     if (available === undefined) {
-      outcomes[n] = { outcome: 'no-account' }
+      outcomes[n] = exists.has(order.accountId) ? HELD : { outcome: 'no-account' }
       continue
     }
     const refused = refusalOf(checksByOrder.get(n))
@@ -294,10 +329,10 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       transaction,
       undecided.filter((n) => outcomes[n]?.outcome === 'stored').map((n) => orders[n]!),
     )
-    await write(sql, letters, answers, balances, writeTimeoutMs)
-    transaction.committing = { outcomes: outcomes as OrderOutcome[], witness: { accountId: letters[0]!.accountId, letterId: letters[0]!.id } }
+    const xid = await write(sql, letters, answers, balances, writeTimeoutMs)
+    transaction.committing = { outcomes: outcomes as Outcome[], witness: { xid, letterId: letters[0]!.id } }
   }
-  return outcomes as OrderOutcome[]
+  return outcomes as Outcome[]
 }
 
 /**
@@ -316,7 +351,7 @@ async function write(
   answers: object[],
   balances: Map<string, number>,
   timeoutMs: number | undefined,
-): Promise<void> {
+): Promise<string> {
   const charged = new Map<string, number>()
   for (const letter of letters) if (letter.livemode) charged.set(letter.accountId, (charged.get(letter.accountId) ?? 0) + letter.cost)
   const debits = [...charged].map(([id, total]) => ({ id, total, expected: balances.get(id) }))
@@ -324,7 +359,7 @@ async function write(
     // Without parameters, so it runs ahead of the write: a write that would end after its
     // requests' answer time is cancelled (and the transaction rolled back) instead.
     timeoutMs === undefined ? undefined : sql.unsafe(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`),
-    sql<Array<{ debited: number; mismatched: number; answers: number }>>`
+    sql<Array<{ debited: number; mismatched: number; answers: number; xid: string }>>`
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
         n int, id uuid, "accountId" uuid, livemode boolean, "sendAt" timestamptz, type text, "campaignId" uuid, "cardDesignId" uuid,
@@ -379,7 +414,7 @@ async function write(
     )
     SELECT (SELECT count(*) FROM debited)::int AS debited,
       (SELECT count(*) FROM debited WHERE NOT as_expected)::int AS mismatched,
-      (SELECT count(*) FROM answered)::int AS answers`,
+      (SELECT count(*) FROM answered)::int AS answers, txid_current()::text AS xid`,
   ])
   if (!written || written.debited !== debits.length || written.mismatched !== 0) {
     throw new Error(`the intake's debits disagree with the balances it locked: ${JSON.stringify(written)}`)
@@ -388,11 +423,12 @@ async function write(
   if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
   const events = letterEventsQuery(letters.map((letter) => letter.id))
   await sql.unsafe(events.sql, events.params as never[])
+  return written.xid
 }
 
 const minDefined = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
 
-function countStored(orders: LetterOrder[], outcomes: OrderOutcome[]): void {
+function countStored(orders: LetterOrder[], outcomes: Outcome[]): void {
   orders.forEach((order, n) => {
     if (outcomes[n]?.outcome !== 'stored') return
     for (const letter of order.letters) {

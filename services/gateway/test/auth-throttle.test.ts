@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { apiKeys } from '@letters/db'
 import { ADMIN_TOKEN, isolatedDatabase } from '@letters/test/support/context'
+import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { App } from '../src/app.js'
 import { API_KEY_PREFIX, apiKeyFormat, generateApiKey, hashApiKey } from '../src/services/api-keys.js'
 import { UNKNOWN_ID, adminAccount, expectError, startGateway } from './helpers.js'
@@ -42,16 +43,15 @@ describe('failed admin authentications', () => {
     replicaB = await gateway()
   })
 
-  it('answer 429 with Retry-After past AUTH_FAILURES_MAX wrong tokens from one IP, counted across replicas, while the right token still opens', async () => {
+  it('answer 429 with Retry-After past AUTH_FAILURES_MAX wrong tokens from one IP, counted across replicas, the right token included', async () => {
     const address = newAddress()
     for (let i = 0; i < MAX; i++)
       expectError(await getAccount(i % 2 ? replicaB : replicaA, address, asAdmin(`wrong-token-${i}-0123456789`)), 401, 'Unauthorized')
     expectThrottled(await getAccount(replicaB, address, asAdmin('wrong-token-again-0123456789')))
-    // Others behind the same address (a NAT, a proxy) with the right token are not locked out.
-    expectError(await getAccount(replicaA, address, asAdmin(ADMIN_TOKEN)), 404, 'Not Found')
-    expectThrottled(await getAccount(replicaA, address, asAdmin('wrong-token-once-more-0123456789')))
+    // A guess that happens to be right gets no answer either.
+    expectThrottled(await getAccount(replicaA, address, asAdmin(ADMIN_TOKEN)))
     // Another address is not affected.
-    expectError(await getAccount(replicaA, newAddress(), asAdmin('wrong-token-elsewhere-0123456789')), 401, 'Unauthorized')
+    expectError(await getAccount(replicaA, newAddress(), asAdmin(ADMIN_TOKEN)), 404, 'Not Found')
   })
 
   it('count neither requests without a token nor right tokens', async () => {
@@ -68,7 +68,7 @@ describe('failed admin authentications', () => {
     const dashboard = (password: string) => replicaA.inject({ method: 'GET', url: '/ops/queues', remoteAddress: address, headers: basic(password) })
     for (let i = 0; i < MAX; i++) expectError(await dashboard(`clave-${i}-0123456789`), 401, 'Unauthorized')
     expectThrottled(await dashboard('clave-otra-0123456789'))
-    expect((await dashboard(ADMIN_TOKEN)).statusCode).toBe(200)
+    expectThrottled(await dashboard(ADMIN_TOKEN))
   })
 
   it('keep throttling on each replica while Redis is down', async () => {
@@ -168,6 +168,12 @@ describe('guessing API keys', () => {
   /** Transactions Postgres has counted in the guessing database, once every closed connection has reported. */
   async function transactions(): Promise<number> {
     const name = new URL(database.url).pathname.slice(1)
+    // A backend reports its counts as it exits: on a loaded machine that can take a while.
+    for (let i = 0; i < 50; i++) {
+      const [row] = await stats<Array<{ count: string }>>`SELECT count(*) AS count FROM pg_stat_activity WHERE datname = ${name}`
+      if (Number(row!.count) === 0) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     let previous = -1
     for (let i = 0; i < 50; i++) {
       const [row] = await stats<Array<{ count: string }>>`SELECT xact_commit + xact_rollback AS count FROM pg_stat_database WHERE datname = ${name}`
@@ -182,14 +188,28 @@ describe('guessing API keys', () => {
   /** Postgres transactions a gateway of its own spends on the guessing database while `work` runs. */
   async function transactionsDuring(work: (app: App) => Promise<void>): Promise<number> {
     const before = await transactions()
-    const app = await startGateway({ ...throttled, DATABASE_URL: database.url })
+    // A queue prefix of its own: the set of valid keys it fills is its alone.
+    const prefix = `${inject('queuePrefix')}-guessing-${randomBytes(3).toString('hex')}`
+    const app = await startGateway({ ...throttled, DATABASE_URL: database.url, QUEUE_PREFIX: prefix })
     try {
+      // Its first fill of that set done before the work starts, so that both cost the same in every run.
+      await vi.waitFor(async () => expect(await app.apiKeyAuth.whole()).toBe(true))
       await work(app)
     } finally {
       // Its connections report their counts as they close.
       await app.close()
+      await deleteKeys(inject('redisUrl'), `${prefix}*`)
     }
     return (await transactions()) - before
+  }
+
+  /**
+   * Postgres transactions `work` costs beyond what a gateway spends with no request at all
+   * (opening its pool, filling the set of valid keys as it starts).
+   */
+  async function transactionsFor(work: (app: App) => Promise<void>): Promise<number> {
+    const idle = await transactionsDuring(async () => {})
+    return (await transactionsDuring(work)) - idle
   }
 
   it(`refuses ${GUESSES} random keys from one IP with no Postgres lookup past AUTH_FAILURES_MAX, while a valid key from that IP keeps working`, async () => {
@@ -199,7 +219,7 @@ describe('guessing API keys', () => {
 
     const statuses: number[] = []
     let valid: Awaited<ReturnType<App['inject']>> | undefined
-    const spent = await transactionsDuring(async (app) => {
+    const spent = await transactionsFor(async (app) => {
       const address = newAddress()
       // What a guesser may send: noise, keys of the old shape, keys with a right checksum.
       const guesses = Array.from({ length: GUESSES }, (_, i) =>
@@ -221,13 +241,13 @@ describe('guessing API keys', () => {
     expect(statuses.slice(MAX)).toEqual(Array(GUESSES - MAX).fill(429))
     expect(valid!.statusCode, valid!.body).toBe(200)
     // At most one lookup per counted failure, plus the valid key's lookup and its campaigns
-    // query, plus what opening the pool costs.
-    expect(spent, `${spent} transactions for ${GUESSES} guesses`).toBeLessThanOrEqual(MAX + 5)
+    // query.
+    expect(spent, `${spent} transactions for ${GUESSES} guesses`).toBeLessThanOrEqual(MAX + 2)
   })
 
   it('never looks up a key whose checksum does not hold, from however many addresses', async () => {
     const statuses: number[] = []
-    const spent = await transactionsDuring(async (app) => {
+    const spent = await transactionsFor(async (app) => {
       for (let i = 0; i < 200; i++) {
         const key = generateApiKey()
         const broken = key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A')

@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest'
 import { eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { LocalArtifactStore, batchFileKey, batchFolder, type ArtifactStore } from '@letters/artifacts'
-import { closeDb, createDb, letters, printBatches, printBatchLetters } from '@letters/db'
+import { closeDb, createDb, letters, printBatches, printBatchLetters, sweepBatchesWithArtifacts } from '@letters/db'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
@@ -200,6 +200,63 @@ describe('files', () => {
     await app.db.update(printBatches).set({ status: 'handed' }).where(eq(printBatches.id, closing!.id))
     await eraseAll(eraser)
     expect((await storedOf(waiting)).erasedAt).not.toBeNull()
+  })
+})
+
+/** A batch handed over with these letters, and its manifest (their names and addresses) in the artifact store. */
+async function handedBatch(letterIds: string[]) {
+  const [batch] = await app.db.insert(printBatches).values({ status: 'handed', letterCount: letterIds.length }).returning({ id: printBatches.id })
+  await app.db.insert(printBatchLetters).values(letterIds.map((letterId, index) => ({ batchId: batch!.id, letterId, sequence: index + 1 })))
+  await app.artifacts.put(batchFileKey(batch!.id, `batch-${batch!.id}.manifest.csv`), Buffer.from(letterIds.join(';')))
+  return batch!.id
+}
+
+describe('the files of a batch whose removal failed', () => {
+  it('go at a later round, which looks at a bounded stretch of the batches with files each time and comes round to every one', async () => {
+    let failing = true
+    const local = new LocalArtifactStore(app.config.artifactsDir)
+    const flaky: ArtifactStore = {
+      name: 'flaky',
+      put: (key, data) => local.put(key, data),
+      get: (key) => local.get(key),
+      removeFolder: (folder) => (failing ? Promise.reject(new Error('the object store is down')) : local.removeFolder(folder)),
+    }
+    // Handed batches whose letters were printed a moment ago (not due yet): their files stay.
+    const kept: string[] = []
+    for (const name of names('Guardada', 5)) {
+      const id = await printedLetter(name)
+      await app.db.execute(sql`UPDATE letters SET updated_at = now() WHERE id = ${id}::uuid`)
+      kept.push(await handedBatch([id]))
+    }
+    const [lost] = names('Perdida', 1)
+    const lostBatch = await handedBatch([await printedLetter(lost!)])
+    await expect(eraserOf(app.db, flaky).tick()).rejects.toThrow('the object store is down')
+    expect(await inStore(batchFolder(lostBatch))).toBe(true)
+    failing = false
+
+    // Each look takes `limit` of the batches with files, in id order, and says where the next starts.
+    const looked: string[] = []
+    let after: string | null = null
+    for (let call = 0; call < 100; call++) {
+      const sweep: Awaited<ReturnType<typeof sweepBatchesWithArtifacts>> = await sweepBatchesWithArtifacts(app.db, { after, limit: 2 })
+      looked.push(...sweep.erased)
+      if (sweep.next === null) break
+      expect(after === null || sweep.next > after).toBe(true)
+      after = sweep.next
+    }
+    expect(looked).toEqual([lostBatch])
+
+    // An eraser that did not see the failure (another gateway, or this one restarted) finds it within a turn of its looks.
+    const withFiles = await app.db
+      .select({ id: printBatches.id })
+      .from(printBatches)
+      .where(sql`status = 'handed' AND artifacts_removed_at IS NULL`)
+    const eraser = eraserOf(app.db, app.artifacts, 2)
+    for (let round = 0; round < Math.ceil(withFiles.length / 2) && (await inStore(batchFolder(lostBatch))); round++) await eraser.tick()
+    expect(await inStore(batchFolder(lostBatch))).toBe(false)
+    const [row] = await app.db.select({ removedAt: printBatches.artifactsRemovedAt }).from(printBatches).where(eq(printBatches.id, lostBatch))
+    expect(row?.removedAt).not.toBeNull()
+    for (const batch of kept) expect(await inStore(batchFolder(batch))).toBe(true)
   })
 })
 

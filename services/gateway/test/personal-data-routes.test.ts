@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm'
 import { letterFolder } from '@letters/artifacts'
 import { erasableStatuses } from '@letters/contracts'
 import { letterEvents, letters, moveLetter, outbox, printBatches, printBatchLetters, webhookEvents, type LetterStatus } from '@letters/db'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { verifiedAddress } from '@letters/test/support/factories'
 import type { RenderPool } from '@letters/render'
 import type { App } from '../src/app.js'
@@ -112,6 +113,19 @@ describe('DELETE /cards/{cardId}/personal-data', () => {
       payload: { motivo: 'RGPD' },
     })
     expectError(response, 400, 'Bad Request', 'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}')
+    expect((await rowOf(id)).personalDataErasedAt).toBeNull()
+  })
+
+  it('answers 415 to a body that is not JSON and 413 to one over 64 KiB, erasing nothing', async () => {
+    const id = await letterIn('printed')
+    const url = `/cards/${id}/personal-data`
+    const headers = { 'x-api-key': account.apiKey }
+    expectError(
+      await app.inject({ method: 'DELETE', url, headers: { ...headers, 'content-type': 'text/plain' }, payload: 'RGPD' }),
+      415,
+      'Unsupported Media Type',
+    )
+    expectError(await app.inject({ method: 'DELETE', url, headers, payload: { motivo: 'x'.repeat(70_000) } }), 413, 'Payload Too Large')
     expect((await rowOf(id)).personalDataErasedAt).toBeNull()
   })
 
@@ -240,6 +254,19 @@ describe('DELETE /admin/accounts/{id}/personal-data', () => {
     const again = await adminClient(app).delete(`/admin/accounts/${owner.id}/personal-data`)
     expect(again.statusCode, again.body).toBe(200)
     expect(again.json()).toEqual({ erased: 0, left: 2, remaining: 0 })
+  })
+
+  it('answers 415 to a body that is not JSON and 413 to one over 64 KiB, erasing nothing', async () => {
+    const id = await letterIn('printed')
+    const url = `/admin/accounts/${account.id}/personal-data`
+    const headers = { authorization: `Bearer ${ADMIN_TOKEN}` }
+    expectError(
+      await app.inject({ method: 'DELETE', url, headers: { ...headers, 'content-type': 'text/plain' }, payload: 'RGPD' }),
+      415,
+      'Unsupported Media Type',
+    )
+    expectError(await app.inject({ method: 'DELETE', url, headers, payload: { motivo: 'x'.repeat(70_000) } }), 413, 'Payload Too Large')
+    expect((await rowOf(id)).personalDataErasedAt).toBeNull()
   })
 
   it('answers 404 for an unknown account, 400 for a malformed id and 401 without the admin token', async () => {

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { describe, expect } from 'vitest'
-import { eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { letterEventTypes } from '@letters/contracts'
 import { events, outbox, webhookAttempts, webhookEndpoints, webhookEvents } from '@letters/db'
 import type { App } from '../src/app.js'
@@ -302,6 +303,70 @@ describe('POST /webhooks/{id}/deliveries/{deliveryId}/retry', () => {
     expect((await retry(account, created.id, delivery!.id)).statusCode).toBe(202)
     const [after] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, delivery!.id))
     expect(after!.nextAttemptAt!.getTime()).toBeLessThan(Date.now() + 5000)
+    await removeAll(account)
+  })
+
+  /** A delivery as the admission leaves it for its job: pending, its first attempt failed, leased to the job until `leasedUntil`. */
+  async function leasedDelivery(endpointId: string, leasedUntil: Date) {
+    const [delivery] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId, type: 'letter.printed', body: '{}', attempts: 1, leaseId: randomUUID(), leasedUntil })
+      .returning()
+    return delivery!
+  }
+  const deliveryRow = async (id: string) => (await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, id)))[0]!
+  const beingSent = 'La entrega se está enviando ahora; espera a su resultado (GET /webhooks/{id}/deliveries) y vuelve a pedirlo'
+
+  it('answers 409 for a delivery queued or being sent (its lease holds), leaving it to the attempt under way', async () => {
+    const created = await create(account)
+    const delivery = await leasedDelivery(created.id, new Date(Date.now() + 60_000))
+    expectError(await retry(account, created.id, delivery.id), 409, 'Conflict', beingSent)
+    expect(await deliveryRow(delivery.id)).toEqual(delivery)
+    await removeAll(account)
+  })
+
+  it('answers 202 for a delivery whose lease has passed, taking the lease back so that the job that held it records nothing over the retry', async () => {
+    const created = await create(account)
+    const delivery = await leasedDelivery(created.id, new Date(Date.now() - 1000))
+    expect((await retry(account, created.id, delivery.id)).statusCode).toBe(202)
+    const after = await deliveryRow(delivery.id)
+    expect(after).toMatchObject({ state: 'pending', attempts: 1, leaseId: null, leasedUntil: null })
+    expect(Math.abs(after.nextAttemptAt!.getTime() - Date.now())).toBeLessThan(5000)
+    await removeAll(account)
+  })
+
+  it('waits for a worker taking a passed lease at that moment, then answers 409', async () => {
+    const created = await create(account)
+    const delivery = await leasedDelivery(created.id, new Date(Date.now() - 1000))
+    // The job whose lease passed while it waited starts its attempt now: its transaction holds the row.
+    let release!: () => void
+    let taken!: () => void
+    const taking = new Promise<void>((resolve) => (taken = resolve))
+    const worker = app.db.transaction(async (tx) => {
+      await tx
+        .update(webhookEvents)
+        .set({ leasedUntil: sql`now() + interval '30 seconds'` })
+        .where(and(eq(webhookEvents.id, delivery.id), eq(webhookEvents.leaseId, delivery.leaseId!)))
+      taken()
+      await new Promise<void>((resolve) => (release = resolve))
+    })
+    await taking
+    const retrying = retry(account, created.id, delivery.id)
+    await expect
+      .poll(
+        async () =>
+          (
+            await app.db.execute<{ n: number }>(
+              sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            )
+          )[0]!.n,
+        { timeout: 5000, interval: 20 },
+      )
+      .toBeGreaterThan(0)
+    release()
+    await worker
+    expectError(await retrying, 409, 'Conflict', beingSent)
+    expect(await deliveryRow(delivery.id)).toMatchObject({ state: 'pending', leaseId: delivery.leaseId, nextAttemptAt: null })
     await removeAll(account)
   })
 

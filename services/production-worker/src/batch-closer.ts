@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
 import { letters, moveLetters, printBatches, printBatchLetters, readLetterDrawings, type Db, type Tx } from '@letters/db'
@@ -22,8 +23,14 @@ const CLOSER_LOCK_SPACE = 727_013
  */
 export type FinishOutcome = 'handed' | 'busy' | 'not_closing'
 
-/** How long a closer's hold on a batch lasts unless renewed, and how often it renews it while it works. */
-const CLOSER_LEASE_MS = 15_000
+/**
+ * How long a closer's hold on a batch lasts unless renewed: as long as the printer may keep a
+ * file (PRINT_TIMEOUT_MS) and then some, so that a closer cut off from Postgres for all that time
+ * has seen its print command end before another may take the batch. A closer that died is
+ * taken over that much later; one that stops cleanly lets go at once.
+ */
+const closerLeaseMs = (floor: Floor) => floor.printTimeoutMs + 30_000
+/** How often a closer renews its lease while it works. */
 const CLOSER_RENEW_MS = 2_000
 
 /**
@@ -46,34 +53,42 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
   // once while the work goes on (a file may be at the printer): the lease is renewed and the
   // caller kept waiting until that work has stopped.
   let work: Promise<FinishOutcome> | undefined
-  let leased = false
+  const lease: Lease = { id: randomUUID(), ms: closerLeaseMs(floor), held: false }
   const renewal = setInterval(() => {
-    if (leased) renewLease(db, batchId).catch((err: unknown) => floor.log.warn({ err, batchId }, 'could not renew the closer lease; retrying'))
+    if (!lease.held) return
+    renewLease(db, batchId, lease).then(
+      (still) => {
+        if (!still) floor.log.error({ batchId }, 'the closer lease lapsed and another closer took the batch')
+      },
+      (err: unknown) => floor.log.warn({ err, batchId }, 'could not renew the closer lease; retrying'),
+    )
   }, CLOSER_RENEW_MS)
   try {
-    return await db.transaction(
-      (lockTx) =>
-        (work = underLock(floor, batchId, lockTx, () => {
-          leased = true
-        })),
-    )
+    return await db.transaction((lockTx) => (work = underLock(floor, batchId, lockTx, lease)))
   } catch (error) {
     await work?.catch(() => undefined)
     throw error
   } finally {
     clearInterval(renewal)
     // Nothing of this closer is at the printer any more: the next round need not wait for the lease to pass.
-    if (leased) await releaseLease(db, batchId).catch(() => undefined)
+    if (lease.held) await releaseLease(db, batchId, lease).catch(() => undefined)
   }
 }
 
-const leaseEnd = () => sql`now() + make_interval(secs => ${CLOSER_LEASE_MS / 1000})`
+/** A closer's lease on a batch: its own id, so that only it renews or releases it. */
+interface Lease {
+  id: string
+  ms: number
+  held: boolean
+}
+
+const leaseEnd = (lease: Lease) => sql`now() + make_interval(secs => ${lease.ms / 1000})`
 
 /** Takes the lease of a closing batch nobody holds; the batch's status when it cannot. */
-async function takeLease(db: Db, batchId: string): Promise<FinishOutcome | 'leased'> {
+async function takeLease(db: Db, batchId: string, lease: Lease): Promise<FinishOutcome | 'leased'> {
   const [taken] = await db
     .update(printBatches)
-    .set({ closerLeaseUntil: leaseEnd() })
+    .set({ closerLeaseUntil: leaseEnd(lease), closerLeaseId: lease.id })
     .where(
       and(
         eq(printBatches.id, batchId),
@@ -87,12 +102,24 @@ async function takeLease(db: Db, batchId: string): Promise<FinishOutcome | 'leas
   return batch?.status === 'handed' ? 'handed' : batch?.status === 'closing' ? 'busy' : 'not_closing'
 }
 
-const renewLease = (db: Db, batchId: string) => db.update(printBatches).set({ closerLeaseUntil: leaseEnd() }).where(eq(printBatches.id, batchId))
+/** Renews the closer's own lease; false when it is no longer its own. */
+async function renewLease(db: Db, batchId: string, lease: Lease): Promise<boolean> {
+  const renewed = await db
+    .update(printBatches)
+    .set({ closerLeaseUntil: leaseEnd(lease) })
+    .where(and(eq(printBatches.id, batchId), eq(printBatches.closerLeaseId, lease.id)))
+    .returning({ id: printBatches.id })
+  return renewed.length > 0
+}
 
-const releaseLease = (db: Db, batchId: string) => db.update(printBatches).set({ closerLeaseUntil: null }).where(eq(printBatches.id, batchId))
+const releaseLease = (db: Db, batchId: string, lease: Lease) =>
+  db
+    .update(printBatches)
+    .set({ closerLeaseUntil: null, closerLeaseId: null })
+    .where(and(eq(printBatches.id, batchId), eq(printBatches.closerLeaseId, lease.id)))
 
 /** finishBatch's work, in the transaction that holds (or fails to take) the batch's lock. */
-async function underLock(floor: Floor, batchId: string, lockTx: Tx, onLeased: () => void): Promise<FinishOutcome> {
+async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease): Promise<FinishOutcome> {
   const { db } = floor
   // The lock's transaction stays idle while the files are drawn and printed. Raw SQL kept:
   // set_config and an advisory lock, which drizzle has no builder for.
@@ -100,9 +127,9 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, onLeased: ()
   await lockTx.execute(sql`SELECT set_config('idle_in_transaction_session_timeout', ${patience}, true)`)
   const [lock] = await lockTx.execute<{ held: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${CLOSER_LOCK_SPACE}, hashtext(${batchId})) AS held`)
   if (!lock?.held) return 'busy'
-  const lease = await takeLease(db, batchId)
-  if (lease !== 'leased') return lease
-  onLeased()
+  const taken = await takeLease(db, batchId, lease)
+  if (taken !== 'leased') return taken
+  lease.held = true
 
   const members = await db
     .select({

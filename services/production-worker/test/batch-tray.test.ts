@@ -222,4 +222,62 @@ describe('PRINTER=batch: the tray', () => {
       await closeDb(dbA)
     }
   })
+
+  it('leaves a closer that took over a lapsed lease holding it when the closer it replaced lets go', async () => {
+    const letter = await readyLetter()
+    await produceLetter(floor, letter.id)
+    await db
+      .update(printBatches)
+      .set({ openedAt: sql`now() - interval '61 seconds'` })
+      .where(eq(printBatches.status, 'open'))
+    await closeIfDue(db, rules)
+    const [membership] = await membershipsOf(letter.id)
+    const batchId = membership!.batchId
+    const gated = () => {
+      let started!: () => void
+      let open!: () => void
+      const printer: Printer & { started: Promise<void>; open: () => void } = {
+        name: 'gated',
+        started: new Promise<void>((resolve) => (started = resolve)),
+        open: () => open(),
+        async print(file: PrintFile) {
+          if (!file.name.endsWith('.cards.pdf')) return
+          started()
+          await new Promise<void>((resolve) => (open = resolve))
+        },
+      }
+      return printer
+    }
+    const leaseOf = async () =>
+      (
+        await db.execute<{ id: string | null; live: boolean }>(
+          sql`SELECT closer_lease_id::text AS id, coalesce(closer_lease_until > now(), false) AS live FROM print_batches WHERE id = ${batchId}`,
+        )
+      )[0]!
+    const dbA = createDb(`${database.url}?application_name=closer-lapsed`)
+    try {
+      const first = gated()
+      const running = finishBatch({ ...floor, db: dbA, printer: first }, batchId)
+      await first.started
+      const leaseA = (await leaseOf()).id
+      // A's lease lapses (a closer cut off for longer than it lasts) and its connections go.
+      await db.execute(sql`UPDATE print_batches SET closer_lease_until = now() - interval '1 second' WHERE id = ${batchId}`)
+      await db.execute(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'closer-lapsed'`)
+      // B takes the batch over, then waits for A's record of the card file (held again by A
+      // until its printer answers).
+      const second = gated()
+      const takeover = finishBatch({ ...floor, printer: second }, batchId)
+      await expect.poll(async () => (await leaseOf()).id, { timeout: 10_000 }).not.toBe(leaseA)
+      const leaseB = (await leaseOf()).id
+      expect(leaseB).not.toBeNull()
+      // A finishes and lets go of what it takes for its lease: B's stays.
+      first.open()
+      await running.catch(() => undefined)
+      expect(await leaseOf()).toEqual({ id: leaseB, live: true })
+      // The card file was A's, recorded: B hands over the rest only.
+      expect(await takeover).toBe('handed')
+    } finally {
+      await closeDb(dbA)
+    }
+  })
 })

@@ -5,19 +5,32 @@ import { BackgroundLoop, type Logger } from '@letters/queues'
 export interface AdmissionOptions {
   /** Deliveries of one endpoint queued or being sent at once (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */
   maxInFlightPerEndpoint: number
+  /**
+   * Deliveries of one account, over all its endpoints, queued or being sent at once
+   * (WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT): an account with many dead endpoints cannot take every slot.
+   */
+  maxInFlightPerAccount: number
   /** Pause between rounds when nothing asked for one sooner. */
   intervalMs?: number
   /** Deliveries admitted per round at most. */
   batchSize?: number
   /**
-   * How long an admitted delivery keeps its slot before a worker starts it. Long enough to wait
-   * its turn in a busy queue; once it passes (the job was lost with Redis, or failed for good), the
-   * slot is given again, and the job, if it ever runs, finds its lease gone and sends nothing.
+   * How long an admitted delivery keeps its slot before a worker starts it (QUEUED_LEASE_MS unless
+   * told otherwise). Once it passes (the job was lost with Redis, or its worker died before starting
+   * it), the slot is given again, and the job, if it ever runs, finds its lease gone and sends nothing.
    */
   queuedLeaseMs?: number
   /** Called after a round that queued jobs (the worker pokes its outbox dispatcher, so they reach BullMQ at once). */
   onAdmitted?: (count: number) => void
 }
+
+/**
+ * A minute: what a lost job costs its endpoint, one slot for at most this long. It is also how long
+ * a job may wait in the queue before it is given again, and the queue is short: the caps per
+ * endpoint and per account admit only what the workers can start soon, and a job that does wait
+ * past it costs an extra row lookup (it finds its lease gone and sends nothing), never a second send.
+ */
+export const QUEUED_LEASE_MS = 60_000
 
 /** One round never waits on another: admission rounds of every worker replica take turns on this lock. */
 const ADMISSION_LOCK = 'webhook-admission'
@@ -25,13 +38,17 @@ const ADMISSION_LOCK = 'webhook-admission'
 /**
  * Hands webhook deliveries to the `webhooks` queue no faster than their endpoints take them: an
  * endpoint has at most `maxInFlightPerEndpoint` deliveries admitted (queued or being sent) at
- * once. The rest wait in Postgres, where they cost nothing, so the queue never holds more than
- * that many of a dead receiver's events ahead of anyone else's, and the workers' slots go round
+ * once, and an account at most `maxInFlightPerAccount` over all its endpoints. The rest wait in
+ * Postgres, where they cost nothing, so the queue never holds more than that many of a dead
+ * receiver's (or a dead account's) events ahead of anyone else's, and the workers' slots go round
  * every endpoint with work.
  *
- * Each admitted delivery gets a lease (`leased_until`) and a lease id, which is its job's id: the
- * worker renews the lease while it sends and clears it when it records the attempt. A worker
- * that died lets go when the lease passes; a job whose lease was given to another sends nothing.
+ * Each admitted delivery gets a lease (`leased_until`) and a lease id, which is its job's id. The
+ * worker extends the lease once, as it starts the attempt, to the send's timeout plus the time to
+ * record it (a send never outlasts its timeout, so once is enough), and clears it when it records
+ * the attempt. A worker that died lets go when the lease passes. A job whose lease went to
+ * another job, or was taken back by a retry asked for once it had passed, sends nothing, or, if
+ * it was sending already, records nothing.
  * A round takes the rounds of other replicas' turns (an advisory lock), so two of them never
  * both fill the same free slot.
  */
@@ -46,7 +63,7 @@ export class DeliveryAdmission {
     private readonly options: AdmissionOptions,
   ) {
     this.batchSize = options.batchSize ?? 500
-    this.queuedLeaseMs = options.queuedLeaseMs ?? 5 * 60_000
+    this.queuedLeaseMs = options.queuedLeaseMs ?? QUEUED_LEASE_MS
     this.loop = new BackgroundLoop({
       name: 'webhook admission',
       log,
@@ -63,12 +80,13 @@ export class DeliveryAdmission {
     const admitted = await this.db.transaction(async (tx) => {
       // Raw SQL kept: an advisory lock, which drizzle has no builder for.
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${ADMISSION_LOCK}, 0))`)
-      // Raw SQL kept: a recursive skip scan, LATERAL limits per endpoint and a window, in one statement.
+      // Raw SQL kept: a recursive skip scan, LATERAL limits per endpoint and windows, in one statement.
       // Postgres has no skip scan: `pending_endpoints` finds each endpoint with pending deliveries
-      // with one probe of webhook_events_due_idx, however long its backlog. Per endpoint, `busy`
-      // counts the slots held (webhook_events_leased_idx) and `due` takes the oldest due deliveries
-      // that fit in the rest. When the batch cannot take them all, each endpoint's first free slot
-      // goes before anyone's second.
+      // with one probe of webhook_events_due_idx, however long its backlog. Every delivery in flight
+      // is pending, so these endpoints hold every slot taken: per endpoint, `busy` counts them
+      // (webhook_events_leased_idx), and `accounts` adds them up per account. `due` takes the oldest
+      // due deliveries that fit in the rest of both caps. When the batch or an account's cap cannot
+      // take them all, each endpoint's first free slot goes before anyone's second.
       const rows = await tx.execute<{ id: string; leaseId: string }>(sql`
         WITH RECURSIVE pending_endpoints AS (
           (SELECT endpoint_id FROM webhook_events WHERE state = 'pending' ORDER BY endpoint_id LIMIT 1)
@@ -76,24 +94,36 @@ export class DeliveryAdmission {
           SELECT (SELECT ev.endpoint_id FROM webhook_events ev WHERE ev.state = 'pending' AND ev.endpoint_id > p.endpoint_id ORDER BY ev.endpoint_id LIMIT 1)
           FROM pending_endpoints p WHERE p.endpoint_id IS NOT NULL
         ),
-        candidates AS (
-          SELECT p.endpoint_id, busy.n, due.id, due.due_at
+        endpoints AS (
+          SELECT p.endpoint_id, e.account_id, busy.n
           FROM pending_endpoints p
+          JOIN webhook_endpoints e ON e.id = p.endpoint_id
           CROSS JOIN LATERAL (
             SELECT count(*)::int AS n FROM webhook_events
             WHERE endpoint_id = p.endpoint_id AND state = 'pending' AND leased_until IS NOT NULL AND leased_until > now()
           ) busy
+        ),
+        accounts AS (SELECT account_id, sum(n)::int AS n FROM endpoints GROUP BY account_id),
+        candidates AS (
+          SELECT en.endpoint_id, en.account_id, en.n, a.n AS account_n, due.id, due.due_at
+          FROM endpoints en
+          JOIN accounts a ON a.account_id = en.account_id
           CROSS JOIN LATERAL (
             SELECT ev.id, coalesce(ev.next_attempt_at, ev.created_at) AS due_at FROM webhook_events ev
-            WHERE ev.endpoint_id = p.endpoint_id AND ev.state = 'pending' AND coalesce(ev.next_attempt_at, ev.created_at) <= now()
+            WHERE ev.endpoint_id = en.endpoint_id AND ev.state = 'pending' AND coalesce(ev.next_attempt_at, ev.created_at) <= now()
               AND (ev.leased_until IS NULL OR ev.leased_until <= now())
             ORDER BY coalesce(ev.next_attempt_at, ev.created_at), ev.id
-            LIMIT greatest(${this.options.maxInFlightPerEndpoint} - busy.n, 0)
+            LIMIT greatest(least(${this.options.maxInFlightPerEndpoint} - en.n, ${this.options.maxInFlightPerAccount} - a.n), 0)
           ) due
-          WHERE p.endpoint_id IS NOT NULL
+        ),
+        slotted AS (
+          SELECT id, account_id, account_n, due_at, n + row_number() OVER (PARTITION BY endpoint_id ORDER BY due_at, id) AS slot FROM candidates
         ),
         chosen AS (
-          SELECT id FROM (SELECT id, due_at, n + row_number() OVER (PARTITION BY endpoint_id ORDER BY due_at, id) AS slot FROM candidates) c
+          SELECT id FROM (
+            SELECT id, due_at, slot, account_n + row_number() OVER (PARTITION BY account_id ORDER BY slot, due_at, id) AS account_slot FROM slotted
+          ) c
+          WHERE account_slot <= ${this.options.maxInFlightPerAccount}
           ORDER BY slot, due_at
           LIMIT ${this.batchSize}
         )

@@ -12,6 +12,8 @@ export interface DeliverySettings {
   timeoutMs: number
   retryScheduleMs: number[]
   allowPrivateUrls: boolean
+  /** Whether plain http:// URLs are sent to (WEBHOOK_ALLOW_HTTP), whenever the endpoint was registered. */
+  allowHttp: boolean
 }
 
 export type DeliveryOutcome =
@@ -99,7 +101,11 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, lease: De
     'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
     'webhook-signature': signature,
   }
-  const result = await send(new URL(endpoint.url), headers, event.body, { timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivateUrls })
+  const result = await send(new URL(endpoint.url), headers, event.body, {
+    timeoutMs: settings.timeoutMs,
+    allowPrivate: settings.allowPrivateUrls,
+    allowHttp: settings.allowHttp,
+  })
 
   const delay = succeeded(result) ? undefined : retryDelay(settings.retryScheduleMs, attempt)
   const outcome = succeeded(result) ? 'delivered' : delay === undefined ? 'failed' : 'retrying'

@@ -60,11 +60,19 @@ class DeliveryTimeout extends Error {
 /**
  * POSTs `body` to `url` with `headers`: no redirect followed (a 3xx is an answer like any
  * other non-2xx), the whole exchange bounded by `timeoutMs`, at most RESPONSE_BYTES_READ bytes
- * of the answer read. Unless `allowPrivate`, only public addresses are connected to.
+ * of the answer read. Unless `allowPrivate`, only public addresses are connected to. Unless
+ * `allowHttp`, only https:// URLs are: an endpoint registered while http was allowed gets no
+ * recipient's data in clear text once it is not (`refused_address`, nothing sent).
  */
-export function send(url: URL, headers: Record<string, string>, body: string, options: { timeoutMs: number; allowPrivate: boolean }): Promise<SendResult> {
+export function send(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; allowPrivate: boolean; allowHttp: boolean },
+): Promise<SendResult> {
   const started = performance.now()
   const durationMs = () => Math.round(performance.now() - started)
+  if (url.protocol !== 'https:' && !options.allowHttp) return Promise.resolve({ error: 'refused_address', durationMs: 0 })
   const host = hostOf(url)
   if (!options.allowPrivate && ipaddr.isValid(host) && !isPublicAddress(host)) return Promise.resolve({ error: 'refused_address', durationMs: 0 })
   const client = url.protocol === 'https:' ? https : http

@@ -1,13 +1,12 @@
 import type { Logger } from 'pino'
 import type { Config } from '@letters/config'
+import { UUID_PATTERN } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import { withoutQueryParameters } from '@letters/observability'
 import { closeQueues, jobWorker, openQueues, OutboxDispatcher, producerConnection, workerConnection } from '@letters/queues'
 import { DeliveryAdmission } from './admission.js'
 import { deliverEvent } from './deliver.js'
 import { EventRetention } from './event-retention.js'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export interface WebhookWorkerOptions {
   config: Config
@@ -34,6 +33,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions) {
   const dispatcher = new OutboxDispatcher(db, queues, log)
   const admission = new DeliveryAdmission(db, log.child({ component: 'admission' }), {
     maxInFlightPerEndpoint: config.webhooks.maxInFlightPerEndpoint,
+    maxInFlightPerAccount: config.webhooks.maxInFlightPerAccount,
     intervalMs: options.admissionIntervalMs,
     onAdmitted: () => dispatcher.poke(),
   })
@@ -44,7 +44,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions) {
     async (job) => {
       const { eventId } = job.data
       // A job added by hand (the dashboard) holds no lease; it never reaches the database's uuid columns.
-      if (!job.id || !UUID.test(job.id) || !UUID.test(eventId)) return 'superseded'
+      if (!job.id || !UUID_PATTERN.test(job.id) || !UUID_PATTERN.test(eventId)) return 'superseded'
       const result = await deliverEvent(db, config.webhooks, { eventId, leaseId: job.id }).catch((error: unknown) => {
         throw withoutQueryParameters(error)
       })

@@ -6,7 +6,7 @@ import { adminAccount } from '@letters/test/support/accounts'
 import { publicClient } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { it } from '@letters/test/support/fixtures'
-import { DeliveryAdmission } from '../src/admission.js'
+import { DeliveryAdmission, QUEUED_LEASE_MS } from '../src/admission.js'
 import { deliverEvent } from '../src/deliver.js'
 
 // A database of its own: the admission takes every pending delivery it finds. No worker runs here.
@@ -23,8 +23,8 @@ afterEach(async () => {
   await app.db.delete(outbox)
 })
 
-async function endpointWith(pending: number, fields: Partial<typeof webhookEvents.$inferInsert> = {}) {
-  const response = await publicClient(app, account.apiKey).post('/webhooks', { url: `https://93.184.216.34/hooks/${pending}-${Math.random()}` })
+async function endpointWith(pending: number, fields: Partial<typeof webhookEvents.$inferInsert> = {}, apiKey = account.apiKey) {
+  const response = await publicClient(app, apiKey).post('/webhooks', { url: `https://93.184.216.34/hooks/${pending}-${Math.random()}` })
   expect(response.statusCode, response.body).toBe(201)
   const endpointId = response.json<{ id: string }>().id
   // Written a millisecond apart, as events are: the oldest is due longest.
@@ -34,8 +34,9 @@ async function endpointWith(pending: number, fields: Partial<typeof webhookEvent
   return { endpointId, eventIds: written.map((row) => row.id) }
 }
 
+// No cap per account unless a test sets one: most tests here give one account many endpoints.
 const admission = (options: Partial<ConstructorParameters<typeof DeliveryAdmission>[2]> = {}) =>
-  new DeliveryAdmission(app.db, silentLog, { maxInFlightPerEndpoint: 10, ...options })
+  new DeliveryAdmission(app.db, silentLog, { maxInFlightPerEndpoint: 10, maxInFlightPerAccount: 10_000, ...options })
 
 const leasedOf = (endpointId: string) =>
   app.db
@@ -83,7 +84,7 @@ describe('the admission', () => {
     const [again] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id))
     expect(again!.leaseId).not.toBe(lost!.leaseId)
     // The job of the lease that passed, run late: superseded before anything is sent.
-    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }
+    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false, allowHttp: true }
     expect(await deliverEvent(app.db, settings, { eventId: lost!.id, leaseId: lost!.leaseId! })).toEqual({ outcome: 'superseded' })
     expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id)))[0]).toMatchObject({ attempts: 0, leaseId: again!.leaseId })
   })
@@ -100,6 +101,33 @@ describe('the admission', () => {
     const endpoints = [await endpointWith(5), await endpointWith(5), await endpointWith(5)]
     expect(await admission({ batchSize: 3 }).admitOnce()).toBe(3)
     for (const { endpointId } of endpoints) expect(await leasedOf(endpointId)).toHaveLength(1)
+  })
+
+  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT deliveries of an account over all its endpoints, each endpoint’s first slot first, and leaves the rest to other accounts', async () => {
+    const crowded = [await endpointWith(10), await endpointWith(10), await endpointWith(10), await endpointWith(10), await endpointWith(10)]
+    const other = await adminAccount(app, 10)
+    const theirs = await endpointWith(3, {}, other.apiKey)
+    const admit = admission({ maxInFlightPerAccount: 7 })
+    expect(await admit.admitOnce()).toBe(10)
+    const held = await Promise.all(crowded.map(async ({ endpointId }) => (await leasedOf(endpointId)).length))
+    expect(held.reduce((sum, n) => sum + n, 0)).toBe(7)
+    expect(held.every((n) => n >= 1 && n <= 2)).toBe(true)
+    expect(await leasedOf(theirs.endpointId)).toHaveLength(3)
+    // Full: nothing more of that account until one of its deliveries ends, then one.
+    expect(await admit.admitOnce()).toBe(0)
+    const [ended] = await leasedOf(crowded[0]!.endpointId)
+    await app.db.update(webhookEvents).set({ state: 'delivered', leasedUntil: null, leaseId: null }).where(eq(webhookEvents.id, ended!.id))
+    expect(await admit.admitOnce()).toBe(1)
+  })
+
+  it('holds a queued delivery’s slot for a minute: a job lost before it started costs its endpoint no longer', async () => {
+    const { endpointId } = await endpointWith(1)
+    expect(await admission().admitOnce()).toBe(1)
+    const [leased] = await leasedOf(endpointId)
+    const heldForMs = leased!.leasedUntil!.getTime() - Date.now()
+    expect(QUEUED_LEASE_MS).toBe(60_000)
+    expect(heldForMs).toBeGreaterThan(QUEUED_LEASE_MS - 5000)
+    expect(heldForMs).toBeLessThanOrEqual(QUEUED_LEASE_MS + 1000)
   })
 
   it('never fills one free slot twice when admissions of several workers run at once', async () => {

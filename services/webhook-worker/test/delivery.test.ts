@@ -190,6 +190,99 @@ describe('delivering a webhook', () => {
   })
 })
 
+/**
+ * A receiver that holds the first request it gets until `release()`, then answers it and every
+ * later one 204: an attempt kept in flight for as long as a test needs.
+ */
+async function holdingReceiver() {
+  const received: string[] = []
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const server = createServer((request, response) => {
+    request.resume()
+    const answer = () => response.writeHead(204).end()
+    if (received.push(String(request.headers['webhook-id'])) === 1) void released.then(answer)
+    else answer()
+  }).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const created = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
+  expect(created.statusCode, created.body).toBe(201)
+  receivers.push({
+    close: async () => {
+      release()
+      server.closeAllConnections()
+      server.close()
+    },
+  } as WebhookReceiver)
+  return { endpointId: created.json<{ id: string }>().id, received, release }
+}
+
+const retryOf = (endpointId: string, eventId: string) => call('POST', `/webhooks/${endpointId}/deliveries/${eventId}/retry`, {})
+const eventRow = async (eventId: string) => (await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]!
+
+describe('a retry asked for while the delivery is in flight', () => {
+  it('is refused with 409 while the attempt holds its lease, so no 202 is given for a send that would never come; asked again after, it is sent', async () => {
+    const { endpointId, received, release } = await holdingReceiver()
+    const eventId = await sendTest(endpointId)
+    await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
+    const refused = await retryOf(endpointId, eventId)
+    expect({ status: refused.statusCode, message: refused.json<{ message: string }>().message }).toEqual({
+      status: 409,
+      message: 'La entrega se está enviando ahora; espera a su resultado (GET /webhooks/{id}/deliveries) y vuelve a pedirlo',
+    })
+    release()
+    await expect.poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+    expect(received).toEqual([eventId])
+
+    expect((await retryOf(endpointId, eventId)).statusCode).toBe(202)
+    await expect.poll(() => received, { timeout: 10_000, interval: 50 }).toEqual([eventId, eventId])
+    await expect
+      .poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 })
+      .toEqual([expect.objectContaining({ attempt: 2, outcome: 'delivered' }), expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+  })
+
+  it('takes back a lease that passed while its worker was stalled: that worker records nothing over the retry, and the delivery is sent again', async () => {
+    const { endpointId, received, release } = await holdingReceiver()
+    const [event] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId, type: 'webhook.test', body: '{}', ...heldByTest() })
+      .returning()
+    const stalled = deliverEvent(app.db, { timeoutMs: 10_000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: true }, leaseOf(event!))
+    await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
+    // The worker's lease passes before it records its attempt (a pause of its process, a slow commit).
+    await app.db
+      .update(webhookEvents)
+      .set({ leasedUntil: new Date(Date.now() - 1000) })
+      .where(eq(webhookEvents.id, event!.id))
+    expect((await retryOf(endpointId, event!.id)).statusCode).toBe(202)
+    release()
+    expect(await stalled).toEqual({ outcome: 'already_done' })
+    // The running worker's admission sends it again: recorded as its first attempt, since the stalled one recorded none.
+    await expect.poll(() => received, { timeout: 10_000, interval: 50 }).toEqual([event!.id, event!.id])
+    await expect.poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+  })
+
+  it('sends once for two retries asked for at the same time', async () => {
+    const { endpointId, received, release } = await holdingReceiver()
+    release()
+    const eventId = await sendTest(endpointId)
+    await expect.poll(async () => (await eventRow(eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
+    // The admission waits until both have answered, so that both find the delivery not leased yet.
+    await worker.admission.stop()
+    try {
+      const answers = await Promise.all([retryOf(endpointId, eventId), retryOf(endpointId, eventId)])
+      expect(answers.map((answer) => answer.statusCode)).toEqual([202, 202])
+    } finally {
+      worker.admission.start()
+    }
+    await expect.poll(async () => (await eventRow(eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
+    // Time for a second send, were one coming.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(received).toEqual([eventId, eventId])
+    expect(await deliveries(endpointId)).toEqual([expect.objectContaining({ attempt: 2 }), expect.objectContaining({ attempt: 1 })])
+  })
+})
+
 describe('jobs that hold no lease', () => {
   it('sends nothing for a job of an older release (its id the event’s), while the admission sends the event once', async () => {
     const { receiver, endpoint } = await endpointFor(() => 204)
@@ -214,7 +307,19 @@ describe('the delivery-time address check', () => {
       .insert(webhookEvents)
       .values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', ...heldByTest() })
       .returning()
-    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false }, leaseOf(event!))
+    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false, allowHttp: true }, leaseOf(event!))
+    expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
+    expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
+    expect(receiver.received).toEqual([])
+  })
+
+  it('sends nothing to an http:// URL when http is not allowed, even one registered while it was: the attempt fails as refused_address', async () => {
+    const { receiver, endpoint } = await endpointFor(() => 204)
+    const [event] = await app.db
+      .insert(webhookEvents)
+      .values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', ...heldByTest() })
+      .returning()
+    const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: false }, leaseOf(event!))
     expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
     expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
     expect(receiver.received).toEqual([])
@@ -224,7 +329,7 @@ describe('the delivery-time address check', () => {
 describe('disabling an endpoint', () => {
   it(`disables an endpoint once its last ${DISABLE_AFTER_FAILED_EVENTS} events all failed, and drops what it had pending`, async () => {
     const { endpoint } = await endpointFor(() => 500)
-    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true }
+    const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: true }
     const failed = Array.from({ length: DISABLE_AFTER_FAILED_EVENTS - 1 }, (_, n) => ({
       endpointId: endpoint.id,
       type: 'webhook.test',
@@ -264,6 +369,7 @@ describe('looking up a receiver', () => {
     const result = await send(new URL('https://no-such-receiver.invalid/hooks'), { 'content-type': 'application/json' }, '{}', {
       timeoutMs: 10_000,
       allowPrivate: false,
+      allowHttp: false,
     })
     expect(result).toMatchObject({ error: 'connection' })
   })

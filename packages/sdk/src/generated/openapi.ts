@@ -2588,6 +2588,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Payload Too Large */
+                413: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported Media Type */
+                415: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Too Many Requests */
                 429: {
                     headers: {
@@ -3262,7 +3286,7 @@ export interface paths {
         put?: never;
         /**
          * Send a delivery again: the same webhook-id and body, due now
-         * @description `deliveryId` is the `eventId` of the delivery’s attempts in GET /webhooks/{id}/deliveries (and its `webhook-id` header). The delivery is pending again and its next attempt is listed after the ones it had; a delivery still being tried is brought forward.
+         * @description `deliveryId` is the `eventId` of the delivery’s attempts in GET /webhooks/{id}/deliveries (and its `webhook-id` header). The delivery is pending again and its next attempt is listed after the ones it had; a delivery waiting for its next attempt is brought forward. A delivery queued or being sent at this moment is a 409 (so is any delivery of a disabled endpoint): wait for its attempt in GET /webhooks/{id}/deliveries, then ask again if you still need to.
          */
         post: {
             parameters: {

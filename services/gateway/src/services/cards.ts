@@ -1,16 +1,16 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
-import type { admin, publicApi } from '@letters/contracts'
+import { UUID_PATTERN, type admin, type publicApi } from '@letters/contracts'
 import { letterJsonSql, letters, type Executor } from '@letters/db'
 import { notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
-import { UUID, decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 
 export const cardNotFound = () => notFound('La carta no existe')
 
 /** A card id that is not a UUID names no letter: 404, like any other unknown id. */
 export function assertCardId(cardId: string): void {
-  if (!UUID.test(cardId)) throw cardNotFound()
+  if (!UUID_PATTERN.test(cardId)) throw cardNotFound()
 }
 
 /**

@@ -1,8 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
+import { UUID_PATTERN } from '@letters/contracts'
 import { badRequest } from '../errors.js'
 
-/** A UUID in any case, as ids are written. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const CURSOR_POSITION = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
 
 /**
@@ -27,7 +26,7 @@ export function decodeCursor(cursor: string): Positioned {
   // year 0, which JavaScript takes for 1 BC.
   const instant = position && CURSOR_POSITION.test(position) ? new Date(`${position.slice(0, 23)}Z`) : undefined
   const real = instant && !Number.isNaN(instant.getTime()) && instant.getUTCFullYear() >= 1 && instant.toISOString().slice(0, 23) === position!.slice(0, 23)
-  if (!position || !id || rest.length > 0 || !UUID.test(id) || !real) {
+  if (!position || !id || rest.length > 0 || !UUID_PATTERN.test(id) || !real) {
     throw badRequest("El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
   }
   return { position, id }

@@ -1,10 +1,9 @@
 import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
-import { DESIGN_STOCK, type LetterStatus } from '@letters/contracts'
+import { DESIGN_STOCK, UUID_PATTERN, type LetterStatus } from '@letters/contracts'
 import { cardDesigns, envelopeDesigns, letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
 import { notFound } from '../errors.js'
-import { UUID } from './cursor.js'
 import { needsLookSql } from './stuck-letters.js'
 
 /** How many of the last batches the page lists, and how many letters that need a look. */
@@ -133,7 +132,7 @@ const isBatchFileKind = (kind: string): kind is BatchFileKind => (batchFileKinds
  */
 export async function batchFile(ex: Executor, store: ArtifactStore, batchId: string, kind: string) {
   if (!isBatchFileKind(kind)) throw notFound(`El lote no tiene un archivo '${kind}': los archivos son ${batchFileKinds.join(', ')}`)
-  if (!UUID.test(batchId)) throw notFound('El lote no existe')
+  if (!UUID_PATTERN.test(batchId)) throw notFound('El lote no existe')
   // Ids are written in lower case, in the database and in the files' names alike.
   batchId = batchId.toLowerCase()
   const [batch] = await ex.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))

@@ -30,7 +30,6 @@ const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u
  * Ł in a latin font) would come out as an empty box on a letter someone paid for; and text with
  * a direction control. `subject` names the field in the Spanish message, e.g. "El campo 'name'".
  */
-
 export function assertWritable(fontName: FontName, subject: string, text: string | null | undefined): void {
   const control = text ? BIDI_CONTROL.exec(text)?.[0] : undefined
   if (control) {

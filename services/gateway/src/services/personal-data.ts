@@ -10,6 +10,7 @@ import {
   personalDataHeld,
   recordBatchArtifactsRemoved,
   recordLetterArtifactsRemoved,
+  sweepBatchesWithArtifacts,
   type Db,
 } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/queues'
@@ -43,14 +44,13 @@ const inPendingBatch =
   'La carta está en un lote de impresión que aún no se ha entregado a la impresora: podrás borrar sus datos personales en cuanto esté impresa'
 
 /**
- * Removes from the artifact store the files of erased letters not removed yet (`letterIds`: of
- * these only), then the files of every batch whose letters are all erased now, and records each
- * removal. A removal that fails is left for the eraser's next round; the first failure is thrown
- * once the others were tried. `full`: a list came back full, so more may wait.
+ * Removes from the artifact store the files of these erased letters and of these batches, and
+ * records each removal. A removal that fails is left for the eraser's next round; the first
+ * failure is thrown once the others were tried.
  */
-async function removeArtifacts(deps: ErasureDeps, options: { limit: number; letterIds?: readonly string[] }): Promise<{ full: boolean }> {
+async function removeArtifacts(deps: ErasureDeps, files: { letterIds: readonly string[]; batchIds: readonly string[] }): Promise<void> {
   const failures: unknown[] = []
-  const removeEach = async (ids: string[], folderOf: (id: string) => string, record: (db: Db, ids: string[]) => Promise<void>) => {
+  const removeEach = async (ids: readonly string[], folderOf: (id: string) => string, record: (db: Db, ids: string[]) => Promise<void>) => {
     const removed: string[] = []
     for (const id of ids) {
       try {
@@ -62,12 +62,17 @@ async function removeArtifacts(deps: ErasureDeps, options: { limit: number; lett
     }
     await record(deps.db, removed)
   }
-  const letterIds = await lettersWithArtifacts(deps.db, options)
-  await removeEach(letterIds, letterFolder, recordLetterArtifactsRemoved)
-  const batchIds = await batchesWithArtifacts(deps.db, options)
-  await removeEach(batchIds, batchFolder, recordBatchArtifactsRemoved)
+  await removeEach(files.letterIds, letterFolder, recordLetterArtifactsRemoved)
+  await removeEach(files.batchIds, batchFolder, recordBatchArtifactsRemoved)
   if (failures.length > 0) throw failures[0]
-  return { full: letterIds.length === options.limit || batchIds.length === options.limit }
+}
+
+/** Removes the files of these letters, just erased (or erased before: a removal that failed is done now), and of the batches they leave erased whole. */
+async function removeArtifactsOf(deps: ErasureDeps, letterIds: readonly string[]): Promise<void> {
+  await removeArtifacts(deps, {
+    letterIds: await lettersWithArtifacts(deps.db, { letterIds, limit: letterIds.length }),
+    batchIds: await batchesWithArtifacts(deps.db, letterIds),
+  })
 }
 
 /**
@@ -89,7 +94,7 @@ export async function eraseCardPersonalData(deps: ErasureDeps, scope: KeyScope, 
     const erased = await erasePersonalData(tx, eq(letters.id, cardId), { limit: 1, lock: 'wait' })
     if (erased.length === 0) throw conflict(letter.status in notErasable ? notErasable[letter.status as keyof typeof notErasable] : inPendingBatch)
   })
-  await removeArtifacts(deps, { letterIds: [cardId], limit: 1 })
+  await removeArtifactsOf(deps, [cardId])
 }
 
 /**
@@ -105,7 +110,7 @@ export async function eraseAccountPersonalData(deps: ErasureDeps, accountId: str
   for (;;) {
     const ids = await deps.db.transaction((tx) => erasePersonalData(tx, eq(letters.accountId, accountId), { limit: ERASE_BATCH, lock: 'wait' }))
     erased += ids.length
-    if (ids.length > 0) await removeArtifacts(deps, { letterIds: ids, limit: ids.length })
+    if (ids.length > 0) await removeArtifactsOf(deps, ids)
     if (ids.length < ERASE_BATCH || Date.now() >= until) break
   }
   if (erased > 0) deps.log.info({ accountId, erased }, "account's personal data erased")
@@ -126,14 +131,20 @@ export interface PersonalDataEraserOptions {
  * Every gateway runs one: the letters whose erasable status is older than the retention lose their
  * personal data, a bounded batch per transaction (SKIP LOCKED: any number of gateways share the
  * work, and a letter another transaction holds waits for the next round), then their files are
- * removed from the artifact store, and the files of every batch whose letters are all erased.
+ * removed from the artifact store, and the files of the batches they leave erased whole.
  * Files are removed only once their letters' erasure has committed, and a removal that failed
  * (or a file written after it: a proof, a print file of a superseded run) is done again by a
- * later round, since only a recorded removal counts.
+ * later round, since only a recorded removal counts. A letter's is found among the erased letters
+ * whose removal is not recorded (an index holds just those). A batch's is found by a look through
+ * the handed batches whose files are still there, which hold the letters within the retention
+ * too: a bounded stretch of them each round, the next stretch at the next round, so that the
+ * rounds come round to every such batch and none looks at them all.
  */
 export class PersonalDataEraser {
   private readonly loop: BackgroundLoop
   private readonly batchSize: number
+  /** Where the next round's look through the batches with files starts (null: from the first). */
+  private batchSweep: string | null = null
 
   constructor(
     private readonly deps: ErasureDeps,
@@ -151,13 +162,21 @@ export class PersonalDataEraser {
     })
   }
 
-  /** One round: a batch of due letters erased, then a batch of files removed; true if either was full (more may wait). */
+  /**
+   * One round: a batch of due letters erased, then a batch of files removed; true if either was
+   * full (more may wait). The look through the batches does not ask for another round at once: it
+   * goes on at the next one.
+   */
   async tick(): Promise<boolean> {
     const { db, log } = this.deps
     const erased = await db.transaction((tx) => erasePersonalData(tx, dueForErasureSql(this.options.retentionMs), { limit: this.batchSize, lock: 'skip' }))
     if (erased.length > 0) log.info({ erased: erased.length }, 'personal data past its retention erased')
-    const files = await removeArtifacts(this.deps, { limit: this.batchSize })
-    return erased.length === this.batchSize || files.full
+    const letterIds = await lettersWithArtifacts(db, { limit: this.batchSize })
+    const sweep = await sweepBatchesWithArtifacts(db, { after: this.batchSweep, limit: this.batchSize })
+    this.batchSweep = sweep.next
+    const batchIds = new Set([...(await batchesWithArtifacts(db, erased)), ...sweep.erased])
+    await removeArtifacts(this.deps, { letterIds, batchIds: [...batchIds] })
+    return erased.length === this.batchSize || letterIds.length === this.batchSize
   }
 
   start(): void {

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
+import { UUID_PATTERN } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { UUID } from './cursor.js'
 
 /**
  * Which of these job subjects are test mode's: a letter made with a test key (the `letterId` of
@@ -9,7 +9,7 @@ import { UUID } from './cursor.js'
  * by hand on the dashboard) is nobody's.
  */
 export async function testModeSubjects(db: Db, ids: string[]): Promise<Set<string>> {
-  const uuids = [...new Set(ids.filter((id) => UUID.test(id)))]
+  const uuids = [...new Set(ids.filter((id) => UUID_PATTERN.test(id)))]
   if (uuids.length === 0) return new Set()
   // Raw SQL kept: one round trip over two tables (UNION ALL), ids only.
   const rows = await db.execute<{ id: string }>(sql`

@@ -3,6 +3,7 @@ import {
   WEBHOOK_DISABLE_AFTER_FAILED_EVENTS,
   WEBHOOK_ENDPOINTS_PER_ACCOUNT,
   WEBHOOK_URL_MAX_CHARACTERS,
+  UUID_PATTERN,
   webhookEventTypes,
   type WebhookAttempt,
   type WebhookCreateBody,
@@ -15,10 +16,10 @@ import { webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type 
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
-import { UUID } from './cursor.js'
 
 const endpointNotFound = () => notFound('El webhook no existe')
 const deliveryNotFound = () => notFound('La entrega no existe en este webhook')
+const deliveryBeingSent = () => conflict('La entrega se está enviando ahora; espera a su resultado (GET /webhooks/{id}/deliveries) y vuelve a pedirlo')
 const endpointDisabled = () =>
   conflict(`El webhook está desactivado porque sus últimos ${WEBHOOK_DISABLE_AFTER_FAILED_EVENTS} eventos fallaron: vuelve a crearlo`)
 
@@ -100,7 +101,7 @@ export async function listWebhooks(ex: Executor, scope: KeyScope): Promise<{ dat
 }
 
 async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
-  if (!UUID.test(id)) throw endpointNotFound()
+  if (!UUID_PATTERN.test(id)) throw endpointNotFound()
   const [row] = await ex
     .select()
     .from(webhookEndpoints)
@@ -111,7 +112,7 @@ async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
 
 /** Deletes the endpoint with its events and attempts; jobs still queued for it find nothing and end. */
 export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): Promise<void> {
-  if (!UUID.test(id)) throw endpointNotFound()
+  if (!UUID_PATTERN.test(id)) throw endpointNotFound()
   const deleted = await ex
     .delete(webhookEndpoints)
     .where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
@@ -135,22 +136,38 @@ export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<
 
 /**
  * Sends a delivery of the endpoint again, as it was (same webhook-id, same body): it is pending
- * again, due now, and its next attempt is recorded after the ones it had. One being tried already
- * is only brought forward. A delivery of another endpoint, account or mode does not exist here.
+ * again, due now, and its next attempt is recorded after the ones it had. One waiting for its next
+ * attempt is only brought forward. A delivery of another endpoint, account or mode does not exist here.
+ *
+ * One leased (queued for a worker, or being sent) is a 409: the attempt under way records its
+ * outcome over whatever this would write, so a 202 would promise a send that never comes. Its row
+ * is locked first, so the lease checked is the lease until this commits: the admission, and the
+ * worker taking or recording its lease, wait for this transaction. A lease that has passed is
+ * taken back: a worker still holding it then records nothing over the retry (it may send once
+ * more, under the same webhook-id), and the admission leases the delivery again.
  */
 export async function retryDelivery(db: Db, scope: KeyScope, id: string, deliveryId: string): Promise<WebhookRetryQueued> {
   return db.transaction(async (tx) => {
     const endpoint = await ownedEndpoint(tx, scope, id)
-    if (!UUID.test(deliveryId)) throw deliveryNotFound()
-    const [retried] = await tx
-      .update(webhookEvents)
-      .set({ state: 'pending', nextAttemptAt: sql`now()`, finishedAt: null })
+    if (!UUID_PATTERN.test(deliveryId)) throw deliveryNotFound()
+    const [delivery] = await tx
+      .select({
+        id: webhookEvents.id,
+        type: webhookEvents.type,
+        leased: sql<boolean>`${webhookEvents.state} = 'pending' AND ${webhookEvents.leasedUntil} > now()`,
+      })
+      .from(webhookEvents)
       .where(and(eq(webhookEvents.id, deliveryId), eq(webhookEvents.endpointId, endpoint.id)))
-      .returning({ id: webhookEvents.id, type: webhookEvents.type })
-    if (!retried) throw deliveryNotFound()
-    // Checked after the delivery, so that a delivery that is not there is a 404 whatever the endpoint's state; the update rolls back.
+      .for('no key update')
+    // A delivery that is not there is a 404 whatever the endpoint's state.
+    if (!delivery) throw deliveryNotFound()
     if (endpoint.disabled) throw endpointDisabled()
-    return { deliveryId: retried.id, type: retried.type, state: 'pending' as const }
+    if (delivery.leased) throw deliveryBeingSent()
+    await tx
+      .update(webhookEvents)
+      .set({ state: 'pending', nextAttemptAt: sql`now()`, finishedAt: null, leasedUntil: null, leaseId: null })
+      .where(eq(webhookEvents.id, delivery.id))
+    return { deliveryId: delivery.id, type: delivery.type, state: 'pending' as const }
   })
 }
 

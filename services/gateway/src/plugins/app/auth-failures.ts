@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { ApiError } from '../../errors.js'
+import { clientAddress } from './client-address.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,8 +16,8 @@ interface Window {
   endsAt: number
 }
 
-/** Addresses a replica tracks by itself while Redis is away; past it, expired windows are dropped first. */
-const MAX_LOCAL_ADDRESSES = 100_000
+/** Counters (an address and a kind of credential) a replica keeps by itself while Redis is away; past it, expired windows are dropped first. */
+const MAX_LOCAL_COUNTERS = 100_000
 
 /** Counts one failure; the window opens with the first and is not stretched by later ones. */
 const COUNT_FAILURE = `
@@ -24,22 +25,31 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
 
+/** What a failure is counted against: each kind of credential has a count of its own per address. */
+export type Credential = 'api-key' | 'admin-token' | 'floor-token'
+
 /**
- * Failed authentications (a wrong admin token, an API key that is malformed, unknown or revoked)
- * per client IP (request.ip: the client an Ingress names when TRUST_PROXY lists it): `max` per
- * window, then every wrong credential from the address is answered 429 with Retry-After until
- * the window ends, instead of 401.
+ * Failed authentications (a wrong admin or floor token, an API key that is malformed, unknown or
+ * revoked) per client IP (request.ip: the client an Ingress names when TRUST_PROXY lists it) and
+ * per kind of credential: `max` per window, then 429 with Retry-After until the window ends,
+ * instead of 401.
  *
- * Many clients may share one address (a NAT, a proxy), so a right credential always goes
- * through, whatever the others did: API keys carry 256 random bits and the admin and floor
- * tokens are long random strings, out of reach of guessing, so refusing a right one would
- * protect nothing and lock honest clients out. What the limit saves is work: the address's
- * count is read before the credential is checked, and over the limit only a check that costs
- * nothing (comparing a token, an API key's shape and checksum) or one worth its cost
- * (`worthChecking`: a key known to be valid) is made; anything else is refused without asking
- * Postgres. Only a wrong credential is counted.
- * Guesses already in flight when the limit is reached still get their 401: the overshoot is
- * bounded by how many requests one address has open at once.
+ * Each kind is counted apart, so that one cannot lock another out of an address many clients
+ * share (a NAT, a proxy): a forgotten job sending a revoked API key does not lock ops out of the
+ * admin API, and a guesser of the admin token does not lock the customers' keys out.
+ *
+ * Past the limit, what happens to a right credential depends on the kind:
+ * - A token (ADMIN_TOKEN, which is also the ops pages' password and /metrics's, and FLOOR_TOKEN)
+ *   is chosen by people, who may choose a guessable one: past the limit it is refused like a
+ *   wrong one, without even being compared, so that a guess that happens to be right learns
+ *   nothing until the window ends. Whoever shares the address waits as well.
+ * - An API key carries 256 random bits, out of reach of guessing: refusing a right one would
+ *   protect nothing and lock honest clients out, so a right key always goes through. What the
+ *   limit saves is work: past it, only a key worth checking (`worthChecking`: a malformed one,
+ *   refused without a lookup, or one known to be valid) is checked; anything else is refused
+ *   without asking Postgres.
+ * Only a wrong credential is counted. Guesses already in flight when the limit is reached still
+ * get their 401: the overshoot is bounded by how many requests one address has open at once.
  *
  * Counted in Redis so every replica agrees. While Redis cannot be reached each replica counts
  * in its own memory instead: the limit still holds, at most `max` per replica.
@@ -55,27 +65,28 @@ export class AuthFailures {
   ) {}
 
   /**
-   * Checks a credential for the request's address. Within the limit: `verify` runs and a wrong
-   * credential (null) is counted. Past it: `verify` runs only if `worthChecking` says so (by
-   * default it does: a comparison costs nothing), a right credential is returned as always and
-   * anything else is answered 429. A check that throws (Postgres down) is not a failure: an
-   * outage must not lock clients out afterwards.
+   * Checks a credential of kind `credential` for the request's address. Within the limit:
+   * `verify` runs and a wrong credential (null) is counted. Past it: without `worthChecking` the
+   * answer is 429 and `verify` never runs; with it, `verify` runs only if it says so, a right
+   * credential is returned as always and anything else is answered 429. A check that throws
+   * (Postgres down) is not a failure: an outage must not lock clients out afterwards.
    */
   async check<T>(
+    credential: Credential,
     request: FastifyRequest,
     reply: FastifyReply,
     verify: () => Promise<T | null>,
-    worthChecking: () => Promise<boolean> = async () => true,
+    worthChecking?: () => Promise<boolean>,
   ): Promise<T | null> {
-    const ip = request.ip
-    const window = await this.current(ip)
+    const counter = `${credential}:${clientAddress(request.ip)}`
+    const window = await this.current(counter)
     const pastLimit = window.count >= this.max
-    if (pastLimit && !(await worthChecking())) throw this.refusal(reply, window)
+    if (pastLimit && !(worthChecking && (await worthChecking()))) throw this.refusal(reply, window)
     const result = await verify()
     if (result !== null) return result
     // Past the limit a further failure changes nothing: it is not written.
     if (pastLimit) throw this.refusal(reply, window)
-    await this.countFailure(ip)
+    await this.countFailure(counter)
     return null
   }
 
@@ -85,40 +96,41 @@ export class AuthFailures {
     return new ApiError(429, `Demasiados intentos de autenticación fallidos desde esta dirección; inténtalo de nuevo en ${seconds} s`)
   }
 
-  private key(ip: string): string {
-    return `${this.keyPrefix}${ip}`
+  /** A counter is a kind of credential and an address, `api-key:203.0.113.7`. */
+  private key(counter: string): string {
+    return `${this.keyPrefix}${counter}`
   }
 
-  /** The address's failures in the current window (Redis, or this replica's memory while Redis is away). */
-  private async current(ip: string): Promise<Window> {
+  /** The counter's failures in the current window (Redis, or this replica's memory while Redis is away). */
+  private async current(counter: string): Promise<Window> {
     try {
-      const [count, ttl] = (await this.redis.multi().get(this.key(ip)).pttl(this.key(ip)).exec()) ?? []
+      const [count, ttl] = (await this.redis.multi().get(this.key(counter)).pttl(this.key(counter)).exec()) ?? []
       const failed = count?.[0] ?? ttl?.[0]
       if (failed) throw failed
       return { count: Number(count?.[1] ?? 0), endsAt: Date.now() + Math.max(Number(ttl?.[1] ?? 0), 0) }
     } catch {
-      return this.localWindow(ip)
+      return this.localWindow(counter)
     }
   }
 
-  private async countFailure(ip: string): Promise<void> {
+  private async countFailure(counter: string): Promise<void> {
     try {
-      await this.redis.eval(COUNT_FAILURE, 1, this.key(ip), this.windowMs)
+      await this.redis.eval(COUNT_FAILURE, 1, this.key(counter), this.windowMs)
     } catch {
-      this.localWindow(ip).count += 1
+      this.localWindow(counter).count += 1
     }
   }
 
-  private localWindow(ip: string): Window {
+  private localWindow(counter: string): Window {
     const now = Date.now()
-    let window = this.local.get(ip)
+    let window = this.local.get(counter)
     if (!window || window.endsAt <= now) {
-      if (this.local.size >= MAX_LOCAL_ADDRESSES) {
-        for (const [address, open] of this.local) if (open.endsAt <= now) this.local.delete(address)
-        if (this.local.size >= MAX_LOCAL_ADDRESSES) this.local.clear()
+      if (this.local.size >= MAX_LOCAL_COUNTERS) {
+        for (const [other, open] of this.local) if (open.endsAt <= now) this.local.delete(other)
+        if (this.local.size >= MAX_LOCAL_COUNTERS) this.local.clear()
       }
       window = { count: 0, endsAt: now + this.windowMs }
-      this.local.set(ip, window)
+      this.local.set(counter, window)
     }
     return window
   }

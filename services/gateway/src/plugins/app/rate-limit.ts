@@ -3,6 +3,7 @@ import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
 import type { Config } from '@letters/config'
 import { ApiError } from '../../errors.js'
 import { batchedRedisStore } from './rate-limit-store.js'
+import { clientAddress } from './client-address.js'
 
 /** The 429 of a limit of `what` (peticiones, pruebas) per window. */
 function limitExceeded(windowMs: number, what: string): RateLimitOptions['errorResponseBuilder'] {
@@ -27,7 +28,7 @@ export async function registerRateLimit(app: FastifyInstance) {
     max,
     timeWindow: windowMs,
     store: batchedRedisStore(app.redis, `${app.config.queuePrefix}:rate-limit:`),
-    keyGenerator: (request: FastifyRequest) => (request.caller ? `account:${request.caller.accountId}` : `ip:${request.ip}`),
+    keyGenerator: (request: FastifyRequest) => (request.caller ? `account:${request.caller.accountId}` : `ip:${clientAddress(request.ip)}`),
     // Redis down: requests go through unlimited rather than fail. A letter needs only Postgres
     // (its job waits in the outbox until Redis is back), and an outage is short next to the
     // letters a client would otherwise have to resend.

@@ -2,13 +2,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { requestBudget } from '@letters/config'
 import { OrderDeadline } from '@letters/intake'
-import { reasonPhrase } from '../../errors.js'
+import { OutcomeUnknown, Unavailable } from '../../errors.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage, requestDeadlineMessage } from '../../letters/deadline.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The time this request has to be decided and answered; a creation hands it to the intake with its order. */
     deadline: OrderDeadline
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route's handler gives up on its work once `request.deadline` is abandoned (a creation:
+     * the intake never writes an abandoned order), so a 503 at the deadline tells the truth.
+     */
+    honorsDeadline?: boolean
   }
 }
 
@@ -18,47 +25,75 @@ interface Watch {
   answering: boolean
 }
 
-/** How long a stopping gateway lets the requests under way finish before it answers them 503: well within its drain time. */
+/** How long a stopping gateway lets the requests under way finish before it answers them: well within its drain time. */
 const CLOSING_GRACE_MS = 3000
 
 const watches = new WeakMap<FastifyRequest, Watch>()
 
-function answer(request: FastifyRequest, reply: FastifyReply, status: 500 | 503, message: string): void {
-  if (watches.get(request)?.answering || reply.sent || request.raw.destroyed) return
-  if (status === 503) reply.header('retry-after', String(DEADLINE_RETRY_AFTER_SECONDS))
-  request.log.warn({ status, writing: request.deadline.writing }, 'request answered at its deadline')
-  // Sent from a timer: the reply object (a thenable) is nobody's to await.
-  void reply.status(status).send({ error: reasonPhrase(status), message, requestId: request.id })
+/**
+ * Whether a 503 ("nothing was done, retry") is true of a request given up on at its deadline:
+ * a read, or a route whose work stops with its deadline. Any other write (an admin's credit
+ * grant, a cancellation) may still commit after the answer: it is only told the outcome is
+ * unknown, and only when the answer cannot wait any longer.
+ */
+const safeToRetry = (request: FastifyRequest) => request.method === 'GET' || request.method === 'HEAD' || request.routeOptions.config?.honorsDeadline === true
+
+function answer(request: FastifyRequest, reply: FastifyReply, error: Unavailable | OutcomeUnknown): void {
+  const watch = watches.get(request)
+  // The response's own state: the request's stream is done (destroyed) as soon as its body was read.
+  if (!watch || watch.answering || reply.sent || reply.raw.destroyed || reply.raw.writableEnded) return
+  // A body still on its way: the server's request timeout answers it (408) and closes the connection.
+  if (!request.raw.complete) return
+  watch.answering = true
+  if (error instanceof Unavailable) reply.header('retry-after', String(DEADLINE_RETRY_AFTER_SECONDS))
+  request.log.warn({ status: error.statusCode, writing: request.deadline.writing }, 'request answered at its deadline')
+  // Through the one error handler; sent from a timer, the reply (a thenable) is nobody's to await.
+  void reply.send(error)
+}
+
+/** At the time to decide: a request safe to retry is abandoned and answered 503. */
+function decide(request: FastifyRequest, reply: FastifyReply): void {
+  if (!safeToRetry(request) || !request.deadline.abandon()) return
+  answer(request, reply, new Unavailable(request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage))
+}
+
+/** At the answer time: whatever is still unanswered is told its outcome is unknown. */
+function giveUp(request: FastifyRequest, reply: FastifyReply): void {
+  decide(request, reply)
+  answer(request, reply, new OutcomeUnknown(outcomeUnknownMessage(), new Error('request unanswered at its answer time')))
 }
 
 /**
- * Every request gets an answer before its connection, idle while the request is worked on, is
- * cut (HTTP_REQUEST_TIMEOUT_MS after its last byte arrived). By the time it has to be decided, a
- * request still unanswered is abandoned and answered 503 with Retry-After, so a creation not yet
- * being written is never written afterwards (the intake checks its deadline before it writes). A
- * creation being written at that moment gets the commit's outcome; should even that not come by
- * the answer time, the client is told the outcome is unknown and how to retry safely.
+ * Every request gets an answer before its connection is cut (HTTP_REQUEST_TIMEOUT_MS, the
+ * longest a request may take to arrive and the longest its socket may stay silent). The clock
+ * starts when the request does, before authentication, whose lookups count too.
  *
- * The clock starts once the body has arrived: a body still on its way is Node's to time out (408).
+ * By the time it has to be decided, a request that is safe to retry (a read, a creation) and
+ * still unanswered is abandoned and answered 503 with Retry-After; a creation not yet being
+ * written then is never written afterwards (the intake checks its deadline before it writes).
+ * By the answer time, anything still unanswered (a creation whose commit has not answered, a
+ * write of another kind) is told its outcome is unknown, with how to find out. A client that
+ * goes away abandons its request too.
  */
 export default fp(
   async (app) => {
     const budget = requestBudget(app.config.http.requestTimeoutMs)
     app.decorateRequest('deadline', null as unknown as OrderDeadline)
     const live = new Map<FastifyRequest, FastifyReply>()
-    app.addHook('preValidation', async (request, reply) => {
-      live.set(request, reply)
+    app.addHook('onRequest', async (request, reply) => {
       const start = Date.now()
       request.deadline = new OrderDeadline(start + budget.decideWithinMs, start + budget.answerWithinMs)
-      const watch: Watch = { answering: false, timers: [] }
-      watches.set(request, watch)
-      watch.timers.push(
-        setTimeout(() => {
-          if (!watch.answering && request.deadline.abandon())
-            answer(request, reply, 503, request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage)
-        }, budget.decideWithinMs),
-        setTimeout(() => answer(request, reply, 500, outcomeUnknownMessage()), budget.answerWithinMs),
-      )
+      live.set(request, reply)
+      // The connection closed before the answer was written: nobody is left to tell, so a
+      // creation not yet being written is not written. (Fastify's onRequestAbort covers only a
+      // request whose body had not arrived whole.)
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) request.deadline.abandon()
+      })
+      watches.set(request, {
+        answering: false,
+        timers: [setTimeout(() => decide(request, reply), budget.decideWithinMs), setTimeout(() => giveUp(request, reply), budget.answerWithinMs)],
+      })
     })
     app.addHook('onSend', async (request) => {
       const watch = watches.get(request)
@@ -66,22 +101,23 @@ export default fp(
       watch.answering = true
       for (const timer of watch.timers) clearTimeout(timer)
     })
-    const forget = async (request: FastifyRequest) => {
+    const forget = (request: FastifyRequest) => {
       for (const timer of watches.get(request)?.timers ?? []) clearTimeout(timer)
       watches.delete(request)
       live.delete(request)
     }
-    app.addHook('onResponse', forget)
-    app.addHook('onRequestAbort', forget)
-    // Stopping (SIGTERM): the requests under way get a few seconds to finish; those still waiting
-    // then are answered 503 rather than cut when the process exits, and the creations among them
-    // not being written are never written.
+    app.addHook('onResponse', async (request) => forget(request))
+    app.addHook('onRequestAbort', async (request) => {
+      request.deadline?.abandon()
+      forget(request)
+    })
+    // Stopping (SIGTERM): the requests under way get a few seconds to finish; those still
+    // waiting then are answered now rather than cut when the process exits.
     app.addHook('preClose', async () => {
       const until = Date.now() + CLOSING_GRACE_MS
       while (live.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50))
-      for (const [request, reply] of live)
-        if (request.deadline.abandon()) answer(request, reply, 503, request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage)
+      for (const [request, reply] of live) giveUp(request, reply)
     })
   },
-  { name: 'request-deadline', dependencies: ['config'] },
+  { name: 'request-deadline', dependencies: ['config', 'error-handler'] },
 )

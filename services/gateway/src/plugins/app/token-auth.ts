@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError } from '../../errors.js'
+import type { Credential } from './auth-failures.js'
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
 
@@ -22,6 +23,8 @@ function presentedToken(header: string, acceptBasic: boolean): string {
 interface TokenGuard {
   /** The configured token; absent: the guarded routes do not exist (404). */
   token: string | undefined
+  /** Which count of failed authentications a wrong token adds to. */
+  credential: Extract<Credential, `${string}-token`>
   /** What the 401 calls the token, in Spanish ("de administración"). */
   label: string
   /** Set for pages opened in a browser: Basic auth is accepted too, and a 401 asks the browser for it under this realm. */
@@ -32,9 +35,10 @@ interface TokenGuard {
  * Guards every route of the scope it is added to with one token: `Authorization: Bearer
  * <token>`, or, where a browser opens the routes, Basic auth (any user name, the token as
  * password). Without the token configured the routes do not exist: every one answers 404. A
- * wrong token counts as a failed authentication of the client's IP (see AuthFailures); a
- * missing one does not, so a browser's first request before it asks for the password costs
- * nothing. Each token opens only the scopes guarded with it.
+ * wrong token counts as a failed authentication of the client's IP for that token (see
+ * AuthFailures): past the limit, the token is refused, the right one too, until the window
+ * ends. A missing one does not count, so a browser's first request before it asks for the
+ * password costs nothing. Each token opens only the scopes guarded with it.
  */
 export function requireToken(app: FastifyInstance, guard: TokenGuard) {
   const expected = guard.token ? digest(guard.token) : undefined
@@ -42,7 +46,7 @@ export function requireToken(app: FastifyInstance, guard: TokenGuard) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (!expected) throw new ApiError(404, `La ruta ${request.method} ${request.url.split('?')[0]} no existe`)
     const token = presentedToken(request.headers.authorization ?? '', acceptBasic)
-    const valid = token && (await app.authFailures.check(request, reply, async () => timingSafeEqual(digest(token), expected) || null))
+    const valid = token && (await app.authFailures.check(guard.credential, request, reply, async () => timingSafeEqual(digest(token), expected) || null))
     if (!valid) {
       if (acceptBasic) reply.header('www-authenticate', `Basic realm="${guard.browserRealm}", charset="UTF-8"`)
       throw new ApiError(401, `El token ${guard.label} no es válido o no se ha enviado (Authorization: Bearer <token>)`)
@@ -71,10 +75,15 @@ function fromAnotherSite(headers: IncomingHttpHeaders): boolean {
 
 /** The admin API, /metrics and, with `browser`, the ops pages: ADMIN_TOKEN. */
 export function requireAdmin(app: FastifyInstance, options: { browser?: boolean } = {}) {
-  return requireToken(app, { token: app.config.adminToken, label: 'de administración', ...(options.browser ? { browserRealm: 'letters ops' } : {}) })
+  return requireToken(app, {
+    token: app.config.adminToken,
+    credential: 'admin-token',
+    label: 'de administración',
+    ...(options.browser ? { browserRealm: 'letters ops' } : {}),
+  })
 }
 
 /** The floor's page and scanner (/floor): FLOOR_TOKEN, from a script or the floor's browser. */
 export function requireFloor(app: FastifyInstance) {
-  return requireToken(app, { token: app.config.floorToken, label: 'de la planta', browserRealm: 'letters floor' })
+  return requireToken(app, { token: app.config.floorToken, credential: 'floor-token', label: 'de la planta', browserRealm: 'letters floor' })
 }

@@ -76,6 +76,8 @@ const bulk: FastifyPluginAsyncTypebox = async (app) => {
     {
       bodyLimit: BULK_BODY_LIMIT_BYTES,
       validatorCompiler: bulkValidatorCompiler,
+      // The intake never writes an order abandoned at its deadline: a 503 then is true.
+      config: { honorsDeadline: true },
       schema: {
         summary: 'Send letters of one of your active campaigns to up to 1,000 recipients, as JSON or as a CSV file',
         description:

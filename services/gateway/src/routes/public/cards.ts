@@ -105,7 +105,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         headers: publicApi.ApiKeyHeaders,
         params: publicApi.CardParams,
         body: NoBody,
-        response: { 204: Type.Null({ description: 'Erased (now or before).' }), ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
+        response: { 204: Type.Null({ description: 'Erased (now or before).' }), ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CardDesign, EnvelopeDesign, errorResponses, publicApi } from '@letters/contracts'
+import { CardDesign, EnvelopeDesign, UUID_PATTERN, errorResponses, publicApi } from '@letters/contracts'
 import { notFound } from '../../errors.js'
 import { activeCampaigns, companyData } from '../../services/catalog.js'
 import { listEntries, type CompanyKind } from '../../services/company-data.js'
 import { cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
 import { listFonts } from '../../services/fonts.js'
-import { UUID } from '../../services/cursor.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
@@ -51,7 +50,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
   // An id that is not a UUID names no design: 404, like another account's.
   const designNotFound = () => notFound('El diseño no existe')
   const params = Type.Object({ id: Type.String() })
-  const owned = <T>(id: string, find: () => Promise<T | undefined>) => (UUID.test(id) ? find() : Promise.resolve(undefined))
+  const owned = <T>(id: string, find: () => Promise<T | undefined>) => (UUID_PATTERN.test(id) ? find() : Promise.resolve(undefined))
 
   app.get(
     '/card-designs/:id',

@@ -28,6 +28,8 @@ const letters: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/single',
     {
+      // The intake never writes an order abandoned at its deadline: a 503 then is true.
+      config: { honorsDeadline: true },
       schema: {
         summary: 'Send a single letter, outside any campaign',
         tags: ['Letters'],
@@ -42,6 +44,8 @@ const letters: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/card',
     {
+      // The intake never writes an order abandoned at its deadline: a 503 then is true.
+      config: { honorsDeadline: true },
       schema: {
         summary: 'Send a letter of one of your active campaigns, filling in its variables',
         tags: ['Letters'],

@@ -80,7 +80,8 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Send a delivery again: the same webhook-id and body, due now',
         description:
           '`deliveryId` is the `eventId` of the delivery’s attempts in GET /webhooks/{id}/deliveries (and its `webhook-id` header). ' +
-          'The delivery is pending again and its next attempt is listed after the ones it had; a delivery still being tried is brought forward.',
+          'The delivery is pending again and its next attempt is listed after the ones it had; a delivery waiting for its next attempt is brought forward. ' +
+          'A delivery queued or being sent at this moment is a 409 (so is any delivery of a disabled endpoint): wait for its attempt in GET /webhooks/{id}/deliveries, then ask again if you still need to.',
         headers,
         params: WebhookDeliveryParams,
         body: NoBody,

@@ -1,0 +1,1 @@
+ALTER TABLE "print_batches" ADD COLUMN "closer_lease_id" uuid;
