@@ -1,9 +1,10 @@
 // The SDK against a gateway whose account row is held past the request timeout: every call is
 // answered 503 in time, retried with its own key, and stored once when the lock goes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { count, eq, sql } from 'drizzle-orm'
+import { count, eq } from 'drizzle-orm'
 import { accounts, letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
+import { holdAccountRow } from '@letters/test/support/account-lock'
 import { adminAccount, singleLetter, startGateway } from '../../../services/gateway/test/helpers.js'
 import { createClient, LettersApiError } from '../src/index.js'
 
@@ -15,22 +16,12 @@ beforeAll(async () => {
 })
 afterAll(() => app.close())
 
-async function holdAccountRow(accountId: string, ms: number): Promise<void> {
-  let locked!: () => void
-  const taken = new Promise<void>((resolve) => (locked = resolve))
-  void app.db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
-    locked()
-    await new Promise((resolve) => setTimeout(resolve, ms))
-  })
-  await taken
-}
-
 describe('the SDK behind a lock longer than the request timeout', () => {
   it('stores each of 20 concurrent calls once, charged once, through 503s retried with the same key', async () => {
     const owner = await adminAccount(app, 100)
     const client = createClient({ apiKey: owner.apiKey, baseUrl, retries: 6, retryDelayMs: 100 })
-    await holdAccountRow(owner.id, 3500)
+    const release = await holdAccountRow(app.db, owner.id)
+    const releasing = new Promise((resolve) => setTimeout(resolve, 3500)).then(release)
     const bodies = Array.from({ length: 20 }, (_, i) => singleLetter(owner, { name: `Lucía ${i}` }))
     const results = await Promise.all(
       bodies.map((body) =>
@@ -41,6 +32,7 @@ describe('the SDK behind a lock longer than the request timeout', () => {
       ),
     )
     // A call that ran out of retries is called again with the key it gave back: never a second letter.
+    await releasing
     const settled = await Promise.all(
       results.map(async (result, i) =>
         result.ok

@@ -5,29 +5,11 @@ import { idempotencyLockName } from '@letters/intake'
 import { requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
+import { holdAccountRow } from '@letters/test/support/account-lock'
 import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
 
 let app: App
-
-/** Holds the account's row as a slow concurrent charge would, so a creation waits inside its transaction. */
-async function holdAccountRow(accountId: string) {
-  let release!: () => void
-  let locked!: () => void
-  const taken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = app.db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
-    locked()
-    await new Promise<void>((resolve) => (release = resolve))
-  })
-  await taken
-  return {
-    release: async () => {
-      release()
-      await holder
-    },
-  }
-}
 
 /** Whether a transaction holds the key's claim (its advisory lock) right now. */
 async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
@@ -77,12 +59,12 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
   it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
-    const held = await holdAccountRow(account.id)
+    const held = await holdAccountRow(app.db, account.id)
     // inject starts the request only when something awaits it.
     const first = client.post('/single', body, { 'idempotency-key': 'k-409' }).then((response) => response)
     await expect.poll(() => keyIsHeld(account.id, 'k-409'), { timeout: 3000, interval: 10 }).toBe(true)
     expectError(await client.post('/single', body, { 'idempotency-key': 'k-409' }), 409, 'Conflict', /todavía se está procesando/)
-    await held.release()
+    await held()
     expect((await first).statusCode).toBe(200)
     const late = await client.post('/single', body, { 'idempotency-key': 'k-409' })
     expect(late.headers['idempotent-replayed']).toBe('true')
@@ -102,13 +84,13 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
   it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async ({ account }) => {
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
-    const held = await holdAccountRow(account.id)
+    const held = await holdAccountRow(app.db, account.id)
     const first = client.post('/single', body, { 'idempotency-key': 'k-mixed' }).then((response) => response)
     await expect.poll(() => keyIsHeld(account.id, 'k-mixed'), { timeout: 3000, interval: 10 }).toBe(true)
     // An old replica claims with a committed row and knows nothing of the advisory lock.
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
       VALUES (${account.id}::uuid, 'k-mixed', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
-    await held.release()
+    await held()
     expectError(await first, 409, 'Conflict', /todavía se está procesando/)
     const state = await expectLedgerMatchesLetters(app.db, account.id)
     expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })

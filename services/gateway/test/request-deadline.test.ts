@@ -7,6 +7,7 @@ import { eq, sql } from 'drizzle-orm'
 import { accounts, ledgerEntries, letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
+import { holdAccountRow } from '@letters/test/support/account-lock'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
 
@@ -22,23 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
 })
-
-/** Holds the account's row as a slow concurrent charge would, on a connection of the test's own. */
-async function holdAccountRow(accountId: string) {
-  let release!: () => void
-  let locked!: () => void
-  const taken = new Promise<void>((resolve) => (locked = resolve))
-  const holder = app.db.transaction(async (tx) => {
-    await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${accountId}::uuid FOR NO KEY UPDATE`)
-    locked()
-    await new Promise<void>((resolve) => (release = resolve))
-  })
-  await taken
-  return async () => {
-    release()
-    await holder
-  }
-}
 
 async function post(path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) {
   const started = Date.now()
@@ -67,7 +51,7 @@ describe('a creation whose account row is held past the request timeout', () => 
     const account = await adminAccount(app, 5000)
     const campaignId = await bulkCampaign(app, account)
     const before = await moneyOf(account.id)
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(app.db, account.id)
     let answers: Awaited<ReturnType<typeof post>>[]
     try {
       answers = await Promise.all([
@@ -103,7 +87,7 @@ describe('a creation whose account row is held past the request timeout', () => 
 
   it('stores a creation whose lock is released before its deadline, answered once', async () => {
     const account = await adminAccount(app, 100)
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(app.db, account.id)
     const pending = post('/single', account.apiKey, singleLetter(account))
     await new Promise((resolve) => setTimeout(resolve, 800))
     await release()
@@ -117,7 +101,7 @@ describe('a creation whose account row is held past the request timeout', () => 
     await stopping.listen({ host: '127.0.0.1', port: 0 })
     const url = `http://127.0.0.1:${(stopping.server.address() as AddressInfo).port}`
     const account = await adminAccount(stopping, 100)
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(app.db, account.id)
     try {
       const started = Date.now()
       const pending = fetch(`${url}/single`, {
@@ -142,7 +126,7 @@ describe('a creation whose account row is held past the request timeout', () => 
 
   it('writes nothing for a client that went away while its creation waited', async () => {
     const account = await adminAccount(app, 100)
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(app.db, account.id)
     try {
       const gone = new AbortController()
       const pending = fetch(`${base}/single`, {
@@ -201,7 +185,7 @@ describe('a creation whose account row is held past the request timeout', () => 
 
   it('answers an admin credit grant behind a held account in time, and a 503 only when nothing was granted', async () => {
     const account = await adminAccount(app, 100)
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(app.db, account.id)
     let answer: Awaited<ReturnType<typeof post>>
     try {
       const started = Date.now()
