@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
 import { afterAll, describe, expect, it } from 'vitest'
 import { metrics } from '@letters/observability'
 import { RenderPool, RenderQueueFull, addressLines, renderCard, renderProof, type LetterToRender } from '../src/index.js'
@@ -12,6 +14,11 @@ const letter: LetterToRender = {
   signature: 'Ana, de Papelería Luna',
   recipientLines: addressLines({ ...sampleRecipient, countryName: 'España' }),
   senderLines: ['Papelería Luna'],
+}
+
+/** Nanoseconds the process's main thread (the event loop's) has run on a CPU, from Linux's scheduler statistics. */
+function loopThreadCpuNs(): number {
+  return Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0])
 }
 
 async function proofRenders(): Promise<number> {
@@ -46,22 +53,23 @@ describe('RenderPool', () => {
   })
 
   it('keeps the event loop free while it draws', async () => {
-    const TICK_MS = 5
-    let longestLate = 0
-    let last = performance.now()
-    // How late each tick comes beyond its interval: what the loop was held for.
-    const ticker = setInterval(() => {
-      const now = performance.now()
-      longestLate = Math.max(longestLate, now - last - TICK_MS)
-      last = now
-    }, TICK_MS)
-    await pool.render('proof', letter)
-    clearInterval(ticker)
-    // Drawn on this thread, the same proof holds the loop for its whole render time.
-    const started = performance.now()
-    await renderProof(letter)
-    const onLoop = performance.now() - started
-    expect(longestLate).toBeLessThan(onLoop)
+    // The CPU time of the loop's own thread, not the wall clock: other processes on the machine
+    // can delay this one, but not make it spend CPU on a render another thread draws. Of several
+    // groups of renders the cheapest counts, so a garbage collection or the test runner's own
+    // messages on this thread during one group change nothing.
+    expect(isMainThread).toBe(true)
+    const cheapestGroup = async (work: () => Promise<unknown>): Promise<number> => {
+      let cheapest = Infinity
+      for (let group = 0; group < 5; group++) {
+        const before = loopThreadCpuNs()
+        for (let render = 0; render < 8; render++) await work()
+        cheapest = Math.min(cheapest, loopThreadCpuNs() - before)
+      }
+      return cheapest
+    }
+    const inThread = await cheapestGroup(() => pool.render('proof', letter))
+    const onLoop = await cheapestGroup(() => renderProof(letter))
+    expect(inThread).toBeLessThan(onLoop / 2)
   })
 
   it('refuses a render at once when the thread is busy and the queue is full, and finishes the others', async () => {
