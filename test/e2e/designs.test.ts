@@ -8,13 +8,14 @@ import sharp from 'sharp'
 import { Value } from 'typebox/value'
 import { PrintSpec } from '@letters/contracts'
 import { pdfPageToPng } from '@letters/artwork'
-import { letters, printBatches, readLetterDrawings } from '@letters/db'
+import { letters, printBatches } from '@letters/db'
 import { drawingOf, renderCard, renderEnvelope } from '@letters/render'
 import { cardSvg, logoSvg, signatureSvg } from '../support/artwork.js'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { compact, pdfText } from '../support/pdf.js'
 import { readSvg, type PenArea } from '../support/plotter-files.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { readLetterDrawings } from '@letters/letters'
 
 const MM = 72 / 25.4
 

@@ -3,9 +3,9 @@ import { and, eq, sql } from 'drizzle-orm'
 import { outbox } from '@letters/db'
 import type { Printer } from '@letters/production-worker/printer'
 import { SpoolPrinter } from '@letters/production-worker/printer'
-import { RETRIED_DETAIL } from '@letters/queues'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { RETRIED_DETAIL } from '@letters/letters'
 
 /** The floor's printer, out of paper until the test refills it; it counts what it printed. */
 let outOfPaper = true

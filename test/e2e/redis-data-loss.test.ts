@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, inArray, isNull } from 'drizzle-orm'
 import { Redis } from 'ioredis'
 import { ledgerEntries, letters, outbox } from '@letters/db'
-import { RESUMED_DETAIL } from '@letters/queues'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
+import { RESUMED_DETAIL } from '@letters/letters'
 
 const RECONCILE_AFTER_MS = 3000
 

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
+import { SQLSTATE } from './errors.js'
 
 const migrationsFolder = fileURLToPath(new URL('../migrations', import.meta.url))
 
@@ -35,7 +36,8 @@ export async function ensureDatabase(url: string): Promise<void> {
     await sql`CREATE DATABASE ${sql(name)}`.catch((error: { code?: string; constraint_name?: string }) => {
       // Another process created it between the look-up and the CREATE: 42P04 when it had
       // committed, a unique violation on pg_database when both CREATEs ran at once.
-      const createdElsewhere = error.code === '42P04' || (error.code === '23505' && error.constraint_name === 'pg_database_datname_index')
+      const createdElsewhere =
+        error.code === SQLSTATE.duplicateDatabase || (error.code === SQLSTATE.uniqueViolation && error.constraint_name === 'pg_database_datname_index')
       if (!createdElsewhere) throw error
     })
   })

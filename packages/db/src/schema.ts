@@ -199,7 +199,15 @@ export type { Recipient }
  * erasure's partial indexes, in literals (a partial index needs them, and a query needs the same
  * text for the planner to use one). The columns are unqualified: for a query on `letters` alone.
  */
-export const stillErasable = sql.raw(`personal_data_erased_at IS NULL AND status IN (${erasableStatuses.map((status) => `'${status}'`).join(', ')})`)
+export const stillErasable = sql.raw(`personal_data_erased_at IS NULL AND status IN (${literalList(erasableStatuses)})`)
+
+/** Our own constants as SQL literals, for what must hold literals: a partial index, a CHECK constraint. */
+function literalList(values: readonly string[]): string {
+  return values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ')
+}
+
+/** The database refuses a status outside the one list, whoever writes it. */
+const knownStatus = (name: string) => check(name, sql.raw(`status IN (${literalList(letterStatuses)})`))
 
 export const letters = pgTable(
   'letters',
@@ -262,6 +270,7 @@ export const letters = pgTable(
     // The reconciler's scan: letters still in the pipeline, oldest change first.
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
+    knownStatus('letters_status_known'),
     uniqueIndex('letters_code_unique').on(table.code),
     // The erasure's scans, over letters still holding personal data in a status that no longer
     // needs it (erasableStatuses): by age for the retention, by account for ops. Erased letters
@@ -286,7 +295,7 @@ export const letterEvents = pgTable(
     detail: text('detail'),
     at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [index('letter_events_letter_idx').on(table.letterId, table.id)],
+  (table) => [index('letter_events_letter_idx').on(table.letterId, table.id), knownStatus('letter_events_status_known')],
 )
 
 /**

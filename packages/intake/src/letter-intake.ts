@@ -1,4 +1,4 @@
-import type { Db } from '@letters/db'
+import { SQLSTATE, sqlState, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { DeadlineExceededError, type LetterOrder, type OrderOutcome } from './orders.js'
 import { CommitUnknownError, storeOrders, type HeldOutcome } from './store-orders.js'
@@ -40,11 +40,9 @@ function expired(pending: Pending): boolean {
   return true
 }
 
-const POSTGRES_LOCK_NOT_AVAILABLE = '55P03'
-
 /** How long after its row was last found held an account's orders keep going alone. */
 const HELD_ACCOUNT_ASIDE_MS = 2000
-const isHeldUp = (error: unknown) => (error as { code?: unknown }).code === POSTGRES_LOCK_NOT_AVAILABLE
+const isHeldUp = (error: unknown) => sqlState(error) === SQLSTATE.lockNotAvailable
 
 /**
  * Group commit for the letters of every request of this process. Orders that arrive while

@@ -1,11 +1,12 @@
 import type { TransactionSql } from 'postgres'
 import { modeLabel } from '@letters/contracts'
-import { letterEventsQuery, outboxTargetSql, type Db } from '@letters/db'
+import { outboxTargetSql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
 import { DeadlineExceededError, type LetterDraft, type LetterOrder, type OrderDeadline, type OrderOutcome } from './orders.js'
 import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
+import { letterEventsQuery } from '@letters/letters'
 
 /**
  * The transaction failed while committing and what became of it could not be found out: it may

@@ -1,8 +1,9 @@
 import { count, sql, type SQL } from 'drizzle-orm'
-import { enqueue, letters, moveLetters, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { enqueue, letters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { Logger } from './queues.js'
 import { BackgroundLoop } from './background-loop.js'
+import { moveLetters } from '@letters/letters'
 
 /** The events the clock writes: client-visible, they say what happened. */
 export const RELEASED_DETAIL = 'Fecha de envío programada alcanzada: entra en producción'
@@ -131,7 +132,7 @@ export class LetterClock {
       const moved = await moveLetters(
         tx,
         due.map((letter) => letter.id),
-        { from: [duty.from], to: duty.to, detail: duty.detail },
+        { from: duty.from, to: duty.to, detail: duty.detail },
       )
       await duty.then?.(
         tx,

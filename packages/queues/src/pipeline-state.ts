@@ -3,7 +3,7 @@ import { letters, outbox as outboxTable, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { overdueLetters, type LetterClockOptions } from './letter-clock.js'
 import type { Logger, Queues } from './queues.js'
-import { pipelineStatuses, withoutProgressSql } from './reconciler.js'
+import { resumableStatuses, withoutProgressSql } from '@letters/letters'
 
 const jobStates = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
 
@@ -38,7 +38,7 @@ async function refreshFromPostgres(db: Db, { stuckAfterMs, clock }: { stuckAfter
   }
   metrics.outboxPending.set(outbox?.pending ?? 0)
   metrics.outboxOldestSeconds.set(outbox?.oldestSeconds ?? 0)
-  for (const status of pipelineStatuses) {
+  for (const status of resumableStatuses) {
     for (const livemode of [true, false]) {
       metrics.lettersStuck.set({ status, mode: livemode ? 'live' : 'test' }, stuck.find((row) => row.status === status && row.livemode === livemode)?.n ?? 0)
     }

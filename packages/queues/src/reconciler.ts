@@ -1,49 +1,14 @@
-import { sql, type SQL } from 'drizzle-orm'
-import { queueOfJob, type JobName, type QueueName } from '@letters/contracts'
-import { enqueue, moveLetter, type Db, type Tx } from '@letters/db'
+import { sql } from 'drizzle-orm'
+import { queueOfJob, type QueueName } from '@letters/contracts'
+import type { Db } from '@letters/db'
+import { jobOfStatus, resumableStatuses, resumeLetter, withoutProgressSql, type ResumableStatus } from '@letters/letters'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
 import { BackgroundLoop } from './background-loop.js'
 import { withTimeout } from './timing.js'
 
-/** The job a letter in each pipeline status waits for. */
-const jobOfStatus = {
-  received: 'normalize-address',
-  ready_for_print: 'produce-letter',
-  printing: 'produce-letter',
-} as const satisfies Record<string, JobName>
-export type PipelineStatus = keyof typeof jobOfStatus
-/** The statuses a letter passes through on its own; one that stays in them too long is stuck. */
-export const pipelineStatuses = Object.keys(jobOfStatus) as PipelineStatus[]
-
-export const isPipelineStatus = (status: string): status is PipelineStatus => (pipelineStatuses as string[]).includes(status)
-
-/**
- * Stuck, as one condition for everything that looks for it (this reconciler, the letters_stuck
- * gauge, the ops list and retry): the letter of the `letters` row named `alias` is in a
- * pipeline status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS).
- */
-export function withoutProgressSql(alias: string, afterMs: number): SQL {
-  const l = sql.raw(alias)
-  return sql`(${l}.status IN ${pipelineStatuses} AND ${l}.updated_at < now() - ${afterMs} * interval '1 millisecond')`
-}
-
 /** BullMQ states of a job that will still run; any other (completed, failed, unknown) runs no more. */
 const runnableStates = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'])
-
-/** The event a resumed letter gets: client-visible, so it says what happened, never why. */
-export const RESUMED_DETAIL = 'Reanudada tras una incidencia interna'
-
-/**
- * Resumes a letter where it is: the same status again under its row lock (its event, and a new
- * `updated_at`, so no other round takes it), and a new job for that status, in the caller's
- * transaction. Twice is harmless: the workers only move a letter from the status they expect,
- * and the floor fences a second run with its print claim.
- */
-export async function resumeLetter(tx: Tx, letterId: string, status: PipelineStatus): Promise<void> {
-  await moveLetter(tx, letterId, { from: [status], to: status, detail: RESUMED_DETAIL })
-  await enqueue(tx, { name: jobOfStatus[status], data: { letterId } })
-}
 
 export interface ReconcilerOptions {
   /** A letter without progress for this long is looked at (RECONCILE_AFTER_MS). */
@@ -56,7 +21,7 @@ export interface ReconcilerOptions {
   redisTimeoutMs?: number
 }
 
-type Candidate = { id: string; status: PipelineStatus; updatedAt: string; jobId: string | null; jobSent: boolean | null }
+type Candidate = { id: string; status: ResumableStatus; updatedAt: string; jobId: string | null; jobSent: boolean | null }
 type Cursor = { updatedAt: string; id: string }
 
 /**
@@ -114,7 +79,7 @@ export class Reconciler {
    */
   private reconcilePage(after: Cursor | undefined) {
     const queueOfStatus = sql.join(
-      pipelineStatuses.map((status) => sql`WHEN ${status} THEN ${this.queueOf(status)}`),
+      resumableStatuses.map((status) => sql`WHEN ${status} THEN ${this.queueOf(status)}`),
       sql` `,
     )
     return this.db.transaction(async (tx) => {
@@ -160,7 +125,7 @@ export class Reconciler {
     return this.loop.stop()
   }
 
-  private queueOf(status: PipelineStatus): QueueName {
+  private queueOf(status: ResumableStatus): QueueName {
     return queueOfJob[jobOfStatus[status]]
   }
 }

@@ -5,7 +5,8 @@ import { closeDb, createDb, letterEvents, letters, outbox, type Db, type LetterS
 import { metrics } from '@letters/observability'
 import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { closeQueues, openQueues, producerConnection, Reconciler, RESUMED_DETAIL, type Queues } from '../src/index.js'
+import { RESUMED_DETAIL } from '@letters/letters'
+import { closeQueues, openQueues, producerConnection, Reconciler, type Queues } from '../src/index.js'
 
 const log = pino({ level: 'silent' })
 const prefix = `${testConfig().queuePrefix}-reconciler`

@@ -2,7 +2,8 @@ import { UnrecoverableError } from 'bullmq'
 import { eq, sql } from 'drizzle-orm'
 import { recipientBlock, type AddressVerifier, type NormalizedAddress } from '@letters/address'
 import { refundLetter } from '@letters/credits'
-import { enqueue, letters, moveLetter, type Db } from '@letters/db'
+import { enqueue, letters, type Db } from '@letters/db'
+import { moveLetter } from '@letters/letters'
 
 export type AddressOutcome = 'ready_for_print' | 'address_rejected' | 'already_done'
 
@@ -32,7 +33,7 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
   const status = result.deliverability === 'undeliverable' ? 'address_rejected' : 'ready_for_print'
   return db.transaction(async (tx) => {
     const { moved, letter: locked } = await moveLetter(tx, letterId, {
-      from: ['received'],
+      from: 'received',
       to: status,
       detail: eventDetail(result, letter.livemode),
       set: {

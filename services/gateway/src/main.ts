@@ -1,5 +1,6 @@
 import { drainTimeMs, loadConfigOrExit } from '@letters/config'
-import { guardProcess, prepareDatabase } from '@letters/db'
+import { prepareDatabase } from '@letters/db'
+import { guardProcess } from '@letters/startup'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/queues'
 import { buildApp } from './app.js'

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox, type LetterStatus } from '@letters/db'
-import { RESUMED_DETAIL, RETRIED_DETAIL } from '@letters/queues'
 import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
+import { RESUMED_DETAIL, RETRIED_DETAIL } from '@letters/letters'
 
 type AdminCard = { id: string; accountId: string; livemode: boolean; status: string; events: Array<{ status: string; detail: string | null }> }
 type StuckList = {

@@ -4,13 +4,14 @@ import { describe, expect } from 'vitest'
 import { eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { LocalArtifactStore, batchFileKey, batchFolder, type ArtifactStore } from '@letters/artifacts'
-import { closeDb, createDb, letters, printBatches, printBatchLetters, sweepBatchesWithArtifacts } from '@letters/db'
+import { closeDb, createDb, letters, printBatches, printBatchLetters } from '@letters/db'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
 import { PersonalDataEraser } from '../src/services/personal-data.js'
 import { adminAccount, adminClient, publicClient, sendSingle } from './helpers.js'
 import { databaseDump, found } from './personal-data-traces.js'
+import { sweepBatchesWithArtifacts } from '@letters/letters'
 
 /**
  * Erasure against what runs beside it: connections cut mid-transaction, an artifact store that

@@ -4,7 +4,7 @@ import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letterFolder } from '@letters/artifacts'
 import { erasableStatuses } from '@letters/contracts'
-import { letterEvents, letters, moveLetter, outbox, printBatches, printBatchLetters, webhookEvents, type LetterStatus } from '@letters/db'
+import { letterEvents, letters, outbox, printBatches, printBatchLetters, webhookEvents, type LetterStatus } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { verifiedAddress } from '@letters/test/support/factories'
 import type { RenderPool } from '@letters/render'
@@ -12,6 +12,7 @@ import type { App } from '../src/app.js'
 import { cardProof } from '../src/services/proofs.js'
 import { it } from '@letters/test/support/fixtures'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
+import { moveLetter } from '@letters/letters'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 
@@ -224,10 +225,10 @@ describe('an erased letter never goes back to production', () => {
   it('is never claimed for printing again (the floor), but may still be marked printed by its batch', async () => {
     const id = await letterIn('failed')
     expect((await erase(id)).statusCode).toBe(204)
-    const claim = await app.db.transaction((tx) => moveLetter(tx, id, { from: ['failed'], to: 'printing', printClaim: 'next', detail: null }))
+    const claim = await app.db.transaction((tx) => moveLetter(tx, id, { from: 'failed', to: 'printing', printClaim: 'next', detail: null }))
     expect(claim.moved).toBe(false)
     expect((await rowOf(id)).status).toBe('failed')
-    const printed = await app.db.transaction((tx) => moveLetter(tx, id, { from: ['failed'], to: 'printed', detail: null }))
+    const printed = await app.db.transaction((tx) => moveLetter(tx, id, { from: 'failed', to: 'printed', detail: null }))
     expect(printed.moved).toBe(true)
   })
 })

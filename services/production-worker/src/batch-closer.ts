@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
-import { letters, moveLetters, printBatches, printBatchLetters, readLetterDrawings, type Db, type Tx } from '@letters/db'
+import { letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
 import { batchFileKey } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/queues'
 import { drawingOf } from '@letters/render'
@@ -9,6 +9,7 @@ import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
 import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
 import type { Floor } from './produce-letter.js'
+import { moveLetters, readLetterDrawings } from '@letters/letters'
 
 /** The event of a letter whose batch was handed over: client-visible, it names the batch and the letter's place in it. */
 export const batchPrintedDetail = (batchId: string, sequence: number, count: number) =>
@@ -179,9 +180,8 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease
       .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
       .returning({ id: printBatches.id })
     if (!done) return
-    // From `failed` too: a letter given up on while it waited in the tray is on paper now all the same.
+    // From `failed` too (the table allows it): a letter given up on while it waited in the tray is on paper now all the same.
     await moveLetters(tx, [...sequenceOf.keys()], {
-      from: ['printing', 'failed'],
       to: 'printed',
       detail: (letterId) => batchPrintedDetail(batchId, sequenceOf.get(letterId) ?? 0, count),
     })

@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
-import { moveLetter, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type Db, type LetterStatus } from '@letters/db'
+import type { Db } from '@letters/db'
 import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
 import { letterFolder, type ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
@@ -9,6 +9,7 @@ import { batchPrintedDetail } from './batch-closer.js'
 import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
 import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
+import { moveLetter, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type StatusInto } from '@letters/letters'
 
 export interface Floor {
   db: Db
@@ -35,10 +36,8 @@ export type ProductionOutcome = 'printed' | 'rendered' | 'already_done' | 'super
 /** The event of a test letter leaving production, shown to the client. */
 export const TEST_RENDERED_DETAIL = 'Carta de prueba: tarjeta y sobre generados; no se ha impreso'
 
-/** Statuses a production job may (re)start from: a fresh letter, an interrupted run, an ops retry. */
-const claimable: LetterStatus[] = ['ready_for_print', 'printing', 'failed']
-
-const claimDetail: Partial<Record<LetterStatus, string>> = {
+/** The claim's event, by the status a production job (re)starts from: a fresh letter, an interrupted run, an ops retry. */
+const claimDetail: Record<StatusInto<'printing'>, string> = {
   ready_for_print: 'En producción',
   printing: 'En producción de nuevo: el intento anterior no terminó',
   failed: 'En producción de nuevo: reintento pedido por operaciones',
@@ -47,7 +46,7 @@ const claimDetail: Partial<Record<LetterStatus, string>> = {
 /** Moves the letter to `printing` under the next print claim; undefined when it is past production or cancelled. */
 async function claim(db: Db, letterId: string): Promise<{ printClaim: number; livemode: boolean } | undefined> {
   const { moved, letter, printClaim } = await db.transaction((tx) =>
-    moveLetter(tx, letterId, { from: claimable, to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status] ?? null }),
+    moveLetter(tx, letterId, { to: 'printing', printClaim: 'next', detail: (from) => claimDetail[from.status as StatusInto<'printing'>] }),
   )
   if (!letter) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!moved || printClaim === undefined) return undefined
@@ -74,7 +73,7 @@ async function letterToRender(db: Db, letterId: string, floorCountry: string): P
  */
 async function leavePrinting(db: Db, letterId: string, claim: number | 'any', status: 'printed' | 'failed', detail: string): Promise<boolean> {
   const { moved } = await db.transaction((tx) =>
-    moveLetter(tx, letterId, { from: ['printing'], to: status, detail, ...(claim === 'any' ? {} : { printClaim: claim }) }),
+    moveLetter(tx, letterId, { from: 'printing', to: status, detail, ...(claim === 'any' ? {} : { printClaim: claim }) }),
   )
   return moved
 }
@@ -190,7 +189,7 @@ async function settledByBatch(db: Db, letterId: string): Promise<ProductionOutco
   if (!batch) return undefined
   if (batch.status !== 'handed') return 'batched'
   const detail = batchPrintedDetail(batch.batchId, batch.sequence ?? 0, batch.letterCount)
-  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { from: ['printing', 'failed'], to: 'printed', detail }))
+  const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail }))
   return moved ? 'printed' : 'already_done'
 }
 

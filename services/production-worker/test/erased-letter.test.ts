@@ -6,11 +6,12 @@ import { eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { normalizeAddress } from '@letters/address'
 import { LocalArtifactStore, letterFolder, type ArtifactStore } from '@letters/artifacts'
-import { closeDb, createDb, erasePersonalData, letters, moveLetter, recordLetterArtifactsRemoved, type Db, type LetterStatus } from '@letters/db'
+import { closeDb, createDb, letters, type Db, type LetterStatus } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
 import { SpoolPrinter } from '../src/printer.js'
 import { produceLetter, type Floor } from '../src/produce-letter.js'
+import { erasePersonalData, moveLetter, recordLetterArtifactsRemoved } from '@letters/letters'
 
 let db: Db
 let directory: string
@@ -64,8 +65,8 @@ describe('the floor and an erased letter', () => {
         if (!overtaken) {
           overtaken = true
           await db.transaction(async (tx) => {
-            await moveLetter(tx, letter.id, { from: ['printing'], to: 'printing', printClaim: 'next', detail: null })
-            await moveLetter(tx, letter.id, { from: ['printing'], to: 'printed', detail: null })
+            await moveLetter(tx, letter.id, { from: 'printing', to: 'printing', printClaim: 'next', detail: null })
+            await moveLetter(tx, letter.id, { from: 'printing', to: 'printed', detail: null })
             expect(await erasePersonalData(tx, eq(letters.id, letter.id), { limit: 1, lock: 'wait' })).toEqual([letter.id])
           })
           await local.removeFolder(letterFolder(letter.id))

@@ -2,10 +2,11 @@ import { eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
-import { accounts, isoInstant, type Db, type Executor } from '@letters/db'
+import { accounts, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
 import { issueApiKey } from './api-keys.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+import { isoInstant } from '@letters/letters'
 
 export const accountNotFound = () => notFound('La cuenta no existe')
 

@@ -1,10 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { UUID_PATTERN, type admin, type publicApi } from '@letters/contracts'
-import { letterJsonSql, letters, type Executor } from '@letters/db'
+import { letters, type Executor } from '@letters/db'
 import { notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+import { letterJsonSql } from '@letters/letters'
 
 export const cardNotFound = () => notFound('La carta no existe')
 

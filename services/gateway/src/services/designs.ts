@@ -17,11 +17,10 @@ import {
   type StoredReturnAddress,
   admin,
 } from '@letters/contracts'
-import { artworks, cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
+import { artworks, cardDesigns, envelopeDesigns, senders, signatures, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
 import { ApiError, badRequest, notFound } from '../errors.js'
 import { accountNotFound, findAccount } from './accounts.js'
 import { assertWritable } from './fonts.js'
-import { FOREIGN_KEY_VIOLATION, sqlState } from './postgres-errors.js'
 
 /** What an artwork belongs to, by the path segment that names it. */
 export const artworkOwners = {
@@ -104,7 +103,7 @@ async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write()
   } catch (error) {
-    if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw accountNotFound()
+    if (sqlState(error) === SQLSTATE.foreignKeyViolation) throw accountNotFound()
     throw error
   }
 }

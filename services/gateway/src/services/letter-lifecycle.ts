@@ -1,15 +1,14 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { letterStatusNames, type publicApi } from '@letters/contracts'
 import { refundLetter } from '@letters/credits'
-import { letterEvents, letters, moveLetter, type Db, type LetterStatus, type Tx } from '@letters/db'
+import { letterEvents, letters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { ApiError, conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
+import { moveLetter, type CancellableStatus } from '@letters/letters'
 
-const cancellable = ['scheduled', 'received', 'ready_for_print'] as const satisfies LetterStatus[]
-
-/** Why a letter in each other status cannot be cancelled any more. */
-const notCancellable: Record<Exclude<LetterStatus, (typeof cancellable)[number]>, string> = {
+/** Why a letter in each status the transition table allows no cancellation from cannot be cancelled any more. */
+const notCancellable: Record<Exclude<LetterStatus, CancellableStatus>, string> = {
   printing: 'La carta ya está en producción y no se puede cancelar',
   printed: 'La carta ya está impresa y no se puede cancelar',
   mailed: 'La carta ya se entregó a correos y no se puede cancelar',
@@ -31,7 +30,6 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
     const { moved, letter } = await moveLetter(tx, cardId, {
       accountId,
       livemode: scope.livemode,
-      from: cancellable,
       to: 'cancelled',
       detail: ({ cost, livemode }) =>
         livemode ? `Cancelada por el cliente; ${cost} créditos devueltos` : 'Cancelada por el cliente; carta de prueba, sin cargo que devolver',
@@ -72,7 +70,7 @@ const mailedAtFormat = new Intl.DateTimeFormat('es-ES', { dateStyle: 'long', tim
 export async function markMailed(db: Db, which: MailedLetter): Promise<publicApi.Card> {
   const owner = await db.transaction(async (tx) => {
     const cardId = 'id' in which ? which.id : await liveLetterWithCode(tx, which.code)
-    const { moved, letter } = await moveLetter(tx, cardId, { livemode: true, from: ['printed'], to: 'mailed', detail: 'Entregada a correos' })
+    const { moved, letter } = await moveLetter(tx, cardId, { livemode: true, to: 'mailed', detail: 'Entregada a correos' })
     if (!letter) {
       const [test] = await tx
         .select({ id: letters.id })

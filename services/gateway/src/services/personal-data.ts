@@ -1,23 +1,22 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { batchFolder, letterFolder, type ArtifactStore } from '@letters/artifacts'
 import type { ErasableStatus, LetterStatus, admin } from '@letters/contracts'
-import {
-  batchesWithArtifacts,
-  dueForErasureSql,
-  erasePersonalData,
-  letters,
-  lettersWithArtifacts,
-  personalDataHeld,
-  recordBatchArtifactsRemoved,
-  recordLetterArtifactsRemoved,
-  sweepBatchesWithArtifacts,
-  type Db,
-} from '@letters/db'
+import { letters, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/queues'
 import { conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { accountNotFound, findAccount } from './accounts.js'
 import { assertCardId, cardNotFound } from './cards.js'
+import {
+  batchesWithArtifacts,
+  dueForErasureSql,
+  erasePersonalData,
+  lettersWithArtifacts,
+  personalDataHeld,
+  recordBatchArtifactsRemoved,
+  recordLetterArtifactsRemoved,
+  sweepBatchesWithArtifacts,
+} from '@letters/letters'
 
 /** What an erasure works on: the database, and the artifact store its files are removed from. */
 export interface ErasureDeps {

@@ -2,13 +2,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import { and, eq, isNotNull, isNull } from 'drizzle-orm'
 import { letterFolder, type ArtifactStore } from '@letters/artifacts'
 import { pdfPageToPng } from '@letters/artwork'
-import { letters, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type Db } from '@letters/db'
+import { letters, type Db } from '@letters/db'
 import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
 import { ApiError, notFound } from '../errors.js'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { Config } from '@letters/config'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased } from '@letters/letters'
 
 export interface ProofSources {
   db: Db

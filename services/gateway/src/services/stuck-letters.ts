@@ -1,11 +1,11 @@
 import { and, asc, sql, type SQL } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin, LetterStatus } from '@letters/contracts'
-import { isoInstant, letters, type Db, type Executor } from '@letters/db'
-import { isPipelineStatus, retryLetter, withoutProgressSql } from '@letters/queues'
+import { letters, type Db, type Executor } from '@letters/db'
 import { conflict } from '../errors.js'
 import { assertCardId, cardNotFound, getAnyCard } from './cards.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
+import { isoInstant, isResumable, retryLetter, withoutProgressSql } from '@letters/letters'
 
 type StuckLetter = admin.StuckLetterList['data'][number]
 
@@ -64,7 +64,7 @@ export async function retryCard(db: Db, afterMs: number, cardId: string): Promis
     if (outcome.erased) throw conflict('Los datos personales de la carta se borraron: ya no se puede volver a producir')
     // A failed letter is always retried, so the status is one of the others.
     const reason = notRetryable[outcome.status as Exclude<LetterStatus, 'failed'>]
-    throw conflict(isPipelineStatus(outcome.status) ? `${reason} (se considera atascada tras ${duration(afterMs)} sin avanzar)` : reason)
+    throw conflict(isResumable(outcome.status) ? `${reason} (se considera atascada tras ${duration(afterMs)} sin avanzar)` : reason)
   }
   return getAnyCard(db, cardId)
 }

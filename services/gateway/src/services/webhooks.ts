@@ -12,10 +12,11 @@ import {
   type WebhookEndpoint,
   type WebhookRetryQueued,
 } from '@letters/contracts'
-import { webhookAttempts, webhookEndpoints, webhookEvents, webhookBodySql, type Db, type Executor } from '@letters/db'
+import { webhookAttempts, webhookEndpoints, webhookEvents, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import { webhookBodySql } from '@letters/letters'
 
 const endpointNotFound = () => notFound('El webhook no existe')
 const deliveryNotFound = () => notFound('La entrega no existe en este webhook')

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { isConnectionError } from '@letters/db'
+import { isConnectionError, SQLSTATE } from '@letters/db'
 import { ApiError, OutcomeUnknown, Unavailable, reasonPhrase } from '../../errors.js'
 import { SECURITY_HEADERS } from '../external/helmet.js'
 
@@ -36,7 +36,7 @@ const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'])
  * and lock_not_available (a lock timeout: an account's row held too long): the statement did
  * nothing, so the client may retry, as after a drop.
  */
-const TIMED_OUT = new Set(['57014', '55P03'])
+const TIMED_OUT = new Set<string>([SQLSTATE.queryCanceled, SQLSTATE.lockNotAvailable])
 const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
 
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */

@@ -1,7 +1,6 @@
 import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
 import { artworkKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
-import type { Executor } from './client.js'
-import { artworks, letters, senders } from './schema.js'
+import { artworks, letters, senders, type Executor } from '@letters/db'
 
 /** One version of an artwork as the renderer draws it. */
 export interface ArtworkPrint {

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { testConfig } from '@letters/test/support/context'
-import { isDriverError } from '../src/index.js'
+import { isDriverError } from '@letters/db'
 
 const fixture = fileURLToPath(new URL('./fixtures/guarded-process.ts', import.meta.url))
 let child: ChildProcess | undefined

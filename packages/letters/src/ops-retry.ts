@@ -1,7 +1,9 @@
 import { eq, sql } from 'drizzle-orm'
 import type { LetterStatus } from '@letters/contracts'
-import { enqueue, letters, moveLetter, printBatchLetters, type Db } from '@letters/db'
-import { isPipelineStatus, resumeLetter, withoutProgressSql } from './reconciler.js'
+import { enqueue, letters, printBatchLetters, type Db } from '@letters/db'
+import { moveLetter } from './move.js'
+import { resumeLetter, withoutProgressSql } from './resume.js'
+import { isResumable, isSentBackByOps, productionStart } from './transitions.js'
 
 /** The event of a failed letter sent back to production: client-visible, so it says what happened. */
 export const RETRIED_DETAIL = 'Reintento de producción pedido por operaciones'
@@ -39,7 +41,7 @@ export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<
       .for('no key update', { of: letters })
     if (!letter) return { retried: false, status: undefined }
     if (letter.erased) return { retried: false, status: letter.status, erased: true }
-    if (letter.status === 'failed' && letter.batched) {
+    if (isSentBackByOps(letter.status) && letter.batched) {
       // PRINTER=batch: its card is in a batch (given up on while it waited in the tray), which
       // prints it and marks it printed. Sent back to ready_for_print it would be cancellable (and
       // refunded) though printed, and stranded there once the batch had moved only printing and
@@ -47,13 +49,13 @@ export function retryLetter(db: Db, letterId: string, afterMs: number): Promise<
       await enqueue(tx, { name: 'produce-letter', data: { letterId } })
       return { retried: true, from: letter.status }
     }
-    if (letter.status === 'failed') {
-      const { moved } = await moveLetter(tx, letterId, { from: ['failed'], to: 'ready_for_print', detail: RETRIED_DETAIL })
-      if (!moved) throw new Error(`letter ${letterId} left 'failed' under its row lock`)
+    if (isSentBackByOps(letter.status)) {
+      const { moved } = await moveLetter(tx, letterId, { from: letter.status, to: productionStart, detail: RETRIED_DETAIL })
+      if (!moved) throw new Error(`letter ${letterId} left '${letter.status}' under its row lock`)
       await enqueue(tx, { name: 'produce-letter', data: { letterId } })
       return { retried: true, from: letter.status }
     }
-    if (letter.stuck && isPipelineStatus(letter.status)) {
+    if (letter.stuck && isResumable(letter.status)) {
       await resumeLetter(tx, letterId, letter.status)
       return { retried: true, from: letter.status }
     }

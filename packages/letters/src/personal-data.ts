@@ -1,8 +1,7 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Recipient, VerifiedAddress } from '@letters/contracts'
-import type { Executor, Tx } from './client.js'
-import { letters, printBatches, printBatchLetters, stillErasable } from './schema.js'
-import { isoInstant } from './webhook-events.js'
+import { letters, printBatches, printBatchLetters, stillErasable, type Executor, type Tx } from '@letters/db'
+import { isoInstant } from './events.js'
 
 /**
  * What an erased letter's recipient holds instead of its fields: nothing, but its country (which

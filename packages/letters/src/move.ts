@@ -1,9 +1,9 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
-import { isErasableStatus } from '@letters/contracts'
+import { isErasableStatus, type LetterStatus } from '@letters/contracts'
+import { letterEvents, letters, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
-import type { Tx } from './client.js'
-import { letterEvents, letters, type LetterStatus } from './schema.js'
-import { recordLetterEvents } from './webhook-events.js'
+import { recordLetterEvents } from './events.js'
+import { assertMoves, statusesInto } from './transitions.js'
 
 /** What a transition knows of the letter it looked at. */
 export interface LetterAtMove {
@@ -18,9 +18,13 @@ export interface LetterAtMove {
 }
 
 export interface LetterMove {
-  /** The statuses the letter may leave; from any other, nothing changes. */
-  from: readonly LetterStatus[]
   to: LetterStatus
+  /**
+   * The status this step expects the letter in, when it is narrower than every status the
+   * transition table allows into `to` (the default); from any other, nothing changes. The same
+   * as `to`: the letter is resumed where it is.
+   */
+  from?: LetterStatus
   /** The event's detail, shown to the client; may depend on where the letter was. */
   detail: string | null | ((letter: LetterAtMove) => string | null)
   /** Other columns written with the status (the normalized address, say). */
@@ -47,12 +51,15 @@ export interface LetterMoved {
 
 /**
  * The one way a letter changes status (DESIGN section 3): under the row's lock, the status
- * moves only from one it is expected in, and the change gets its `letter_events` row and its
- * event (GET /events, and a copy for each of the account's endpoints subscribed). Run it
- * inside the transaction that does the rest of the step (a refund, the next job). `moved`
- * says whether it moved.
+ * moves only from one the transition table allows into `to` (or the one `from` names), and the
+ * change gets its `letter_events` row and its event (GET /events, and a copy for each of the
+ * account's endpoints subscribed). Run it inside the transaction that does the rest of the step
+ * (a refund, the next job). `moved` says whether it moved; a move the table forbids throws
+ * IllegalLetterMove before anything is read.
  */
 export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<LetterMoved> {
+  const from: readonly LetterStatus[] = move.from === undefined ? statusesInto(move.to) : [move.from]
+  assertMoves(from, move.to)
   const [letter] = await tx
     .select({
       status: letters.status,
@@ -76,11 +83,11 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
   const superseded = typeof move.printClaim === 'number' && letter?.printClaim !== move.printClaim
   // An erased letter has nothing left to address, draw or print: it never goes back to a status that needs them.
   const needsErasedData = letter?.erased === true && !isErasableStatus(move.to)
-  if (!letter || !move.from.includes(letter.status) || superseded || needsErasedData) return { moved: false, letter, printClaim: letter?.printClaim }
+  if (!letter || !from.includes(letter.status) || superseded || needsErasedData) return { moved: false, letter, printClaim: letter?.printClaim }
   const [after] = await tx
     .update(letters)
     .set({ ...move.set, status: move.to, updatedAt: new Date(), ...(move.printClaim === 'next' ? { printClaim: sql`${letters.printClaim} + 1` } : {}) })
-    .where(and(eq(letters.id, letterId), inArray(letters.status, move.from)))
+    .where(and(eq(letters.id, letterId), inArray(letters.status, [...from])))
     .returning({ printClaim: letters.printClaim })
   const detail = typeof move.detail === 'function' ? move.detail(letter) : move.detail
   await tx.insert(letterEvents).values({ letterId, status: move.to, detail })
@@ -94,8 +101,9 @@ export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Pr
 
 /** A move of many letters at once: from the expected statuses to another, with one detail for all. */
 export interface LettersMove {
-  from: readonly LetterStatus[]
   to: LetterStatus
+  /** As LetterMove's: by default every other status the table allows into `to`; never `to` itself. */
+  from?: LetterStatus
   /** One detail for all, or each letter's own (a batch names the letter's place in it). */
   detail: string | null | ((letterId: string) => string | null)
 }
@@ -107,7 +115,9 @@ export interface LettersMove {
  * the others (gone, or no longer in an expected status) are left as they are.
  */
 export async function moveLetters(tx: Tx, letterIds: readonly string[], move: LettersMove): Promise<Array<{ id: string; livemode: boolean }>> {
-  if (move.from.includes(move.to)) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
+  if (move.from === move.to) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
+  const from: readonly LetterStatus[] = move.from === undefined ? statusesInto(move.to).filter((status) => status !== move.to) : [move.from]
+  assertMoves(from, move.to)
   if (letterIds.length === 0) return []
   // The UPDATE takes each row's lock and checks the expected status again under it, so a letter
   // moved meanwhile by another transaction is left out; as moveLetter, an erased letter never
@@ -118,7 +128,7 @@ export async function moveLetters(tx: Tx, letterIds: readonly string[], move: Le
     .where(
       and(
         inArray(letters.id, [...letterIds]),
-        inArray(letters.status, [...move.from]),
+        inArray(letters.status, [...from]),
         isErasableStatus(move.to) ? undefined : isNull(letters.personalDataErasedAt),
       ),
     )

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { isolatedDatabase } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { closeDb, createDb, letterEvents, letters, moveLetters, type Db } from '../src/index.js'
+import { closeDb, createDb, letterEvents, letters, type Db } from '@letters/db'
+import { moveLetters } from '../src/index.js'
 
 let database: Awaited<ReturnType<typeof isolatedDatabase>>
 let db: Db
@@ -49,11 +50,11 @@ describe('moveLetters under concurrency', () => {
     let firstMoved: unknown[] = []
     // The first holds its rows' locks until the second has run into them.
     const first = db.transaction(async (tx) => {
-      firstMoved = await moveLetters(tx, ids, { from: ['scheduled'], to: 'received', detail: 'primera' })
+      firstMoved = await moveLetters(tx, ids, { from: 'scheduled', to: 'received', detail: 'primera' })
       await firstMayCommit
     })
     while (firstMoved.length === 0) await sleep(10)
-    const second = other.transaction((tx) => moveLetters(tx, ids, { from: ['scheduled'], to: secondTo, detail: 'segunda' }))
+    const second = other.transaction((tx) => moveLetters(tx, ids, { from: 'scheduled', to: secondTo, detail: 'segunda' }))
     await someoneWaitsOnALock()
     releaseFirst()
     await first

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
-import type { Tx } from './client.js'
+import type { Tx } from '@letters/db'
 
 /** The SQL of an instant as the API writes it: toISOString's format, UTC, milliseconds. */
 export const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`

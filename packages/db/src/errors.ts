@@ -1,4 +1,24 @@
-import closeWithGrace from 'close-with-grace'
+/**
+ * The SQLSTATE codes our code tells apart, by the names Postgres gives them (Appendix A of its
+ * manual), and the helpers that read them off an error: the one place either is written.
+ */
+export const SQLSTATE = {
+  foreignKeyViolation: '23503',
+  uniqueViolation: '23505',
+  checkViolation: '23514',
+  duplicateDatabase: '42P04',
+  /** A statement timeout (or a cancel). */
+  queryCanceled: '57014',
+  /** A lock timeout, or NOWAIT/SKIP LOCKED refused. */
+  lockNotAvailable: '55P03',
+} as const
+
+/** drizzle wraps the driver's errors: the SQLSTATE sits on the error or on its cause. */
+export function sqlState(error: unknown): string | undefined {
+  const candidate = error as { code?: unknown; cause?: { code?: unknown } } | undefined
+  const code = candidate?.cause?.code ?? candidate?.code
+  return typeof code === 'string' ? code : undefined
+}
 
 /** Where postgres.js's own code sits, in the ESM and the CommonJS build alike. */
 const DRIVER_FRAME = /[\\/]node_modules[\\/]postgres[\\/]/
@@ -51,64 +71,4 @@ export function isConnectionError(error: unknown): boolean {
  */
 export function isDriverError(error: unknown): boolean {
   return isConnectionError(error) || [...causes(error)].some(thrownByDriver)
-}
-
-/** What the guard writes: pino's logger or Fastify's. */
-export interface GuardLogger {
-  error(details: object, message: string): void
-}
-
-export interface ShutdownReason {
-  signal?: string
-  err?: unknown
-}
-
-const FATAL_EVENTS = ['uncaughtException', 'unhandledRejection'] as const
-
-/**
- * The lifecycle every entry point installs: `close` runs once, on SIGTERM/SIGINT (exit 0) or on
- * an uncaught exception or unhandled rejection (exit 1), and the process exits when it is done
- * or after `delay` ms. The one exception: an error of the Postgres driver (`isDriverError`) is
- * logged and the process keeps running, since a dropped connection (a failover, a pooler
- * restart) must not take a gateway or a worker down; what it failed is retried or answered 503.
- */
-export function guardProcess(options: { log: GuardLogger; delay: number }, close: (reason: ShutdownReason) => Promise<void>): void {
-  const { log } = options
-  let failure: { err: unknown } | undefined
-  let closing = false
-
-  const grace = closeWithGrace(
-    {
-      delay: options.delay,
-      // Errors come to onFatal first, which hands the fatal ones over through close().
-      skip: [...FATAL_EVENTS],
-      logger: false,
-      onTimeout: (delay) => log.error({ delayMs: delay }, 'graceful shutdown took too long; exiting'),
-    },
-    async ({ signal }) => {
-      closing = true
-      try {
-        await close(failure ? { err: failure.err } : { signal })
-      } catch (err) {
-        log.error({ err }, 'graceful shutdown failed')
-        throw err
-      }
-      // A shutdown close-with-grace did not start itself exits 0 unless the callback throws.
-      if (failure) throw failure.err
-    },
-  )
-
-  function onFatal(err: unknown) {
-    if (isDriverError(err)) {
-      log.error({ err }, 'the Postgres driver failed outside any query we await; the pool replaces the connection and the process carries on')
-      return
-    }
-    if (closing) {
-      log.error({ err }, 'second error while shutting down; exiting')
-      process.exit(1)
-    }
-    failure = { err }
-    grace.close()
-  }
-  for (const event of FATAL_EVENTS) process.on(event, onFatal)
 }

@@ -1,0 +1,2 @@
+ALTER TABLE "letter_events" ADD CONSTRAINT "letter_events_status_known" CHECK (status IN ('scheduled', 'received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'));--> statement-breakpoint
+ALTER TABLE "letters" ADD CONSTRAINT "letters_status_known" CHECK (status IN ('scheduled', 'received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'));

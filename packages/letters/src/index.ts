@@ -1,0 +1,38 @@
+// A letter: what it is and how it changes. The statuses themselves are listed in
+// @letters/contracts, since the API's schemas and the database column are built from them
+// and neither may depend on this package; what they mean lives here.
+export { erasableStatuses, isErasableStatus, letterStatuses, letterStatusNames, type ErasableStatus, type LetterStatus } from '@letters/contracts'
+export {
+  assertMoves,
+  canMove,
+  cancellableStatuses,
+  IllegalLetterMove,
+  isCancellable,
+  isResumable,
+  isSentBackByOps,
+  jobOfStatus,
+  letterTransitions,
+  productionStart,
+  resumableStatuses,
+  statusesInto,
+  type CancellableStatus,
+  type ResumableStatus,
+  type StatusInto,
+} from './transitions.js'
+export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type LetterMoved, type LettersMove } from './move.js'
+export { resumeLetter, RESUMED_DETAIL, withoutProgressSql } from './resume.js'
+export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
+export { isoInstant, letterEventsQuery, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
+export { readLetterDrawings, type ArtworkPrint } from './drawing.js'
+export {
+  batchesWithArtifacts,
+  dueForErasureSql,
+  erasePersonalData,
+  lettersWithArtifacts,
+  personalDataHeld,
+  recordBatchArtifactsRemoved,
+  recordLetterArtifactsRemoved,
+  reopenArtifactsIfErased,
+  sweepBatchesWithArtifacts,
+  type EraseLock,
+} from './personal-data.js'

@@ -1,0 +1,28 @@
+import { sql, type SQL } from 'drizzle-orm'
+import { enqueue, type Tx } from '@letters/db'
+import { moveLetter } from './move.js'
+import { jobOfStatus, resumableStatuses, type ResumableStatus } from './transitions.js'
+
+/**
+ * Stuck, as one condition for everything that looks for it (the reconciler, the letters_stuck
+ * gauge, the ops list and retry): the letter of the `letters` row named `alias` waits in a
+ * resumable status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS).
+ */
+export function withoutProgressSql(alias: string, afterMs: number): SQL {
+  const l = sql.raw(alias)
+  return sql`(${l}.status IN ${resumableStatuses} AND ${l}.updated_at < now() - ${afterMs} * interval '1 millisecond')`
+}
+
+/** The event a resumed letter gets: client-visible, so it says what happened, never why. */
+export const RESUMED_DETAIL = 'Reanudada tras una incidencia interna'
+
+/**
+ * Resumes a letter where it is: the same status again under its row lock (its event, and a new
+ * `updated_at`, so no other round takes it), and a new job for that status, in the caller's
+ * transaction. Twice is harmless: the workers only move a letter from the status they expect,
+ * and the floor fences a second run with its print claim.
+ */
+export async function resumeLetter(tx: Tx, letterId: string, status: ResumableStatus): Promise<void> {
+  await moveLetter(tx, letterId, { from: status, to: status, detail: RESUMED_DETAIL })
+  await enqueue(tx, { name: jobOfStatus[status], data: { letterId } })
+}

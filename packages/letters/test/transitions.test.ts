@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, sql } from 'drizzle-orm'
+import { isolatedDatabase } from '@letters/test/support/context'
+import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
+import { closeDb, createDb, letterEvents, letters, type Db } from '@letters/db'
+import {
+  cancellableStatuses,
+  canMove,
+  IllegalLetterMove,
+  isSentBackByOps,
+  letterStatuses,
+  letterTransitions,
+  moveLetter,
+  moveLetters,
+  resumableStatuses,
+  statusesInto,
+  type LetterStatus,
+} from '../src/index.js'
+
+let database: Awaited<ReturnType<typeof isolatedDatabase>>
+let db: Db
+let accountId: string
+let company: Awaited<ReturnType<typeof newCompanyData>>
+
+beforeAll(async () => {
+  database = await isolatedDatabase('letter-transitions')
+  db = createDb(database.url)
+  accountId = (await newAccount(db, { credits: 10 })).id
+  company = await newCompanyData(db, accountId)
+})
+afterAll(async () => {
+  await closeDb(db)
+  await database.drop()
+})
+
+async function statusOf(letterId: string): Promise<{ status: LetterStatus; events: number }> {
+  const [row] = await db.select({ status: letters.status }).from(letters).where(eq(letters.id, letterId))
+  const events = await db.select({ id: letterEvents.id }).from(letterEvents).where(eq(letterEvents.letterId, letterId))
+  return { status: row!.status, events: events.length }
+}
+
+describe('the transition table', () => {
+  it('has a row for every status, and names only statuses', () => {
+    expect(Object.keys(letterTransitions).sort()).toEqual([...letterStatuses].sort())
+    for (const next of Object.values(letterTransitions)) for (const status of next) expect(letterStatuses).toContain(status)
+  })
+
+  it('gives the sets the rest of the code reads off it', () => {
+    expect([...cancellableStatuses].sort()).toEqual(['ready_for_print', 'received', 'scheduled'])
+    expect([...resumableStatuses].sort()).toEqual(['printing', 'ready_for_print', 'received'])
+    expect(letterStatuses.filter(isSentBackByOps)).toEqual(['failed'])
+    expect([...statusesInto('printed')].sort()).toEqual(['failed', 'printing'])
+    // Final statuses lead nowhere.
+    for (const final of ['mailed', 'cancelled', 'address_rejected'] as const) expect(letterStatuses.filter((to) => canMove(final, to))).toEqual([])
+  })
+})
+
+describe('moveLetter and moveLetters keep to the table', () => {
+  it.each([
+    ['printed', 'ready_for_print'],
+    ['mailed', 'printed'],
+    ['cancelled', 'received'],
+    ['scheduled', 'printing'],
+  ] as const)('refuse %s → %s, a move the table forbids, and leave the letter and its events as they were', async (from, to) => {
+    const letterId = (await newLetter(db, accountId, company, { status: from })).id
+    const before = await statusOf(letterId)
+    await expect(db.transaction((tx) => moveLetter(tx, letterId, { from, to, detail: null }))).rejects.toBeInstanceOf(IllegalLetterMove)
+    await expect(db.transaction((tx) => moveLetters(tx, [letterId], { from, to, detail: null }))).rejects.toBeInstanceOf(IllegalLetterMove)
+    expect(await statusOf(letterId)).toEqual(before)
+  })
+
+  it('moves from any status the table allows into the target when the step names none, and from no other', async () => {
+    const printing = (await newLetter(db, accountId, company, { status: 'printing' })).id
+    const failed = (await newLetter(db, accountId, company, { status: 'failed' })).id
+    const mailed = (await newLetter(db, accountId, company, { status: 'mailed' })).id
+    for (const letterId of [printing, failed, mailed]) await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail: null }))
+    expect((await statusOf(printing)).status).toBe('printed')
+    expect((await statusOf(failed)).status).toBe('printed')
+    expect((await statusOf(mailed)).status).toBe('mailed')
+  })
+
+  it('moves only from the status a step names, when it names one the table allows', async () => {
+    const failed = (await newLetter(db, accountId, company, { status: 'failed' })).id
+    const { moved } = await db.transaction((tx) => moveLetter(tx, failed, { from: 'printing', to: 'printed', detail: null }))
+    expect(moved).toBe(false)
+    expect((await statusOf(failed)).status).toBe('failed')
+  })
+})
+
+describe('the database', () => {
+  it('refuses a status outside the list, in letters and in their events', async () => {
+    const letterId = (await newLetter(db, accountId, company, { status: 'received' })).id
+    await expect(db.execute(sql`UPDATE letters SET status = 'lost' WHERE id = ${letterId}`)).rejects.toMatchObject({
+      cause: { code: '23514', constraint_name: 'letters_status_known' },
+    })
+    await expect(db.execute(sql`INSERT INTO letter_events (letter_id, status) VALUES (${letterId}, 'lost')`)).rejects.toMatchObject({
+      cause: { code: '23514', constraint_name: 'letter_events_status_known' },
+    })
+    expect((await statusOf(letterId)).status).toBe('received')
+  })
+})

@@ -1,0 +1,2 @@
+export { guardProcess, type GuardLogger, type ShutdownReason } from './guard.js'
+export { runWorkerProcess, type RunningWorker, type WorkerProcess } from './worker-process.js'
