@@ -16,7 +16,7 @@ import postgres from 'postgres'
 import { Redis } from 'ioredis'
 import { loadConfig } from '@letters/config'
 import { closeDb, createDb, events, ledgerEntries, letterEvents, letters, webhookEndpoints, webhookEvents, type Db } from '@letters/db'
-import { OutboxDispatcher } from '@letters/queues'
+import { OutboxDispatcher } from '@letters/pipeline'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
 import { adminAccount } from '../support/accounts.js'
 import { ADMIN_TOKEN } from '../support/context.js'
@@ -630,7 +630,7 @@ describe('GET /events: cursor tampering, filter injection, huge limits, cross-ac
 
 describe('event sequences when moves race (the clock releasing, the address worker, cancels, extra clocks)', () => {
   it('held: each letter’s events are numbered 1..n without gap or repeat, in the order of its letter_events changes', async () => {
-    const { LetterClock } = await import('@letters/queues')
+    const { LetterClock } = await import('@letters/pipeline')
     const pipeline: Pipeline = await startPipeline('rtw-seq', { production: false, env: { CLOCK_INTERVAL_MS: '50', RATE_LIMIT_MAX: '100000' } })
     closers.push(() => pipeline.close())
     const { app, account } = pipeline

@@ -344,7 +344,7 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
  * own, since a statement does not see the rows its own CTEs insert.
  *
  * A letter with a `sendAt` starts `scheduled`, without an address job: the clock releases it
- * (packages/queues, LetterClock). A test letter gets no charge and debits nothing.
+ * (packages/pipeline, LetterClock). A test letter gets no charge and debits nothing.
  */
 async function write(
   sql: TransactionSql,

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { isolatedDatabase } from '@letters/test/support/context'
@@ -43,6 +44,14 @@ describe('the transition table', () => {
   it('has a row for every status, and names only statuses', () => {
     expect(Object.keys(letterTransitions).sort()).toEqual([...letterStatuses].sort())
     for (const next of Object.values(letterTransitions)) for (const status of next) expect(letterStatuses).toContain(status)
+  })
+
+  it('is what docs/architecture.md draws, a letter resumed in its own status aside', async () => {
+    const doc = await readFile(new URL('../../../docs/architecture.md', import.meta.url), 'utf8')
+    const diagram = doc.slice(doc.indexOf('stateDiagram-v2'), doc.indexOf('```', doc.indexOf('stateDiagram-v2')))
+    const drawn = [...diagram.matchAll(/^\s*(\w+) --> (\w+)/gm)].map(([, from, to]) => `${from} → ${to}`).filter((move) => !move.includes('[*]'))
+    const table = Object.entries(letterTransitions).flatMap(([from, next]) => next.filter((to) => to !== from).map((to) => `${from} → ${to}`))
+    expect(drawn.sort()).toEqual(table.sort())
   })
 
   it('gives the sets the rest of the code reads off it', () => {

@@ -3,7 +3,7 @@ import { withoutQueryParameters } from '@letters/observability'
 import { offlineVerifier, type AddressVerifier } from '@letters/address'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
-import { closeQueues, jobWorker, OutboxDispatcher, openQueues, producerConnection, Reconciler, workerConnection } from '@letters/queues'
+import { closeQueues, jobWorker, OutboxDispatcher, openQueues, producerConnection, Reconciler, workerConnection } from '@letters/pipeline'
 import { normalizeLetter } from './normalize-letter.js'
 
 export interface AddressWorkerOptions {

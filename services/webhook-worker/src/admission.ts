@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { enqueue, type Db } from '@letters/db'
-import { BackgroundLoop, type Logger } from '@letters/queues'
+import { BackgroundLoop, type Logger } from '@letters/pipeline'
 
 export interface AdmissionOptions {
   /** Deliveries of one endpoint queued or being sent at once (WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT). */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { EVENT_RETENTION_DAYS } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { BackgroundLoop, type Logger } from '@letters/queues'
+import { BackgroundLoop, type Logger } from '@letters/pipeline'
 
 export interface EventRetentionOptions {
   /** How long an event is kept (EVENT_RETENTION_DAYS, as GET /events promises). */

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Registry } from 'prom-client'
 import { pipelineRegistry, registry } from '@letters/observability'
-import { refreshPipelineGauges } from '@letters/queues'
+import { refreshPipelineGauges } from '@letters/pipeline'
 import { requireAdmin } from '../plugins/app/token-auth.js'
 import { letThroughUnderPressure } from '../plugins/app/under-pressure.js'
 

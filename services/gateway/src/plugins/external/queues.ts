@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { closeQueues, openQueues, producerConnection, type Queues } from '@letters/queues'
+import { closeQueues, openQueues, producerConnection, type Queues } from '@letters/pipeline'
 
 declare module 'fastify' {
   interface FastifyInstance {
