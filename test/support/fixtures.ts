@@ -13,6 +13,9 @@
  * - `campaign`: an active campaign of that account (adminCampaign, `campaignOverrides` on top).
  * - `pipeline`: gateway, dispatcher, letter clock and workers, one per file (`pipelineOptions`);
  *   it has its own gateway (`pipeline.app`), on a database and queue prefix of its own.
+ * - `database`: a migrated database of the file's own (`databaseLabel` names it) and a pool on it,
+ *   for tests of the domain below the gateway; `owner`: a fresh account there (10 credits) and its
+ *   designs, sender and signature, for each test (newAccount, newCompanyData).
  * A public route's answer that /openapi.json does not list fails the file when `gateway` closes.
  *
  * Scopes: the gateway and the pipeline are 'file' (starting an app costs hundreds of
@@ -20,8 +23,11 @@
  * are per test, so no test sees another's balance or letters.
  */
 import { test as base } from 'vitest'
+import { closeDb, createDb, type Db } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { adminAccount } from './accounts.js'
+import { isolatedDatabase } from './context.js'
+import { newAccount, newCompanyData } from './factories.js'
 import { adminCampaign, adminClient, issueTestKey, openGateway, publicClient, type Account, type GatewayOptions } from './gateway.js'
 import { startPipeline, type Pipeline, type PipelineOptions } from './pipeline.js'
 
@@ -45,6 +51,20 @@ export const test = base
     const pipeline = await startPipeline(pipelineOptions.label, pipelineOptions)
     onCleanup(() => pipeline.close())
     return pipeline
+  })
+  .extend('databaseLabel', { scope: 'file' }, 'domain' as string)
+  .extend('database', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }): Promise<Db> => {
+    const isolated = await isolatedDatabase(databaseLabel)
+    const db = createDb(isolated.url)
+    onCleanup(async () => {
+      await closeDb(db)
+      await isolated.drop()
+    })
+    return db
+  })
+  .extend('owner', async ({ database }) => {
+    const accountId = (await newAccount(database, { credits: 10 })).id
+    return { accountId, company: await newCompanyData(database, accountId) }
   })
 
 export const it = test

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
-import { isolatedDatabase } from '@letters/test/support/context'
-import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { closeDb, createDb, letterEvents, letters, type Db } from '@letters/db'
+import { newLetter, type newCompanyData } from '@letters/test/support/factories'
+import { test, it } from '@letters/test/support/fixtures'
+import { letterEvents, letters, type Db } from '@letters/db'
 import {
   cancellableStatuses,
   canMove,
@@ -18,27 +18,17 @@ import {
   type LetterStatus,
 } from '../src/index.js'
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let db: Db
-let accountId: string
-let company: Awaited<ReturnType<typeof newCompanyData>>
+test.override({ databaseLabel: 'letter-transitions' })
 
-beforeAll(async () => {
-  database = await isolatedDatabase('letter-transitions')
-  db = createDb(database.url)
-  accountId = (await newAccount(db, { credits: 10 })).id
-  company = await newCompanyData(db, accountId)
-})
-afterAll(async () => {
-  await closeDb(db)
-  await database.drop()
-})
+type Owner = { accountId: string; company: Awaited<ReturnType<typeof newCompanyData>> }
 
-async function statusOf(letterId: string): Promise<{ status: LetterStatus; events: number }> {
+async function statusOf(db: Db, letterId: string): Promise<{ status: LetterStatus; events: number }> {
   const [row] = await db.select({ status: letters.status }).from(letters).where(eq(letters.id, letterId))
   const events = await db.select({ id: letterEvents.id }).from(letterEvents).where(eq(letterEvents.letterId, letterId))
   return { status: row!.status, events: events.length }
 }
+
+const letterIn = async (db: Db, { accountId, company }: Owner, status: LetterStatus) => (await newLetter(db, accountId, company, { status })).id
 
 describe('the transition table', () => {
   it('has a row for every status, and names only statuses', () => {
@@ -65,46 +55,44 @@ describe('the transition table', () => {
 })
 
 describe('moveLetter and moveLetters keep to the table', () => {
-  it.each([
+  it.for([
     ['printed', 'ready_for_print'],
     ['mailed', 'printed'],
     ['cancelled', 'received'],
     ['scheduled', 'printing'],
-  ] as const)('refuse %s → %s, a move the table forbids, and leave the letter and its events as they were', async (from, to) => {
-    const letterId = (await newLetter(db, accountId, company, { status: from })).id
-    const before = await statusOf(letterId)
+  ] as const)('refuse %s → %s, a move the table forbids, and leave the letter and its events as they were', async ([from, to], { database: db, owner }) => {
+    const letterId = await letterIn(db, owner, from)
+    const before = await statusOf(db, letterId)
     await expect(db.transaction((tx) => moveLetter(tx, letterId, { from, to, detail: null }))).rejects.toBeInstanceOf(IllegalLetterMove)
     await expect(db.transaction((tx) => moveLetters(tx, [letterId], { from, to, detail: null }))).rejects.toBeInstanceOf(IllegalLetterMove)
-    expect(await statusOf(letterId)).toEqual(before)
+    expect(await statusOf(db, letterId)).toEqual(before)
   })
 
-  it('moves from any status the table allows into the target when the step names none, and from no other', async () => {
-    const printing = (await newLetter(db, accountId, company, { status: 'printing' })).id
-    const failed = (await newLetter(db, accountId, company, { status: 'failed' })).id
-    const mailed = (await newLetter(db, accountId, company, { status: 'mailed' })).id
-    for (const letterId of [printing, failed, mailed]) await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail: null }))
-    expect((await statusOf(printing)).status).toBe('printed')
-    expect((await statusOf(failed)).status).toBe('printed')
-    expect((await statusOf(mailed)).status).toBe('mailed')
+  it('moves from any status the table allows into the target when the step names none, and from no other', async ({ database: db, owner }) => {
+    const [printing, failed, mailed] = await Promise.all((['printing', 'failed', 'mailed'] as const).map((status) => letterIn(db, owner, status)))
+    for (const letterId of [printing!, failed!, mailed!]) await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail: null }))
+    expect((await statusOf(db, printing!)).status).toBe('printed')
+    expect((await statusOf(db, failed!)).status).toBe('printed')
+    expect((await statusOf(db, mailed!)).status).toBe('mailed')
   })
 
-  it('moves only from the status a step names, when it names one the table allows', async () => {
-    const failed = (await newLetter(db, accountId, company, { status: 'failed' })).id
+  it('moves only from the status a step names, when it names one the table allows', async ({ database: db, owner }) => {
+    const failed = await letterIn(db, owner, 'failed')
     const { moved } = await db.transaction((tx) => moveLetter(tx, failed, { from: 'printing', to: 'printed', detail: null }))
     expect(moved).toBe(false)
-    expect((await statusOf(failed)).status).toBe('failed')
+    expect((await statusOf(db, failed)).status).toBe('failed')
   })
 })
 
 describe('the database', () => {
-  it('refuses a status outside the list, in letters and in their events', async () => {
-    const letterId = (await newLetter(db, accountId, company, { status: 'received' })).id
+  it('refuses a status outside the list, in letters and in their events', async ({ database: db, owner }) => {
+    const letterId = await letterIn(db, owner, 'received')
     await expect(db.execute(sql`UPDATE letters SET status = 'lost' WHERE id = ${letterId}`)).rejects.toMatchObject({
       cause: { code: '23514', constraint_name: 'letters_status_known' },
     })
     await expect(db.execute(sql`INSERT INTO letter_events (letter_id, status) VALUES (${letterId}, 'lost')`)).rejects.toMatchObject({
       cause: { code: '23514', constraint_name: 'letter_events_status_known' },
     })
-    expect((await statusOf(letterId)).status).toBe('received')
+    expect((await statusOf(db, letterId)).status).toBe('received')
   })
 })
