@@ -1,5 +1,7 @@
+import { sql, type SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Sql, TransactionSql } from 'postgres'
-import type { Db } from '@letters/db'
+import type { Executor } from '@letters/db'
 import { json } from './json.js'
 import type { OrderOutcome, OwnedField } from './orders.js'
 
@@ -15,7 +17,7 @@ export interface Choice {
   campaign: string | null
 }
 
-export interface CheckRow {
+export type CheckRow = {
   n: number
   card_ok: boolean
   envelope_ok: boolean
@@ -24,9 +26,9 @@ export interface CheckRow {
   campaign_ok: boolean
 }
 
-/** Checks every choice in one statement. */
-export function checkChoices(sql: Sql | TransactionSql, choices: Choice[]) {
-  return sql<CheckRow[]>`
+/** Every choice checked in one statement, one row each. */
+function checkChoicesSql(choices: Choice[]): SQL {
+  return sql`
     SELECT i.n,
       EXISTS (SELECT 1 FROM card_designs WHERE id = i.card AND account_id = i.account) AS card_ok,
       EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
@@ -34,6 +36,15 @@ export function checkChoices(sql: Sql | TransactionSql, choices: Choice[]) {
       (i.signature IS NULL OR EXISTS (SELECT 1 FROM signatures WHERE id = i.signature AND account_id = i.account)) AS signature_ok,
       (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
     FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, signature uuid, campaign uuid)`
+}
+
+/**
+ * The check on the intake's own postgres.js transaction, where it is pipelined with the batch's
+ * other statements (drizzle's transactions cannot pipeline): the same statement, rendered once.
+ */
+export function checkChoices(client: Sql | TransactionSql, choices: Choice[]) {
+  const { sql: text, params } = new PgDialect().sqlToQuery(checkChoicesSql(choices))
+  return client.unsafe<CheckRow[]>(text, params as never[])
 }
 
 /** The first refusal among an order's checks, in the order a client reads its fields. */
@@ -50,21 +61,23 @@ export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefine
 
 /** The first of the designs and sender that is not the account's (an unknown id and another account's look the same), for what is not a letter: a campaign. */
 export async function unownedField(
-  db: Db,
+  ex: Executor,
   accountId: string,
   choice: { cardDesignId: string; envelopeDesignId: string; senderId: string; signatureId?: string | null | undefined },
 ): Promise<OwnedField | undefined> {
-  const rows = await checkChoices(db.$client, [
-    {
-      n: 0,
-      account: accountId,
-      card: choice.cardDesignId,
-      envelope: choice.envelopeDesignId,
-      sender: choice.senderId,
-      signature: choice.signatureId ?? null,
-      campaign: null,
-    },
-  ])
-  const refused = refusalOf(rows)
+  const rows = await ex.execute<CheckRow>(
+    checkChoicesSql([
+      {
+        n: 0,
+        account: accountId,
+        card: choice.cardDesignId,
+        envelope: choice.envelopeDesignId,
+        sender: choice.senderId,
+        signature: choice.signatureId ?? null,
+        campaign: null,
+      },
+    ]),
+  )
+  const refused = refusalOf([...rows])
   return refused?.outcome === 'not-owned' ? refused.field : undefined
 }

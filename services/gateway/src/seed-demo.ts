@@ -1,4 +1,4 @@
-import { count } from 'drizzle-orm'
+import { count, sql } from 'drizzle-orm'
 import { accounts, type Db } from '@letters/db'
 import { demoDesigns } from './demo-artwork.js'
 import { createAccount } from './services/accounts.js'
@@ -17,9 +17,11 @@ const svg = (text: string) => ({ contentType: 'image/svg+xml', data: Buffer.from
  * strokes and a campaign. Returns its API key (shown once), and the ids a quick start names;
  * undefined when the database already has accounts.
  */
-export async function seedDemoAccount(db: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds } | undefined> {
-  return db.$client.begin(async (sql) => {
-    await sql`SELECT pg_advisory_xact_lock(${SEED_LOCK_ID})`
+export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds } | undefined> {
+  // Everything in the transaction that holds the lock: a gateway stopped part-way seeds nothing,
+  // and the next start seeds the whole account.
+  return pool.transaction(async (db) => {
+    await db.execute(sql`SELECT pg_advisory_xact_lock(${SEED_LOCK_ID})`)
     const [existing] = await db.select({ n: count() }).from(accounts)
     if (existing && existing.n > 0) return undefined
 

@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest'
+import { sql } from 'drizzle-orm'
 import sharp from 'sharp'
 import { publicClient } from '@letters/test/support/gateway'
 import { it } from '@letters/test/support/fixtures'
@@ -7,6 +8,27 @@ import { seedDemoAccount } from '../src/seed-demo.js'
 it.override({ gatewayOptions: { isolate: 'seeddemo' } })
 
 describe('the demo account (npm start on an empty database)', () => {
+  // First in the file: it leaves the database as empty as it found it, for the test after it.
+  it('is seeded whole or not at all: a failure part-way leaves no account, design or artwork behind', async ({ gateway }) => {
+    const rows = async () => {
+      const [counts] = await gateway.db.execute<{ accounts: number; designs: number; artworks: number; senders: number }>(
+        sql`SELECT (SELECT count(*) FROM accounts)::int AS accounts, (SELECT count(*) FROM card_designs)::int AS designs,
+          (SELECT count(*) FROM artworks)::int AS artworks, (SELECT count(*) FROM senders)::int AS senders`,
+      )
+      return counts
+    }
+    // The campaign, the seed's last write, fails as a crash or a dropped connection there would.
+    await gateway.db.execute(sql`CREATE FUNCTION refuse_campaign() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'seed cut short'; END $$`)
+    await gateway.db.execute(sql`CREATE TRIGGER refuse_campaign BEFORE INSERT ON campaigns FOR EACH ROW EXECUTE FUNCTION refuse_campaign()`)
+    try {
+      await expect(seedDemoAccount(gateway.db)).rejects.toThrow()
+      expect(await rows()).toEqual({ accounts: 0, designs: 0, artworks: 0, senders: 0 })
+    } finally {
+      await gateway.db.execute(sql`DROP TRIGGER refuse_campaign ON campaigns`)
+      await gateway.db.execute(sql`DROP FUNCTION refuse_campaign()`)
+    }
+  })
+
   it('shows a new user real designs: printed and preprinted cards, white and kraft envelopes, a return address and a drawn signature', async ({ gateway }) => {
     const demo = await seedDemoAccount(gateway.db)
     expect(demo).toBeDefined()

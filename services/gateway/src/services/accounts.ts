@@ -11,7 +11,7 @@ import { isoInstant } from '@letters/letters'
 export const accountNotFound = () => notFound('La cuenta no existe')
 
 /** A new account with its first API key; opening credits go through the ledger like any other. */
-export async function createAccount(db: Db, input: { name: string; credits?: number | undefined }) {
+export async function createAccount(db: Executor, input: { name: string; credits?: number | undefined }) {
   return db.transaction(async (tx) => {
     const [account] = await tx.insert(accounts).values({ name: input.name }).returning({ id: accounts.id, name: accounts.name })
     if (!account) throw new Error('account insert returned nothing')

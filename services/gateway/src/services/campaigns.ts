@@ -68,7 +68,7 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
   }
 }
 
-export async function createCampaign(db: Db, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
+export async function createCampaign(db: Executor, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
   assertCoherentTemplate(body)
   if (!(await findAccount(db, accountId))) throw accountNotFound()
   await assertOwnedDesigns(db, accountId, body)

@@ -108,7 +108,7 @@ async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function createCardDesign(db: Db, accountId: string, body: admin.CreateCardDesignBody): Promise<CardDesign> {
+export async function createCardDesign(db: Executor, accountId: string, body: admin.CreateCardDesignBody): Promise<CardDesign> {
   const values = {
     accountId,
     name: body.name,
@@ -121,7 +121,7 @@ export async function createCardDesign(db: Db, accountId: string, body: admin.Cr
   return cardDesignView(row!, null)
 }
 
-export async function createEnvelopeDesign(db: Db, accountId: string, body: admin.CreateEnvelopeDesignBody): Promise<EnvelopeDesign> {
+export async function createEnvelopeDesign(db: Executor, accountId: string, body: admin.CreateEnvelopeDesignBody): Promise<EnvelopeDesign> {
   const values = {
     accountId,
     name: body.name,
@@ -134,7 +134,7 @@ export async function createEnvelopeDesign(db: Db, accountId: string, body: admi
 }
 
 /** A design of another account is as unknown as one that does not exist; an unknown account is its own 404. */
-async function ownerMissing(db: Db, accountId: string, message: string): Promise<ApiError> {
+async function ownerMissing(db: Executor, accountId: string, message: string): Promise<ApiError> {
   return (await findAccount(db, accountId)) ? notFound(message) : accountNotFound()
 }
 
@@ -217,7 +217,7 @@ export async function cardDesignPreview(ex: Executor, accountId: string, designI
  * against: a format changed meanwhile leaves it to that format, never to print on another.
  */
 export async function putArtwork(
-  db: Db,
+  db: Executor,
   owner: ArtworkOwner,
   accountId: string,
   ownerId: string,
@@ -324,7 +324,7 @@ function assertWritableSender(name: string | undefined, returnAddress: StoredRet
   for (const font of fontNames) for (const [subject, text] of texts) assertWritable(font, subject, text)
 }
 
-export async function createSender(db: Db, accountId: string, body: admin.CreateSenderBody): Promise<Sender> {
+export async function createSender(db: Executor, accountId: string, body: admin.CreateSenderBody): Promise<Sender> {
   const returnAddress = body.returnAddress ? normalizedReturnAddress(body.returnAddress) : null
   assertWritableSender(body.name, returnAddress)
   const [row] = await intoAccount(() => db.insert(senders).values({ accountId, name: body.name, returnAddress }).returning(senderColumns))
@@ -345,7 +345,7 @@ export async function updateSender(db: Db, accountId: string, senderId: string, 
   return row
 }
 
-export async function createSignature(db: Db, accountId: string, name: string): Promise<Signature> {
+export async function createSignature(db: Executor, accountId: string, name: string): Promise<Signature> {
   const [row] = await intoAccount(() => db.insert(signatures).values({ accountId, name }).returning({ id: signatures.id, name: signatures.name }))
   return { ...row!, artwork: null }
 }

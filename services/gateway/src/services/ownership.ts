@@ -1,4 +1,4 @@
-import type { Db } from '@letters/db'
+import type { Executor } from '@letters/db'
 import { unownedField, type OwnedField } from '@letters/intake'
 import { badRequest } from '../errors.js'
 
@@ -14,7 +14,7 @@ export const notOwned = (field: OwnedField) => badRequest(notOwnedMessages[field
 
 /** Checks in one round trip that the designs and the sender belong to the account (the intake's own check). */
 export async function assertOwnedDesigns(
-  db: Db,
+  db: Executor,
   accountId: string,
   choice: { cardDesignId: string; envelopeDesignId: string; senderId: string; signatureId?: string | null | undefined },
 ): Promise<void> {
