@@ -1,15 +1,25 @@
-import { describe, expect } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { adminCampaign, spanishRecipient } from '../../services/gateway/test/helpers.js'
 import { adminAccount } from '../support/accounts.js'
-import { RELEASED_DETAIL } from '@letters/queues'
+import { RELEASED_DETAIL } from '@letters/pipeline'
+import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { it } from '../support/fixtures.js'
 
+// Every file the printer takes is a line of this log: a reprint shows as a second line, where a
+// spool file of the same name would just be written over.
+const printLog = join(tmpdir(), `letters-scheduled-prints-${randomBytes(4).toString('hex')}.log`)
+afterAll(() => rm(printLog, { force: true }))
+
 // The clock's default round: every second.
-it.override({ pipelineOptions: { label: 'scheduled' } })
+it.override({ pipelineOptions: { label: 'scheduled', env: { PRINT_COMMAND: loggingCommand(printLog) } } })
 
 let pipeline: Pipeline
 it.beforeAll(({ pipeline: started }) => {
@@ -17,6 +27,19 @@ it.beforeAll(({ pipeline: started }) => {
 })
 
 const DAY = 86_400_000
+
+/**
+ * How many times the printer took each file, by the end of its path: the artifact store's
+ * `<letterId>/card.pdf` and `<letterId>/envelope.pdf`.
+ */
+async function printsByLetterFile(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>()
+  for (const [path, n] of await printsIn(printLog)) {
+    const file = path.split('/').slice(-2).join('/')
+    counts.set(file, (counts.get(file) ?? 0) + n)
+  }
+  return counts
+}
 
 describe('a scheduled letter on the running stack', () => {
   it('enters the pipeline within 5 seconds of its sendAt (a real minute and a second ahead), and is printed', { timeout: 120_000 }, async () => {
@@ -31,7 +54,8 @@ describe('a scheduled letter on the running stack', () => {
     const lagMs = released!.at.getTime() - sendAt.getTime()
     expect(lagMs).toBeGreaterThanOrEqual(0)
     expect(lagMs).toBeLessThan(5000)
-    expect(await pipeline.spooled()).toEqual(expect.arrayContaining([`${id}.card.pdf`, `${id}.envelope.pdf`]))
+    const prints = await printsByLetterFile()
+    expect([prints.get(`${id}/card.pdf`), prints.get(`${id}/envelope.pdf`)]).toEqual([1, 1])
   })
 
   it('releases a campaign of 1,000 letters due at one instant within 5 seconds of it, each once', { timeout: 120_000 }, async () => {
@@ -89,8 +113,13 @@ describe('a scheduled letter on the running stack', () => {
       .set({ sendAt: sql`now()` })
       .where(inArray(letters.id, ids))
     for (const id of ids) await reachStatus(pipeline, id, 'printed', 30_000)
-    const spooled = await pipeline.spooled()
-    for (const id of ids) expect(spooled.filter((file) => file.startsWith(id))).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
+    // Each of its two files taken by the printer exactly once: none missing, none printed again.
+    const prints = [...(await printsByLetterFile())]
+    for (const id of ids)
+      expect(prints.filter(([file]) => file.startsWith(`${id}/`)).sort()).toEqual([
+        [`${id}/card.pdf`, 1],
+        [`${id}/envelope.pdf`, 1],
+      ])
     const releases = await pipeline.app.db
       .select()
       .from(letterEvents)

@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
@@ -92,14 +92,26 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
 
     // Kill (SIGKILL) the worker whose closer holds a batch while the printer has one of its files.
     await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
-    const [holder] = await db.execute<{ name: string }>(sql`
-      SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
-    const killed = holder ? names.indexOf(holder.name) : -1
-    if (killed >= 0) await workers[killed]!.kill()
+    // The closer's advisory lock names its worker (PGAPPNAME). The scanner's terminations drop the
+    // lock now and then, so it is looked for until a worker's closer holds it; a test that never
+    // saw one would not have killed anything.
+    const holder = await vi.waitFor(
+      async () => {
+        const rows = await db.execute<{ name: string }>(sql`
+          SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
+        const name = rows.map((row) => row.name).find((candidate) => names.includes(candidate))
+        if (!name) throw new Error(`no closer of ${names.join(' or ')} holds a batch`)
+        return name
+      },
+      { timeout: 30_000, interval: 20 },
+    )
+    const killed = workers[names.indexOf(holder)]!
+    await killed.kill()
+    expect(await killed.exited).toBe('SIGKILL')
     // A replacement, so two closers are at work while the connections drop.
     workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: 'rtfloor-c' }))
-    console.log(`### killed worker: ${holder?.name ?? 'none held a batch'}`)
+    console.log(`### killed worker: ${holder}`)
     // And while a batch is closing.
     for (let round = 0; round < 3; round++) {
       await expect

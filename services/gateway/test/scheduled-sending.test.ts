@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
-import { LetterClock, RELEASED_DETAIL } from '@letters/queues'
+import { LetterClock, RELEASED_DETAIL } from '@letters/pipeline'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
@@ -178,8 +178,13 @@ describe('cancelling a scheduled letter', () => {
     const refunds = state.entries.filter((entry) => entry.kind === 'refund').map((entry) => entry.letterId)
     expect(refunds.sort()).toEqual([...ids].sort())
     expect(state.letters.map((letter) => letter.status)).toEqual(ids.map(() => 'cancelled'))
+    const releasedFirst: string[] = []
     for (const id of ids) {
-      const events = await app.db.select({ status: letterEvents.status }).from(letterEvents).where(eq(letterEvents.letterId, id)).orderBy(letterEvents.id)
+      const events = await app.db
+        .select({ status: letterEvents.status, detail: letterEvents.detail })
+        .from(letterEvents)
+        .where(eq(letterEvents.letterId, id))
+        .orderBy(letterEvents.id)
       expect(
         [
           ['scheduled', 'cancelled'],
@@ -187,7 +192,18 @@ describe('cancelling a scheduled letter', () => {
         ],
         id,
       ).toContainEqual(events.map((event) => event.status))
+      if (events.some((event) => event.status === 'received')) {
+        expect(events[1]!.detail, id).toBe(RELEASED_DETAIL)
+        releasedFirst.push(id)
+      }
     }
+    // The race ran both ways: some letters were released by a clock before their DELETE came (the
+    // case of a letter just released being still cancellable), some cancelled while still scheduled.
+    console.log(`### race: ${releasedFirst.length} of ${ids.length} letters released before their cancel`)
+    expect(releasedFirst.length, 'letters released before their cancel').toBeGreaterThan(0)
+    expect(ids.length - releasedFirst.length, 'letters cancelled before a clock released them').toBeGreaterThan(0)
+    const addressJobs = state.jobs.filter((job) => job.jobName === 'normalize-address').map((job) => job.payload.letterId!)
+    expect(addressJobs.sort()).toEqual(releasedFirst.sort())
     expect(state.balance).toBe(300)
   })
 })

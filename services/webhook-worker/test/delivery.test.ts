@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { createServer } from 'node:http'
+import { createServer, type ServerResponse } from 'node:http'
 import { afterAll, afterEach, describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import type { App } from '@letters/gateway/app'
 import { webhookEndpoints, webhookEvents } from '@letters/db'
-import { OutboxDispatcher } from '@letters/queues'
+import { OutboxDispatcher } from '@letters/pipeline'
 import { adminAccount } from '@letters/test/support/accounts'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
@@ -60,6 +60,29 @@ async function endpointFor(answer: Parameters<typeof startWebhookReceiver>[0], u
  */
 const heldByTest = () => ({ leaseId: randomUUID(), leasedUntil: new Date(Date.now() + 3_600_000) })
 const leaseOf = (event: { id: string; leaseId: string | null }) => ({ eventId: event.id, leaseId: event.leaseId! })
+
+/**
+ * A bare HTTP server on 127.0.0.1 that records each request as `METHOD /path`, whatever its body
+ * (a redirect followed as a GET has none), and answers it with `answer`.
+ */
+async function startRecorder(answer: (response: ServerResponse) => void) {
+  const hits: string[] = []
+  const server = createServer((request, response) => {
+    hits.push(`${request.method} ${request.url}`)
+    request.resume()
+    request.on('end', () => answer(response))
+  }).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    hits,
+    async close() {
+      server.closeAllConnections()
+      server.close()
+      await once(server, 'close')
+    },
+  }
+}
 
 const sendTest = async (endpointId: string) => (await call('POST', `/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
 const deliveries = async (endpointId: string) =>
@@ -132,18 +155,32 @@ describe('delivering a webhook', () => {
       .toEqual([expect.objectContaining({ attempt: 2, outcome: 'delivered' }), expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
   })
 
-  it('does not follow a redirect: a 302 is a failed attempt and its target gets nothing', async () => {
-    const target = await startWebhookReceiver(() => 204)
-    receivers.push(target)
-    const redirecting = await startWebhookReceiver(() => 302)
-    receivers.push(redirecting)
-    const response = await call('POST', '/webhooks', { url: redirecting.url })
-    const endpoint = response.json<{ id: string }>()
-    await sendTest(endpoint.id)
-    await expect
-      .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
-      .toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
-    expect(target.received).toEqual([])
+  it('does not follow a redirect: a 302 with a Location is a failed attempt, recorded with its status, and the Location gets nothing', async () => {
+    // Where the 302 points: a follower would turn the POST into a GET there, so any request counts.
+    const target = await startRecorder((response) => response.writeHead(204).end())
+    const redirecting = await startRecorder((response) => response.writeHead(302, { location: `${target.url}/moved` }).end())
+    try {
+      const response = await call('POST', '/webhooks', { url: `${redirecting.url}/webhooks` })
+      expect(response.statusCode, response.body).toBe(201)
+      const endpoint = response.json<{ id: string }>()
+      const eventId = await sendTest(endpoint.id)
+      await expect
+        .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+        .toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
+      // Every attempt of the schedule answered by the 302 itself, the last one giving up.
+      await expect
+        .poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 })
+        .toEqual([
+          expect.objectContaining({ eventId, attempt: 3, statusCode: 302, error: null, outcome: 'failed', nextAttemptAt: null }),
+          expect.objectContaining({ eventId, attempt: 2, statusCode: 302, outcome: 'retrying' }),
+          expect.objectContaining({ eventId, attempt: 1, statusCode: 302, outcome: 'retrying' }),
+        ])
+      expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]).toMatchObject({ state: 'failed', attempts: 3 })
+      expect(redirecting.hits).toEqual(['POST /webhooks', 'POST /webhooks', 'POST /webhooks'])
+      expect(target.hits).toEqual([])
+    } finally {
+      await Promise.all([target.close(), redirecting.close()])
+    }
   })
 
   it('times out a receiver that never answers, while another endpoint is served meanwhile', async () => {
