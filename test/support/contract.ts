@@ -1,3 +1,4 @@
+import type { RouteOptions } from 'fastify'
 import type { App } from '@letters/gateway/app'
 
 /**
@@ -15,18 +16,27 @@ interface Document {
   paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
 }
 
-/** Every route the app has, with its methods, read from Fastify's own route tree (HEAD left out: Fastify adds it to each GET). */
-export function registeredRoutes(app: App): Array<{ method: string; url: string }> {
-  const routes: Array<{ method: string; url: string }> = []
-  const stack: string[] = []
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^((?:[│ ] {3})*)[├└]── (\S+)(?: \(([^)]*)\))?/.exec(line)
-    if (!match) continue
-    const depth = match[1]!.length / 4
-    const url = (stack[depth - 1] ?? '') + match[2]
-    stack[depth] = url
-    for (const method of (match[3] ?? '').split(', ').filter((m) => m && m !== 'HEAD')) routes.push({ method, url: url.replace(/\/{2,}/g, '/') })
+type Route = { method: string; url: string }
+const routesOf = new WeakMap<App, Route[]>()
+
+/**
+ * An onRoute hook for buildApp that keeps every route the app registers (HEAD left out: Fastify
+ * adds it to each GET), and `remember`, which files the list under the app once it is built.
+ */
+export function routeRecorder() {
+  const routes: Route[] = []
+  return {
+    onRoute(route: RouteOptions) {
+      for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url })
+    },
+    remember: (app: App) => routesOf.set(app, routes),
   }
+}
+
+/** Every route the app has, with its methods, as its onRoute hook saw them (openGateway installs it). */
+export function registeredRoutes(app: App): Route[] {
+  const routes = routesOf.get(app)
+  if (!routes) throw new Error('this app was not built by openGateway, which records its routes')
   return routes
 }
 

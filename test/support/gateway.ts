@@ -4,7 +4,7 @@ import type { InjectOptions } from 'fastify'
 import type { Config } from '@letters/config'
 import { buildApp, type App } from '@letters/gateway/app'
 import { adminAccount } from './accounts.js'
-import { checkStatusesAgainstContract } from './contract.js'
+import { checkStatusesAgainstContract, routeRecorder } from './contract.js'
 import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
 
 export interface GatewayOptions {
@@ -32,8 +32,10 @@ export async function openGateway(options: GatewayOptions = {}): Promise<Gateway
   const own = database && { DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-${options.isolate}-${randomBytes(3).toString('hex')}` }
   const config = testConfig({ ...own, ...options.env })
   let app: App | undefined
+  const routes = routeRecorder()
   try {
-    app = await buildApp({ config, logger: false })
+    app = await buildApp({ config, logger: false, onRoute: routes.onRoute })
+    routes.remember(app)
     if (options.checkContract ?? true) checkStatusesAgainstContract(app)
     await app.ready()
   } catch (error) {

@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
 import { runDirectory } from './context.js'
 import { deleteKeys } from './redis-keys.js'
+import { missingSystemTools } from './system-tools.js'
 
 const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const localRedis = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -55,6 +56,8 @@ async function startContainers(needPostgres: boolean, needRedis: boolean) {
 }
 
 export default async function setup(project: TestProject) {
+  const missing = missingSystemTools()
+  if (missing) throw new Error(missing)
   const needPostgres = !(await postgresReachable(localPostgres))
   const needRedis = !(await redisReachable(localRedis))
   const servers =

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyServerOptions, type onRouteHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
@@ -34,6 +34,8 @@ export interface AppOptions {
   /** A pool to share (tests); by default the app opens and closes its own. */
   db?: Db
   logger?: FastifyServerOptions['logger']
+  /** Told of every route as it is registered (the tests' list of what the gateway serves). */
+  onRoute?: onRouteHookHandler
 }
 
 /** 64 KiB: a letter is at most a few kilobytes of JSON. */
@@ -92,6 +94,7 @@ export async function buildApp(options: AppOptions) {
     void parseJson(request, body as string, done)
   })
 
+  if (options.onRoute) app.addHook('onRoute', options.onRoute)
   await app.register(configPlugin, { config: options.config })
   await app.register(helmet)
   await app.register(postgres, options.db ? { db: options.db } : {})

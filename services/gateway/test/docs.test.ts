@@ -1,11 +1,10 @@
 import { mkdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from '@letters/test/support/system-tools'
 import type { App } from '../src/app.js'
 import { startGateway } from './helpers.js'
 
-/** Debian's chromium (`apt-get install chromium`, done by .ci/run when missing): no browser download. */
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
 
 let app: App
@@ -14,7 +13,7 @@ let browser: Browser
 beforeAll(async () => {
   app = await startGateway()
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()

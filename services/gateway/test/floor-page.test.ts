@@ -1,15 +1,14 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from '@letters/test/support/system-tools'
 import { eq } from 'drizzle-orm'
 import { letters, printBatchLetters } from '@letters/db'
 import { markFailed } from '@letters/production-worker/produce-letter'
 import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 import { FLOOR_TOKEN, expectError } from './helpers.js'
 
-/** Debian's chromium, as in the /docs test: no browser download. */
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
 
 const SCRIPT_NAME = '<script>alert("planta")</script>'
@@ -121,7 +120,7 @@ describe('GET /floor/batches/{id}/files/{kind}', () => {
 describe('the floor page in a browser', () => {
   let browser: Browser
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
+    browser = await launchChromium()
   })
   afterAll(() => browser?.close())
 

@@ -1,0 +1,35 @@
+import { accessSync, constants } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import { chromium, type Browser } from 'playwright-core'
+
+/** Debian's chromium (no browser download): the browser tests drive it through playwright-core. */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Chromium headless, with the flags a sandboxed CI machine without network needs. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  })
+}
+
+const executable = (path: string) => {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+const onPath = (command: string) => (process.env.PATH ?? '').split(delimiter).some((folder) => executable(join(folder, command)))
+
+/**
+ * What the suite needs from the machine beyond Node's packages: chromium for the browser tests,
+ * poppler for uploaded PDF artwork and proof thumbnails. Missing, the run stops before any test
+ * with the command that installs them, instead of failing deep inside a few.
+ */
+export function missingSystemTools(): string | undefined {
+  const missing = [...(executable(CHROMIUM) ? [] : ['chromium']), ...(['pdftoppm', 'pdftocairo', 'pdfinfo'].every(onPath) ? [] : ['poppler-utils'])]
+  if (missing.length === 0) return undefined
+  return `npm test needs ${missing.join(' and ')}: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')} (.ci/run does this)`
+}
