@@ -19,7 +19,7 @@ import { ADMIN_TOKEN } from '../support/context.js'
 import { spanishRecipient, singleLetter } from '../support/factories.js'
 import { adminCampaign, openGateway, type Gateway } from '../support/gateway.js'
 import { freePort, startGatewayProcess, type ServiceProcess } from '../support/processes.js'
-import { expectLedgerMatchesLetters } from '../../services/gateway/test/ledger-assertions.js'
+import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 
 const T = 4000
 const budget = requestBudget(T)

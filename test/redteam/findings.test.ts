@@ -2,7 +2,7 @@
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
 import { it } from '../support/fixtures.js'
 

@@ -1,7 +1,7 @@
 // Red team of issue 11: attacks that held (parallel mixed-mode bulk, one Idempotency-Key across modes/routes/formats, Postgres terminations under 1,000-recipient bulks).
 import { describe, expect } from 'vitest'
 import postgres from 'postgres'
-import { expectLedgerMatchesLetters } from '../../services/gateway/test/ledger-assertions.js'
+import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
 import { it } from '../support/fixtures.js'
 

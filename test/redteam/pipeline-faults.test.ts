@@ -12,7 +12,7 @@ import { issueTestKey } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { singleLetter } from '../support/factories.js'
-import { moneyState } from '../../services/gateway/test/ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 it.override({
   pipelineOptions: {

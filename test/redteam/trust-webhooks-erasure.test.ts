@@ -26,7 +26,7 @@ import { silentLog, startPipeline, reachStatus, type Pipeline } from '../support
 import { startServiceProcess, type ServiceProcess } from '../support/processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
-import { databaseDump, found, redisDump } from '../../services/gateway/test/personal-data-traces.js'
+import { databaseDump, found, redisDump } from '@letters/test/support/personal-data-traces'
 import { DeliveryAdmission, QUEUED_LEASE_MS } from '../../services/webhook-worker/src/admission.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

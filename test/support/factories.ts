@@ -102,3 +102,6 @@ export async function newLetter(
   if (!letter) throw new Error('letter insert returned nothing')
   return letter
 }
+
+/** An id no row has: what an unknown id is answered. */
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'

@@ -5,7 +5,9 @@ import { count, eq } from 'drizzle-orm'
 import { accounts, letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { holdAccountRow } from '@letters/test/support/account-lock'
-import { adminAccount, singleLetter, startGateway } from '../../../services/gateway/test/helpers.js'
+import { startGateway } from '@letters/test/support/gateway'
+import { adminAccount } from '@letters/test/support/accounts'
+import { singleLetter } from '@letters/test/support/factories'
 import { createClient, LettersApiError } from '../src/index.js'
 
 let app: App

@@ -6,7 +6,8 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Webhook } from 'standardwebhooks'
 import type { App } from '@letters/gateway/app'
-import { adminAccount, startGateway } from '../../../services/gateway/test/helpers.js'
+import { startGateway } from '@letters/test/support/gateway'
+import { adminAccount } from '@letters/test/support/accounts'
 
 const EXAMPLE = new URL('../examples/send-card.ts', import.meta.url)
 const RECEIVER = new URL('../examples/webhook-receiver.ts', import.meta.url)

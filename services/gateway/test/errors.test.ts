@@ -4,7 +4,7 @@ import { CommitUnknownError } from '@letters/intake'
 import { buildApp, type App } from '../src/app.js'
 import { OutcomeUnknown } from '../src/errors.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
-import { moneyState } from './ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 const opened: App[] = []
 afterAll(() => Promise.all(opened.map((app) => app.close())))

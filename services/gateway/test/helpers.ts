@@ -1,23 +1,15 @@
 import { expect } from 'vitest'
-import { openGateway, publicClient } from '@letters/test/support/gateway'
-import { singleLetter } from '@letters/test/support/factories'
+import { publicClient } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
+import { singleLetter } from '@letters/test/support/factories'
 
-/**
- * A gateway on this run's database and Redis; `overrides` are environment variables. Closing it fails if a public route answered a status /openapi.json does not list.
- * Kept for the files that start gateways by hand (several per file, or per test); the fixtures in @letters/test/support/fixtures start theirs the same way.
- */
-export async function startGateway(overrides: Record<string, string> = {}): Promise<App> {
-  return (await openGateway({ env: overrides })).app
-}
-
-export { adminCampaign, adminClient, publicClient } from '@letters/test/support/gateway'
+export { adminCampaign, adminClient, publicClient, startGateway } from '@letters/test/support/gateway'
 export { adminAccount } from '@letters/test/support/accounts'
 
 /** The floor token of the gateways the floor's tests start (FLOOR_TOKEN). */
 export const FLOOR_TOKEN = 'test-floor-token-0123456789'
 
-export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
+export { UNKNOWN_ID } from '@letters/test/support/factories'
 
 /** The `{ error, message }` body every error has, with the reason phrase as `error`. */
 export function expectError(response: { statusCode: number; json: () => unknown }, status: number, error: string, message?: string | RegExp) {

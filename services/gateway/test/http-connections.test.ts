@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
-import { moneyState } from './ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 const MAX_CONNECTIONS = 50
 const HEADERS_TIMEOUT_MS = 1000

@@ -6,7 +6,7 @@ import { loggerOptions } from '@letters/observability'
 import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { buildApp, type App } from '../src/app.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter, spanishRecipient } from './helpers.js'
-import { moneyState } from './ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 // Data that must never reach a log line, in every field a letter carries.
 const secret = {

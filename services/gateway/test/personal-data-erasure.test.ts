@@ -8,7 +8,7 @@ import { adminCampaign } from '@letters/test/support/gateway'
 import { it } from '@letters/test/support/fixtures'
 import { reachStatus, silentLog, type Pipeline } from '@letters/test/support/pipeline'
 import { PersonalDataEraser } from '../src/services/personal-data.js'
-import { databaseDump, found, redisDump } from './personal-data-traces.js'
+import { databaseDump, found, redisDump } from '@letters/test/support/personal-data-traces'
 
 /**
  * The whole pipeline on a database and queue prefix of its own, with a retention of six seconds:

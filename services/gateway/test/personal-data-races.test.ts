@@ -10,7 +10,7 @@ import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
 import { PersonalDataEraser } from '../src/services/personal-data.js'
 import { adminAccount, adminClient, publicClient, sendSingle } from './helpers.js'
-import { databaseDump, found } from './personal-data-traces.js'
+import { databaseDump, found } from '@letters/test/support/personal-data-traces'
 import { sweepBatchesWithArtifacts } from '@letters/letters'
 
 /**

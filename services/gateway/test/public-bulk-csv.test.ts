@@ -5,7 +5,7 @@ import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, type BulkAnswer } from './bulk-fixtures.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 let app: App
 it.beforeAll(async ({ gateway }) => {

@@ -5,7 +5,7 @@ import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, bulkRecipient as recipient, type BulkAnswer } from './bulk-fixtures.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 let app: App
 it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })

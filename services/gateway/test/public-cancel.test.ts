@@ -4,7 +4,7 @@ import { letters, type LetterStatus } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 

@@ -5,7 +5,7 @@ import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, expectError, publicClient, spanishRecipient } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
 import { christmasCampaign } from '@letters/test/support/factories'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 
 let app: App
 it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })

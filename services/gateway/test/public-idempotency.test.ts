@@ -7,7 +7,7 @@ import { adminAccount, expectError, publicClient, singleLetter } from './helpers
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
 import { holdAccountRow } from '@letters/test/support/account-lock'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 let app: App
 

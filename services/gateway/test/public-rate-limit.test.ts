@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
-import { moneyState } from './ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 describe('rate limit', () => {
   let replicaA: App

@@ -4,7 +4,7 @@ import { letterEvents, letters, outbox } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 let app: App
 let account: Awaited<ReturnType<typeof adminAccount>>

@@ -8,7 +8,7 @@ import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime, queryDateTime } from '../src/letters/send-at.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
-import { expectLedgerMatchesLetters, moneyState } from './ledger-assertions.js'
+import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 

@@ -4,7 +4,7 @@ import { idempotencyKeys, letters, webhookEndpoints } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
-import { moneyState } from './ledger-assertions.js'
+import { moneyState } from '@letters/test/support/ledger'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
 const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
