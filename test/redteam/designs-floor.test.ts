@@ -7,16 +7,16 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parse } from 'csv-parse/sync'
-import { eq, inArray, sql } from 'drizzle-orm'
+import { eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
 import { batchFileKey, batchFileNames } from '@letters/artifacts'
 import { stocksOf } from '@letters/contracts'
 import { letters, printBatchHandoffs, printBatches, printBatchLetters } from '@letters/db'
 import { batchLetter } from '../support/batches.js'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { loggingCommand, printsIn, workerMidPrint } from '../support/floor-processes.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
@@ -137,7 +137,8 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
         await admin.end()
       }
     }
-    // SIGKILL the worker whose closer holds a batch while the printer has one of its files.
+    // SIGKILL a worker while its printer has a file of a batch it closes (its print command still
+    // in its sleep), once a first file has been handed over.
     await expect
       .poll(
         async () =>
@@ -150,11 +151,21 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
         { timeout: 40_000, interval: 20 },
       )
       .toBeGreaterThan(0)
-    const [holder] = await db.execute<{ name: string }>(sql`
-      SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
-    const killed = holder ? ['rtstocks-a', 'rtstocks-b'].indexOf(holder.name) : -1
-    if (killed >= 0) await workers[killed]!.kill()
+    const names = ['rtstocks-a', 'rtstocks-b']
+    const printing = await vi.waitFor(
+      async () => {
+        const pid = await workerMidPrint(
+          log,
+          workers.map((worker) => worker.child.pid!),
+        )
+        if (pid === undefined) throw new Error('no worker has a file at the printer')
+        return pid
+      },
+      { timeout: 30_000, interval: 10 },
+    )
+    const killed = workers.findIndex((worker) => worker.child.pid === printing)
+    await workers[killed]!.kill()
+    expect(await workers[killed]!.exited).toBe('SIGKILL')
     workers.push(await startFloorProcess(config, { ...batchEnv, PGAPPNAME: 'rtstocks-c' }))
     const terminated = [await terminate()]
     await new Promise((resolve) => setTimeout(resolve, 1500))
@@ -203,7 +214,7 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
       JSON.stringify([...prints]),
     ).toBe(true)
     console.log(
-      `### ${LETTERS} letters of 3 stocks: batches ${JSON.stringify(batches.map((b) => [b.cardStock, b.letterCount]))}; killed ${holder?.name ?? 'none'}; terminated ${terminated.join('/')}; files printed ${prints.size}, each once`,
+      `### ${LETTERS} letters of 3 stocks: batches ${JSON.stringify(batches.map((b) => [b.cardStock, b.letterCount]))}; killed ${names[killed]}; terminated ${terminated.join('/')}; files printed ${prints.size}, each once`,
     )
   }, 180_000)
 })

@@ -5,11 +5,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
 import { batchLetter } from '../support/batches.js'
-import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { loggingCommand, printsIn, workerMidPrint } from '../support/floor-processes.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
@@ -92,20 +92,21 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
 
     // Kill (SIGKILL) the worker whose closer holds a batch while the printer has one of its files.
     await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
-    // The closer's advisory lock names its worker (PGAPPNAME). The scanner's terminations drop the
-    // lock now and then, so it is looked for until a worker's closer holds it; a test that never
-    // saw one would not have killed anything.
-    const holder = await vi.waitFor(
+    // The one killed is a worker whose printer has a file and has not printed it yet (its print
+    // command still in its sleep): the scanner's terminations may have dropped the closer's lock
+    // meanwhile, but the lease keeps its batch; a test that never saw such a worker fails here.
+    const printingPid = await vi.waitFor(
       async () => {
-        const rows = await db.execute<{ name: string }>(sql`
-          SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
-        const name = rows.map((row) => row.name).find((candidate) => names.includes(candidate))
-        if (!name) throw new Error(`no closer of ${names.join(' or ')} holds a batch`)
-        return name
+        const pid = await workerMidPrint(
+          log,
+          workers.map((worker) => worker.child.pid!),
+        )
+        if (pid === undefined) throw new Error(`no worker of ${names.join(' or ')} has a file at the printer`)
+        return pid
       },
-      { timeout: 30_000, interval: 20 },
+      { timeout: 30_000, interval: 10 },
     )
+    const holder = names[workers.findIndex((worker) => worker.child.pid === printingPid)]!
     const killed = workers[names.indexOf(holder)]!
     await killed.kill()
     expect(await killed.exited).toBe('SIGKILL')

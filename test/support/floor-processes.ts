@@ -27,3 +27,39 @@ export async function processesMentioning(text: string): Promise<string[]> {
   }
   return found
 }
+
+/** A process's parent and command line, or undefined once it is gone. */
+async function processInfo(pid: number): Promise<{ ppid: number; commandLine: string } | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    // The name, in parentheses, may hold spaces: the fields after it are counted from its end.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    return { ppid, commandLine: (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ') }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The worker whose printer has a file right now and has not printed it yet: its print command (a
+ * `loggingCommand` with `before`, writing to `log`) is still in its `sleep`, so a kill now is a
+ * kill while the printer has the file, never one in the instant after the printer answered.
+ * Undefined when no worker of `pids` is at that point.
+ */
+export async function workerMidPrint(log: string, pids: readonly number[]): Promise<number | undefined> {
+  const all = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number)
+  const infos = new Map<number, { ppid: number; commandLine: string }>()
+  for (const pid of all) {
+    const info = await processInfo(pid)
+    if (info) infos.set(pid, info)
+  }
+  for (const [pid, info] of infos) {
+    // sleep ← the command's shell ← the watched shell the worker started.
+    if (!/^sleep /.test(info.commandLine)) continue
+    const command = infos.get(info.ppid)
+    const watched = command && infos.get(command.ppid)
+    if (!command?.commandLine.includes(log) || !watched?.commandLine.includes(log)) continue
+    if (pids.includes(watched.ppid) && (await processInfo(pid))) return watched.ppid
+  }
+  return undefined
+}
