@@ -42,7 +42,7 @@ await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
 `
 
 /**
- * The red team's hang (test/redteam/pipeline-faults.test.ts): a transaction's backend is
+ * The red team's hang (test/e2e/scheduled-letters-under-faults.test.ts): a transaction's backend is
  * terminated mid-query; its callback goes on (a ROLLBACK after the failure) while the pool
  * reconnects the connection for the next query, and the ROLLBACK's bytes reach the new socket
  * before its startup message. Unpatched, the ROLLBACK stays on the connection as a query

@@ -1,4 +1,4 @@
-// Red team of issue 11: attack that held (Redis keys lost, five clocks, cancels and terminated connections with scheduled and test letters in flight).
+// Scheduled and test letters under faults: an attack that held (Redis keys lost, five clocks, cancels and terminated connections with scheduled and test letters in flight).
 // It hung in some runs, a cancel request never settling: postgres.js let a transaction whose backend was terminated go on writing to its
 // connection once the pool had reconnected it (patches/postgres+3.4.9.patch; packages/db/test/dropped-connections.test.ts).
 import { readdir } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// Red team of 5b9bce5: fair webhooks (admission, leases, GET /events, retry, sequences), personal data erasure, and
+// Under faults: fair webhooks (admission, leases, GET /events, retry, sequences), personal data erasure, and
 // credentials that are never refused for other clients' failures (TRUST_PROXY). Every attack runs against real
 // workers on a database and queue prefix of its own, on 127.0.0.1 only. Each test is named after the rule it guards;
 // every figure measured is printed on a line starting with `###`. The attacks that found defects, all fixed since:
@@ -27,7 +27,7 @@ import { startServiceProcess, type ServiceProcess } from '../support/processes.j
 import { deleteKeys } from '../support/redis-keys.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 import { databaseDump, found, redisDump } from '@letters/test/support/personal-data-traces'
-import { DeliveryAdmission, QUEUED_LEASE_MS } from '../../services/webhook-worker/src/admission.js'
+import { DeliveryAdmission, QUEUED_LEASE_MS } from '@letters/webhook-worker/admission'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!

@@ -1,7 +1,7 @@
 // Red team of the designs feature: hostile uploads that held. Every test here passes; each would
-// fail if the rule it names broke. The findings are in artwork-uploads.test.ts.
+// fail if the rule it names broke. The findings are in artwork-costs-bounded.test.ts.
 //
-//   npx vitest run test/redteam/artwork-held.test.ts
+//   npx vitest run services/gateway/test/hostile-artwork-refused.test.ts
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { crc32, deflateSync } from 'node:zlib'
@@ -11,12 +11,12 @@ import sharp, { type Sharp } from 'sharp'
 import { ARTWORK_MAX_BYTES } from '@letters/contracts'
 import { artworks } from '@letters/db'
 import { describeLetter, renderCard, renderEnvelope } from '@letters/render'
-import { cardSvg, pdfOf, pngOf } from '../support/artwork.js'
-import { sampleRecipient } from '../support/factories.js'
-import { ADMIN_TOKEN } from '../support/context.js'
-import { it } from '../support/fixtures.js'
-import type { AdminClient } from '../support/gateway.js'
-import { pdfOfObjects, probeEventLoop } from './support/hostile-artwork.js'
+import { cardSvg, pdfOf, pngOf } from '@letters/test/support/artwork'
+import { sampleRecipient } from '@letters/test/support/factories'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { it } from '@letters/test/support/fixtures'
+import type { AdminClient } from '@letters/test/support/gateway'
+import { pdfOfObjects, probeEventLoop } from '@letters/test/support/hostile-artwork'
 
 it.override({ gatewayOptions: { isolate: 'rt-artwork-held' } })
 

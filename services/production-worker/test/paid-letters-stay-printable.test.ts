@@ -1,14 +1,14 @@
 // Red team of the designs feature: what an accepted signature did to letters already paid for, on
-// a plotter floor. designs-regressions.test.ts holds the findings fixed since the feature's first
-// version; designs-held.test.ts what held.
+// a plotter floor. design-changes-keep-letters-printable.test.ts holds the findings fixed since the feature's first
+// version; designs-isolated-and-consistent.test.ts what held.
 //
-//   npx vitest run test/redteam/designs-production.test.ts
+//   npx vitest run services/production-worker/test/paid-letters-stay-printable.test.ts
 import { afterEach, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import { ADMIN_TOKEN } from '../support/context.js'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
-import { farControlPointsSignatureSvg, manyStrokesSignatureSvg } from './support/hostile-artwork.js'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { farControlPointsSignatureSvg, manyStrokesSignatureSvg } from '@letters/test/support/hostile-artwork'
 
 let pipeline: Pipeline | undefined
 afterEach(async () => {
@@ -34,7 +34,7 @@ async function settle(id: string, timeout: number): Promise<string> {
   return status
 }
 
-describe('finding: a signature of paths that the pen plotter could not draw was accepted, then broke letters already paid for (PRINTER=plotter)', () => {
+describe('fixed: a signature of paths that the pen plotter could not draw was accepted, then broke letters already paid for (PRINTER=plotter)', () => {
   // Measured before the fix, each upload accepted and each letter charged:
   // - 70,000 short strokes (688 KB, a signature pad's raw export): fitInto spread every point into
   //   Math.min(...), RangeError past ~120,000 points; every plotter letter with it failed.

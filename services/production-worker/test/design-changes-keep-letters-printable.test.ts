@@ -4,13 +4,13 @@
 // the first version (run there from a `git archive` of it: 3 of 3 failed, numbers in each comment): kept as
 // regression tests.
 //
-//   npx vitest run test/redteam/designs-regressions.test.ts
+//   npx vitest run services/production-worker/test/design-changes-keep-letters-printable.test.ts
 import { afterEach, describe, expect, it } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { letterEvents, letters, printBatches, printBatchLetters } from '@letters/db'
-import { cardSvg } from '../support/artwork.js'
-import { ADMIN_TOKEN } from '../support/context.js'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
+import { cardSvg } from '@letters/test/support/artwork'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 
 let pipeline: Pipeline | undefined
 afterEach(async () => {

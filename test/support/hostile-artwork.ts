@@ -1,4 +1,4 @@
-// Hostile artwork files for the designs red team (test/redteam/artwork-*.test.ts, designs-*.test.ts),
+// Hostile artwork files for the tests that refuse them (hostile-artwork-refused, artwork-costs-bounded and the designs' tests),
 // made here byte by byte, and a probe of the event loop the gateway (or the floor) answers on.
 import { performance } from 'node:perf_hooks'
 import { deflateSync } from 'node:zlib'

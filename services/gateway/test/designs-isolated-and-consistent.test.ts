@@ -1,16 +1,16 @@
 // Red team of the designs feature: the attacks that held. Every test here passes; each would fail
 // if the rule it names broke.
 //
-//   npx vitest run test/redteam/designs-held.test.ts
+//   npx vitest run services/gateway/test/designs-isolated-and-consistent.test.ts
 import { describe, expect } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
 import { artworks, letters } from '@letters/db'
-import { adminAccount } from '../support/accounts.js'
-import { cardSvg, logoSvg, pngOf, signatureSvg } from '../support/artwork.js'
-import { singleLetter } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
-import { publicClient } from '../support/gateway.js'
+import { adminAccount } from '@letters/test/support/accounts'
+import { cardSvg, logoSvg, pngOf, signatureSvg } from '@letters/test/support/artwork'
+import { singleLetter } from '@letters/test/support/factories'
+import { it } from '@letters/test/support/fixtures'
+import { publicClient } from '@letters/test/support/gateway'
 
 it.override({ gatewayOptions: { isolate: 'rt-designs-held', env: { PROOF_RATE_LIMIT_MAX: '1000' } }, accountCredits: 500 })
 

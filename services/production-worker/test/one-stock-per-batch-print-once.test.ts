@@ -2,7 +2,7 @@
 // manifest and on /floor, and batches of three stocks through a killed worker, lost Redis keys
 // and terminated connections.
 //
-//   npx vitest run test/redteam/designs-floor.test.ts
+//   npx vitest run services/production-worker/test/one-stock-per-batch-print-once.test.ts
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -14,12 +14,12 @@ import postgres from 'postgres'
 import { batchFileKey, batchFileNames } from '@letters/artifacts'
 import { stocksOf } from '@letters/contracts'
 import { letters, printBatchHandoffs, printBatches, printBatchLetters } from '@letters/db'
-import { batchLetter } from '../support/batches.js'
-import { ADMIN_TOKEN } from '../support/context.js'
-import { loggingCommand, printsIn, workerMidPrint } from '../support/floor-processes.js'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
-import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
-import { deleteKeys } from '../support/redis-keys.js'
+import { batchLetter } from '@letters/test/support/batches'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
+import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
+import { deleteKeys } from '@letters/test/support/redis-keys'
 
 const FLOOR_TOKEN = 'floor-token-redteam-designs-0123'
 
@@ -48,7 +48,7 @@ async function newDesign(kind: 'card-designs' | 'envelope-designs', body: object
 /** The cells of a CSV line as Excel reads it where the list separator is ';' (Spain, and most of Europe): split on every ';'. */
 const excelSemicolonCells = (line: string) => line.split(';')
 
-describe('finding: a design name splits into a formula cell in a Spanish Excel', () => {
+describe('fixed: a design name splits into a formula cell in a Spanish Excel', () => {
   // manifestText neutralises a cell that *starts* with = + - @; a ';' inside a design name is left
   // as it is (csv-stringify quotes only commas, quotes and line breaks). Excel in es-ES opens a
   // .csv with ';' as its separator, so "Lisa;=1+2;" puts "=1+2" in a cell of its own, and runs it.

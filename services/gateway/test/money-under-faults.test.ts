@@ -1,9 +1,9 @@
-// Red team of issue 11: attacks that held (parallel mixed-mode bulk, one Idempotency-Key across modes/routes/formats, Postgres terminations under 1,000-recipient bulks).
+// Money under faults: attacks that held (parallel mixed-mode bulk, one Idempotency-Key across modes/routes/formats, Postgres terminations under 1,000-recipient bulks).
 import { describe, expect } from 'vitest'
 import postgres from 'postgres'
 import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
-import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
+import { christmasCampaign, spanishRecipient as recipient } from '@letters/test/support/factories'
+import { it } from '@letters/test/support/fixtures'
 
 it.override({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: christmasCampaign })
 

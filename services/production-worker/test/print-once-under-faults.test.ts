@@ -1,4 +1,4 @@
-// Red team of issue 13: the floor under faults. Two batch-printing workers (one killed mid-batch, then replaced), the
+// The floor under faults, printing each file once: Two batch-printing workers (one killed mid-batch, then replaced), the
 // queue prefix's Redis keys deleted while letters sit in trays, every client backend terminated during
 // a burst of scans and while a batch closes, and a scanner scanning every printed letter twice at once.
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -8,11 +8,11 @@ import { afterAll, describe, expect, it, vi } from 'vitest'
 import { and, eq, inArray } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
-import { batchLetter } from '../support/batches.js'
-import { loggingCommand, printsIn, workerMidPrint } from '../support/floor-processes.js'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
-import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
-import { deleteKeys } from '../support/redis-keys.js'
+import { batchLetter } from '@letters/test/support/batches'
+import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
+import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
+import { deleteKeys } from '@letters/test/support/redis-keys'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
 const LETTERS = 40

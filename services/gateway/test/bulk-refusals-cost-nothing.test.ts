@@ -1,17 +1,17 @@
-// The issue 11 red team's findings, each a rule now held (they failed before their fixes).
+// Bulk requests refused at no cost: each rule guards a fault found and fixed (each test failed before its fix).
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { moneyState } from '@letters/test/support/ledger'
-import { christmasCampaign, spanishRecipient as recipient } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
+import { christmasCampaign, spanishRecipient as recipient } from '@letters/test/support/factories'
+import { it } from '@letters/test/support/fixtures'
 
 it.override({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: christmasCampaign })
 
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'
 
-describe('finding 1: a CSV of millions of blank or empty rows costs no more than a full request', () => {
+describe('fixed: a CSV of millions of blank or empty rows costs no more than a full request', () => {
   it('reads a CSV past its blank rows and past its 1,001st row no further: 8 MiB of line breaks answered at once', async ({
     gateway,
     account,
@@ -34,7 +34,7 @@ describe('finding 1: a CSV of millions of blank or empty rows costs no more than
   }, 120_000)
 })
 
-describe('finding 2: a campaign variable named __proto__ drops the CSV cell', () => {
+describe('fixed: a campaign variable named __proto__ drops the CSV cell', () => {
   it('prints the value of the CSV column, not the default, or refuses the variable name when the campaign is made', async ({
     gateway,
     admin,
@@ -66,7 +66,7 @@ describe('finding 2: a campaign variable named __proto__ drops the CSV cell', ()
   })
 })
 
-describe('finding 3: a sendAt in the past is said to be "less than a minute away"', () => {
+describe('fixed: a sendAt in the past is said to be "less than a minute away"', () => {
   it('says the date has passed', async ({ campaign: campaignId, client }) => {
     const answer = await client.post('/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: '2020-01-01T00:00:00Z' })
     expect(answer.statusCode).toBe(400)
@@ -81,7 +81,7 @@ describe('finding 3: a sendAt in the past is said to be "less than a minute away
   })
 })
 
-describe('finding 4: unclear refusals of a bulk body in the wrong encoding or media type', () => {
+describe('fixed: unclear refusals of a bulk body in the wrong encoding or media type', () => {
   it('names UTF-16 for a UTF-16 CSV without BOM instead of quoting a column full of NUL characters', async ({ campaign: campaignId, client }) => {
     const answer = await client.post(`/cards/bulk?campaignId=${campaignId}`, Buffer.from(`${HEADER}\n${ROW}\n`, 'utf16le'), { 'content-type': 'text/csv' })
     expect(answer.statusCode).toBe(400)
