@@ -10,7 +10,7 @@ export interface BulkLatency {
   maxMs: number
 }
 
-/** Recipients of each request: the most one bulk request may carry, as issue 11 measures. */
+/** Recipients of each request: the most one bulk request may carry, the case a client feels most. */
 export const BULK_RECIPIENTS = 1000
 const TIMED_RUNS = 5
 

@@ -1,6 +1,6 @@
 import type { BenchAccount } from './accounts.js'
 
-/** The letter every row sends, renders and prints: a 600-character message, as issue 9 measures. */
+/** The letter every row sends, renders and prints: a 600-character message, a full card. */
 export const MESSAGE =
   'Querida Lucía: muchas gracias por tu pedido y por la confianza que depositas en nuestra pequeña papelería desde hace tantos años. ' +
   'Hemos preparado cada pieza a mano, con el mismo cuidado de siempre, y esperamos que el cuaderno de tapas azules y las plumas lleguen en perfecto estado. ' +

@@ -1,5 +1,5 @@
 /**
- * Baseline: the naive way to write POST /single, which issue 9 measures the gateway against.
+ * Baseline: the naive way to write POST /single, the floor every gateway figure is measured against.
  * Fastify and postgres.js, one transaction (conditional debit, letter insert, ledger insert),
  * then one BullMQ add; no validation, no auth (the account id comes in the body), no
  * idempotency, no outbox. Same tables, same pool size (10) and same Redis as the gateway, so the
