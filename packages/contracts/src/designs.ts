@@ -168,7 +168,7 @@ export type Signature = Static<typeof Signature>
 
 /**
  * What a letter's row holds that its drawing needs, with the artwork versions its print spec
- * names (by artworkKey): read by packages/db (readLetterDrawings), drawn by
+ * names (by artworkKey): read by packages/letters (readLetterDrawings), drawn by
  * packages/render (drawingOf).
  */
 export interface LetterDrawingSource {

@@ -44,7 +44,7 @@ function checkChoicesSql(choices: Choice[]): SQL {
  */
 export function checkChoices(client: Sql | TransactionSql, choices: Choice[]) {
   const { sql: text, params } = new PgDialect().sqlToQuery(checkChoicesSql(choices))
-  return client.unsafe<CheckRow[]>(text, params as never[])
+  return client.unsafe<CheckRow[]>(text, params as never[], { prepare: true })
 }
 
 /** The first refusal among an order's checks, in the order a client reads its fields. */

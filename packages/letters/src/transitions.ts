@@ -1,4 +1,4 @@
-import type { JobName, LetterStatus } from '@letters/contracts'
+import { letterStatuses, type JobName, type LetterStatus } from '@letters/contracts'
 
 /**
  * Which status may follow which: the one list of a letter's allowed moves. moveLetter and
@@ -35,8 +35,7 @@ export type StatusInto<To extends LetterStatus> = { [From in LetterStatus]: To e
 /** The statuses a letter waits in for a pipeline job, and is resumed in when the job was lost. */
 export type ResumableStatus = { [Status in LetterStatus]: Status extends Transitions[Status][number] ? Status : never }[LetterStatus]
 
-/** Statuses in the order they were first listed (contracts' letterStatuses). */
-const statuses = Object.keys(letterTransitions) as LetterStatus[]
+const statuses = letterStatuses
 
 export const canMove = (from: LetterStatus, to: LetterStatus): boolean => (letterTransitions[from] as readonly LetterStatus[]).includes(to)
 
