@@ -1,26 +1,5 @@
-import { CommanderError } from 'commander'
-import { CliError } from './admin-api.js'
-import { processIo, type Io } from './output.js'
-import { buildProgram, type Settings } from './program.js'
-
-/**
- * Runs one command line; resolves with the exit code: 0, 1 when the command failed (the API's
- * Spanish message, or the CLI's own, on stderr), 2 for a usage error (Commander has said why).
- */
-export async function run(argv: string[], settings: Settings, io: Io): Promise<number> {
-  try {
-    await buildProgram(settings, io).parseAsync(argv)
-    return 0
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2
-    if (error instanceof CliError) {
-      io.err(error.message)
-      return error.exitCode
-    }
-    io.err(`Error inesperado: ${error instanceof Error ? error.message : String(error)}`)
-    return 1
-  }
-}
+import { processIo } from './output.js'
+import { run } from './run.js'
 
 // The CLI is a tool of its own, not a service configured by packages/config: this entry point is
 // the one place it reads its environment.

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,11 +10,13 @@ import { adminAccount } from '@letters/test/support/accounts'
 import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it } from '@letters/test/support/fixtures'
-import { freePort, repositoryRoot } from '@letters/test/support/processes'
+import { freePort } from '@letters/test/support/processes'
+import { runCli, spawnCli, type CliEnv } from './commands.js'
 
 /**
- * The real CLI, each command in a process of its own as an operator runs it, against a real
- * gateway listening on 127.0.0.1 with a database of its own (the lists show every account).
+ * The CLI against a real gateway listening on 127.0.0.1 with a database of its own (the lists
+ * show every account): its commands run in this process through the entry point's own `run`,
+ * and the entry point itself, through npm and node, where that is what a test is about.
  */
 it.override({ gatewayOptions: { isolate: 'cli', env: { RECONCILE_AFTER_MS: '60000' } } })
 
@@ -32,26 +33,11 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true })
 })
 
-type Run = { code: number | null; stdout: string; stderr: string }
+/** Spawned as an operator runs it: `npm run admin -- …` (npm's header included), or `node --import tsx packages/cli/src/main.ts …`. */
+const run = (command: string, args: string[], env: CliEnv = {}) => spawnCli(command, args, lettersUrl, env)
 
-/** Runs a command line and collects what it printed; `env` on top (undefined removes a variable). */
-function run(command: string, args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
-  const variables: NodeJS.ProcessEnv = { ...process.env, LETTERS_URL: lettersUrl, ADMIN_TOKEN, ...env }
-  for (const [name, value] of Object.entries(variables)) if (value === undefined) delete variables[name]
-  const child = spawn(command, args, { cwd: repositoryRoot, env: variables, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
-
-/** `node --import tsx packages/cli/src/main.ts …`: what `npm run admin -- …` runs, without npm's header. */
-const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-  run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+/** A command line of the CLI, run in this process (runCli). */
+const cli = (args: string[], env: CliEnv = {}) => runCli(args, lettersUrl, env)
 
 /** A command that succeeded, its JSON output parsed: the whole of stdout. */
 async function cliJson<T>(args: string[]): Promise<T> {
@@ -709,6 +695,24 @@ describe('errors', () => {
   it('an unknown command is a usage error, exit 2', async () => {
     await cliFails(['accounts', 'borrar'], 2, "error: unknown command 'borrar'")
     await cliFails([], 2, /Usage: admin \[options\] \[command\]/)
+  })
+
+  it('the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only', async () => {
+    const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+    const listed = await entry(['accounts', 'list', '--json'])
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(listed.stdout)).toMatchObject({ data: expect.any(Array) })
+    expect(await entry(['accounts', 'show', '00000000-0000-4000-8000-000000000000'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'Error 404: La cuenta no existe\n',
+    })
+    expect(await entry(['accounts', 'list'], { ADMIN_TOKEN: undefined })).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^Falta ADMIN_TOKEN/),
+    })
+    expect(await entry(['accounts', 'borrar'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown command 'borrar'") })
   })
 })
 

@@ -1,15 +1,13 @@
-import { spawn } from 'node:child_process'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { adminAccount } from '@letters/test/support/accounts'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { singleLetter } from '@letters/test/support/factories'
 import { it } from '@letters/test/support/fixtures'
-import { repositoryRoot } from '@letters/test/support/processes'
+import { runCli } from './commands.js'
 
-/** The real CLI in a process of its own, as an operator runs it, against a gateway listening on 127.0.0.1. */
+/** The CLI's commands (run in this process, as its entry point runs them) against a gateway listening on 127.0.0.1. */
 it.override({ gatewayOptions: { isolate: 'clierase' } })
 
 let app: App
@@ -19,24 +17,8 @@ it.beforeAll(async ({ gateway }) => {
   lettersUrl = await app.listen({ port: 0, host: '127.0.0.1' })
 })
 
-type Run = { code: number | null; stdout: string; stderr: string }
-
-/** `node --import tsx packages/cli/src/main.ts …`: what `npm run admin -- …` runs, without npm's header. */
-function cli(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], {
-    cwd: repositoryRoot,
-    env: { ...process.env, LETTERS_URL: lettersUrl, ADMIN_TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+/** A command line of the CLI, run in this process (runCli). */
+const cli = (args: string[]) => runCli(args, lettersUrl)
 
 /** A line of a table starting with these cells, whatever the column widths. */
 const row = (...cells: Array<string | number>) => new RegExp(`^${cells.map(String).join(' {2,}')}(?: {2,}.*)?$`, 'm')
