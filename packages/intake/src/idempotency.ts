@@ -59,6 +59,7 @@ export async function answeredBefore(
   fingerprint: string,
 ): Promise<UnstoredOutcome | undefined> {
   const sql = db.$client
+  // postgres.js, as the intake's batch reads the same columns (storedKeyColumns, constant text).
   const [stored] = await sql.unsafe<StoredKey[]>(
     `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.livemode = $2 AND k.key = $3 AND k.expires_at >= now()`,
     [scope.accountId, scope.livemode, key],

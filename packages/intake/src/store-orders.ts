@@ -235,6 +235,8 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
     const held = await sql<Array<{ n: number; held: boolean }>>`
       SELECT i.n, pg_try_advisory_xact_lock(hashtextextended(i.name, 0)) AS held
       FROM jsonb_to_recordset(${json(keyRows)}::jsonb) AS i(n int, name text)`
+    // postgres.js text: the intake's batch is its own pipelined transaction, and the column list
+    // is shared with answeredBefore (storedKeyColumns), our own constant text.
     const stored = await sql.unsafe<Array<StoredKey & { n: number }>>(
       `SELECT i.n, ${storedKeyColumns}
        FROM jsonb_to_recordset($1::jsonb) AS i(n int, account uuid, livemode boolean, key text)
@@ -395,6 +397,7 @@ async function write(
     ),
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload)
+      -- The job's queue and name as literals from the job registry (outboxTargetSql), never a client's text.
       SELECT ${sql.unsafe(outboxTargetSql('normalize-address'))}, jsonb_build_object('letterId', id) FROM new_letters WHERE "sendAt" IS NULL ORDER BY n
     ),
     charges AS (
@@ -422,6 +425,8 @@ async function write(
   }
   // A row an older replica wrote meanwhile: nothing of this batch may be kept.
   if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
+  // The one fan-out every status change uses (letterEventsSql), rendered by drizzle for this
+  // postgres.js transaction: the text and its parameters, never spliced.
   const events = letterEventsQuery(letters.map((letter) => letter.id))
   await sql.unsafe(events.sql, events.params as never[])
   return written.xid

@@ -1,9 +1,12 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Tx } from '@letters/db'
 
 /** The SQL of an instant as the API writes it: toISOString's format, UTC, milliseconds. */
-export const isoInstant = (expression: string) => `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+export const isoInstant = (instant: SQLWrapper): SQL => sql`to_char(${instant} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** `alias.column`, both quoted as identifiers: a row a statement names, not one drizzle selects from. */
+const columnOf = (alias: string) => (column: string) => sql`${sql.identifier(alias)}.${sql.identifier(column)}`
 
 /**
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
@@ -12,15 +15,15 @@ export const isoInstant = (expression: string) => `to_char(${expression} AT TIME
  * `sendAt` and `personalDataErasedAt` are null when the letter was not scheduled, or not erased
  * (to_char of null is null).
  */
-export function letterJsonSql(alias: string): string {
-  const l = alias
-  return `json_build_object('id', ${l}.id, 'code', ${l}.code, 'livemode', ${l}.livemode, 'type', ${l}.type, 'status', ${l}.status,
-    'sendAt', ${isoInstant(`${l}.send_at`)}, 'campaignId', ${l}.campaign_id,
-    'cardDesignId', ${l}.card_design_id, 'envelopeDesignId', ${l}.envelope_design_id, 'senderId', ${l}.sender_id,
-    'signatureId', ${l}.signature_id, 'fontName', ${l}.font_name, 'message', ${l}.message, 'recipient', ${l}.recipient, 'address', ${l}.address,
-    'addressLines', ${l}.address_lines, 'cost', ${l}.cost,
-    'createdAt', ${isoInstant(`${l}.created_at`)}, 'updatedAt', ${isoInstant(`${l}.updated_at`)},
-    'personalDataErasedAt', ${isoInstant(`${l}.personal_data_erased_at`)})`
+export function letterJsonSql(alias: string): SQL {
+  const l = columnOf(alias)
+  return sql`json_build_object('id', ${l('id')}, 'code', ${l('code')}, 'livemode', ${l('livemode')}, 'type', ${l('type')}, 'status', ${l('status')},
+    'sendAt', ${isoInstant(l('send_at'))}, 'campaignId', ${l('campaign_id')},
+    'cardDesignId', ${l('card_design_id')}, 'envelopeDesignId', ${l('envelope_design_id')}, 'senderId', ${l('sender_id')},
+    'signatureId', ${l('signature_id')}, 'fontName', ${l('font_name')}, 'message', ${l('message')}, 'recipient', ${l('recipient')}, 'address', ${l('address')},
+    'addressLines', ${l('address_lines')}, 'cost', ${l('cost')},
+    'createdAt', ${isoInstant(l('created_at'))}, 'updatedAt', ${isoInstant(l('updated_at'))},
+    'personalDataErasedAt', ${isoInstant(l('personal_data_erased_at'))})`
 }
 
 /**
@@ -28,8 +31,8 @@ export function letterJsonSql(alias: string): string {
  * is signed and sent: fixed when written, so every retry sends the same bytes. `json`, not
  * `jsonb`, keeps the keys in this order.
  */
-export function webhookBodySql(typeExpression: string, dataExpression: string): string {
-  return `json_build_object('type', ${typeExpression}, 'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${dataExpression})::text`
+export function webhookBodySql(type: SQL, data: SQL): SQL {
+  return sql`json_build_object('type', ${type}, 'timestamp', ${isoInstant(sql`clock_timestamp()`)}, 'data', ${data})::text`
 }
 
 /**
@@ -39,9 +42,10 @@ export function webhookBodySql(typeExpression: string, dataExpression: string): 
  * then, and its sequence where it stands) and every retry sends the same bytes. `event` names a
  * row with the event's id, type, sequence and instant (`at`); `letter` the letter's row.
  */
-function letterEventBodySql(event: string, letter: string): string {
-  return `json_build_object('id', ${event}.id, 'type', ${event}.type, 'sequence', ${event}.sequence, 'occurredAt', ${isoInstant(`${event}.at`)},
-    'timestamp', ${isoInstant('clock_timestamp()')}, 'data', ${letterJsonSql(letter)})::text`
+function letterEventBodySql(event: string, letter: string): SQL {
+  const e = columnOf(event)
+  return sql`json_build_object('id', ${e('id')}, 'type', ${e('type')}, 'sequence', ${e('sequence')}, 'occurredAt', ${isoInstant(e('at'))},
+    'timestamp', ${isoInstant(sql`clock_timestamp()`)}, 'data', ${letterJsonSql(letter)})::text`
 }
 
 /**
@@ -77,7 +81,7 @@ function letterEventsSql(letterIds: readonly string[]): SQL {
     ),
     stored AS (
       INSERT INTO events (id, account_id, livemode, letter_id, type, sequence, occurred_at, body)
-      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${sql.raw(letterEventBodySql('ev', 'l'))}
+      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${letterEventBodySql('ev', 'l')}
       FROM new_events ev JOIN letters l ON l.id = ev.letter_id
       RETURNING account_id, livemode, type, body
     ),

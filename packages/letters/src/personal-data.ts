@@ -37,29 +37,30 @@ const erasableNow = sql`${stillErasable} AND NOT EXISTS (
  */
 const eventBodyTables = [
   // What GET /events lists.
-  { table: 'events', body: 'body', letterId: 'e.letter_id' },
+  { table: 'events', body: 'body', letterId: sql`e.letter_id` },
   // Each endpoint's copy. Indexed (webhook_events_letter_idx): the expression must stay the index's.
-  { table: 'webhook_events', body: 'body', letterId: `((e.body::json -> 'data') ->> 'id')` },
-] as const
+  { table: 'webhook_events', body: 'body', letterId: sql`((e.body::json -> 'data') ->> 'id')` },
+]
 
 /**
  * Rewrites the stored event bodies of the letters, already erased in this transaction, as if each
  * event had been written after the erasure: the letter's snapshot keeps its status and dates,
- * and takes the erased recipient, message and address check, and `personalDataErasedAt`. Raw SQL
- * kept: UPDATE … FROM on a JSON expression, for each table of eventBodyTables. A body that is
+ * and takes the erased recipient, message and address check, and `personalDataErasedAt`: an
+ * UPDATE … FROM on a JSON expression, which drizzle's builder cannot say, for each table of eventBodyTables. A body that is
  * rewritten changes bytes: a delivery still to be retried sends (and signs) the erased one; one
  * already in flight sends what it read, which is what the receiver had already.
  */
 async function eraseFromEventBodies(tx: Tx, letterIds: readonly string[]): Promise<void> {
   for (const { table, body, letterId } of eventBodyTables) {
-    const data = sql.raw(`(e.${body}::jsonb -> 'data')`)
+    const column = sql.identifier(body)
+    const data = sql`(e.${column}::jsonb -> 'data')`
     await tx.execute(sql`
-      UPDATE ${sql.raw(table)} e SET ${sql.raw(body)} = jsonb_set(e.${sql.raw(body)}::jsonb, '{data}', ${data} || jsonb_build_object(
+      UPDATE ${sql.identifier(table)} e SET ${column} = jsonb_set(e.${column}::jsonb, '{data}', ${data} || jsonb_build_object(
         'recipient', l.recipient, 'message', l.message, 'addressLines', NULL,
         'address', CASE WHEN ${data} -> 'address' = 'null'::jsonb THEN NULL ELSE l.address END,
-        'personalDataErasedAt', ${sql.raw(isoInstant('l.personal_data_erased_at'))}))::text
+        'personalDataErasedAt', ${isoInstant(sql`l.personal_data_erased_at`)}))::text
       FROM letters l
-      WHERE ${sql.raw(letterId)} IN ${letterIds} AND l.id IN ${letterIds} AND l.id::text = (${sql.raw(letterId)})::text`)
+      WHERE ${letterId} IN ${letterIds} AND l.id IN ${letterIds} AND l.id::text = (${letterId})::text`)
   }
 }
 

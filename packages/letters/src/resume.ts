@@ -9,7 +9,7 @@ import { jobOfStatus, resumableStatuses, type ResumableStatus } from './transiti
  * resumable status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS).
  */
 export function withoutProgressSql(alias: string, afterMs: number): SQL {
-  const l = sql.raw(alias)
+  const l = sql.identifier(alias)
   return sql`(${l}.status IN ${resumableStatuses} AND ${l}.updated_at < now() - ${afterMs} * interval '1 millisecond')`
 }
 

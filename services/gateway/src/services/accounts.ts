@@ -43,11 +43,11 @@ export async function listAccounts(ex: Executor, query: admin.AccountListQuery):
   const rows = await ex
     .select({
       id: a.id,
-      position: sql<Positioned['position']>`${positionSql('a.created_at')}`,
+      position: sql<Positioned['position']>`${positionSql(a.createdAt)}`,
       // Built by Postgres, the instant already in the API's format.
       account: sql<
         admin.AccountList['data'][number]
-      >`json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${sql.raw(isoInstant('a.created_at'))})`,
+      >`json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${isoInstant(a.createdAt)})`,
     })
     .from(a)
     .where(after ? sql`(${a.createdAt}, ${a.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined)

@@ -22,9 +22,9 @@ export function assertCardId(cardId: string): void {
 const l = alias(letters, 'l')
 const cardColumns = {
   /** The letter as the API shows it, events aside. */
-  card: sql<publicApi.CardSummary>`${sql.raw(letterJsonSql('l'))}`,
+  card: sql<publicApi.CardSummary>`${letterJsonSql('l')}`,
   id: l.id,
-  position: sql<Positioned['position']>`${positionSql('l.created_at')}`,
+  position: sql<Positioned['position']>`${positionSql(l.createdAt)}`,
 }
 
 type CardEvent = publicApi.Card['events'][number]

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm'
 import { UUID_PATTERN } from '@letters/contracts'
 import { badRequest } from '../errors.js'
 
@@ -15,7 +15,7 @@ export type Positioned = {
 }
 
 /** The column `column` as a cursor position: text, UTC, to the microsecond. */
-export const positionSql = (column: string): SQL => sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
+export const positionSql = (column: SQLWrapper): SQL => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 const encodeCursor = (row: Positioned) => Buffer.from(`${row.position}|${row.id}`).toString('base64url')
 

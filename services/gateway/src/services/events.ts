@@ -16,7 +16,7 @@ export async function listEvents(ex: Executor, scope: KeyScope, query: EventList
   const rows = await ex
     .select({
       id: events.id,
-      position: sql<Positioned['position']>`${positionSql('events.occurred_at')}`,
+      position: sql<Positioned['position']>`${positionSql(events.occurredAt)}`,
       // Parsed by Postgres: the stored text, keys in their order.
       body: sql<LetterEvent>`${events.body}::json`,
     })

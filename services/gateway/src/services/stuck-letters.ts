@@ -13,7 +13,7 @@ type StuckLetter = admin.StuckLetterList['data'][number]
  * The letters ops (and the floor) must look at: `failed` (production gave up; a retry sends it
  * back) or without progress past RECONCILE_AFTER_MS (the reconciler's notion, withoutProgressSql).
  */
-export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.raw(alias)}.status = 'failed' OR ${withoutProgressSql(alias, afterMs)})`
+export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.identifier(alias)}.status = 'failed' OR ${withoutProgressSql(alias, afterMs)})`
 
 /** The letters ops must look at (needsLookSql), the longest stuck first. Read by letters_status_updated_idx. */
 export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
@@ -23,10 +23,10 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
   const rows = await ex
     .select({
       id: l.id,
-      position: sql<Positioned['position']>`${positionSql('l.updated_at')}`,
+      position: sql<Positioned['position']>`${positionSql(l.updatedAt)}`,
       // Built by Postgres, instants already in the API's format.
       letter: sql<StuckLetter>`json_build_object('id', l.id, 'accountId', l.account_id, 'livemode', l.livemode, 'status', l.status,
-        'createdAt', ${sql.raw(isoInstant('l.created_at'))}, 'updatedAt', ${sql.raw(isoInstant('l.updated_at'))},
+        'createdAt', ${isoInstant(l.createdAt)}, 'updatedAt', ${isoInstant(l.updatedAt)},
         'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int)`,
     })
     .from(l)

@@ -126,7 +126,7 @@ export async function testWebhook(db: Db, scope: KeyScope, id: string): Promise<
   return db.transaction(async (tx) => {
     const endpoint = await ownedEndpoint(tx, scope, id)
     if (endpoint.disabled) throw endpointDisabled()
-    const body = sql.raw(webhookBodySql(`'webhook.test'`, `json_build_object('webhookId', '${endpoint.id}')`))
+    const body = webhookBodySql(sql`'webhook.test'`, sql`json_build_object('webhookId', ${endpoint.id}::text)`)
     const [event] = await tx
       .insert(webhookEvents)
       .values({ endpointId: endpoint.id, type: 'webhook.test', body: sql`${body}` })
