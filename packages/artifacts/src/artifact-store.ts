@@ -13,14 +13,11 @@ export interface ArtifactStore {
   /** The file kept under `key`, or undefined. */
   get(key: string): Promise<Buffer | undefined>
   /**
-   * Removes every file kept under `folder/` (a letter's, `letterFolder`; a batch's, `batchFolder`):
+   * Removes every file kept under `folder/` (a letter's, @letters/letters' `letterFolder`; a batch's, `batchFolder`):
    * its personal data is erased. A folder already gone is no error, so a removal can be repeated.
    */
   removeFolder(folder: string): Promise<void>
 }
-
-/** Where a letter's files are kept: its print files and its proofs, `<letterId>/…`. */
-export const letterFolder = (letterId: string) => letterId
 
 /** Writes a whole file under a temporary name and renames it, so a reader never sees half of one. */
 export async function writeWhole(path: string, data: Buffer): Promise<void> {

@@ -1,2 +1,2 @@
-export { LocalArtifactStore, letterFolder, writeWhole, type ArtifactStore } from './artifact-store.js'
+export { LocalArtifactStore, writeWhole, type ArtifactStore } from './artifact-store.js'
 export { batchFileKey, batchFolder, batchFileKinds, batchFileMediaTypes, batchFileNames, type BatchFileKind } from './batch-files.js'

@@ -23,6 +23,7 @@ export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type Lette
 export { resumeLetter, RESUMED_DETAIL, withoutProgressSql } from './resume.js'
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
 export { isoInstant, letterEventsQuery, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
+export { letterFileKey, letterFolder } from './artifacts.js'
 export { readLetterDrawings, type ArtworkPrint } from './drawing.js'
 export {
   batchesWithArtifacts,

@@ -2,7 +2,6 @@ import { access } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { letterFolder } from '@letters/artifacts'
 import { erasableStatuses } from '@letters/contracts'
 import { letterEvents, letters, outbox, printBatches, printBatchLetters, webhookEvents, type LetterStatus } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
@@ -12,7 +11,7 @@ import type { App } from '../src/app.js'
 import { cardProof } from '../src/services/proofs.js'
 import { it } from '@letters/test/support/fixtures'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
-import { moveLetter } from '@letters/letters'
+import { letterFolder, moveLetter } from '@letters/letters'
 
 type Account = Awaited<ReturnType<typeof adminAccount>>
 

@@ -3,13 +3,21 @@ import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
 import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
-import { letterFolder, type ArtifactStore } from '@letters/artifacts'
+import type { ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
 import { batchPrintedDetail } from './batch-closer.js'
 import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
 import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
-import { moveLetter, readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased, type StatusInto } from '@letters/letters'
+import {
+  letterFileKey,
+  letterFolder,
+  moveLetter,
+  readLetterDrawings,
+  recordLetterArtifactsRemoved,
+  reopenArtifactsIfErased,
+  type StatusInto,
+} from '@letters/letters'
 
 export interface Floor {
   db: Db
@@ -155,7 +163,7 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
     const files = await Promise.all(
       missing.map(async ({ file, kind, render }) => {
         const data = await rendered(kind, () => render(letter))
-        return { name: `${letterId}.${file}`, data, location: await floor.store.put(`${letterId}/${file}`, data) }
+        return { name: `${letterId}.${file}`, data, location: await floor.store.put(letterFileKey(letterId, file), data) }
       }),
     )
     // A run superseded while it drew (another printed the letter, which was then erased) must not

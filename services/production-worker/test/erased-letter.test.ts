@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { normalizeAddress } from '@letters/address'
-import { LocalArtifactStore, letterFolder, type ArtifactStore } from '@letters/artifacts'
+import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { closeDb, createDb, letters, type Db, type LetterStatus } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
 import { SpoolPrinter } from '../src/printer.js'
 import { produceLetter, type Floor } from '../src/produce-letter.js'
-import { erasePersonalData, moveLetter, recordLetterArtifactsRemoved } from '@letters/letters'
+import { erasePersonalData, letterFolder, moveLetter, recordLetterArtifactsRemoved } from '@letters/letters'
 
 let db: Db
 let directory: string

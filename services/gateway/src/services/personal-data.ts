@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { batchFolder, letterFolder, type ArtifactStore } from '@letters/artifacts'
+import { batchFolder, type ArtifactStore } from '@letters/artifacts'
 import type { ErasableStatus, LetterStatus, admin } from '@letters/contracts'
 import { letters, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
@@ -11,6 +11,7 @@ import {
   batchesWithArtifacts,
   dueForErasureSql,
   erasePersonalData,
+  letterFolder,
   lettersWithArtifacts,
   personalDataHeld,
   recordBatchArtifactsRemoved,

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { and, eq, isNotNull, isNull } from 'drizzle-orm'
-import { letterFolder, type ArtifactStore } from '@letters/artifacts'
+import type { ArtifactStore } from '@letters/artifacts'
+import { letterFileKey, letterFolder } from '@letters/letters'
 import { pdfPageToPng } from '@letters/artwork'
 import { letters, type Db } from '@letters/db'
 import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
@@ -30,7 +31,7 @@ export type PrintOutput = 'pdf' | 'plotter'
 
 /** Where a letter's final proof is kept, beside the floor's print files; a plotter letter's proof is a drawing of its own. */
 export const proofKey = (letterId: string, output: PrintOutput = 'pdf') =>
-  output === 'plotter' ? `${letterId}/proof-plotter-r${DRAWING_REVISION}.${PLOTTER_REVISION}.pdf` : `${letterId}/proof-r${DRAWING_REVISION}.pdf`
+  letterFileKey(letterId, output === 'plotter' ? `proof-plotter-r${DRAWING_REVISION}.${PLOTTER_REVISION}.pdf` : `proof-r${DRAWING_REVISION}.pdf`)
 
 /**
  * What a letter is (or will be) printed with, for its proof to show the same: once the floor has
