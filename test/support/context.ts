@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import postgres from 'postgres'
 import { inject } from 'vitest'
 import { loadConfig, type Config } from '@letters/config'
 
@@ -48,4 +49,16 @@ export async function isolatedDatabase(label: string): Promise<{ url: string; dr
   const url = inject('databaseUrl').replace(/\/([^/]*)$/, (_, name: string) => `/${name}_${label}_${Math.random().toString(36).slice(2, 8)}`)
   await prepareDatabase(url)
   return { url, drop: () => dropDatabase(url) }
+}
+
+/** Terminates every client backend of the database at `databaseUrl` but its own: a failover, a pooler restart. Returns how many. */
+export async function terminateClientBackends(databaseUrl: string): Promise<number> {
+  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  try {
+    const [row] = await admin<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+    return row?.n ?? 0
+  } finally {
+    await admin.end()
+  }
 }

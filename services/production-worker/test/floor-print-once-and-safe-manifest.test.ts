@@ -6,11 +6,10 @@ import { join } from 'node:path'
 import { afterEach, describe, expect } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { and, eq, inArray } from 'drizzle-orm'
-import postgres from 'postgres'
 import { letterEvents, letters, printBatches, printBatchHandoffs, printBatchLetters, type LetterStatus } from '@letters/db'
 import { markFailed } from '@letters/production-worker/produce-letter'
 import { printsIn } from '@letters/test/support/floor-processes'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { ADMIN_TOKEN, terminateClientBackends } from '@letters/test/support/context'
 import { startProductionWorker } from '@letters/production-worker/worker'
 import { silentLog, startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 import type { App } from '@letters/gateway/app'
@@ -29,18 +28,6 @@ afterEach(async () => {
   pipeline = undefined
   if (floorDir) await rm(floorDir, { recursive: true, force: true })
 })
-
-/** Terminates every client backend of the pipeline's database but this one: a failover, a pooler restart. */
-async function terminateBackends(databaseUrl: string): Promise<number> {
-  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-  try {
-    const [row] = await admin<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-    return row?.n ?? 0
-  } finally {
-    await admin.end()
-  }
-}
 
 /**
  * Three letters in a batch whose envelopes take the printer 4 s; every backend is terminated while
@@ -64,7 +51,7 @@ async function dropWhileEnvelopesPrint(label: string, options: { secondWorker: b
     await Promise.all([0, 1, 2].map((n) => pipeline!.send({ name: `Cliente ${n}` })))
     await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 40_000, interval: 20 }).toBe(1)
     await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(await terminateBackends(pipeline.config.databaseUrl)).toBeGreaterThan(0)
+    expect(await terminateClientBackends(pipeline.config.databaseUrl)).toBeGreaterThan(0)
     const statuses = async () =>
       (
         await db

@@ -10,12 +10,11 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { eq, inArray } from 'drizzle-orm'
-import postgres from 'postgres'
 import { batchFileKey, batchFileNames } from '@letters/artifacts'
 import { stocksOf } from '@letters/contracts'
 import { letters, printBatchHandoffs, printBatches, printBatchLetters } from '@letters/db'
 import { batchLetter } from '@letters/test/support/batches'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { ADMIN_TOKEN, terminateClientBackends } from '@letters/test/support/context'
 import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
 import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
@@ -127,16 +126,7 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
         ...(await Promise.all(Array.from({ length: 10 }, (_, i) => pipeline!.send({ ...batchLetter(from + i), cardDesignId: designs[(from + i) % 3] })))),
       )
     await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
-    const terminate = async () => {
-      const admin = postgres(config.databaseUrl, { max: 1, onnotice: () => {} })
-      try {
-        const [row] = await admin<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-        return row?.n ?? 0
-      } finally {
-        await admin.end()
-      }
-    }
+    const terminate = () => terminateClientBackends(config.databaseUrl)
     // SIGKILL a worker while its printer has a file of a batch it closes (its print command still
     // in its sleep), once a first file has been handed over.
     await expect

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { and, eq, inArray } from 'drizzle-orm'
-import postgres from 'postgres'
+import { terminateClientBackends } from '@letters/test/support/context'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
 import { batchLetter } from '@letters/test/support/batches'
 import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
@@ -51,13 +51,7 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     // Redis loses the prefix's keys while letters are queued and in trays.
     await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
 
-    const terminate = async () => {
-      const admin = postgres(config.databaseUrl, { max: 1, onnotice: () => {} })
-      const [row] = await admin<Array<{ n: number }>>`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-      await admin.end()
-      return row?.n ?? 0
-    }
+    const terminate = () => terminateClientBackends(config.databaseUrl)
     // The scanner: every printed letter, twice at once, as long as the test runs.
     const answers: Array<{ id: string; status: number }> = []
     const terminated: number[] = []
