@@ -3,7 +3,7 @@ import { delimiter, join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 
 /** Debian's chromium (no browser download): the browser tests drive it through playwright-core. */
-export const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = '/usr/bin/chromium'
 
 /** Chromium headless, with the flags a sandboxed CI machine without network needs. */
 export function launchChromium(): Promise<Browser> {

@@ -3,15 +3,14 @@
 // and neither may depend on this package; what they mean lives here.
 export { erasableStatuses, isErasableStatus, letterStatuses, letterStatusNames, type ErasableStatus, type LetterStatus } from '@letters/contracts'
 export {
-  assertMoves,
   canMove,
   cancellableStatuses,
   IllegalLetterMove,
-  isCancellable,
   isResumable,
   isSentBackByOps,
   jobOfStatus,
   letterTransitions,
+  movesFrom,
   productionStart,
   resumableStatuses,
   statusesInto,

@@ -3,7 +3,7 @@ import { isErasableStatus, type LetterStatus } from '@letters/contracts'
 import { letterEvents, letters, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { recordLetterEvents } from './events.js'
-import { assertMoves, statusesInto } from './transitions.js'
+import { movesFrom } from './transitions.js'
 
 /** What a transition knows of the letter it looked at. */
 export interface LetterAtMove {
@@ -58,8 +58,7 @@ export interface LetterMoved {
  * IllegalLetterMove before anything is read.
  */
 export async function moveLetter(tx: Tx, letterId: string, move: LetterMove): Promise<LetterMoved> {
-  const from: readonly LetterStatus[] = move.from === undefined ? statusesInto(move.to) : [move.from]
-  assertMoves(from, move.to)
+  const from = movesFrom(move.to, move.from, false)
   const [letter] = await tx
     .select({
       status: letters.status,
@@ -116,8 +115,7 @@ export interface LettersMove {
  */
 export async function moveLetters(tx: Tx, letterIds: readonly string[], move: LettersMove): Promise<Array<{ id: string; livemode: boolean }>> {
   if (move.from === move.to) throw new RangeError('moveLetters changes a status: use moveLetter to resume a letter in its own')
-  const from: readonly LetterStatus[] = move.from === undefined ? statusesInto(move.to).filter((status) => status !== move.to) : [move.from]
-  assertMoves(from, move.to)
+  const from = movesFrom(move.to, move.from, true)
   if (letterIds.length === 0) return []
   // The UPDATE takes each row's lock and checks the expected status again under it, so a letter
   // moved meanwhile by another transaction is left out; as moveLetter, an erased letter never

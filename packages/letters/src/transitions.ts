@@ -35,22 +35,19 @@ export type StatusInto<To extends LetterStatus> = { [From in LetterStatus]: To e
 /** The statuses a letter waits in for a pipeline job, and is resumed in when the job was lost. */
 export type ResumableStatus = { [Status in LetterStatus]: Status extends Transitions[Status][number] ? Status : never }[LetterStatus]
 
-const statuses = letterStatuses
-
 export const canMove = (from: LetterStatus, to: LetterStatus): boolean => (letterTransitions[from] as readonly LetterStatus[]).includes(to)
 
 /** Every status a letter may reach `to` from: `to` itself among them when a letter may be resumed there. */
 export function statusesInto<To extends LetterStatus>(to: To): Array<StatusInto<To>> {
-  return statuses.filter((from) => canMove(from, to)) as Array<StatusInto<To>>
+  return letterStatuses.filter((from) => canMove(from, to)) as Array<StatusInto<To>>
 }
 
 /** What the client may still cancel (and be refunded for). */
 export const cancellableStatuses = statusesInto('cancelled')
 export type CancellableStatus = StatusInto<'cancelled'>
-export const isCancellable = (status: LetterStatus): status is CancellableStatus => canMove(status, 'cancelled')
 
 /** The statuses a letter waits in for a pipeline job (a letter in one for too long is stuck). */
-export const resumableStatuses = statuses.filter((status) => canMove(status, status)) as ResumableStatus[]
+export const resumableStatuses = letterStatuses.filter((status) => canMove(status, status)) as ResumableStatus[]
 export const isResumable = (status: LetterStatus): status is ResumableStatus => canMove(status, status)
 
 /** The job a letter in each resumable status waits for: a status that may follow itself without one does not compile. */
@@ -74,7 +71,15 @@ export class IllegalLetterMove extends Error {
   }
 }
 
-/** Throws IllegalLetterMove unless the table allows each of `from` into `to`. */
-export function assertMoves(from: readonly LetterStatus[], to: LetterStatus): void {
-  for (const status of from) if (!canMove(status, to)) throw new IllegalLetterMove(status, to)
+/**
+ * The statuses a move into `to` may start from: the one a step expects (`from`), refused with
+ * IllegalLetterMove unless the table allows it, or else every status the table allows into `to`
+ * (`to` itself left out when `changing`: a move that must change the status).
+ */
+export function movesFrom(to: LetterStatus, from: LetterStatus | undefined, changing: boolean): readonly LetterStatus[] {
+  if (from !== undefined) {
+    if (!canMove(from, to)) throw new IllegalLetterMove(from, to)
+    return [from]
+  }
+  return statusesInto(to).filter((status) => !changing || status !== to)
 }

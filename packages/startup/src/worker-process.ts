@@ -16,7 +16,7 @@ export interface WorkerProcess<Running extends RunningWorker> {
   metricsPort: number
   start(context: { config: Config; db: Db; log: Logger }): Running
   /** The line logged once it consumes: its message and what an operator wants beside it. */
-  consuming(running: Running, config: Config): { message: string; details: Record<string, unknown> }
+  consuming(config: Config): { message: string; details: Record<string, unknown> }
   /** What it says on SIGTERM, when that is more than "shutting down". */
   shuttingDown?: string
 }
@@ -40,7 +40,7 @@ export async function runWorkerProcess<Running extends RunningWorker>(spec: Work
     healthy: () => running?.worker.isRunning() ?? false,
   })
   running = spec.start({ config, db, log })
-  const { message, details } = spec.consuming(running, config)
+  const { message, details } = spec.consuming(config)
   log.info(details, message)
 
   guardProcess({ log, delay: drainTimeMs(spec.name, config) }, async ({ signal, err }) => {

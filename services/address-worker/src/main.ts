@@ -7,5 +7,5 @@ await runWorkerProcess({
   // The reconciler runs here, beside a dispatcher, on every replica (they share the work); not in
   // the gateway, which serves clients, nor on the floor, which may sit on another network.
   start: ({ config, db, log }) => startAddressWorker({ config, db, log, dispatchOutbox: true, reconcile: true }),
-  consuming: (_running, config) => ({ message: 'address worker consuming', details: { queue: 'address', prefix: config.queuePrefix } }),
+  consuming: (config) => ({ message: 'address worker consuming', details: { queue: 'address', prefix: config.queuePrefix } }),
 })

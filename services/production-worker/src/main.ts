@@ -13,7 +13,7 @@ await runWorkerProcess({
     if (chosen instanceof CommandPrinter) process.once('exit', () => chosen.stopAll())
     return startProductionWorker({ config, db, log, printer: chosen })
   },
-  consuming: (_running, config) => ({
+  consuming: (config) => ({
     message: 'production worker consuming',
     details: {
       queue: 'production',

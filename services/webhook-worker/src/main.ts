@@ -5,7 +5,7 @@ await runWorkerProcess({
   name: 'webhook-worker',
   metricsPort: 9103,
   start: ({ config, db, log }) => startWebhookWorker({ config, db, log }),
-  consuming: (_running, config) => ({
+  consuming: (config) => ({
     message: 'webhook worker consuming',
     details: { queue: 'webhooks', prefix: config.queuePrefix, concurrency: config.webhooks.concurrency },
   }),
