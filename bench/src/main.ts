@@ -15,6 +15,7 @@ import { BULK_RECIPIENTS, createBulkCampaign, measureBulk, type BulkLatency } fr
 import { bareLetter, singleLetter } from './letter.js'
 import { measurePipeline } from './pipeline.js'
 import { measureProofs } from './proofs.js'
+import { runHistoryBench } from './history.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
 import { figure, markdownTable, ms, percent, perSecond, target, times, whole, wholeMs, type Row } from './report.js'
 
@@ -31,7 +32,10 @@ const USAGE = `npm run bench [-- options]
   --only lists        only the list GETs, hello-world and the bare reads, on accounts given ${LIST_LETTERS} letters each
                       (one made through POST /single, the rest copied in SQL): about a minute
   --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute
-  --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute`
+  --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute
+  --history <n>       only the history rows: each read, loop round, /metrics, the floor page and an endpoint's deletion on
+                      a database of 1,000 letters and on one of <n> letters over 18 months, with their ratio, and the
+                      bytes per letter once the retention has run (1000000: about 15 minutes)`
 
 const { values: args } = parseArgs({
   options: {
@@ -42,6 +46,7 @@ const { values: args } = parseArgs({
     postgres: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     only: { type: 'string' },
+    history: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
@@ -63,6 +68,7 @@ if (args.only !== undefined && args.only !== 'lists' && args.only !== 'bulk' && 
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
 const rounds = positive('rounds', args.rounds)
+const historyLetters = args.history === undefined ? undefined : positive('history', args.history)
 const lettersAsked = args.letters === undefined ? undefined : positive('letters', args.letters)
 
 /** Accounts the spread rows share out, one per connection. */
@@ -387,7 +393,11 @@ cleanup.closeOnSignals()
 let exitCode = 0
 try {
   const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender }
-  const table = await (args.only === undefined ? run(cleanup) : sections[args.only]!(cleanup))
+  const table = await (historyLetters !== undefined
+    ? runHistoryBench({ letters: historyLetters, postgresUrl: args.postgres, redisUrl: args.redis, progress }, cleanup)
+    : args.only === undefined
+      ? run(cleanup)
+      : sections[args.only]!(cleanup))
   progress('stopping everything and removing the run’s data')
   await cleanup.close()
   process.stdout.write(table)

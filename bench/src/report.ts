@@ -21,12 +21,20 @@ const COLUMNS: Array<[keyof Row, string]> = [
   ['target', 'Target'],
 ]
 
-/** A Markdown table, its columns padded so that it also reads well in a terminal. */
+/** The results table, as a Markdown table of its columns. */
 export function markdownTable(rows: Row[]): string {
-  const cells = [COLUMNS.map(([, title]) => title), ...rows.map((row) => COLUMNS.map(([key]) => row[key] ?? ''))]
-  const widths = COLUMNS.map((_, column) => Math.max(...cells.map((line) => line[column]!.length)))
-  const line = (values: string[]) => `| ${values.map((value, column) => value.padEnd(widths[column]!)).join(' | ')} |`
-  return [line(cells[0]!), line(widths.map((width) => '-'.repeat(width))), ...cells.slice(1).map(line)].join('\n')
+  return grid(
+    COLUMNS.map(([, title]) => title),
+    rows.map((row) => COLUMNS.map(([key]) => row[key] ?? '')),
+  )
+}
+
+/** A Markdown table of any columns, padded so that it also reads well in a terminal. */
+export function grid(headers: string[], rows: string[][]): string {
+  const cells = [headers, ...rows]
+  const widths = headers.map((_, column) => Math.max(...cells.map((line) => (line[column] ?? '').length)))
+  const line = (values: string[]) => `| ${widths.map((width, column) => (values[column] ?? '').padEnd(width)).join(' | ')} |`
+  return [line(headers), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n')
 }
 
 const wholeNumber = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { asc, eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { startAddressWorker } from '@letters/address-worker/worker'
@@ -7,34 +7,26 @@ import { offlineVerifier } from '@letters/address'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import type { App } from '@letters/gateway/app'
 import { OutboxDispatcher } from '@letters/pipeline'
-import { adminAccount } from '../support/accounts.js'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
+import type { Account } from '../support/gateway.js'
 
 const log = pino({ level: 'silent' })
-// A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
-it.override({ gatewayOptions: { isolate: 'address', checkContract: false } })
 
-let app: App
-let dispatcher: OutboxDispatcher
-let worker: ReturnType<typeof startAddressWorker>
-let account: Awaited<ReturnType<typeof adminAccount>>
-
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  const { config } = app
-  dispatcher = new OutboxDispatcher(app.db, app.queues, log, { idleMs: 50 })
+/** The gateway's outbox dispatcher and an address worker, running for the whole file. */
+const it = base.extend('addressStage', { scope: 'file', auto: true }, ({ gateway: app }, { onCleanup }) => {
+  const dispatcher = new OutboxDispatcher(app.db, app.queues, log, { idleMs: 50 })
   dispatcher.start()
-  worker = startAddressWorker({ config, db: app.db, log })
-
-  account = await adminAccount(app, 50)
+  const worker = startAddressWorker({ config: app.config, db: app.db, log })
+  onCleanup(async () => {
+    await dispatcher.stop()
+    await worker.close()
+  })
 })
-afterAll(async () => {
-  await dispatcher.stop()
-  await worker.close()
-})
+// A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
+it.override({ gatewayOptions: { isolate: 'address', checkContract: false }, accountCredits: 50 })
 
-async function send(recipient: Record<string, unknown>) {
+async function send(app: App, account: Account, recipient: Record<string, unknown>) {
   const response = await app.inject({
     method: 'POST',
     url: '/single',
@@ -45,20 +37,28 @@ async function send(recipient: Record<string, unknown>) {
   return response.json<{ cardId: string }>().cardId
 }
 
-const card = (id: string) =>
+const card = (app: App, account: Account, id: string) =>
   app
     .inject({ method: 'GET', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
     .then((response) => response.json<{ status: string; address: Record<string, unknown> | null; events: Array<{ status: string; detail: string | null }> }>())
 
-const balance = async () =>
+const balance = async (app: App, account: Account) =>
   (await app.inject({ method: 'GET', url: `/admin/accounts/${account.id}`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json<{ balance: number }>()
     .balance
 
 describe('the address stage', () => {
-  it('normalizes a received letter, makes it ready for print and queues its production job', async () => {
-    const id = await send({ name: 'ANA', surname: 'ruiz', address: 'C/  Mayor 3', zip: ' 08001 ', city: 'BARCELONA', province: '', country: 'es' })
-    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
-    const letter = await card(id)
+  it('normalizes a received letter, makes it ready for print and queues its production job', async ({ gateway: app, account }) => {
+    const id = await send(app, account, {
+      name: 'ANA',
+      surname: 'ruiz',
+      address: 'C/  Mayor 3',
+      zip: ' 08001 ',
+      city: 'BARCELONA',
+      province: '',
+      country: 'es',
+    })
+    await expect.poll(async () => (await card(app, account, id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
+    const letter = await card(app, account, id)
     expect(letter.address).toMatchObject({
       name: 'Ana',
       surname: 'Ruiz',
@@ -76,19 +76,19 @@ describe('the address stage', () => {
     expect(jobs.filter((job) => job.payload.letterId === id)).toHaveLength(1)
   })
 
-  it('rejects an undeliverable address and refunds the letter exactly once', async () => {
-    const before = await balance()
-    const id = await send({ name: 'Ana', surname: 'Ruiz', address: '...', zip: '28013', city: 'Madrid', country: 'ES' })
-    expect(await balance()).toBe(before - 3)
-    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('address_rejected')
-    expect(await balance()).toBe(before)
-    const letter = await card(id)
+  it('rejects an undeliverable address and refunds the letter exactly once', async ({ gateway: app, account }) => {
+    const before = await balance(app, account)
+    const id = await send(app, account, { name: 'Ana', surname: 'Ruiz', address: '...', zip: '28013', city: 'Madrid', country: 'ES' })
+    expect(await balance(app, account)).toBe(before - 3)
+    await expect.poll(async () => (await card(app, account, id)).status, { timeout: 5000, interval: 50 }).toBe('address_rejected')
+    expect(await balance(app, account)).toBe(before)
+    const letter = await card(app, account, id)
     expect(letter.address).toMatchObject({ deliverability: 'undeliverable', problems: ['la dirección no contiene letras ni números'] })
     expect(letter.events.at(-1)?.detail).toMatch(/Créditos devueltos/)
 
     // The job runs again (a retry, a duplicate): nothing changes, nothing is refunded twice.
     expect(await normalizeLetter(app.db, offlineVerifier, id, 'ES')).toBe('already_done')
-    expect(await balance()).toBe(before)
+    expect(await balance(app, account)).toBe(before)
     const movements = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id)).orderBy(asc(ledgerEntries.id))
     expect(movements.map((entry) => [entry.kind, entry.amount])).toEqual([
       ['charge', -3],
@@ -98,12 +98,20 @@ describe('the address stage', () => {
     expect(row?.status).toBe('address_rejected')
   })
 
-  it('changes nothing when a ready letter is processed again', async () => {
-    const id = await send({ name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', province: 'Madrid', country: 'ES' })
-    await expect.poll(async () => (await card(id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
-    const before = await card(id)
+  it('changes nothing when a ready letter is processed again', async ({ gateway: app, account }) => {
+    const id = await send(app, account, {
+      name: 'Ana',
+      surname: 'Ruiz',
+      address: 'Calle Mayor 1',
+      zip: '28013',
+      city: 'Madrid',
+      province: 'Madrid',
+      country: 'ES',
+    })
+    await expect.poll(async () => (await card(app, account, id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
+    const before = await card(app, account, id)
     expect(before.address).toMatchObject({ deliverability: 'deliverable' })
     expect(await normalizeLetter(app.db, offlineVerifier, id, 'ES')).toBe('already_done')
-    expect(await card(id)).toEqual(before)
+    expect(await card(app, account, id)).toEqual(before)
   })
 })

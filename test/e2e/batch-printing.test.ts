@@ -17,13 +17,10 @@ const LETTERS = 250
 /** The test sends its 250 letters faster than a client may. */
 const gatewayEnv = { RATE_LIMIT_MAX: '100000' }
 
-let pipeline: Pipeline | undefined
 const workers: ServiceProcess[] = []
 let floorDir: string | undefined
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.kill()
-  await pipeline?.close()
-  pipeline = undefined
   if (floorDir) await rm(floorDir, { recursive: true, force: true })
 })
 
@@ -40,21 +37,28 @@ const printedCount = async (running: Pipeline, ids: string[]) =>
   (await running.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printed').length
 
 describe('batch printing (PRINTER=batch) on the running pipeline', () => {
-  it('prints 250 letters in 3 presorted batches (100, 100, 50) whose three files agree, each letter in one batch', { timeout: 180_000 }, async () => {
-    pipeline = await startPipeline('batch', { env: { ...batchEnv, ...gatewayEnv } })
-    const ids = await sendLetters(pipeline)
-    await expect.poll(() => printedCount(pipeline!, ids), { timeout: 150_000, interval: 500 }).toBe(LETTERS)
-    expect(await expectBatchesAgree(pipeline.app.db, () => pipeline!.spoolDir, ids)).toEqual([100, 100, 50])
-    // Nothing else reached the spool: no letter's own files, only the batches'.
-    expect((await pipeline.spooled()).every((name) => name.startsWith('batch-'))).toBe(true)
-    expect(await pipeline.spooled()).toHaveLength(9)
-  })
+  it(
+    'prints 250 letters in 3 presorted batches (100, 100, 50) whose three files agree, each letter in one batch',
+    { timeout: 180_000 },
+    async ({ onTestFinished }) => {
+      // A pipeline of the test's own (each test wants other options), closed after the test's workers are killed.
+      const pipeline = await startPipeline('batch', { env: { ...batchEnv, ...gatewayEnv } })
+      onTestFinished(() => pipeline.close())
+      const ids = await sendLetters(pipeline)
+      await expect.poll(() => printedCount(pipeline, ids), { timeout: 150_000, interval: 500 }).toBe(LETTERS)
+      expect(await expectBatchesAgree(pipeline.app.db, () => pipeline.spoolDir, ids)).toEqual([100, 100, 50])
+      // Nothing else reached the spool: no letter's own files, only the batches'.
+      expect((await pipeline.spooled()).every((name) => name.startsWith('batch-'))).toBe(true)
+      expect(await pipeline.spooled()).toHaveLength(9)
+    },
+  )
 
   it(
     'with two workers, one killed (SIGKILL) while it hands a batch over: no letter in two batches or none, no file printed twice',
     { timeout: 240_000 },
-    async () => {
-      pipeline = await startPipeline('batchkill', { env: gatewayEnv, production: false })
+    async ({ onTestFinished }) => {
+      const pipeline = await startPipeline('batchkill', { env: gatewayEnv, production: false })
+      onTestFinished(() => pipeline.close())
       floorDir = await mkdtemp(join(tmpdir(), 'letters-batch-prints-'))
       const log = join(floorDir, 'prints.log')
       const names = [`batch-a-${Math.random().toString(36).slice(2, 8)}`, `batch-b-${Math.random().toString(36).slice(2, 8)}`]
@@ -74,9 +78,9 @@ describe('batch printing (PRINTER=batch) on the running pipeline', () => {
       await workers[killed]!.kill()
       const handedAtKill = await db.select().from(printBatchHandoffs)
 
-      await expect.poll(() => printedCount(pipeline!, ids), { timeout: 200_000, interval: 500 }).toBe(LETTERS)
+      await expect.poll(() => printedCount(pipeline, ids), { timeout: 200_000, interval: 500 }).toBe(LETTERS)
       // The command printed the artifact store's copies: those are the files checked.
-      expect(await expectBatchesAgree(db, (batchId) => join(pipeline!.config.artifactsDir, 'batches', batchId), ids)).toEqual([100, 100, 50])
+      expect(await expectBatchesAgree(db, (batchId) => join(pipeline.config.artifactsDir, 'batches', batchId), ids)).toEqual([100, 100, 50])
       const prints = await printsIn(log)
       expect(prints.size).toBe(9)
       expect(

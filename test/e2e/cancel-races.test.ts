@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { offlineVerifier } from '@letters/address'
 import { normalizeLetter } from '@letters/address-worker/normalize-letter'
@@ -10,25 +10,21 @@ import type { App } from '@letters/gateway/app'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
-import { adminAccount } from '../support/accounts.js'
 import { it } from '../support/fixtures.js'
+import type { Account } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 
-it.override({ gatewayOptions: { checkContract: false } })
+it.override({ gatewayOptions: { checkContract: false }, accountCredits: 300 })
 
-let app: App
 let floorDir: string
-let account: Awaited<ReturnType<typeof adminAccount>>
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
+beforeAll(async () => {
   floorDir = await mkdtemp(join(tmpdir(), 'letters-races-'))
-  account = await adminAccount(app, 300)
 })
 afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-async function send(address: string) {
+async function send(app: App, account: Account, address: string) {
   const response = await app.inject({
     method: 'POST',
     url: '/single',
@@ -50,8 +46,9 @@ async function send(address: string) {
   return response.json<{ cardId: string }>().cardId
 }
 
-const cancel = (id: string) => app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
-const balance = async () => (await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, account.id)))[0]!.balance
+const cancel = (app: App, account: Account, id: string) => app.inject({ method: 'DELETE', url: `/cards/${id}`, headers: { 'x-api-key': account.apiKey } })
+const balance = async (app: App, account: Account) =>
+  (await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, account.id)))[0]!.balance
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -83,20 +80,20 @@ async function raceBatches<T>(
   return { ids, outcomes: all }
 }
 
-const refundsOf = async (ids: string[]) =>
+const refundsOf = async (app: App, ids: string[]) =>
   (await app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))).filter((entry) => entry.kind === 'refund')
 
 describe('a cancellation racing a worker', () => {
-  it('refunds a letter once when the client cancels it as the address worker rejects it', async () => {
-    const start = await balance()
+  it('refunds a letter once when the client cancels it as the address worker rejects it', async ({ gateway: app, account }) => {
+    const start = await balance(app, account)
     const { ids, outcomes } = await raceBatches(
-      () => Promise.all(Array.from({ length: 15 }, () => send('...'))),
+      () => Promise.all(Array.from({ length: 15 }, () => send(app, account, '...'))),
       async (id, i, count, step) => {
         const [response, normalized] = await race(
           i,
           count,
           step,
-          () => cancel(id),
+          () => cancel(app, account, id),
           () => normalizeLetter(app.db, offlineVerifier, id, 'ES'),
         )
         return { status: response.statusCode, normalized }
@@ -112,12 +109,12 @@ describe('a cancellation racing a worker', () => {
     }
     // The spread of start times makes each side win some races.
     expect(outcomes.map((outcome) => outcome.status)).toEqual(expect.arrayContaining([200, 409]))
-    const refunds = await refundsOf(ids)
+    const refunds = await refundsOf(app, ids)
     expect(refunds.map((entry) => entry.letterId).sort()).toEqual([...ids].sort())
-    expect(await balance()).toBe(start)
+    expect(await balance(app, account)).toBe(start)
   })
 
-  it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async () => {
+  it('either cancels and refunds a letter or prints it, never both, when the floor claims it at the same moment', async ({ gateway: app, account }) => {
     const floor = {
       db: app.db,
       log: silentLog,
@@ -126,10 +123,10 @@ describe('a cancellation racing a worker', () => {
       store: new LocalArtifactStore(join(floorDir, 'artifacts')),
       printer: new SpoolPrinter(join(floorDir, 'spool')),
     }
-    const start = await balance()
+    const start = await balance(app, account)
     const { ids, outcomes } = await raceBatches(
       async () => {
-        const batch = await Promise.all(Array.from({ length: 15 }, () => send('Calle Mayor 1')))
+        const batch = await Promise.all(Array.from({ length: 15 }, () => send(app, account, 'Calle Mayor 1')))
         await Promise.all(batch.map((id) => normalizeLetter(app.db, offlineVerifier, id, 'ES')))
         return batch
       },
@@ -138,7 +135,7 @@ describe('a cancellation racing a worker', () => {
           i,
           count,
           step,
-          () => cancel(id),
+          () => cancel(app, account, id),
           () => produceLetter(floor, id),
         )
         return { id, status: response.statusCode, produced }
@@ -159,7 +156,7 @@ describe('a cancellation racing a worker', () => {
     const cancelled = outcomes.filter((outcome) => outcome.status === 200).map((outcome) => outcome.id)
     expect(cancelled.length).toBeGreaterThan(0)
     expect(cancelled.length).toBeLessThan(ids.length)
-    expect((await refundsOf(ids)).map((entry) => entry.letterId).sort()).toEqual(cancelled.sort())
-    expect(await balance()).toBe(start - 3 * (ids.length - cancelled.length))
+    expect((await refundsOf(app, ids)).map((entry) => entry.letterId).sort()).toEqual(cancelled.sort())
+    expect(await balance(app, account)).toBe(start - 3 * (ids.length - cancelled.length))
   })
 })

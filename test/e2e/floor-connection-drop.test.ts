@@ -1,29 +1,29 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
+import { it } from '../support/fixtures.js'
 
 /** The worker process's connections carry this name, so the test terminates them and no others. */
 const applicationName = `floor-drop-${Math.random().toString(36).slice(2, 8)}`
 
-let pipeline: Pipeline
+it.override({ pipelineOptions: { label: 'drop', production: false } })
+
 let worker: ServiceProcess | undefined
 let floorDir: string
 beforeAll(async () => {
-  pipeline = await startPipeline('drop', { production: false })
   floorDir = await mkdtemp(join(tmpdir(), 'letters-drop-prints-'))
 })
 afterAll(async () => {
   await worker?.kill()
-  await pipeline.close()
   await rm(floorDir, { recursive: true, force: true })
 })
 
-const workerBackends = async (where: 'any' | 'waiting on a lock') =>
+const workerBackends = async (pipeline: Pipeline, where: 'any' | 'waiting on a lock') =>
   (
     await pipeline.app.db.execute<{ pid: number }>(sql`
     SELECT pid FROM pg_stat_activity
@@ -31,14 +31,14 @@ const workerBackends = async (where: 'any' | 'waiting on a lock') =>
   ).length
 
 /** What a failover or a pooler restart does to the worker: every one of its backends terminated. */
-async function terminateWorkerBackends(): Promise<number> {
+async function terminateWorkerBackends(pipeline: Pipeline): Promise<number> {
   const rows = await pipeline.app.db.execute<{ terminated: boolean }>(sql`
     SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE application_name = ${applicationName}`)
   return rows.filter((row) => row.terminated).length
 }
 
 describe('the floor when its Postgres connections drop', () => {
-  it('prints each file once when the connections drop after the printer took a file and before the letter is marked printed', async () => {
+  it('prints each file once when the connections drop after the printer took a file and before the letter is marked printed', async ({ pipeline }) => {
     const log = join(floorDir, 'prints.log')
     // The printer takes the file (logged), then keeps the command busy for a moment.
     worker = await startFloorProcess(pipeline.config, { PRINT_COMMAND: loggingCommand(log, { after: 0.5 }), PGAPPNAME: applicationName })
@@ -51,15 +51,15 @@ describe('the floor when its Postgres connections drop', () => {
 
       // 1. While the printer holds the card: the worker has nothing to say to Postgres yet.
       await expect.poll(async () => (await printsIn(log)).has(card), { timeout: 15_000, interval: 10 }).toBe(true)
-      expect(await terminateWorkerBackends()).toBeGreaterThan(0)
+      expect(await terminateWorkerBackends(pipeline)).toBeGreaterThan(0)
 
       // 2. Once the printer took the envelope, the letter's row is held so that the worker's next
       // write waits, and its connections are dropped right there.
       await expect.poll(async () => (await printsIn(log)).has(envelope), { timeout: 15_000, interval: 10 }).toBe(true)
       await pipeline.app.db.transaction(async (tx) => {
         await tx.execute(sql`SELECT 1 FROM letters WHERE id = ${id} FOR UPDATE`)
-        await expect.poll(() => workerBackends('waiting on a lock'), { timeout: 10_000, interval: 10 }).toBeGreaterThan(0)
-        expect(await terminateWorkerBackends()).toBeGreaterThan(0)
+        await expect.poll(() => workerBackends(pipeline, 'waiting on a lock'), { timeout: 10_000, interval: 10 }).toBeGreaterThan(0)
+        expect(await terminateWorkerBackends(pipeline)).toBeGreaterThan(0)
       })
       await reachStatus(pipeline, id, 'printed', 30_000)
     }
@@ -75,6 +75,6 @@ describe('the floor when its Postgres connections drop', () => {
     for (const id of ids) expect((await pipeline.card(id)).events.filter((event) => event.status === 'printed')).toHaveLength(1)
     // The worker lived through it all.
     expect(worker.alive(), worker.output()).toBe(true)
-    expect(await workerBackends('any')).toBeGreaterThan(0)
+    expect(await workerBackends(pipeline, 'any')).toBeGreaterThan(0)
   }, 150_000)
 })

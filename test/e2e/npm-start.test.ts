@@ -1,99 +1,97 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ADMIN_TOKEN, isolatedDatabase, testConfig } from '../support/context.js'
-import { freePort, repositoryRoot, serviceEnv, waitUntilAnswering } from '../support/processes.js'
+import { describe, expect } from 'vitest'
+import { ADMIN_TOKEN, testConfig } from '../support/context.js'
+import { it as base } from '../support/fixtures.js'
+import { freePort, processAlive, processTree, repositoryRoot, serviceEnv, waitUntilAnswering } from '../support/processes.js'
 
 /** Linux only: the processes are read from /proc. */
 const onLinux = process.platform === 'linux'
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let floorDir: string
-let npm: ChildProcess | undefined
-let output = ''
-let baseUrl: string
-
-/** The processes of a process group (npm start's, which the test made a group of its own), with their arguments. */
-async function processGroup(pgid: number): Promise<Array<{ pid: number; ppid: number; args: string }>> {
-  const found = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const [stat, cmdline] = await Promise.all([readFile(`/proc/${entry}/stat`, 'utf8'), readFile(`/proc/${entry}/cmdline`, 'utf8')]).catch(() => ['', ''])
-    // Fields after the command name, which is in parentheses and may hold spaces: state ppid pgrp ...
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(fields[2]) === pgid) found.push({ pid: Number(entry), ppid: Number(fields[1]), args: cmdline.replaceAll('\0', ' ') })
-  }
-  return found
+/** The process that runs `entry` itself, under npm start's supervisor: `node --import tsx <entry>`. */
+async function serviceProcess(npmPid: number, entry: string) {
+  return (await processTree(npmPid)).find((proc) => proc.args.includes('--import tsx') && proc.args.endsWith(entry))
 }
 
-/** The process that runs `entry` itself: tsx's CLI starts it as `node … --import <tsx loader> <entry>`. */
-async function serviceProcess(pgid: number, entry: string) {
-  return (await processGroup(pgid)).find((proc) => proc.args.includes('--import') && proc.args.trim().endsWith(entry))
-}
-
-beforeAll(async () => {
-  if (!onLinux) return
-  database = await isolatedDatabase('start')
-  floorDir = await mkdtemp(join(tmpdir(), 'letters-start-'))
+/**
+ * `npm start` on the file's database, in a process group of its own, so that the test can press
+ * Ctrl-C: SIGINT to every process in it. `output` is everything it has written so far.
+ */
+const it = base.extend('npmStart', { scope: 'file' }, async ({ databaseUrl }, { onCleanup }) => {
+  const floorDir = await mkdtemp(join(tmpdir(), 'letters-start-'))
   const port = await freePort()
-  baseUrl = `http://127.0.0.1:${port}`
+  const baseUrl = `http://127.0.0.1:${port}`
   const config = testConfig({
-    DATABASE_URL: database.url,
+    DATABASE_URL: databaseUrl,
     QUEUE_PREFIX: `${testConfig().queuePrefix}-start`,
     ARTIFACTS_DIR: join(floorDir, 'artifacts'),
     SPOOL_DIR: join(floorDir, 'spool'),
   })
-  // A process group of its own, so that the test can press Ctrl-C: SIGINT to every process in it.
-  npm = spawn('npm', ['start'], {
+  const npm = spawn('npm', ['start'], {
     cwd: repositoryRoot,
     env: serviceEnv(config, { PORT: String(port), ADMIN_TOKEN, LOG_LEVEL: 'warn' }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  npm.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  await waitUntilAnswering(`${baseUrl}/healthz`, 60_000)
-}, 90_000)
-
-afterAll(async () => {
-  if (!onLinux) return
-  if (npm && npm.exitCode === null && npm.signalCode === null) {
-    process.kill(-npm.pid!, 'SIGKILL')
-    await once(npm, 'exit')
+  const started = { npm, baseUrl, output: '' }
+  npm.stdout.on('data', (chunk: Buffer) => (started.output += chunk.toString()))
+  npm.stderr.on('data', (chunk: Buffer) => (started.output += chunk.toString()))
+  const stop = async () => {
+    if (npm.exitCode === null && npm.signalCode === null) {
+      for (const proc of await processTree(npm.pid!)) process.kill(proc.pid, 'SIGKILL')
+      process.kill(-npm.pid!, 'SIGKILL')
+      await once(npm, 'exit')
+    }
+    await rm(floorDir, { recursive: true, force: true })
   }
-  await database.drop()
-  await rm(floorDir, { recursive: true, force: true })
+  await waitUntilAnswering(`${baseUrl}/healthz`, 60_000).catch(async (error: unknown) => {
+    await stop()
+    throw error
+  })
+  onCleanup(stop)
+  return started
 })
+it.override({ databaseLabel: 'start' })
 
 describe.skipIf(!onLinux)('npm start', () => {
-  it('restarts a process that crashed, leaves the others running, and stops all four on Ctrl-C', async () => {
-    const pgid = npm!.pid!
-    const gateway = await serviceProcess(pgid, 'services/gateway/src/main.ts')
-    await expect.poll(() => serviceProcess(pgid, 'services/address-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
-    const crashed = (await serviceProcess(pgid, 'services/address-worker/src/main.ts'))!
+  // Its timeout includes `npm start` answering.
+  it('migrates first, restarts a process that crashed, leaves the others running, and stops all four on Ctrl-C', async ({ npmStart }) => {
+    const { npm, baseUrl } = npmStart
+    const pid = npm.pid!
+    expect(npmStart.output).toMatch(/el esquema (ya estaba al día|está en)/)
+    const gateway = await serviceProcess(pid, 'services/gateway/src/main.ts')
+    await expect.poll(() => serviceProcess(pid, 'services/address-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
+    const crashed = (await serviceProcess(pid, 'services/address-worker/src/main.ts'))!
     expect(gateway).toBeDefined()
 
     process.kill(crashed.pid, 'SIGKILL')
-    // concurrently starts it again 3 s later.
-    const restarted = async () => (await serviceProcess(pgid, 'services/address-worker/src/main.ts'))?.pid ?? crashed.pid
+    // The supervisor starts it again 3 s later.
+    const restarted = async () => (await serviceProcess(pid, 'services/address-worker/src/main.ts'))?.pid ?? crashed.pid
     await expect.poll(restarted, { timeout: 30_000, interval: 200 }).not.toBe(crashed.pid)
-    expect(output).toMatch(/address-worker\/src\/main\.ts restarted/)
-    expect((await serviceProcess(pgid, 'services/gateway/src/main.ts'))?.pid).toBe(gateway!.pid)
+    expect(npmStart.output).toMatch(/address-worker\/src\/main\.ts exited with signal SIGKILL; starting it again in 3 s/)
+    expect((await serviceProcess(pid, 'services/gateway/src/main.ts'))?.pid).toBe(gateway!.pid)
     expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200)
-    expect(await serviceProcess(pgid, 'services/production-worker/src/main.ts')).toBeDefined()
-    await expect.poll(() => serviceProcess(pgid, 'services/webhook-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
+    expect(await serviceProcess(pid, 'services/production-worker/src/main.ts')).toBeDefined()
+    await expect.poll(() => serviceProcess(pid, 'services/webhook-worker/src/main.ts'), { timeout: 30_000, interval: 200 }).toBeDefined()
+    const services = (await processTree(pid)).filter((proc) => proc.args.includes('--import tsx'))
+    expect(services).toHaveLength(4)
 
-    // Ctrl-C: the terminal sends SIGINT to the whole foreground group.
-    process.kill(-pgid, 'SIGINT')
-    // npm itself ends by the signal, as it does in a terminal; concurrently, under it, exits 0.
-    const [code, signal] = (await once(npm!, 'exit')) as [number | null, string | null]
-    expect({ code, signal }).toEqual({ code: null, signal: 'SIGINT' })
-    expect(output).toMatch(/services\/gateway\/src\/main\.ts exited with code SIGINT/)
+    // Ctrl-C: the terminal sends SIGINT to the whole foreground group (npm and the supervisor);
+    // the supervisor sends each process SIGTERM once.
+    process.kill(-pid, 'SIGINT')
+    const [code, signal] = (await once(npm, 'exit')) as [number | null, string | null]
+    // npm passes on the supervisor's code: 0, every process having stopped as told.
+    expect({ code, signal }, npmStart.output).toEqual({ code: 0, signal: null })
+    // Each stops as told: exit code 0, or by the signal itself if it was still starting.
+    await expect
+      .poll(() => npmStart.output.match(/src\/main\.ts exited with (code 0|signal SIGTERM)\n/g)?.length ?? 0, { timeout: 15_000, interval: 200 })
+      .toBe(4)
     // Nothing is left behind, nothing was started again.
-    await expect.poll(async () => (await processGroup(pgid)).map((proc) => proc.args), { timeout: 15_000, interval: 200 }).toEqual([])
-    expect(output.match(/restarted/g)).toHaveLength(1)
-  }, 120_000)
+    const pids = [...services.map((proc) => proc.pid), services[0]!.ppid]
+    await expect.poll(async () => (await Promise.all(pids.map(processAlive))).filter(Boolean).length, { timeout: 15_000, interval: 200 }).toBe(0)
+    expect(npmStart.output.match(/starting it again/g)).toHaveLength(1)
+  }, 210_000)
 })

@@ -1,35 +1,39 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { outbox } from '@letters/db'
 import type { Printer } from '@letters/production-worker/printer'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { it as base } from '../support/fixtures.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { RETRIED_DETAIL } from '@letters/letters'
 
 /** The floor's printer, out of paper until the test refills it; it counts what it printed. */
-let outOfPaper = true
-let spool: SpoolPrinter
-const prints = new Map<string, number>()
-const printer: Printer = {
-  name: 'floor-1',
-  async print(file) {
-    if (outOfPaper) throw new Error('floor-1: out of paper')
-    // Slow enough for a second run to catch up with this one.
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    await spool.print(file)
-    prints.set(file.name, (prints.get(file.name) ?? 0) + 1)
-  },
+interface Floor {
+  outOfPaper: boolean
+  prints: Map<string, number>
 }
 
-let pipeline: Pipeline
-beforeAll(async () => {
-  pipeline = await startPipeline('opsretry', { production: { printer } })
-  spool = new SpoolPrinter(pipeline.spoolDir)
+/** The pipeline's production worker, printing with the floor's printer. */
+const it = base.extend('floor', { scope: 'file' }, ({ pipeline }): Floor => {
+  const spool = new SpoolPrinter(pipeline.spoolDir)
+  const floor: Floor = { outOfPaper: true, prints: new Map() }
+  const printer: Printer = {
+    name: 'floor-1',
+    async print(file) {
+      if (floor.outOfPaper) throw new Error('floor-1: out of paper')
+      // Slow enough for a second run to catch up with this one.
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      await spool.print(file)
+      floor.prints.set(file.name, (floor.prints.get(file.name) ?? 0) + 1)
+    },
+  }
+  pipeline.startProductionWorker({ printer })
+  return floor
 })
-afterAll(() => pipeline.close())
+it.override({ pipelineOptions: { label: 'opsretry', production: false } })
 
-const productionJobs = (id: string) =>
+const productionJobs = (pipeline: Pipeline, id: string) =>
   pipeline.app.db
     .select()
     .from(outbox)
@@ -40,12 +44,12 @@ const productionJobs = (id: string) =>
  * the outbox sent) queued again with a single attempt, so it fails at once instead of after the
  * queue's backoff. Returns the letter and that job, kept as failed in BullMQ.
  */
-async function failedLetter() {
-  outOfPaper = true
+async function failedLetter(pipeline: Pipeline, floor: Floor) {
+  floor.outOfPaper = true
   await pipeline.productionWorker!.worker.pause()
   const id = await pipeline.send()
   await reachStatus(pipeline, id, 'ready_for_print')
-  const [row] = await productionJobs(id)
+  const [row] = await productionJobs(pipeline, id)
   await expect
     .poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, {
       timeout: 5000,
@@ -58,12 +62,12 @@ async function failedLetter() {
   await pipeline.productionWorker!.worker.resume()
   await reachStatus(pipeline, id, 'failed')
   await expect.poll(async () => (await queue.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
-  outOfPaper = false
+  floor.outOfPaper = false
   return { id, jobId: row!.id }
 }
 
 /** Once no production job is waiting or running: whatever a retry queued has run. */
-async function floorIdle() {
+async function floorIdle(pipeline: Pipeline) {
   await expect
     .poll(async () => pipeline.app.queues.production.getJobCountByTypes('waiting', 'active', 'delayed', 'prioritized'), { timeout: 15_000, interval: 50 })
     .toBe(0)
@@ -81,12 +85,23 @@ async function floorIdle() {
     .toBe(0)
 }
 
-const printsOf = (id: string) => [prints.get(`${id}.card.pdf`) ?? 0, prints.get(`${id}.envelope.pdf`) ?? 0]
-const spooledOf = async (id: string) => (await pipeline.spooled()).filter((name) => name.startsWith(id))
+/** letters_queue_jobs{queue="production",state="failed"}, as Prometheus scrapes it from the gateway. */
+async function failedGauge(pipeline: Pipeline): Promise<number> {
+  const scraped = await pipeline.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  const line = scraped.body.split('\n').find((row) => row.startsWith('letters_queue_jobs{queue="production",state="failed"}'))
+  return Number(line?.split(' ').at(-1))
+}
+
+const printsOf = (floor: Floor, id: string) => [floor.prints.get(`${id}.card.pdf`) ?? 0, floor.prints.get(`${id}.envelope.pdf`) ?? 0]
+const spooledOf = async (pipeline: Pipeline, id: string) => (await pipeline.spooled()).filter((name) => name.startsWith(id))
 
 describe('POST /admin/cards/{id}/retry on the running pipeline', () => {
-  it('prints a failed letter once it is retried, one set of files, without charging again', async () => {
-    const { id } = await failedLetter()
+  it('prints a failed letter once it is retried, one set of files, without charging again; the failed-jobs gauge (ProductionJobsFailed) falls back to 0', async ({
+    pipeline,
+    floor,
+  }) => {
+    const { id } = await failedLetter(pipeline, floor)
+    expect(await failedGauge(pipeline)).toBe(1)
     const balance = await pipeline.balance()
     const retried = await pipeline.admin('POST', `/admin/cards/${id}/retry`)
     expect(retried.statusCode, retried.body).toBe(200)
@@ -99,27 +114,29 @@ describe('POST /admin/cards/{id}/retry on the running pipeline', () => {
       ['printing', 'En producción'],
       ['printed', 'Entregada a la impresora (floor-1): tarjeta y sobre'],
     ])
-    await floorIdle()
-    expect(await spooledOf(id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
-    expect(printsOf(id)).toEqual([1, 1])
+    await floorIdle(pipeline)
+    expect(await spooledOf(pipeline, id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
+    expect(printsOf(floor, id)).toEqual([1, 1])
     expect(await pipeline.balance()).toBe(balance)
+    // The alert reads this gauge: the failed job the retry replaced no longer counts.
+    expect(await failedGauge(pipeline)).toBe(0)
   })
 
-  it('prints once when two retries arrive at once: one is taken, the other answers 409', async () => {
-    const { id } = await failedLetter()
+  it('prints once when two retries arrive at once: one is taken, the other answers 409', async ({ pipeline, floor }) => {
+    const { id } = await failedLetter(pipeline, floor)
     const answers = await Promise.all([pipeline.admin('POST', `/admin/cards/${id}/retry`), pipeline.admin('POST', `/admin/cards/${id}/retry`)])
     expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 409])
     const printed = await reachStatus(pipeline, id, 'printed')
-    await floorIdle()
-    expect(await productionJobs(id)).toHaveLength(2)
+    await floorIdle(pipeline)
+    expect(await productionJobs(pipeline, id)).toHaveLength(2)
     expect((await pipeline.card(id)).events).toEqual(printed.events)
     expect(printed.events.filter((event) => event.status === 'printed')).toHaveLength(1)
-    expect(await spooledOf(id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
-    expect(printsOf(id)).toEqual([1, 1])
+    expect(await spooledOf(pipeline, id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
+    expect(printsOf(floor, id)).toEqual([1, 1])
   })
 
-  it('prints once when ops retry through the API and the dashboard’s retry button at once', async () => {
-    const { id, jobId } = await failedLetter()
+  it('prints once when ops retry through the API and the dashboard’s retry button at once', async ({ pipeline, floor }) => {
+    const { id, jobId } = await failedLetter(pipeline, floor)
     const [api, dashboard] = await Promise.all([
       pipeline.admin('POST', `/admin/cards/${id}/retry`),
       pipeline.app.inject({ method: 'PUT', url: `/ops/queues/api/queues/production/${jobId}/retry`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
@@ -128,9 +145,9 @@ describe('POST /admin/cards/{id}/retry on the running pipeline', () => {
     // The API's retry finds the letter failed (200) or already back in production (409): either way one print.
     expect([200, 409]).toContain(api.statusCode)
     await reachStatus(pipeline, id, 'printed')
-    await floorIdle()
+    await floorIdle(pipeline)
     expect((await pipeline.card(id)).events.filter((event) => event.status === 'printed')).toHaveLength(1)
-    expect(await spooledOf(id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
-    expect(printsOf(id)).toEqual([1, 1])
+    expect(await spooledOf(pipeline, id)).toEqual([`${id}.card.pdf`, `${id}.envelope.pdf`])
+    expect(printsOf(floor, id)).toEqual([1, 1])
   })
 })

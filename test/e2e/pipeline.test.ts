@@ -9,19 +9,14 @@ import { it } from '../support/fixtures.js'
 
 it.override({ pipelineOptions: { label: 'pipeline' } })
 
-let pipeline: Pipeline
-it.beforeAll(({ pipeline: started }) => {
-  pipeline = started
-})
-
-const ledgerOf = (letterId: string) => pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, letterId))
-const productionJobOf = async (letterId: string) => {
+const ledgerOf = (pipeline: Pipeline, letterId: string) => pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, letterId))
+const productionJobOf = async (pipeline: Pipeline, letterId: string) => {
   const rows = await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))
   return rows.filter((row) => row.payload.letterId === letterId)
 }
 
 describe('a letter through the whole pipeline', () => {
-  it('goes received → ready_for_print → printing → printed within seconds, its PDFs in the spool, then mailed', async () => {
+  it('goes received → ready_for_print → printing → printed within seconds, its PDFs in the spool, then mailed', async ({ pipeline }) => {
     const started = Date.now()
     const id = await pipeline.send()
     const printed = await reachStatus(pipeline, id, 'printed')
@@ -41,28 +36,28 @@ describe('a letter through the whole pipeline', () => {
 
     const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
     expect(mailed.json()).toMatchObject({ status: 'mailed' })
-    expect((await ledgerOf(id)).map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3]])
+    expect((await ledgerOf(pipeline, id)).map((entry) => [entry.kind, entry.amount])).toEqual([['charge', -3]])
   })
 
-  it('prints twenty letters sent at once, each exactly once', async () => {
+  it('prints twenty letters sent at once, each exactly once', async ({ pipeline }) => {
     const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => pipeline.send({ message: `Carta número ${i}` })))
     for (const id of ids) {
       const card = await reachStatus(pipeline, id, 'printed', 20_000)
       expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])
-      expect(await productionJobOf(id)).toHaveLength(1)
+      expect(await productionJobOf(pipeline, id)).toHaveLength(1)
     }
     const spool = await pipeline.spooled()
     for (const id of ids) expect(spool).toEqual(expect.arrayContaining([`${id}.card.pdf`, `${id}.envelope.pdf`]))
   })
 
-  it('changes nothing when a printed letter’s job runs again, under a new id or its own', async () => {
+  it('changes nothing when a printed letter’s job runs again, under a new id or its own', async ({ pipeline }) => {
     const id = await pipeline.send()
     const before = await reachStatus(pipeline, id, 'printed')
     const queue = pipeline.app.queues.production
     const again = await queue.add('produce-letter', { letterId: id }, { jobId: crypto.randomUUID() })
     await expect.poll(async () => (await queue.getJob(again.id!))?.returnvalue, { timeout: 10_000, interval: 50 }).toBe('already_done')
     // The outbox sending the same row again: BullMQ still holds that job id and adds nothing.
-    const [row] = await productionJobOf(id)
+    const [row] = await productionJobOf(pipeline, id)
     await pipeline.app.db.update(outbox).set({ sentAt: null }).where(eq(outbox.id, row!.id))
     await expect
       .poll(async () => (await pipeline.app.db.select({ sentAt: outbox.sentAt }).from(outbox).where(eq(outbox.id, row!.id)))[0]?.sentAt, {
@@ -72,26 +67,26 @@ describe('a letter through the whole pipeline', () => {
       .not.toBeNull()
     expect(await (await queue.getJob(row!.id))?.getState()).toBe('completed')
     expect(await pipeline.card(id)).toEqual(before)
-    expect((await ledgerOf(id)).map((entry) => entry.kind)).toEqual(['charge'])
+    expect((await ledgerOf(pipeline, id)).map((entry) => entry.kind)).toEqual(['charge'])
   })
 
-  it('rejects an undeliverable address and refunds it exactly once, printing nothing', async () => {
+  it('rejects an undeliverable address and refunds it exactly once, printing nothing', async ({ pipeline }) => {
     const before = await pipeline.balance()
     const id = await pipeline.send({ address: '...' })
     const rejected = await reachStatus(pipeline, id, 'address_rejected')
     expect(rejected.events.map((event) => event.status)).toEqual(['received', 'address_rejected'])
     expect(await pipeline.balance()).toBe(before)
-    expect((await ledgerOf(id)).map((entry) => [entry.kind, entry.amount])).toEqual([
+    expect((await ledgerOf(pipeline, id)).map((entry) => [entry.kind, entry.amount])).toEqual([
       ['charge', -3],
       ['refund', 3],
     ])
-    expect(await productionJobOf(id)).toEqual([])
+    expect(await productionJobOf(pipeline, id)).toEqual([])
     expect(await pipeline.spooled()).not.toContain(`${id}.card.pdf`)
   })
 })
 
 describe('cancelling', () => {
-  it('skips the production job of a letter cancelled while ready for print, and refunds it once', async () => {
+  it('skips the production job of a letter cancelled while ready for print, and refunds it once', async ({ pipeline }) => {
     const floor = pipeline.productionWorker!.worker
     await floor.pause()
     try {
@@ -102,23 +97,23 @@ describe('cancelling', () => {
       expect(cancelled.statusCode, cancelled.body).toBe(200)
       expect(await pipeline.balance()).toBe(before)
       await floor.resume()
-      const [row] = await productionJobOf(id)
+      const [row] = await productionJobOf(pipeline, id)
       await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.returnvalue, { timeout: 10_000, interval: 50 }).toBe('already_done')
       const card = await pipeline.card(id)
       expect(card.status).toBe('cancelled')
       expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'cancelled'])
       expect(await pipeline.spooled()).not.toContain(`${id}.card.pdf`)
-      expect((await ledgerOf(id)).map((entry) => entry.kind)).toEqual(['charge', 'refund'])
+      expect((await ledgerOf(pipeline, id)).map((entry) => entry.kind)).toEqual(['charge', 'refund'])
     } finally {
       await floor.resume()
     }
   })
 
-  it('answers 409 once the floor has the letter, and refunds nothing', async () => {
+  it('answers 409 once the floor has the letter, and refunds nothing', async ({ pipeline }) => {
     const id = await pipeline.send()
     await reachStatus(pipeline, id, 'printed')
     const response = await pipeline.client('DELETE', `/cards/${id}`)
     expect(response.statusCode).toBe(409)
-    expect((await ledgerOf(id)).map((entry) => entry.kind)).toEqual(['charge'])
+    expect((await ledgerOf(pipeline, id)).map((entry) => entry.kind)).toEqual(['charge'])
   })
 })

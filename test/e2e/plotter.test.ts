@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { letters, printHandoffs } from '@letters/db'
@@ -9,15 +9,12 @@ import { pdfText } from '../support/pdf.js'
 import { code128Bars } from '@letters/render'
 import { barWidths } from '../support/barcode.js'
 import { cardArea, envelopeArea, plottedBars, readGcode, readSvg } from '../support/plotter-files.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { reachStatus } from '../support/pipeline.js'
 import { singleLetter } from '../support/factories.js'
+import { it } from '../support/fixtures.js'
 
-let pipeline: Pipeline
-beforeAll(async () => {
-  // Pen commands other than the defaults, as a servo plotter's firmware wants them.
-  pipeline = await startPipeline('plotter', { env: { PRINTER: 'plotter', PLOTTER_PEN_UP: 'M3 S30', PLOTTER_PEN_DOWN: 'M3 S90' } })
-})
-afterAll(() => pipeline?.close())
+// Pen commands other than the defaults, as a servo plotter's firmware wants them.
+it.override({ pipelineOptions: { label: 'plotter', env: { PRINTER: 'plotter', PLOTTER_PEN_UP: 'M3 S30', PLOTTER_PEN_DOWN: 'M3 S90' } } })
 
 const message = 'Querida Lucía: ¡qué alegría verte! ¿Vendrás mañana al jardín? La cigüeña y el pingüino te esperan. Ça va. '.repeat(10).slice(0, 1000)
 const plotterFiles = (id: string) => [`${id}.card.gcode`, `${id}.card.svg`, `${id}.envelope.gcode`, `${id}.envelope.svg`]
@@ -32,7 +29,7 @@ async function strokedPaths(pdf: Buffer): Promise<number[]> {
 }
 
 describe('PRINTER=plotter', () => {
-  it('prints a 1,000-character letter as four files in the spool, one handoff each, that parse and stay inside the margins', async () => {
+  it('prints a 1,000-character letter as four files in the spool, one handoff each, that parse and stay inside the margins', async ({ pipeline }) => {
     const id = await pipeline.send({ message })
     const printed = await reachStatus(pipeline, id, 'printed', 20_000)
     expect(printed.events.at(-1)).toMatchObject({ status: 'printed', detail: 'Entregada al plóter (spool): tarjeta y sobre' })
@@ -71,7 +68,7 @@ describe('PRINTER=plotter', () => {
     expect(await pipeline.app.artifacts.get(proofKey(id, 'plotter'))).toBeDefined()
   })
 
-  it('never hands a test letter to the plotter: its files are kept, nothing reaches the spool', async () => {
+  it('never hands a test letter to the plotter: its files are kept, nothing reaches the spool', async ({ pipeline }) => {
     const issued = await pipeline.admin('POST', `/admin/accounts/${pipeline.account.id}/api-keys`, { mode: 'test' })
     const testKey = issued.json<{ apiKey: string }>().apiKey
     const response = await pipeline.app.inject({
@@ -94,7 +91,7 @@ describe('PRINTER=plotter', () => {
     expect(await pipeline.app.db.select().from(printHandoffs).where(eq(printHandoffs.letterId, id))).toEqual([])
   })
 
-  it('gives a letter produced as PDFs its PDF proof, whatever the floor prints with now', async () => {
+  it('gives a letter produced as PDFs its PDF proof, whatever the floor prints with now', async ({ pipeline }) => {
     // A letter the floor printed before it turned to the plotter: its card.pdf in the store.
     const id = await pipeline.send({ message: 'Una carta de antes del plóter.' })
     await reachStatus(pipeline, id, 'printed', 20_000)

@@ -1,40 +1,28 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { processNames, type Config, type ProcessName } from '@letters/config'
+import { describe, expect } from 'vitest'
+import { processNames, type ProcessName } from '@letters/config'
 import { adminAccount, overHttp } from '../support/accounts.js'
-import { isolatedDatabase, testConfig } from '../support/context.js'
+import { testConfig } from '../support/context.js'
+import { it as base } from '../support/fixtures.js'
 import { compact, pdfText } from '../support/pdf.js'
-import { freePort, serviceEnv, startHttpProcess, type ServiceProcess } from '../support/processes.js'
-import { BUILT_CONDITION, productionCommands, runBuild, type ProductionCommand } from '../support/production-build.js'
+import {
+  freePort,
+  processAlive,
+  processTree,
+  repositoryRoot,
+  serviceEnv,
+  startHttpProcess,
+  waitUntilAnswering,
+  type ServiceProcess,
+} from '../support/processes.js'
+import { BUILT_CONDITION, productionCommands, runBuild } from '../support/production-build.js'
 
 /** Linux only: the processes' command lines and environments are read from /proc. */
 const onLinux = process.platform === 'linux'
-
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let floorDir: string
-let config: Config
-let commands: Record<ProcessName, ProductionCommand>
-const started = new Map<ProcessName, { service: ServiceProcess; healthUrl: string }>()
-let baseUrl: string
-
-/** Starts `name` as `npm run start:prod` does, on a port of its own; resolves once its /healthz answers. */
-async function startBuilt(name: ProcessName) {
-  const port = await freePort()
-  const command = commands[name]
-  // NODE_OPTIONS emptied: nothing this test's own process was started with (a loader) reaches it.
-  const env = serviceEnv(config, {
-    HOST: '127.0.0.1',
-    NODE_ENV: 'production',
-    NODE_OPTIONS: '',
-    LOG_LEVEL: 'warn',
-    ...(name === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) }),
-  })
-  const service = await startHttpProcess(command.entry, env, port, { nodeArgs: command.nodeArgs, timeoutMs: 60_000 })
-  started.set(name, { service, healthUrl: `http://127.0.0.1:${port}/healthz` })
-  return port
-}
 
 /** A process's command line and environment, as the kernel holds them. */
 async function procOf(pid: number) {
@@ -42,32 +30,60 @@ async function procOf(pid: number) {
   return { argv: cmdline.split('\0').filter(Boolean), environ: environ.split('\0').filter(Boolean) }
 }
 
-beforeAll(async () => {
-  if (!onLinux) return
-  // The build this test runs is the one it checks: tsc -b compiles what changed since the last.
+/**
+ * The project built (npm run build: the build this file runs is the one it checks, tsc -b compiles
+ * what changed since the last), then every service started from it as `npm run start:prod` does,
+ * each on a port of its own, on the file's database. The tests share them, in order: the last
+ * but one stops them.
+ */
+const it = base.extend('production', { scope: 'file' }, async ({ databaseUrl }, { onCleanup }) => {
   await runBuild()
-  commands = await productionCommands()
-  database = await isolatedDatabase('prod')
-  floorDir = await mkdtemp(join(tmpdir(), 'letters-prod-'))
-  config = testConfig({
-    DATABASE_URL: database.url,
+  const commands = await productionCommands()
+  const floorDir = await mkdtemp(join(tmpdir(), 'letters-prod-'))
+  const config = testConfig({
+    DATABASE_URL: databaseUrl,
     QUEUE_PREFIX: `${testConfig().queuePrefix}-prod`,
     ARTIFACTS_DIR: join(floorDir, 'artifacts'),
     SPOOL_DIR: join(floorDir, 'spool'),
   })
-  baseUrl = `http://127.0.0.1:${await startBuilt('gateway')}`
-  await Promise.all(processNames.filter((name) => name !== 'gateway').map(startBuilt))
-}, 360_000)
-
-afterAll(async () => {
-  if (!onLinux) return
-  for (const { service } of started.values()) await service.kill()
-  await database?.drop()
-  if (floorDir) await rm(floorDir, { recursive: true, force: true })
+  const started = new Map<ProcessName, { service: ServiceProcess; healthUrl: string }>()
+  /** Starts `name` on a port of its own; resolves once its /healthz answers. */
+  async function startBuilt(name: ProcessName) {
+    const port = await freePort()
+    const command = commands[name]
+    // NODE_OPTIONS emptied: nothing this test's own process was started with (a loader) reaches it.
+    const env = serviceEnv(config, {
+      HOST: '127.0.0.1',
+      NODE_ENV: 'production',
+      NODE_OPTIONS: '',
+      LOG_LEVEL: 'warn',
+      ...(name === 'gateway' ? { PORT: String(port) } : { METRICS_PORT: String(port) }),
+    })
+    const service = await startHttpProcess(command.entry, env, port, { nodeArgs: command.nodeArgs, timeoutMs: 60_000 })
+    started.set(name, { service, healthUrl: `http://127.0.0.1:${port}/healthz` })
+    return port
+  }
+  const stop = async () => {
+    for (const { service } of started.values()) await service.kill()
+    await rm(floorDir, { recursive: true, force: true })
+  }
+  try {
+    const baseUrl = `http://127.0.0.1:${await startBuilt('gateway')}`
+    // Every worker's start settled before a failure is thrown, so that stop() finds each that runs.
+    const workers = await Promise.allSettled(processNames.filter((name) => name !== 'gateway').map(startBuilt))
+    for (const worker of workers) if (worker.status === 'rejected') throw worker.reason
+    onCleanup(stop)
+    return { baseUrl, config, floorDir, started }
+  } catch (error) {
+    await stop()
+    throw error
+  }
 })
+it.override({ databaseLabel: 'prod' })
 
 describe.skipIf(!onLinux)('the production build (npm run build, then npm run start:prod)', () => {
-  it('runs every service as compiled JavaScript under plain node: no tsx in any command line or environment', async () => {
+  // The first test also waits for the build and for the services to start.
+  it('runs every service as compiled JavaScript under plain node: no tsx in any command line or environment', async ({ production: { started } }) => {
     for (const name of processNames) {
       const { argv, environ } = await procOf(started.get(name)!.service.child.pid!)
       expect(argv.slice(1), name).toEqual([`--conditions=${BUILT_CONDITION}`, `services/${name}/dist/main.js`])
@@ -81,9 +97,9 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
         name,
       ).toEqual([])
     }
-  })
+  }, 360_000)
 
-  it('answers /healthz and /readyz on the gateway and /healthz on every worker’s metrics port', async () => {
+  it('answers /healthz and /readyz on the gateway and /healthz on every worker’s metrics port', async ({ production: { baseUrl, started } }) => {
     expect(await (await fetch(`${baseUrl}/healthz`)).json()).toEqual({ status: 'ok' })
     expect(await (await fetch(`${baseUrl}/readyz`)).json()).toEqual({ status: 'ready' })
     for (const name of processNames.filter((name) => name !== 'gateway')) {
@@ -92,7 +108,9 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
     }
   })
 
-  it('takes a letter from the API to the printer: migrations, render threads, fonts and patched packages all found from dist', async () => {
+  it('takes a letter from the API to the printer: migrations, render threads, fonts and patched packages all found from dist', async ({
+    production: { baseUrl, floorDir },
+  }) => {
     const account = await adminAccount(overHttp(baseUrl), 100, 'Papelería Luna')
     const headers = { 'x-api-key': account.apiKey, 'content-type': 'application/json' }
     const created = await fetch(`${baseUrl}/single`, {
@@ -126,9 +144,44 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
     expect(card.text).toBe(compact('Gracias por tu pedido, Lucía. Papelería Luna'))
   }, 120_000)
 
-  it('stops every service on SIGTERM with exit code 0', async () => {
+  it('stops every service on SIGTERM with exit code 0', async ({ production: { started } }) => {
     for (const { service } of started.values()) service.child.kill('SIGTERM')
     const codes = await Promise.all(processNames.map(async (name) => [name, await started.get(name)!.service.exited] as const))
     expect(Object.fromEntries(codes)).toEqual(Object.fromEntries(processNames.map((name) => [name, 0])))
   }, 60_000)
+
+  it('npm run start:prod stops all four on SIGTERM, as a supervisor sends it to npm alone: nothing restarted, nothing left, exit code 0', async ({
+    production: { config },
+  }) => {
+    const port = await freePort()
+    const npm = spawn('npm', ['run', 'start:prod'], {
+      cwd: repositoryRoot,
+      env: serviceEnv(config, { HOST: '127.0.0.1', NODE_ENV: 'production', NODE_OPTIONS: '', LOG_LEVEL: 'warn', PORT: String(port) }),
+      // A group of its own: the signal below reaches npm only, not through a terminal's group.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = once(npm, 'exit') as Promise<[number | null, string | null]>
+    try {
+      await waitUntilAnswering(`http://127.0.0.1:${port}/readyz`, 60_000)
+      const services = async () => (await processTree(npm.pid!)).filter((proc) => /services\/[a-z-]+\/dist\/main\.js$/.test(proc.args))
+      await expect.poll(async () => (await services()).length, { timeout: 30_000, interval: 200 }).toBe(processNames.length)
+      const pids = (await services()).map((proc) => proc.pid)
+
+      npm.kill('SIGTERM')
+      const [code, signal] = await exited
+      expect({ code, signal }, output).toEqual({ code: 0, signal: null })
+      for (const pid of pids) expect(await processAlive(pid), `process ${pid} outlived npm`).toBe(false)
+      expect(output).not.toMatch(/starting it again/)
+      expect(output.match(/exited with code 0/g), output).toHaveLength(processNames.length)
+    } finally {
+      if (npm.exitCode === null && npm.signalCode === null) {
+        for (const proc of await processTree(npm.pid!)) process.kill(proc.pid, 'SIGKILL')
+        process.kill(-npm.pid!, 'SIGKILL')
+      }
+    }
+  }, 120_000)
 })

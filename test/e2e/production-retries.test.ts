@@ -1,39 +1,38 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, outbox } from '@letters/db'
 import type { Printer } from '@letters/production-worker/printer'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { it as base } from '../support/fixtures.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
 
-/** The floor's printer, out of paper until the test refills it; its envelope feeder may jam. */
-let outOfPaper = true
-let envelopeJam = false
-let spool: SpoolPrinter
-/** How many times each file reached the printer. */
-const prints = new Map<string, number>()
-const printer: Printer = {
-  name: 'floor-1',
-  async print(file) {
-    if (outOfPaper) throw new Error('floor-1: out of paper')
-    if (envelopeJam && file.name.endsWith('.envelope.pdf')) throw new Error('floor-1: envelope feeder jammed')
-    await spool.print(file)
-    prints.set(file.name, (prints.get(file.name) ?? 0) + 1)
-  },
-}
-
-let pipeline: Pipeline
-beforeAll(async () => {
-  pipeline = await startPipeline('retries', { production: { printer } })
-  spool = new SpoolPrinter(pipeline.spoolDir)
+/**
+ * The pipeline's production worker, with the floor's printer: out of paper until the test refills
+ * it, its envelope feeder may jam; `prints` counts how many times each file reached it.
+ */
+const it = base.extend('floor', { scope: 'file' }, ({ pipeline }) => {
+  const spool = new SpoolPrinter(pipeline.spoolDir)
+  const floor = { outOfPaper: true, envelopeJam: false, prints: new Map<string, number>() }
+  const printer: Printer = {
+    name: 'floor-1',
+    async print(file) {
+      if (floor.outOfPaper) throw new Error('floor-1: out of paper')
+      if (floor.envelopeJam && file.name.endsWith('.envelope.pdf')) throw new Error('floor-1: envelope feeder jammed')
+      await spool.print(file)
+      floor.prints.set(file.name, (floor.prints.get(file.name) ?? 0) + 1)
+    },
+  }
+  pipeline.startProductionWorker({ printer })
+  return floor
 })
-afterAll(() => pipeline.close())
+it.override({ pipelineOptions: { label: 'retries', production: false } })
 
 /**
  * A letter whose production job is queued with three attempts 20 ms apart: the same job the
  * outbox sends, with the queue's backoff (5 s doubling) shortened for the test.
  */
-async function letterWithQuickRetries(prepare?: (id: string) => Promise<unknown>) {
+async function letterWithQuickRetries(pipeline: Pipeline, prepare?: (id: string) => Promise<unknown>) {
   await pipeline.productionWorker!.worker.pause()
   const id = await pipeline.send()
   await reachStatus(pipeline, id, 'ready_for_print')
@@ -53,9 +52,9 @@ async function letterWithQuickRetries(prepare?: (id: string) => Promise<unknown>
 }
 
 describe('when the printer keeps failing', () => {
-  it('retries, then marks the letter failed for ops and keeps the job; an ops retry prints it', async () => {
-    outOfPaper = true
-    const { id, jobId } = await letterWithQuickRetries()
+  it('retries, then marks the letter failed for ops and keeps the job; an ops retry prints it', async ({ pipeline, floor }) => {
+    floor.outOfPaper = true
+    const { id, jobId } = await letterWithQuickRetries(pipeline)
     const failed = await reachStatus(pipeline, id, 'failed')
     expect(failed.events.map((event) => [event.status, event.detail])).toEqual([
       ['received', null],
@@ -76,7 +75,7 @@ describe('when the printer keeps failing', () => {
     expect((await pipeline.client('DELETE', `/cards/${id}`)).statusCode).toBe(409)
 
     // The retry button of the dashboard (/ops/queues): the same job runs again.
-    outOfPaper = false
+    floor.outOfPaper = false
     const retried = await pipeline.app.inject({
       method: 'PUT',
       url: `/ops/queues/api/queues/production/${jobId}/retry`,
@@ -91,16 +90,16 @@ describe('when the printer keeps failing', () => {
     expect(await pipeline.spooled()).toEqual(expect.arrayContaining([`${id}.card.pdf`, `${id}.envelope.pdf`]))
   })
 
-  it('prints only the envelope on the ops retry of a letter that failed after its card was printed', async () => {
-    outOfPaper = false
-    envelopeJam = true
-    const { id, jobId } = await letterWithQuickRetries()
+  it('prints only the envelope on the ops retry of a letter that failed after its card was printed', async ({ pipeline, floor }) => {
+    floor.outOfPaper = false
+    floor.envelopeJam = true
+    const { id, jobId } = await letterWithQuickRetries(pipeline)
     const failed = await reachStatus(pipeline, id, 'failed')
     expect(failed.events.filter((event) => event.status === 'printing')).toHaveLength(5)
     // Each attempt found the card already handed over and tried only the envelope.
-    expect(prints.get(`${id}.card.pdf`)).toBe(1)
+    expect(floor.prints.get(`${id}.card.pdf`)).toBe(1)
 
-    envelopeJam = false
+    floor.envelopeJam = false
     const retried = await pipeline.app.inject({
       method: 'PUT',
       url: `/ops/queues/api/queues/production/${jobId}/retry`,
@@ -108,12 +107,12 @@ describe('when the printer keeps failing', () => {
     })
     expect(retried.statusCode, retried.body).toBe(204)
     await reachStatus(pipeline, id, 'printed')
-    expect([prints.get(`${id}.card.pdf`), prints.get(`${id}.envelope.pdf`)]).toEqual([1, 1])
+    expect([floor.prints.get(`${id}.card.pdf`), floor.prints.get(`${id}.envelope.pdf`)]).toEqual([1, 1])
   })
 
-  it('fails at once, without retrying, a letter that can never be printed', async () => {
-    outOfPaper = false
-    const { id, jobId } = await letterWithQuickRetries((letterId) =>
+  it('fails at once, without retrying, a letter that can never be printed', async ({ pipeline, floor }) => {
+    floor.outOfPaper = false
+    const { id, jobId } = await letterWithQuickRetries(pipeline, (letterId) =>
       pipeline.app.db.update(letters).set({ fontName: 'gotica' }).where(eq(letters.id, letterId)),
     )
     const failed = await reachStatus(pipeline, id, 'failed')

@@ -3,11 +3,12 @@ import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Queue } from 'bullmq'
 import { Redis } from 'ioredis'
 import { testConfig } from '../support/context.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { it as base } from '../support/fixtures.js'
+import { reachStatus } from '../support/pipeline.js'
 import { freePort } from '../support/processes.js'
 
 /**
@@ -19,15 +20,11 @@ import { freePort } from '../support/processes.js'
  */
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0
 
-let redisServer: ChildProcess | undefined
-let redisDir: string
-let redisUrl: string
-let pipeline: Pipeline
 /** QUEUE_PREFIX as a hash tag: only what is between the braces decides the slot. */
 const prefix = `{${testConfig().queuePrefix}-cluster}`
 
-async function startClusterNode(port: number) {
-  redisDir = await mkdtemp(join(tmpdir(), 'letters-cluster-'))
+/** Starts a cluster node with its files in `redisDir`. */
+function spawnClusterNode(port: number, redisDir: string): ChildProcess {
   const args = [
     '--port',
     String(port),
@@ -46,7 +43,11 @@ async function startClusterNode(port: number) {
     '--maxmemory-policy',
     'noeviction',
   ]
-  redisServer = spawn('redis-server', args, { stdio: 'ignore' })
+  return spawn('redis-server', args, { stdio: 'ignore' })
+}
+
+/** Waits for the node on `port` to answer, then gives it every slot: a cluster of one. */
+async function holdEverySlot(port: number) {
   const admin = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   admin.on('error', () => {})
   try {
@@ -71,26 +72,31 @@ async function startClusterNode(port: number) {
   }
 }
 
-beforeAll(async () => {
-  if (!hasRedisServer) return
+/** The cluster's URL; once the file is done, the node is killed and its files removed. */
+// eslint-disable-next-line no-empty-pattern -- a fixture lists what it uses in an object pattern: here, nothing
+const it = base.extend('redisUrl', { scope: 'file' }, async ({}, { onCleanup }) => {
   const port = await freePort()
-  await startClusterNode(port)
-  redisUrl = `redis://127.0.0.1:${port}`
-  pipeline = await startPipeline('cluster', { env: { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix } })
-})
-
-afterAll(async () => {
-  if (!hasRedisServer) return
-  await pipeline?.close()
-  if (redisServer && redisServer.exitCode === null) {
-    redisServer.kill('SIGKILL')
-    await once(redisServer, 'exit')
+  const redisDir = await mkdtemp(join(tmpdir(), 'letters-cluster-'))
+  const redisServer = spawnClusterNode(port, redisDir)
+  const stop = async () => {
+    if (redisServer.exitCode === null) {
+      redisServer.kill('SIGKILL')
+      await once(redisServer, 'exit')
+    }
+    await rm(redisDir, { recursive: true, force: true })
   }
-  await rm(redisDir, { recursive: true, force: true })
+  await holdEverySlot(port).catch(async (error: unknown) => {
+    await stop()
+    throw error
+  })
+  onCleanup(stop)
+  return `redis://127.0.0.1:${port}`
 })
+// The pipeline runs on the cluster: it is closed before the node is killed.
+it.override('pipelineOptions', ({ redisUrl }) => ({ label: 'cluster', env: { REDIS_URL: redisUrl, QUEUE_PREFIX: prefix } }))
 
 describe.skipIf(!hasRedisServer)('QUEUE_PREFIX as a Redis Cluster hash tag', () => {
-  it('is needed: without one, BullMQ’s scripts touch keys of several slots and the cluster refuses them', async () => {
+  it('is needed: without one, BullMQ’s scripts touch keys of several slots and the cluster refuses them', async ({ redisUrl }) => {
     const connection = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
     const queue = new Queue('address', { connection, prefix: testConfig().queuePrefix })
     try {
@@ -105,7 +111,7 @@ describe.skipIf(!hasRedisServer)('QUEUE_PREFIX as a Redis Cluster hash tag', () 
     }
   })
 
-  it('carries letters from the API to the printer on a cluster, every key of the service in the tag’s one slot', async () => {
+  it('carries letters from the API to the printer on a cluster, every key of the service in the tag’s one slot', async ({ pipeline, redisUrl }) => {
     const ids = [await pipeline.send(), await pipeline.send({ message: 'Segunda carta, mismo slot' })]
     for (const id of ids)
       expect((await reachStatus(pipeline, id, 'printed', 20_000)).events.map((event) => event.status)).toEqual([

@@ -1,41 +1,40 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { eq, inArray, isNull } from 'drizzle-orm'
 import { Redis } from 'ioredis'
 import { ledgerEntries, letters, outbox } from '@letters/db'
-import { startPipeline, type Pipeline } from '../support/pipeline.js'
+import type { Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 import { RESUMED_DETAIL } from '@letters/letters'
+import { it } from '../support/fixtures.js'
 
 const RECONCILE_AFTER_MS = 3000
 
-let pipeline: Pipeline
-let floor: ServiceProcess | undefined
-let logDir: string
-let printLog: string
-beforeAll(async () => {
-  logDir = await mkdtemp(join(tmpdir(), 'letters-print-log-'))
-  printLog = join(logDir, 'printed.log')
-  pipeline = await startPipeline('dataloss', {
+const printLog = join(tmpdir(), `letters-dataloss-prints-${randomBytes(4).toString('hex')}.log`)
+it.override({
+  pipelineOptions: {
+    label: 'dataloss',
     production: false,
     reconcile: true,
     // Every file the printer takes is a line of the print log: a second copy would show.
     env: { RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS), RECONCILE_INTERVAL_MS: '500', PRINT_COMMAND: `echo {file} >> ${printLog}` },
-  })
-})
-afterAll(async () => {
-  await floor?.kill()
-  await pipeline.close()
-  await rm(logDir, { recursive: true, force: true })
+  },
 })
 
-const statusesOf = async (ids: string[]) =>
+let floor: ServiceProcess | undefined
+afterAll(async () => {
+  await floor?.kill()
+  await rm(printLog, { force: true })
+})
+
+const statusesOf = async (pipeline: Pipeline, ids: string[]) =>
   (await pipeline.app.db.select({ id: letters.id, status: letters.status }).from(letters).where(inArray(letters.id, ids))).map((row) => row.status).sort()
 
 /** Deletes every key under the pipeline's queue prefix, as a Redis restart without persistence or a flush would. */
-async function deleteQueueKeys(): Promise<number> {
+async function deleteQueueKeys(pipeline: Pipeline): Promise<number> {
   const redis = new Redis(pipeline.config.redisUrl)
   let deleted = 0
   try {
@@ -51,11 +50,11 @@ async function deleteQueueKeys(): Promise<number> {
 describe('every queue key deleted while letters are at every stage', () => {
   it(
     "prints every letter once within RECONCILE_AFTER_MS plus a minute, each with the reconciler's event",
-    async () => {
+    async ({ pipeline }) => {
       // Two letters in a floor worker's hands (printing), one waiting for the floor (ready_for_print).
       floor = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 30 && test -f {file}' })
       const onTheFloor = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
-      await expect.poll(() => statusesOf(onTheFloor), { timeout: 15_000, interval: 50 }).toEqual(['printing', 'printing', 'ready_for_print'])
+      await expect.poll(() => statusesOf(pipeline, onTheFloor), { timeout: 15_000, interval: 50 }).toEqual(['printing', 'printing', 'ready_for_print'])
       await floor.kill()
       floor = undefined
 
@@ -66,15 +65,15 @@ describe('every queue key deleted while letters are at every stage', () => {
       await expect
         .poll(async () => (await pipeline.app.db.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt))).length, { timeout: 10_000, interval: 50 })
         .toBe(0)
-      expect(await statusesOf(received)).toEqual(['received', 'received', 'received'])
+      expect(await statusesOf(pipeline, received)).toEqual(['received', 'received', 'received'])
 
-      const keysDeleted = await deleteQueueKeys()
+      const keysDeleted = await deleteQueueKeys(pipeline)
       expect(keysDeleted).toBeGreaterThan(0)
       const lostAt = Date.now()
       await pipeline.addressWorker.resume()
       pipeline.startProductionWorker({ stalledIntervalMs: 300 })
 
-      await expect.poll(() => statusesOf(ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))
+      await expect.poll(() => statusesOf(pipeline, ids), { timeout: RECONCILE_AFTER_MS + 60_000, interval: 200 }).toEqual(Array(6).fill('printed'))
       expect(Date.now() - lostAt).toBeLessThan(RECONCILE_AFTER_MS + 60_000)
       console.info(
         'redis data loss figures',

@@ -1,10 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { Redis } from 'ioredis'
 import { ledgerEntries, letters, outbox } from '@letters/db'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { it as base } from '../support/fixtures.js'
+import { reachStatus } from '../support/pipeline.js'
 import { freePort } from '../support/processes.js'
 
 /**
@@ -13,51 +14,62 @@ import { freePort } from '../support/processes.js'
  */
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0
 
-let port: number
-let redis: ChildProcess | undefined
-
-async function startRedis() {
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
-  for (let tries = 0; ; tries++) {
-    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
-    probe.on('error', () => {})
-    const up = await probe.connect().then(
-      () => true,
-      () => false,
-    )
-    probe.disconnect()
-    if (up) return
-    if (tries === 100) throw new Error(`redis-server did not start on port ${port}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+/** A Redis server of this file's own, on a free port; `stop` kills it, `start` brings an empty one back on that port. */
+// eslint-disable-next-line no-empty-pattern -- a fixture lists what it uses in an object pattern: here, nothing
+const it = base.extend('redisServer', { scope: 'file' }, async ({}, { onCleanup }) => {
+  const port = await freePort()
+  let redis: ChildProcess | undefined
+  const server = {
+    port,
+    get running() {
+      return redis !== undefined
+    },
+    async start() {
+      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+      for (let tries = 0; ; tries++) {
+        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+        probe.on('error', () => {})
+        const up = await probe.connect().then(
+          () => true,
+          () => false,
+        )
+        probe.disconnect()
+        if (up) return
+        if (tries === 100) throw new Error(`redis-server did not start on port ${port}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+    async stop() {
+      const stopping = redis!
+      stopping.kill('SIGKILL')
+      await once(stopping, 'exit')
+      redis = undefined
+    },
   }
-}
-
-async function stopRedis() {
-  redis!.kill('SIGKILL')
-  await once(redis!, 'exit')
-  redis = undefined
-}
-
-let pipeline: Pipeline
-beforeAll(async () => {
-  if (!hasRedisServer) return
-  port = await freePort()
-  await startRedis()
-  pipeline = await startPipeline('outage', { env: { REDIS_URL: `redis://127.0.0.1:${port}` } })
+  const kill = () => {
+    redis?.kill('SIGKILL')
+  }
+  await server.start().catch((error: unknown) => {
+    kill()
+    throw error
+  })
+  onCleanup(kill)
+  return server
 })
-afterAll(async () => {
-  if (!hasRedisServer) return
-  if (!redis) await startRedis()
-  await pipeline?.close()
-  redis?.kill('SIGKILL')
-})
+// The pipeline's Redis is that server: its cleanup closes the pipeline first, then kills the server.
+it.override('pipelineOptions', ({ redisServer }) => ({ label: 'outage', env: { REDIS_URL: `redis://127.0.0.1:${redisServer.port}` } }))
 
 describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () => {
-  it('takes the letters, keeps their jobs in the outbox, and dispatches each once Redis is back', async () => {
+  // Redis is back before the pipeline closes, whatever the test left it in.
+  it.afterAll(async ({ redisServer }) => {
+    if (!redisServer.running) await redisServer.start()
+  })
+
+  it('takes the letters, keeps their jobs in the outbox, and dispatches each once Redis is back', async ({ pipeline, redisServer }) => {
     const before = await pipeline.send()
     await reachStatus(pipeline, before, 'printed')
 
-    await stopRedis()
+    await redisServer.stop()
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push(await pipeline.send({ message: `Carta escrita sin Redis, número ${i}` }))
     const charges = await pipeline.app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))
@@ -80,7 +92,7 @@ describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () =
     expect(statuses.map((row) => row.status)).toEqual(Array(5).fill('received'))
 
     // An empty Redis comes back on the same port, as after a restart without persistence.
-    await startRedis()
+    await redisServer.start()
     for (const id of ids) {
       const card = await reachStatus(pipeline, id, 'printed', 30_000)
       expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])

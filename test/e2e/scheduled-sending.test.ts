@@ -11,7 +11,7 @@ import { adminAccount } from '../support/accounts.js'
 import { RELEASED_DETAIL } from '@letters/pipeline'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
-import { reachStatus, type Pipeline } from '../support/pipeline.js'
+import { reachStatus } from '../support/pipeline.js'
 import { it } from '../support/fixtures.js'
 
 // Every file the printer takes is a line of this log: a reprint shows as a second line, where a
@@ -21,11 +21,6 @@ afterAll(() => rm(printLog, { force: true }))
 
 // The clock's default round: every second.
 it.override({ pipelineOptions: { label: 'scheduled', env: { PRINT_COMMAND: loggingCommand(printLog) } } })
-
-let pipeline: Pipeline
-it.beforeAll(({ pipeline: started }) => {
-  pipeline = started
-})
 
 const DAY = 86_400_000
 
@@ -43,7 +38,7 @@ async function printsByLetterFile(): Promise<Map<string, number>> {
 }
 
 describe('a scheduled letter on the running stack', () => {
-  it('enters the pipeline within 5 seconds of its sendAt (a real minute and a second ahead), and is printed', { timeout: 120_000 }, async () => {
+  it('enters the pipeline within 5 seconds of its sendAt (a real minute and a second ahead), and is printed', { timeout: 120_000 }, async ({ pipeline }) => {
     const sendAt = new Date(Date.now() + 61_000)
     const id = await pipeline.send({ sendAt: sendAt.toISOString() })
     expect((await pipeline.card(id)).status).toBe('scheduled')
@@ -59,7 +54,7 @@ describe('a scheduled letter on the running stack', () => {
     expect([prints.get(`${id}/card.pdf`), prints.get(`${id}/envelope.pdf`)]).toEqual([1, 1])
   })
 
-  it('releases a campaign of 1,000 letters due at one instant within 5 seconds of it, each once', { timeout: 120_000 }, async () => {
+  it('releases a campaign of 1,000 letters due at one instant within 5 seconds of it, each once', { timeout: 120_000 }, async ({ pipeline }) => {
     const owner = await adminAccount(pipeline.app, 5000, 'Campaña')
     const campaignId = await adminCampaign(pipeline.app, owner)
     const recipients = Array.from({ length: 1000 }, (_, n) => ({ ...spanishRecipient, name: `Cliente ${n}`, variables: { cupon: `C${n}` } }))
@@ -105,7 +100,7 @@ describe('a scheduled letter on the running stack', () => {
     expect(jobs[0]!.n).toBe(ids.length)
   })
 
-  it('survives a Redis that lost every key: the schedule is in Postgres, and each letter is printed once', { timeout: 60_000 }, async () => {
+  it('survives a Redis that lost every key: the schedule is in Postgres, and each letter is printed once', { timeout: 60_000 }, async ({ pipeline }) => {
     const ids = await Promise.all(Array.from({ length: 6 }, () => pipeline.send({ sendAt: new Date(Date.now() + DAY).toISOString() })))
     await deleteKeys(pipeline.config.redisUrl, `${pipeline.config.queuePrefix}:*`)
     // Their sendAt comes (moved forward in the database rather than waited for).

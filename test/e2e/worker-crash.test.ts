@@ -1,36 +1,40 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { ledgerEntries, letters, outbox } from '@letters/db'
 import { CommandPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
-import { reachStatus, startPipeline, type Pipeline } from '../support/pipeline.js'
+import { heldAtGate, loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
+import { it } from '../support/fixtures.js'
 
-let pipeline: Pipeline
+it.override({ pipelineOptions: { label: 'crash', production: false } })
+
 let child: ServiceProcess | undefined
 /** Where the print commands of this file write their log (one line per print) and nothing else. */
 let floorDir: string
 beforeAll(async () => {
-  pipeline = await startPipeline('crash', { production: false })
   floorDir = await mkdtemp(join(tmpdir(), 'letters-crash-prints-'))
 })
-afterAll(async () => {
+// A test that fails part-way leaves no floor process behind to take the next test's letters.
+afterEach(async () => {
   await child?.kill()
-  await pipeline.close()
+  child = undefined
+})
+afterAll(async () => {
   await rm(floorDir, { recursive: true, force: true })
 })
 
-const printFilesOf = (id: string): [card: string, envelope: string] => [
+const printFilesOf = (pipeline: Pipeline, id: string): [card: string, envelope: string] => [
   join(pipeline.config.artifactsDir, id, 'card.pdf'),
   join(pipeline.config.artifactsDir, id, 'envelope.pdf'),
 ]
 
 describe('a production worker killed in the middle of a job', () => {
-  it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async () => {
+  it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async ({ pipeline }) => {
     // Its printer takes five seconds per file: the kill lands while the letters are in its hands.
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
@@ -67,7 +71,7 @@ describe('a production worker killed in the middle of a job', () => {
     expect(await pipeline.spooled()).toEqual(ids.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
   })
 
-  it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async () => {
+  it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async ({ pipeline }) => {
     await pipeline.productionWorker!.close()
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
     const id = await pipeline.send()
@@ -82,51 +86,59 @@ describe('a production worker killed in the middle of a job', () => {
     expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
   })
 
-  it('prints each file once when a worker is killed while its print command runs: the command dies with it', async () => {
+  it('prints each file once when a worker is killed while its print command runs: the command dies with it', async ({ pipeline }) => {
     await pipeline.productionWorker?.close()
     const log = join(floorDir, 'first-kill.log')
-    const command = loggingCommand(log, { before: 0.5 })
+    const gate = join(floorDir, 'first-kill.gate')
+    await writeFile(gate, '')
+    const command = loggingCommand(log, { gate })
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    const ids = await Promise.all(Array.from({ length: 20 }, () => pipeline.send()))
-    // Killed once a few files are out and a command is in the middle of its sleep.
-    await expect
-      .poll(async () => [...(await printsIn(log)).values()].length >= 6 && (await processesMentioning(log)).length > 0, { timeout: 30_000, interval: 20 })
-      .toBe(true)
+    const ids = await Promise.all(Array.from({ length: 10 }, () => pipeline.send()))
+    // Once a few files are out, the printer stops answering. The worker takes two jobs at a time:
+    // once both of its commands hold a file, neither job is between its printer's answer and
+    // the record of the handoff (a moment no worker can die in without printing again), and the
+    // kill lands with both files in the printer's hands.
+    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6, { timeout: 30_000, interval: 20 }).toBe(true)
+    await rm(gate)
+    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(2)
     await child.kill()
     child = undefined
     // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
     await expect.poll(() => processesMentioning(log), { timeout: 5000, interval: 20 }).toEqual([])
 
-    // The worker restarted: it takes the dead one's jobs over once their locks expire.
+    // The worker restarted, the printer answering again: it takes the dead one's jobs over once
+    // their locks expire.
+    await writeFile(gate, '')
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
     const prints = await printsIn(log)
-    expect([...prints.keys()].sort()).toEqual(ids.flatMap(printFilesOf).sort())
+    expect([...prints.keys()].sort()).toEqual(ids.flatMap((id) => printFilesOf(pipeline, id)).sort())
     expect([...prints.values()].filter((count) => count !== 1)).toEqual([])
     await child.kill()
     child = undefined
   }, 120_000)
 
-  it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async () => {
+  it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async ({ pipeline }) => {
     const log = join(floorDir, 'second-kill.log')
-    // The card prints at once, the envelope takes five seconds: each kill lands on the envelope.
-    const command = loggingCommand(log, { before: 5, envelopesOnly: true })
-    const printingEnvelope = async () => (await processesMentioning(log)).length > 0
+    // The card prints at once; the envelope is held until the test opens the gate, which it
+    // never does for these two workers: each kill lands on the envelope.
+    const gate = join(floorDir, 'second-kill.gate')
+    const command = loggingCommand(log, { gate, envelopesOnly: true })
 
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const id = await pipeline.send()
-    const [cardFile, envelopeFile] = printFilesOf(id)
-    await expect.poll(async () => (await printsIn(log)).get(cardFile) === 1 && (await printingEnvelope()), { timeout: 30_000, interval: 20 }).toBe(true)
+    const [cardFile, envelopeFile] = printFilesOf(pipeline, id)
+    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(1)
+    expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1 })
     await child.kill()
 
     // A second worker takes it over, and dies on the envelope too.
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    await expect
-      .poll(async () => (await pipeline.card(id)).events.filter((event) => event.status === 'printing').length, { timeout: 30_000, interval: 50 })
-      .toBe(2)
-    await expect.poll(printingEnvelope, { timeout: 30_000, interval: 20 }).toBe(true)
+    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(2)
+    expect((await pipeline.card(id)).events.filter((event) => event.status === 'printing')).toHaveLength(2)
     await child.kill()
     child = undefined
+    await expect.poll(() => processesMentioning(log), { timeout: 5000, interval: 20 }).toEqual([])
 
     // Abandoned twice, the job fails for good and the letter waits for ops.
     pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log), 10_000) })

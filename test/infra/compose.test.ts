@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { drainTimeMs, loadConfig, processNames, type ProcessName } from '@letters/config'
 import { repositoryRoot } from '../support/processes.js'
-import { BUILT_CONDITION, productionCommands, sourceOfBuiltFile, type ProductionCommand } from '../support/production-build.js'
+import { BUILT_CONDITION, MIGRATE_COMMAND, productionCommands, sourceOfBuiltFile, type ProductionCommand } from '../support/production-build.js'
 
 interface ComposeService {
   image?: string
@@ -108,8 +108,18 @@ const environmentOf = (service: ComposeService) => ({
 })
 
 describe('docker-compose.yml', () => {
-  it('runs Postgres, Redis and one container per process of the service', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'redis', ...processNames].sort())
+  it('runs Postgres, Redis, the migrations and one container per process of the service', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['migrate', 'postgres', 'redis', ...processNames].sort())
+  })
+
+  it('migrates as a step of its own, from the same image, with the CLI the build compiles, before any process starts', async () => {
+    const migrate = compose.services.migrate!
+    expect(migrate.image).toBe('letters:local')
+    expect(migrate.command).toEqual(MIGRATE_COMMAND)
+    expect(await sourceOfBuiltFile(MIGRATE_COMMAND[2]!)).toBe('packages/cli/src/main.ts')
+    expect(migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } })
+    expect(new URL(loadConfig(environmentOf(migrate)).databaseUrl).host).toBe('postgres:5432')
+    expect(migrate.environment!.DATABASE_URL).toBe(compose.services.gateway!.environment!.DATABASE_URL)
   })
 
   it.each(processNames)('runs %s from the one image, exactly as npm run start:prod does, a file the build produces', async (name) => {
@@ -192,9 +202,13 @@ describe('docker-compose.yml', () => {
     expect(durationMs(service.stop_grace_period!)).toBeGreaterThan(drainTimeMs(name, loadConfig(environmentOf(service))))
   })
 
-  it('waits for healthy Postgres and Redis before starting a process', () => {
+  it('waits for the migrations to have ended well, and for healthy Postgres and Redis, before starting a process', () => {
     for (const name of processNames) {
-      expect(compose.services[name]!.depends_on, name).toEqual({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } })
+      expect(compose.services[name]!.depends_on, name).toEqual({
+        migrate: { condition: 'service_completed_successfully' },
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      })
     }
     expect(compose.services.postgres!.healthcheck!.test).toContain('pg_isready')
     expect(compose.services.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping'])
@@ -258,14 +272,14 @@ describe('infra/Dockerfile', () => {
     expect(imageEnv).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', HEALTHCHECK_URL: 'http://127.0.0.1:3000/readyz' })
   })
 
-  it('installs production dependencies only, of the four services, with the patches applied; the build stage’s node_modules stays behind', async () => {
+  it('installs production dependencies only, of the four services and the CLI that migrates, with the patches applied; the build stage’s node_modules stays behind', async () => {
     const install = stage('production-dependencies').instructions.find(
       (instruction) => instruction.keyword === 'RUN' && instruction.args.startsWith('npm ci'),
     )!.args
     expect(install).toContain('--omit=dev')
     expect(install).toContain('--omit=optional')
     const workspaces = [...install.matchAll(/--workspace=(\S+)/g)].map(([, workspace]) => workspace)
-    expect(workspaces.sort()).toEqual(processNames.map((name) => `services/${name}`).sort())
+    expect(workspaces.sort()).toEqual(['packages/cli', ...processNames.map((name) => `services/${name}`)].sort())
     expect(
       stage('production-dependencies').instructions.some((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('patch-package')),
     ).toBe(true)

@@ -22,13 +22,18 @@ import { closeQueues, openQueues, producerConnection } from '@letters/pipeline'
 import { testConfig } from '../support/context.js'
 import { silentLog } from '../support/pipeline.js'
 import { repositoryRoot } from '../support/processes.js'
-import { productionCommands, type ProductionCommand } from '../support/production-build.js'
+import { MIGRATE_COMMAND, productionCommands, type ProductionCommand } from '../support/production-build.js'
 import { deleteKeys } from '../support/redis-keys.js'
 
 const k8sDir = join(repositoryRoot, 'infra/k8s')
 
 /** A Kubernetes object as read from YAML; each kind's model checks it against its schema. */
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [field: string]: unknown }
+type Manifest = {
+  apiVersion: string
+  kind: string
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
+  [field: string]: unknown
+}
 
 /** The schema (model) of every kind the manifests use: Kubernetes' own, and KEDA's CRDs. */
 const models: Record<string, new (data: never) => { validate(): void }> = {
@@ -219,6 +224,44 @@ describe('infra/k8s', () => {
     expect(container.image).toBe('letters')
     expect(container.command, `${name}: command would replace the image's entry point (tini)`).toBeUndefined()
     expect(container.args).toEqual(commands[name].argv)
+  })
+
+  it('keeps the pods’ pools within the connections Postgres was sized for, at every autoscaler’s maximum and mid-rollout', () => {
+    const annotations = rawOne('ConfigMap', 'letters-config').metadata.annotations ?? {}
+    const maxConnections = Number(annotations['letters.example/postgres-max-connections'])
+    const reserved = Number(annotations['letters.example/postgres-reserved-connections'])
+    expect(reserved).toBeGreaterThan(0)
+    const maxPods = (name: ProcessName) => {
+      if (name === 'gateway') return Number((rawOne('HorizontalPodAutoscaler', 'gateway').spec as { maxReplicas: number }).maxReplicas)
+      const scaled = all('ScaledObject').find((object) => (object.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === name)
+      return Number((scaled!.spec as { maxReplicaCount: number }).maxReplicaCount)
+    }
+    // A rolling update starts the new pods before the old ones go: maxSurge more (Kubernetes' default 25%, rounded up).
+    const surge = (name: ProcessName, pods: number) => {
+      const declared = deploymentOf(name).spec!.strategy?.rollingUpdate?.maxSurge ?? '25%'
+      return typeof declared === 'number' ? declared : Math.ceil((pods * Number(String(declared).replace('%', ''))) / 100)
+    }
+    const held = processNames.reduce((sum, name) => {
+      const pods = maxPods(name)
+      return sum + (pods + surge(name, pods)) * configOf(name).databasePoolMax
+    }, 0)
+    expect(held).toBeGreaterThan(0)
+    expect(held).toBeLessThanOrEqual(maxConnections - reserved)
+  })
+
+  it('migrates before the gateway starts, and in no other Deployment: an init container running the CLI’s migrate with the database’s secret', () => {
+    for (const name of processNames) {
+      const initContainers = deploymentOf(name).spec!.template.spec!.initContainers ?? []
+      if (name !== 'gateway') expect(initContainers, name).toEqual([])
+    }
+    const [migrate, ...others] = deploymentOf('gateway').spec!.template.spec!.initContainers ?? []
+    expect(others).toEqual([])
+    expect(migrate!.image).toBe('letters')
+    expect(migrate!.command, 'command would replace the image’s entry point (tini)').toBeUndefined()
+    expect(migrate!.args).toEqual(MIGRATE_COMMAND)
+    expect(migrate!.env).toEqual([{ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'letters-secrets', key: 'DATABASE_URL' } } }])
+    expect(migrate!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+    expect(migrate!.resources?.limits?.memory).toEqual(expect.any(String))
   })
 
   it.each(processNames)('probes %s where it answers: the gateway’s /healthz and /readyz on PORT, a worker’s /healthz on METRICS_PORT', (name) => {

@@ -36,6 +36,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // seconds on a loaded machine: load shedding would answer their gateway calls 503. The
     // shedding tests set their own threshold.
     EVENT_LOOP_MAX_DELAY_MS: '60000',
+    // Test files run side by side, each with gateways, workers and pools of its own, on one
+    // Postgres with the stock 100 connections: 4 per pool keeps the run well inside them. A test
+    // of pool pressure sets its own.
+    DATABASE_POOL_MAX: '4',
     ...overrides,
   })
 }

@@ -13,8 +13,9 @@
  * - `campaign`: an active campaign of that account (adminCampaign, `campaignOverrides` on top).
  * - `pipeline`: gateway, dispatcher, letter clock and workers, one per file (`pipelineOptions`);
  *   it has its own gateway (`pipeline.app`), on a database and queue prefix of its own.
- * - `database`: a migrated database of the file's own (`databaseLabel` names it) and a pool on it,
- *   for tests of the domain below the gateway; `owner`: a fresh account there (10 credits) and its
+ * - `database`: a migrated database of the file's own (`databaseLabel` names it, `databaseUrl`
+ *   is its URL, for a second pool or a process of the test's) and a pool on it, for tests of the
+ *   domain below the gateway; `owner`: a fresh account there (10 credits) and its
  *   designs, sender and signature, for each test (newAccount, newCompanyData).
  * A public route's answer that /openapi.json does not list fails the file when `gateway` closes.
  *
@@ -53,13 +54,14 @@ export const test = base
     return pipeline
   })
   .extend('databaseLabel', { scope: 'file' }, 'domain' as string)
-  .extend('database', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }): Promise<Db> => {
+  .extend('databaseUrl', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }): Promise<string> => {
     const isolated = await isolatedDatabase(databaseLabel)
-    const db = createDb(isolated.url)
-    onCleanup(async () => {
-      await closeDb(db)
-      await isolated.drop()
-    })
+    onCleanup(() => isolated.drop())
+    return isolated.url
+  })
+  .extend('database', { scope: 'file' }, ({ databaseUrl }, { onCleanup }): Db => {
+    const db = createDb(databaseUrl, { max: 4 })
+    onCleanup(() => closeDb(db))
     return db
   })
   .extend('owner', async ({ database }) => {

@@ -3,11 +3,25 @@ import { readdir, readFile } from 'node:fs/promises'
 /**
  * A PRINT_COMMAND that logs every file it prints to `log`, one line (the file's path) per print:
  * `before` seconds of work before the printer takes the file (only for envelopes, if asked),
- * `after` seconds after it took it.
+ * `after` seconds after it took it. With a `gate` (a path), a command that finds no file there
+ * holds its file until one appears, and says so first with a line in `heldAt(gate)`: a test
+ * closes the gate, waits until the worker's commands all hold a file, and kills the worker at a
+ * moment it knows to be before the printer's answer, however slow the machine.
  */
-export function loggingCommand(log: string, timing: { before?: number; after?: number; envelopesOnly?: boolean } = {}): string {
-  const before = !timing.before ? '' : timing.envelopesOnly ? `case {file} in *envelope.pdf) sleep ${timing.before};; esac; ` : `sleep ${timing.before}; `
+export function loggingCommand(log: string, timing: { before?: number; after?: number; envelopesOnly?: boolean; gate?: string } = {}): string {
+  const gate =
+    timing.gate && `if [ ! -e '${timing.gate}' ]; then echo {file} >> '${heldAt(timing.gate)}'; while [ ! -e '${timing.gate}' ]; do sleep 0.05; done; fi`
+  const work = [timing.before && `sleep ${timing.before}`, gate].filter(Boolean).join('; ')
+  const before = !work ? '' : timing.envelopesOnly ? `case {file} in *envelope.pdf) ${work};; esac; ` : `${work}; `
   return `${before}echo {file} >> '${log}'${timing.after ? `; sleep ${timing.after}` : ''}`
+}
+
+/** Where the commands of a `loggingCommand` with `gate` note each file they hold at the closed gate. */
+export const heldAt = (gate: string) => `${gate}.held`
+
+/** How many files commands have held at the closed `gate` so far (one line each). */
+export async function heldAtGate(gate: string): Promise<number> {
+  return (await readFile(heldAt(gate), 'utf8').catch(() => '')).split('\n').filter(Boolean).length
 }
 
 /** How many times each file was printed, from a `loggingCommand`'s log. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFile, readdir } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type { Config, ProcessName } from '@letters/config'
@@ -24,6 +25,7 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
   return {
     ...process.env,
     DATABASE_URL: config.databaseUrl,
+    DATABASE_POOL_MAX: String(config.databasePoolMax),
     REDIS_URL: config.redisUrl,
     QUEUE_PREFIX: config.queuePrefix,
     ...(config.adminToken === undefined ? {} : { ADMIN_TOKEN: config.adminToken }),
@@ -59,6 +61,8 @@ export interface StartOptions {
    * (`npm run build`), run as `npm run start:prod` runs it.
    */
   nodeArgs?: string[]
+  /** The checkout it runs from (another release's, in a rolling upgrade); the repository by default. */
+  cwd?: string
   timeoutMs?: number
   /**
    * Called with the process as soon as it is spawned, before it is ready: a caller that must
@@ -68,10 +72,10 @@ export interface StartOptions {
 }
 
 /** Starts `entry` (a path from the repository root); not waiting for anything. */
-function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<StartOptions, 'throughTsxCli' | 'nodeArgs'> = {}): ServiceProcess {
+function startProcess(entry: string, env: NodeJS.ProcessEnv, options: Pick<StartOptions, 'throughTsxCli' | 'nodeArgs' | 'cwd'> = {}): ServiceProcess {
   const args = options.throughTsxCli ? ['node_modules/tsx/dist/cli.mjs', entry] : options.nodeArgs ? [...options.nodeArgs, entry] : ['--import', 'tsx', entry]
   const detached = options.throughTsxCli ?? false
-  const child = spawn(process.execPath, args, { cwd: repositoryRoot, env, detached, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, args, { cwd: options.cwd ?? repositoryRoot, env, detached, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -174,4 +178,33 @@ export async function waitUntilAnswering(url: string, timeoutMs = READY_TIMEOUT_
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+/** The processes under `rootPid` (children, their children, …), with their arguments, read from /proc (Linux). */
+export async function processTree(rootPid: number): Promise<Array<{ pid: number; ppid: number; args: string }>> {
+  const all: Array<{ pid: number; ppid: number; args: string }> = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const [stat, cmdline] = await Promise.all([readFile(`/proc/${entry}/stat`, 'utf8'), readFile(`/proc/${entry}/cmdline`, 'utf8')]).catch(() => ['', ''])
+    if (!stat) continue
+    // Fields after the command name, which is in parentheses and may hold spaces: state ppid ...
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    all.push({ pid: Number(entry), ppid: Number(fields[1]), args: cmdline.replaceAll('\0', ' ').trim() })
+  }
+  const under = new Set([rootPid])
+  for (let grew = true; grew;) {
+    grew = false
+    for (const proc of all) {
+      if (under.has(proc.pid) || !under.has(proc.ppid)) continue
+      under.add(proc.pid)
+      grew = true
+    }
+  }
+  return all.filter((proc) => proc.pid !== rootPid && under.has(proc.pid))
+}
+
+/** Whether a process of that pid is still there (a zombie counts as gone). */
+export async function processAlive(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
 }

@@ -24,14 +24,21 @@ export async function rootScripts(): Promise<Record<string, string>> {
   return (JSON.parse(await readFile(join(repositoryRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
 }
 
+/** The image's migration step, as compose and Kubernetes run it: the operator CLI's `migrate`, compiled. */
+export const MIGRATE_COMMAND = ['node', `--conditions=${BUILT_CONDITION}`, 'packages/cli/dist/main.js', 'migrate']
+
+/** The supervisor `npm start` and `npm run start:prod` run the four processes under. */
+export const SERVICES_SCRIPT = 'scripts/run-services.mjs'
+
 /**
- * What `npm run start:prod` starts, per process: the quoted commands it hands to concurrently.
+ * What `npm run start:prod` starts, per process, as its supervisor prints it (`--print`).
  * Compose, Kubernetes and the production-build test run exactly these.
  */
 export async function productionCommands(): Promise<Record<ProcessName, ProductionCommand>> {
   const script = (await rootScripts())['start:prod']
-  if (!script) throw new Error('package.json has no start:prod script')
-  const commands = [...script.matchAll(/"([^"]+)"/g)].map(([, command]) => command!.trim().split(/\s+/))
+  if (script !== `exec node ${SERVICES_SCRIPT}`) throw new Error(`start:prod is '${script}', not the supervisor ${SERVICES_SCRIPT}`)
+  const { stdout } = await promisify(execFile)(process.execPath, [SERVICES_SCRIPT, '--print'], { cwd: repositoryRoot })
+  const commands = Object.values(JSON.parse(stdout) as Record<string, string[]>)
   const byProcess: Partial<Record<ProcessName, ProductionCommand>> = {}
   for (const argv of commands) {
     const entry = argv.at(-1)!

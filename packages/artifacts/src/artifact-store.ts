@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 
 /**
@@ -17,6 +17,8 @@ export interface ArtifactStore {
    * its personal data is erased. A folder already gone is no error, so a removal can be repeated.
    */
   removeFolder(folder: string): Promise<void>
+  /** The names of the files kept directly under `folder/`, in no particular order; none when there is no such folder. */
+  list(folder: string): Promise<string[]>
 }
 
 /** Writes a whole file under a temporary name and renames it, so a reader never sees half of one. */
@@ -50,6 +52,17 @@ export class LocalArtifactStore implements ArtifactStore {
 
   async removeFolder(folder: string): Promise<void> {
     await rm(this.pathOf(folder), { recursive: true, force: true })
+  }
+
+  async list(folder: string): Promise<string[]> {
+    try {
+      const entries = await readdir(this.pathOf(folder), { withFileTypes: true })
+      // A file being written is kept under a hidden name until it is whole (writeWhole).
+      return entries.filter((entry) => entry.isFile() && !entry.name.startsWith('.')).map((entry) => entry.name)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
   }
 
   async get(key: string): Promise<Buffer | undefined> {

@@ -26,10 +26,11 @@ import { age, fileSize, listTable, millimetres, num, recordTable, type Cell, typ
 
 export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
 
-/** What the CLI takes from its environment (main.ts reads it): the gateway and its admin token. */
+/** What the CLI takes from its environment (main.ts reads it): the gateway and its admin token, and the database `migrate` works on. */
 export interface Settings {
   lettersUrl: string | undefined
   adminToken: string | undefined
+  databaseUrl?: string | undefined
 }
 
 /** The API client, once a command needs it: `--help` works without a token. */
@@ -389,13 +390,47 @@ export function buildProgram(settings: Settings, io: Io): Command {
         ['apiKey', key.apiKey],
       ])}\nGuarda la API key ahora: no se vuelve a mostrar.`,
   )
+  /** What a key, or its visible start, is searched by: its first 14 characters, never the whole key (a URL is logged). */
+  const visibleStart = (key: string) => key.slice(0, 14)
+  apiCommand(
+    keys
+      .command('find')
+      .description('the keys whose visible start matches: a leaked key pasted whole (only its first 14 characters are sent), or its start (lk_live_…)')
+      .argument('<key>', 'the key, or its first characters'),
+    (api, key: string) => api.get<admin.ApiKeySearch>(`/admin/api-keys?prefix=${encodeURIComponent(visibleStart(key))}`),
+    (found) =>
+      found.data.length === 0
+        ? 'Ninguna API key empieza así.'
+        : listTable(
+            ['id', 'prefix', 'mode', 'accountId', 'account', 'createdAt', 'revokedAt'],
+            found.data.map((key) => [key.id, key.displayPrefix, key.mode, key.accountId, key.accountName, key.createdAt, key.revokedAt ?? '-']),
+          ),
+  ).addHelpText('after', '\nExample (a key seen in a log or a repository):\n  npm run admin -- keys find lk_live_Ab12Cd')
+  let revoked: admin.ApiKeyFound | undefined
   apiCommand(
     keys
       .command('revoke')
-      .description('revoke an API key at once, on every gateway (the API answers no body: --json prints nothing)')
-      .argument('<key>', 'API key id'),
-    (api, key: string) => api.delete(`/admin/api-keys/${segment(key)}`),
-    () => 'API key revocada.',
+      .description(
+        'revoke an API key at once, on every gateway: by its id, or by the key (or its whole visible start, 14 characters) when exactly one live key has that start (the API answers no body: --json prints nothing)',
+      )
+      .argument('<key>', 'API key id, or the key or its visible start (lk_live_ and 6 characters)'),
+    async (api, key: string) => {
+      revoked = undefined
+      if (!/^lk_(live|test)_/.test(key)) return api.delete(`/admin/api-keys/${segment(key)}`)
+      if (key.length < 14) throw new CliError(`Para revocar por la key hacen falta sus 14 primeros caracteres (lk_live_ y 6 más); ${key} es menos.`)
+      const shown = visibleStart(key)
+      const { body } = await api.get<admin.ApiKeySearch>(`/admin/api-keys?prefix=${encodeURIComponent(shown)}`)
+      const live = body.data.filter((found) => found.displayPrefix === shown && found.revokedAt === null)
+      if (live.length === 0) throw new CliError(`Ninguna API key sin revocar empieza por ${shown}.`)
+      if (live.length > 1) {
+        throw new CliError(
+          `Varias API keys sin revocar empiezan por ${shown}: revoca una por su id.\n${live.map((found) => `  ${found.id}  ${found.accountName}`).join('\n')}`,
+        )
+      }
+      revoked = live[0]
+      return api.delete(`/admin/api-keys/${segment(live[0]!.id)}`)
+    },
+    () => (revoked ? `API key revocada: ${revoked.id} (${revoked.displayPrefix}…), de ${revoked.accountName} (${revoked.accountId}).` : 'API key revocada.'),
   )
 
   const credits = program.command('credits').description("move an account's credits")
@@ -611,7 +646,7 @@ export function buildProgram(settings: Settings, io: Io): Command {
   apiCommand(
     letters
       .command('stuck')
-      .description('letters that need ops: failed, or without progress for longer than RECONCILE_AFTER_MS; longest stuck first')
+      .description('letters that need ops: failed, without progress for longer than RECONCILE_AFTER_MS, or waiting since before a restore; longest stuck first')
       .option('--limit <n>', 'letters per page (1-100, default 20)', integer('--limit'))
       .option('--cursor <cursor>', 'the next page, as the previous one said'),
     (api, options: { limit?: number; cursor?: string; json?: boolean }) => api.get<admin.StuckLetterList>(`/admin/stuck-letters${pageQuery(options)}`),
@@ -631,6 +666,55 @@ export function buildProgram(settings: Settings, io: Io): Command {
     (api, id: string) => api.post<admin.Card>(`/admin/cards/${segment(id)}/retry`),
     renderLetter,
   )
+  apiCommand(
+    letters
+      .command('reconcile')
+      .description(
+        'after restoring the database: look at every letter waiting for a job now (not after RECONCILE_AFTER_MS); those the print journal has on paper are marked printed, those whose job was lost are queued again',
+      ),
+    (api) => api.post<admin.Reconciled>('/admin/reconcile'),
+    (done) =>
+      `Reanudadas: ${done.resumed}. Marcadas como impresas según el diario de impresión: ${done.printedFromJournal}. Cartas que aún necesitan a operaciones: ${done.stuck}.`,
+  )
+
+  program
+    .command('migrate')
+    .description('apply the pending database migrations to DATABASE_URL (one run at a time, under a lock); the services never migrate by themselves')
+    .option('--status', 'only say where the database stands; exit 1 while migrations are pending')
+    .action(async (options: { status?: boolean }) => {
+      // Only this command talks to Postgres: the others load no database driver.
+      const [{ loadConfig, ConfigError }, db] = await Promise.all([import('@letters/config'), import('@letters/db')])
+      let url: string
+      try {
+        url = loadConfig({ DATABASE_URL: settings.databaseUrl }).databaseUrl
+      } catch (error) {
+        if (error instanceof ConfigError) throw new CliError(error.message)
+        throw error
+      }
+      const where = new URL(url)
+      const target = `${where.host}${where.pathname}`
+      if (options.status) {
+        const status = await db.schemaStatus(url)
+        io.out(
+          recordTable([
+            ['database', target],
+            ['current', status.current ?? '(vacía)'],
+            ['pending', status.pending.length === 0 ? 'ninguna' : status.pending.join(', ')],
+            ['newer', status.newer],
+            ['compatibleFrom', status.compatibleFrom ?? '-'],
+          ]),
+        )
+        if (status.pending.length > 0) throw new CliError(`Faltan ${status.pending.length} migraciones: ejecuta npm run migrate.`)
+        return
+      }
+      const applied = await db.prepareDatabase(url, { onProgress: (message) => io.out(message) })
+      io.out(
+        applied.length === 0
+          ? `${target}: el esquema ya estaba al día (${db.requiredMigration()}).`
+          : `${target}: ${applied.length} migraciones aplicadas; el esquema está en ${db.requiredMigration()}.`,
+      )
+    })
+    .addHelpText('after', '\nExamples:\n  DATABASE_URL=postgres://… npm run migrate\n  npm run admin -- migrate --status')
 
   return program
 }

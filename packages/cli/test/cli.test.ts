@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
-import { cardDesigns, envelopeDesigns, ledgerEntries, letters } from '@letters/db'
+import { apiKeys, cardDesigns, envelopeDesigns, ledgerEntries, letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
-import { adminAccount } from '@letters/test/support/accounts'
 import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
+import type { Account } from '@letters/test/support/gateway'
 import { freePort } from '@letters/test/support/processes'
 import { runCli, spawnCli, type CliEnv } from './commands.js'
 
@@ -18,55 +18,59 @@ import { runCli, spawnCli, type CliEnv } from './commands.js'
  * show every account): its commands run in this process through the entry point's own `run`,
  * and the entry point itself, through npm and node, where that is what a test is about.
  */
+const it = base
+  .extend('lettersUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ port: 0, host: '127.0.0.1' }))
+  /** Spawned as an operator runs it: `npm run admin -- …` (npm's header included), or `node --import tsx packages/cli/src/main.ts …`. */
+  .extend('run', { scope: 'file' }, ({ lettersUrl }) => {
+    return (command: string, args: string[], env: CliEnv = {}) => spawnCli(command, args, lettersUrl, env)
+  })
+  /** A command line of the CLI, run in this process (runCli). */
+  .extend('cli', { scope: 'file' }, ({ lettersUrl }) => {
+    return (args: string[], env: CliEnv = {}) => runCli(args, lettersUrl, env)
+  })
+  /** A command that succeeded, its JSON output parsed: the whole of stdout. */
+  .extend('cliJson', { scope: 'file' }, ({ cli }) => {
+    return async <T>(args: string[]): Promise<T> => {
+      const result = await cli([...args, '--json'])
+      expect(result, result.stderr).toMatchObject({ code: 0 })
+      return JSON.parse(result.stdout) as T
+    }
+  })
+  /** A command that succeeded, its table. */
+  .extend('cliTable', { scope: 'file' }, ({ cli }) => {
+    return async (args: string[]): Promise<string> => {
+      const result = await cli(args)
+      expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' })
+      return result.stdout
+    }
+  })
+  /** A command that failed with `code`, saying `message` on stderr and nothing on stdout. */
+  .extend('cliFails', { scope: 'file' }, ({ cli }) => {
+    return async (args: string[], code: number, message: string | RegExp, env: Record<string, string | undefined> = {}) => {
+      const result = await cli(args, env)
+      expect({ code: result.code, stdout: result.stdout }, result.stderr).toEqual({ code, stdout: '' })
+      expect(result.stderr).toMatch(message)
+      return result
+    }
+  })
+  /** The admin API's answer, as the CLI's --json must print it. */
+  .extend('apiText', { scope: 'file' }, ({ gateway }) => {
+    return async (url: string) => {
+      const response = await gateway.inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      expect(response.statusCode, response.body).toBe(200)
+      return response.body
+    }
+  })
+
 it.override({ gatewayOptions: { isolate: 'cli', env: { RECONCILE_AFTER_MS: '60000' } } })
 
-let app: App
-let lettersUrl: string
 let scratch: string
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  const address = await app.listen({ port: 0, host: '127.0.0.1' })
-  lettersUrl = address
+beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'letters-cli-'))
 })
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true })
 })
-
-/** Spawned as an operator runs it: `npm run admin -- …` (npm's header included), or `node --import tsx packages/cli/src/main.ts …`. */
-const run = (command: string, args: string[], env: CliEnv = {}) => spawnCli(command, args, lettersUrl, env)
-
-/** A command line of the CLI, run in this process (runCli). */
-const cli = (args: string[], env: CliEnv = {}) => runCli(args, lettersUrl, env)
-
-/** A command that succeeded, its JSON output parsed: the whole of stdout. */
-async function cliJson<T>(args: string[]): Promise<T> {
-  const result = await cli([...args, '--json'])
-  expect(result, result.stderr).toMatchObject({ code: 0 })
-  return JSON.parse(result.stdout) as T
-}
-
-/** A command that succeeded, its table. */
-async function cliTable(args: string[]): Promise<string> {
-  const result = await cli(args)
-  expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' })
-  return result.stdout
-}
-
-/** A command that failed with `code`, saying `message` on stderr and nothing on stdout. */
-async function cliFails(args: string[], code: number, message: string | RegExp, env: Record<string, string | undefined> = {}) {
-  const result = await cli(args, env)
-  expect({ code: result.code, stdout: result.stdout }, result.stderr).toEqual({ code, stdout: '' })
-  expect(result.stderr).toMatch(message)
-  return result
-}
-
-/** The admin API's answer, as the CLI's --json must print it. */
-const apiText = async (url: string) => {
-  const response = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-  expect(response.statusCode, response.body).toBe(200)
-  return response.body
-}
 
 /** A line of a table starting with these cells, whatever the column widths (two spaces at least between columns). */
 const row = (...cells: Array<string | number>) =>
@@ -75,7 +79,7 @@ const row = (...cells: Array<string | number>) =>
 type CreatedAccount = { id: string; name: string; balance: number; apiKey: string }
 
 describe('npm run admin -- accounts create --name X --credits 10 --json (done means)', () => {
-  it('prints the new account with its key as JSON, after npm’s own header', async () => {
+  it('prints the new account with its key as JSON, after npm’s own header', async ({ gateway: app, run, apiText }) => {
     const result = await run('npm', ['run', 'admin', '--', 'accounts', 'create', '--name', 'X', '--credits', '10', '--json'])
     expect(result.code, result.stderr).toBe(0)
     // npm echoes the script it runs ("> admin", "> tsx …") before the command's output.
@@ -87,7 +91,7 @@ describe('npm run admin -- accounts create --name X --credits 10 --json (done me
     expect(JSON.parse(await apiText(`/admin/accounts/${account.id}`))).toEqual({ id: account.id, name: 'X', balance: 10 })
   })
 
-  it('prints only the JSON with npm run -s, for scripts', async () => {
+  it('prints only the JSON with npm run -s, for scripts', async ({ run }) => {
     const result = await run('npm', ['run', '-s', 'admin', '--', 'accounts', 'create', '--name', 'Y', '--json'])
     expect(result.code, result.stderr).toBe(0)
     expect(JSON.parse(result.stdout)).toMatchObject({ name: 'Y', balance: 0, apiKey: expect.stringMatching(/^lk_live_/) })
@@ -95,7 +99,7 @@ describe('npm run admin -- accounts create --name X --credits 10 --json (done me
 })
 
 describe('accounts', () => {
-  it('create prints a table with the key and a warning that it is shown once', async () => {
+  it('create prints a table with the key and a warning that it is shown once', async ({ cliTable }) => {
     const table = await cliTable(['accounts', 'create', '--name', 'Papelería Luna', '--credits', '300'])
     expect(table).toMatch(row('name', 'Papelería Luna'))
     expect(table).toMatch(row('balance', 300))
@@ -103,17 +107,17 @@ describe('accounts', () => {
     expect(table).toContain('Guarda la API key ahora: no se vuelve a mostrar.')
   })
 
-  it('create without --name is a usage error (exit 2), opening nothing', async () => {
+  it('create without --name is a usage error (exit 2), opening nothing', async ({ cliFails, apiText }) => {
     const before = await apiText('/admin/accounts?limit=100')
     await cliFails(['accounts', 'create', '--credits', '5'], 2, "error: required option '--name <name>' not specified")
     expect(await apiText('/admin/accounts?limit=100')).toBe(before)
   })
 
-  it('create with credits the API refuses exits 1 with its Spanish message', async () => {
+  it('create with credits the API refuses exits 1 with its Spanish message', async ({ cliFails }) => {
     await cliFails(['accounts', 'create', '--name', 'Z', '--credits', '-3'], 1, "Error 400: El campo 'credits' debe ser mayor o igual que 0")
   })
 
-  it('show prints the API’s JSON as it is, or a table', async () => {
+  it('show prints the API’s JSON as it is, or a table', async ({ cli, cliJson, cliTable, apiText }) => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Mostrador', '--credits', '7'])
     const json = await cli(['accounts', 'show', account.id, '--json'])
     expect(json.stdout).toBe(`${await apiText(`/admin/accounts/${account.id}`)}\n`)
@@ -123,7 +127,7 @@ describe('accounts', () => {
     expect(table).toMatch(row('balance', 7))
   })
 
-  it('list prints every account newest first, a page at a time, as JSON or a table', async () => {
+  it('list prints every account newest first, a page at a time, as JSON or a table', async ({ cli, cliJson, cliTable, apiText }) => {
     const newest = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'La más nueva', '--credits', '42'])
     const json = await cli(['accounts', 'list', '--json'])
     expect(json.stdout).toBe(`${await apiText('/admin/accounts')}\n`)
@@ -140,13 +144,13 @@ describe('accounts', () => {
     expect(JSON.parse(second.stdout).data[0].id).not.toBe(newest.id)
   })
 
-  it('list with a bad cursor exits 1 with the API’s message', async () => {
+  it('list with a bad cursor exits 1 with the API’s message', async ({ cliFails }) => {
     await cliFails(['accounts', 'list', '--cursor', 'nada'], 1, "Error 400: El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
   })
 })
 
 describe('keys', () => {
-  it('issue prints a live key, or a test key with --test', async () => {
+  it('issue prints a live key, or a test key with --test', async ({ gateway: app, cliJson, cliTable }) => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Llaves'])
     const test = await cliJson<{ id: string; apiKey: string; mode: string }>(['keys', 'issue', account.id, '--test'])
     expect(test).toEqual({ id: expect.any(String), apiKey: expect.stringMatching(/^lk_test_/), mode: 'test' })
@@ -156,7 +160,7 @@ describe('keys', () => {
     expect(table).toMatch(/^apiKey +lk_live_/m)
   })
 
-  it('revoke stops a key at once: no output with --json (the API answers 204), a line without', async () => {
+  it('revoke stops a key at once: no output with --json (the API answers 204), a line without', async ({ gateway: app, cli, cliJson, cliTable }) => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Revocada'])
     const first = await cliJson<{ id: string; apiKey: string }>(['keys', 'issue', account.id])
     const revoked = await cli(['keys', 'revoke', first.id, '--json'])
@@ -168,13 +172,58 @@ describe('keys', () => {
     expect(await app.apiKeyAuth.identify(account.apiKey)).not.toBeNull()
   })
 
-  it('revoke of an unknown key exits 1 with the API’s message', async () => {
+  it('find lists the keys a leaked key names, with their account; revoke takes the leaked key itself', async ({
+    gateway: app,
+    cliJson,
+    cliTable,
+    cliFails,
+  }) => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Filtrada'])
+    const other = await cliJson<{ id: string; apiKey: string }>(['keys', 'issue', account.id])
+    const found = await cliJson<{ data: Array<{ id: string; accountId: string; accountName: string; revokedAt: string | null }> }>([
+      'keys',
+      'find',
+      account.apiKey,
+    ])
+    expect(found.data).toEqual([expect.objectContaining({ accountId: account.id, accountName: 'Filtrada', revokedAt: null })])
+    expect(await cliTable(['keys', 'find', account.apiKey.slice(0, 14)])).toMatch(
+      row(found.data[0]!.id, account.apiKey.slice(0, 14), 'live', account.id, 'Filtrada'),
+    )
+
+    const id = found.data[0]!.id
+    expect(await cliTable(['keys', 'revoke', account.apiKey])).toBe(`API key revocada: ${id} (${account.apiKey.slice(0, 14)}…), de Filtrada (${account.id}).\n`)
+    expect(await app.apiKeyAuth.identify(account.apiKey)).toBeNull()
+    expect(await app.apiKeyAuth.identify(other.apiKey)).not.toBeNull()
+    // Once revoked, the same key names no live key.
+    await cliFails(['keys', 'revoke', account.apiKey], 1, `Ninguna API key sin revocar empieza por ${account.apiKey.slice(0, 14)}.`)
+    await cliFails(['keys', 'find', 'lk_live_'], 1, "Error 400: El parámetro 'prefix' debe ser el principio visible de una API key")
+    await cliFails(['keys', 'revoke', account.apiKey.slice(0, 12)], 1, 'Para revocar por la key hacen falta sus 14 primeros caracteres')
+  })
+
+  it('revoke by a start two live keys share refuses, listing them, and revokes neither', async ({ gateway: app, cliJson, cliFails }) => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Gemelas'])
+    // Another key whose visible start is the same (a coincidence the random part makes rare, not impossible).
+    const [twin] = await app.db
+      .insert(apiKeys)
+      .values({ accountId: account.id, keyHash: 'f'.repeat(64), displayPrefix: account.apiKey.slice(0, 14) })
+      .returning({ id: apiKeys.id })
+    await cliFails(
+      ['keys', 'revoke', account.apiKey.slice(0, 14)],
+      1,
+      `Varias API keys sin revocar empiezan por ${account.apiKey.slice(0, 14)}: revoca una por su id.`,
+    )
+    expect(await app.apiKeyAuth.identify(account.apiKey)).not.toBeNull()
+    const [row] = await app.db.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.id, twin!.id))
+    expect(row?.revokedAt).toBeNull()
+  })
+
+  it('revoke of an unknown key exits 1 with the API’s message', async ({ cliFails }) => {
     await cliFails(['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], 1, 'Error 404: La API key no existe')
   })
 })
 
 describe('credits add', () => {
-  it('tops up, and takes credits away with a negative amount, each a ledger entry with its reason', async () => {
+  it('tops up, and takes credits away with a negative amount, each a ledger entry with its reason', async ({ gateway: app, cliJson, cliTable }) => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Saldo', '--credits', '10'])
     expect(await cliJson(['credits', 'add', account.id, '15', '--reason', 'pedido 881'])).toEqual({ balance: 25 })
     const table = await cliTable(['credits', 'add', account.id, '-5', '--reason', 'corrección'])
@@ -190,7 +239,7 @@ describe('credits add', () => {
     ])
   })
 
-  it('refuses what the API refuses with its Spanish message, and a non-number as a usage error; nothing moves', async () => {
+  it('refuses what the API refuses with its Spanish message, and a non-number as a usage error; nothing moves', async ({ cliJson, cliFails, apiText }) => {
     const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Sin saldo', '--credits', '4'])
     await cliFails(['credits', 'add', account.id, '-5'], 1, 'Error 409: No se pueden restar 5 créditos: el saldo de la cuenta es 4')
     await cliFails(['credits', 'add', account.id, '0'], 1, "Error 400: El campo 'amount' debe ser un número entero distinto de 0 (negativo para un ajuste)")
@@ -205,12 +254,7 @@ describe('credits add', () => {
 })
 
 describe('designs, senders, signatures and campaigns', () => {
-  let account: CreatedAccount
-  beforeAll(async () => {
-    account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Catálogo'])
-  })
-
-  it('designs add --kind picks the card or the envelope designs', async () => {
+  it('designs add --kind picks the card or the envelope designs', async ({ gateway: app, cliJson, cliTable, account }) => {
     const card = await cliJson<{ id: string; name: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Tarjeta navidad'])
     // Without the product's options, the API's defaults: an A6 printed on blank stock.
     expect(card).toEqual({
@@ -233,7 +277,7 @@ describe('designs, senders, signatures and campaigns', () => {
     ])
   })
 
-  it('designs add refuses a kind other than card or envelope, and a missing --kind, as usage errors', async () => {
+  it('designs add refuses a kind other than card or envelope, and a missing --kind, as usage errors', async ({ cliFails, account }) => {
     await cliFails(
       ['designs', 'add', account.id, '--kind', 'sobre', '--name', 'X'],
       2,
@@ -242,7 +286,7 @@ describe('designs, senders, signatures and campaigns', () => {
     await cliFails(['designs', 'add', account.id, '--name', 'X'], 2, "error: required option '--kind <kind>' not specified")
   })
 
-  it('senders add and signatures add, as JSON or a table', async () => {
+  it('senders add and signatures add, as JSON or a table', async ({ cliJson, cliTable, account }) => {
     expect(await cliJson(['senders', 'add', account.id, '--name', 'Lucía de Papelería Luna'])).toEqual({
       id: expect.any(String),
       name: 'Lucía de Papelería Luna',
@@ -253,7 +297,7 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(await cliTable(['signatures', 'add', account.id, '--name', 'Firma negra'])).toMatch(row('name', 'Firma negra'))
   })
 
-  it('designs add takes the product: format, production, stock code and, for an envelope, the paper colour', async () => {
+  it('designs add takes the product: format, production, stock code and, for an envelope, the paper colour', async ({ cliJson, cliTable, account }) => {
     const card = await cliJson([
       'designs',
       'add',
@@ -305,7 +349,10 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(await cliTable(['designs', 'add', account.id, '--kind', 'card', '--name', '5x7', '--format', '5x7'])).toMatch(row('size', '177,8 × 127 mm'))
   })
 
-  it('designs add refuses what the API refuses with its Spanish message, and the other kind’s options before sending anything', async () => {
+  it('designs add refuses what the API refuses with its Spanish message, and the other kind’s options before sending anything', async ({
+    cliFails,
+    account,
+  }) => {
     await cliFails(
       ['designs', 'add', account.id, '--kind', 'card', '--name', 'X', '--format', 'C6'],
       1,
@@ -342,7 +389,7 @@ describe('designs, senders, signatures and campaigns', () => {
     )
   })
 
-  it('designs update changes only what it is given, and --no-stock-code / --no-paper-color clear', async () => {
+  it('designs update changes only what it is given, and --no-stock-code / --no-paper-color clear', async ({ cliJson, cliTable, cliFails, account }) => {
     const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Por cambiar', '--format', 'A5'])
     expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--name', 'Cambiada'])).toMatchObject({
       id: card.id,
@@ -377,7 +424,7 @@ describe('designs, senders, signatures and campaigns', () => {
     )
   })
 
-  it('designs artwork uploads the file as it is, typed by its extension, a new version each time', async () => {
+  it('designs artwork uploads the file as it is, typed by its extension, a new version each time', async ({ cliJson, cliTable, account }) => {
     const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Con arte'])
     const svg = Buffer.from(cardSvg('A6'))
     const svgFile = join(scratch, 'frente.svg')
@@ -406,7 +453,11 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(await cliTable(['designs', 'artwork', account.id, envelope.id, logoSvgFile, '--kind', 'envelope'])).toMatch(/^artwork +v2 image\/svg\+xml \d+ B$/m)
   })
 
-  it('designs artwork refuses a file of another type, missing or too large before sending it, and says what the API refuses', async () => {
+  it('designs artwork refuses a file of another type, missing or too large before sending it, and says what the API refuses', async ({
+    cliJson,
+    cliFails,
+    account,
+  }) => {
     const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Sin arte'])
     const nobody = { LETTERS_URL: `http://127.0.0.1:${await freePort()}` }
     const jpeg = join(scratch, 'foto.jpg')
@@ -439,7 +490,7 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--name', 'Sigue sin arte'])).toMatchObject({ artwork: null })
   })
 
-  it('senders add and update take a return address, checked and normalized by the API', async () => {
+  it('senders add and update take a return address, checked and normalized by the API', async ({ cliJson, cliTable, cliFails, account }) => {
     const address = [
       '--return-name',
       'Papelería Luna',
@@ -507,7 +558,7 @@ describe('designs, senders, signatures and campaigns', () => {
     await cliFails(['senders', 'update', account.id, '00000000-0000-4000-8000-000000000000', '--name', 'X'], 1, 'Error 404: El remitente no existe')
   })
 
-  it('signatures artwork uploads an SVG of paths or a PNG, and refuses a PDF before sending it', async () => {
+  it('signatures artwork uploads an SVG of paths or a PNG, and refuses a PDF before sending it', async ({ cliJson, cliTable, cliFails, account }) => {
     const signature = await cliJson<{ id: string }>(['signatures', 'add', account.id, '--name', 'Firma de Ana'])
     const svgFile = join(scratch, 'firma.svg')
     await writeFile(svgFile, signatureSvg)
@@ -539,7 +590,7 @@ describe('designs, senders, signatures and campaigns', () => {
     await cliFails(['signatures', 'artwork', account.id, '00000000-0000-4000-8000-000000000000', svgFile], 1, 'Error 404: La firma no existe')
   })
 
-  it('campaigns add reads the body from the file, as JSON or a table', async () => {
+  it('campaigns add reads the body from the file, as JSON or a table', async ({ cliJson, cliTable, account }) => {
     const [cardDesign, envelopeDesign, sender] = await Promise.all([
       cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'T']),
       cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'S']),
@@ -565,7 +616,7 @@ describe('designs, senders, signatures and campaigns', () => {
     expect(table).toMatch(row('nombre', 40, 'amigo', 'Lucía'))
   })
 
-  it('campaigns add says what is wrong with a missing file, bad JSON or a body the API refuses', async () => {
+  it('campaigns add says what is wrong with a missing file, bad JSON or a body the API refuses', async ({ cliFails, account }) => {
     const missing = join(scratch, 'no-existe.json')
     await cliFails(['campaigns', 'add', account.id, '--file', missing], 1, `No existe el fichero '${missing}'`)
     const broken = join(scratch, 'rota.json')
@@ -580,13 +631,8 @@ describe('designs, senders, signatures and campaigns', () => {
 })
 
 describe('letters', () => {
-  let owner: Awaited<ReturnType<typeof adminAccount>>
-  beforeAll(async () => {
-    owner = await adminAccount(app, 100)
-  })
-
   /** A letter sent through the public API, put in `status` by hand (no worker runs here). */
-  async function letterIn(status: 'received' | 'printed' | 'failed') {
+  async function letterIn(app: App, owner: Account, status: 'received' | 'printed' | 'failed') {
     const response = await app.inject({
       method: 'POST',
       url: '/single',
@@ -610,8 +656,8 @@ describe('letters', () => {
     return id
   }
 
-  it('show prints any account’s letter, as the API’s JSON or as tables with its history', async () => {
-    const id = await letterIn('received')
+  it('show prints any account’s letter, as the API’s JSON or as tables with its history', async ({ gateway: app, cli, cliTable, apiText, account: owner }) => {
+    const id = await letterIn(app, owner, 'received')
     const json = await cli(['letters', 'show', id, '--json'])
     expect(json.stdout).toBe(`${await apiText(`/admin/cards/${id}`)}\n`)
     const table = await cliTable(['letters', 'show', id])
@@ -621,20 +667,28 @@ describe('letters', () => {
     expect(table).toMatch(row('status', 'at', 'detail'))
   })
 
-  it('show of an unknown letter exits 1 with the API’s message', async () => {
+  it('show of an unknown letter exits 1 with the API’s message', async ({ cliFails }) => {
     await cliFails(['letters', 'show', '00000000-0000-4000-8000-000000000000'], 1, 'Error 404: La carta no existe')
   })
 
-  it('mailed marks a printed letter mailed, and a second time says why not', async () => {
-    const id = await letterIn('printed')
+  it('mailed marks a printed letter mailed, and a second time says why not', async ({ gateway: app, cliJson, cliTable, cliFails, account: owner }) => {
+    const id = await letterIn(app, owner, 'printed')
     expect(await cliJson(['letters', 'mailed', id])).toMatchObject({ id, status: 'mailed' })
     await cliFails(['letters', 'mailed', id], 1, 'Error 409: La carta ya se marcó como enviada el ')
-    const other = await letterIn('printed')
+    const other = await letterIn(app, owner, 'printed')
     expect(await cliTable(['letters', 'mailed', other])).toMatch(row('status', 'mailed'))
   })
 
-  it('stuck lists the letters that need ops, and retry sends a failed one back to production once', async () => {
-    const failed = await letterIn('failed')
+  it('stuck lists the letters that need ops, and retry sends a failed one back to production once', async ({
+    gateway: app,
+    cli,
+    cliJson,
+    cliTable,
+    cliFails,
+    apiText,
+    account: owner,
+  }) => {
+    const failed = await letterIn(app, owner, 'failed')
     const stuck = await cli(['letters', 'stuck', '--json'])
     // The API's JSON as it is (one line), but for the age, which grows between the two reads.
     const list = JSON.parse(stuck.stdout) as { data: Array<{ id: string; stuckForSeconds: number }> }
@@ -652,52 +706,52 @@ describe('letters', () => {
     )
     expect(await cliTable(['letters', 'stuck'])).not.toContain(failed)
 
-    const another = await letterIn('failed')
+    const another = await letterIn(app, owner, 'failed')
     const table = await cliTable(['letters', 'retry', another])
     expect(table).toMatch(row('status', 'ready_for_print'))
     expect(table).toMatch(/^ready_for_print +\S+ +Reintento de producción pedido por operaciones$/m)
   })
 
-  it('stuck says so when no letter is stuck', async () => {
+  it('stuck says so when no letter is stuck', async ({ gateway: app, cliTable }) => {
     await app.db.execute(sql`UPDATE letters SET status = 'mailed' WHERE status = 'failed'`)
     expect(await cliTable(['letters', 'stuck'])).toBe('No hay cartas atascadas.\n')
   })
 })
 
 describe('errors', () => {
-  it('an unknown account: the API’s Spanish message on stderr, exit 1', async () => {
+  it('an unknown account: the API’s Spanish message on stderr, exit 1', async ({ cliFails }) => {
     await cliFails(['accounts', 'show', '00000000-0000-4000-8000-000000000000'], 1, /^Error 404: La cuenta no existe\n$/)
     await cliFails(['credits', 'add', '00000000-0000-4000-8000-000000000000', '5', '--json'], 1, /^Error 404: La cuenta no existe\n$/)
   })
 
-  it('a wrong token: the API’s 401 message, exit 1', async () => {
+  it('a wrong token: the API’s 401 message, exit 1', async ({ cliFails }) => {
     await cliFails(['accounts', 'list'], 1, /^Error 401: El token de administración no es válido o no se ha enviado/, {
       ADMIN_TOKEN: 'otro-token-cualquiera-123',
     })
   })
 
-  it('no ADMIN_TOKEN: says to export it, exit 1, without calling the gateway', async () => {
+  it('no ADMIN_TOKEN: says to export it, exit 1, without calling the gateway', async ({ cliFails }) => {
     await cliFails(['accounts', 'list'], 1, /^Falta ADMIN_TOKEN: exporta el token de administración del gateway/, { ADMIN_TOKEN: undefined })
   })
 
-  it('the gateway down: says it cannot reach it and where, exit 1', async () => {
+  it('the gateway down: says it cannot reach it and where, exit 1', async ({ cliFails }) => {
     const nobody = `http://127.0.0.1:${await freePort()}`
     await cliFails(['accounts', 'list'], 1, `No se puede conectar con el gateway en ${nobody} (ECONNREFUSED): ¿está en marcha? Revisa LETTERS_URL`, {
       LETTERS_URL: nobody,
     })
   })
 
-  it('a LETTERS_URL that is not an http(s) URL', async () => {
+  it('a LETTERS_URL that is not an http(s) URL', async ({ cliFails }) => {
     await cliFails(['accounts', 'list'], 1, "LETTERS_URL debe empezar por http:// o https://: 'gateway:3000'", { LETTERS_URL: 'gateway:3000' })
     await cliFails(['accounts', 'list'], 1, "LETTERS_URL no es una URL válida: 'no es una url'", { LETTERS_URL: 'no es una url' })
   })
 
-  it('an unknown command is a usage error, exit 2', async () => {
+  it('an unknown command is a usage error, exit 2', async ({ cliFails }) => {
     await cliFails(['accounts', 'borrar'], 2, "error: unknown command 'borrar'")
     await cliFails([], 2, /Usage: admin \[options\] \[command\]/)
   })
 
-  it('the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only', async () => {
+  it('the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only', async ({ run }) => {
     const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
     const listed = await entry(['accounts', 'list', '--json'])
     expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' })
@@ -717,7 +771,7 @@ describe('errors', () => {
 })
 
 describe('--help', () => {
-  it('lists the commands, without needing a token', async () => {
+  it('lists the commands, without needing a token', async ({ cli }) => {
     const result = await cli(['--help'], { ADMIN_TOKEN: undefined })
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^Usage: admin \[options\] \[command\]/)
@@ -725,7 +779,7 @@ describe('--help', () => {
       expect(result.stdout).toMatch(new RegExp(`^  ${group} `, 'm'))
   })
 
-  it.each([
+  it.for<[string[], string[]]>([
     [
       ['accounts', '--help'],
       ['create [options]', 'show [options] <account>', 'list [options]'],
@@ -778,7 +832,7 @@ describe('--help', () => {
       ['help', 'letters'],
       ['show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>'],
     ],
-  ])('%j shows its usage', async (args, expected) => {
+  ])('%j shows its usage', async ([args, expected], { cli }) => {
     const result = await cli(args, { ADMIN_TOKEN: undefined })
     expect(result.code, result.stderr).toBe(0)
     for (const text of expected) expect(result.stdout).toContain(text)

@@ -18,11 +18,14 @@ const EnvSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/letters' }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]*$' })),
+  DATABASE_POOL_MAX: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '10' }),
+  DATABASE_STARTUP_WAIT_MS: Type.String({ pattern: '^[0-9]+$', default: '120000' }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.String({ pattern: '^[0-9]{1,5}$', default: '3000' }),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   FLOOR_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '150' }),
   RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
@@ -88,6 +91,13 @@ export interface Config {
   databaseUrl: string
   /** Longest one SQL statement may run (lock waits included); always within the time a request has to be decided (requestBudget). */
   databaseStatementTimeoutMs: number
+  /**
+   * Connections in this process's pool. Every replica of every process holds up to this many:
+   * their sum must stay under Postgres' max_connections, less a reserve (docs/operations.md).
+   */
+  databasePoolMax: number
+  /** How long a process keeps trying to reach Postgres at start (refused, too many clients, starting up) before it gives up. */
+  databaseStartupWaitMs: number
   redisUrl: string
   host: string
   port: number
@@ -95,6 +105,8 @@ export interface Config {
   adminToken: string | undefined
   /** Opens the floor's page and scanner (/floor) and nothing else; absent: /floor answers 404. */
   floorToken: string | undefined
+  /** Opens every /metrics (the gateway's and each worker's) and nothing else. Absent: the gateway's takes the admin token, a worker's is open. */
+  metricsToken: string | undefined
   rateLimit: { max: number; windowMs: number }
   logLevel: LogLevel
   queuePrefix: string
@@ -183,11 +195,14 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   NODE_ENV: 'must be a string',
   DATABASE_URL: 'must be a postgres:// URL',
   DATABASE_STATEMENT_TIMEOUT_MS: 'must be a positive integer of milliseconds',
+  DATABASE_POOL_MAX: "must be an integer from 1 to 9999 (connections in each process's pool)",
+  DATABASE_STARTUP_WAIT_MS: 'must be a non-negative integer of milliseconds',
   REDIS_URL: 'must be a redis:// or rediss:// URL',
   HOST: 'must not be empty',
   PORT: 'must be a port number (1-65535)',
   ADMIN_TOKEN: 'must be at least 16 characters long',
   FLOOR_TOKEN: 'must be at least 16 characters long',
+  METRICS_TOKEN: 'must be at least 16 characters long',
   RATE_LIMIT_MAX: 'must be a positive integer',
   RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
   LOG_LEVEL: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -269,6 +284,12 @@ function isAddressOrRange(entry: string): boolean {
   return !ADDRESS_SPACES.some(([first, last]) => trusts(first, 0) && trusts(last, 0))
 }
 
+/** A host only this machine reaches: a loopback address or `localhost`. */
+function isLoopback(host: string): boolean {
+  if (host === 'localhost' || host === '::1') return true
+  return isIP(host) === 4 && host.startsWith('127.')
+}
+
 /** TRUST_PROXY's entries; an entry that is neither an address nor a range stops the start, named. */
 function trustedProxies(value: string | undefined): string[] {
   if (value === undefined) return []
@@ -317,24 +338,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `DATABASE_STATEMENT_TIMEOUT_MS=${statementTimeoutMs}: must not exceed ${statementBudgetMs} ms, half the ${budget.decideWithinMs} ms a request has to be decided in with HTTP_REQUEST_TIMEOUT_MS=${vars.HTTP_REQUEST_TIMEOUT_MS}, or a transaction could outlast its request's answer (lower it, or raise HTTP_REQUEST_TIMEOUT_MS)`,
     )
   }
-  // The floor's token opens only /floor: were it the admin token, the floor could do everything. Its value is not printed.
+  // The floor's and the metrics' tokens open one thing each: were one of them the admin token, its
+  // holder could do everything. Their values are not printed.
   if (vars.FLOOR_TOKEN !== undefined && vars.FLOOR_TOKEN === vars.ADMIN_TOKEN) {
     throw new ConfigError('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
+  }
+  if (vars.METRICS_TOKEN !== undefined && (vars.METRICS_TOKEN === vars.ADMIN_TOKEN || vars.METRICS_TOKEN === vars.FLOOR_TOKEN)) {
+    throw new ConfigError('METRICS_TOKEN: must differ from ADMIN_TOKEN and FLOOR_TOKEN (the metrics token opens only /metrics)')
+  }
+  // postgres.js would not read a pool size from the URL: one written there would be silently ignored.
+  if (new URL(vars.DATABASE_URL).searchParams.has('max')) {
+    throw new ConfigError('DATABASE_URL: its ?max= is not read; set the pool size with DATABASE_POOL_MAX')
   }
 
   return {
     nodeEnv: vars.NODE_ENV,
     databaseUrl: vars.DATABASE_URL,
     databaseStatementTimeoutMs: statementTimeoutMs,
+    databasePoolMax: Number(vars.DATABASE_POOL_MAX),
+    databaseStartupWaitMs: Number(vars.DATABASE_STARTUP_WAIT_MS),
     redisUrl: vars.REDIS_URL,
     host: vars.HOST,
     port,
     adminToken: vars.ADMIN_TOKEN,
     floorToken: vars.FLOOR_TOKEN,
+    metricsToken: vars.METRICS_TOKEN,
     rateLimit: { max: Number(vars.RATE_LIMIT_MAX), windowMs: Number(vars.RATE_LIMIT_WINDOW_MS) },
     logLevel: vars.LOG_LEVEL,
     queuePrefix: vars.QUEUE_PREFIX,
-    seedDemo: vars.SEED_DEMO === undefined ? vars.NODE_ENV !== 'production' : vars.SEED_DEMO === 'true',
+    // The demo key is printed to the log: by default only where nobody else can reach the service.
+    seedDemo: vars.SEED_DEMO === undefined ? vars.NODE_ENV !== 'production' && isLoopback(vars.HOST) : vars.SEED_DEMO === 'true',
     letterCosts: { byCountry, otherwise },
     artifactsDir: resolve(vars.ARTIFACTS_DIR),
     spoolDir: resolve(vars.SPOOL_DIR),

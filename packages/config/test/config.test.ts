@@ -8,11 +8,14 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/letters',
       databaseStatementTimeoutMs: 10_000,
+      databasePoolMax: 10,
+      databaseStartupWaitMs: 120_000,
       redisUrl: 'redis://127.0.0.1:6379',
       host: '127.0.0.1',
       port: 3000,
       adminToken: undefined,
       floorToken: undefined,
+      metricsToken: undefined,
       rateLimit: { max: 150, windowMs: 5000 },
       logLevel: 'info',
       queuePrefix: 'letters',
@@ -141,6 +144,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).seedDemo).toBe(false)
     expect(loadConfig({ NODE_ENV: 'production', SEED_DEMO: 'true' }).seedDemo).toBe(true)
     expect(loadConfig({ SEED_DEMO: 'false' }).seedDemo).toBe(false)
+    // Reachable from elsewhere, the demo account (whose key goes to the log) waits to be asked for.
+    for (const host of ['0.0.0.0', '::', '10.0.0.5']) {
+      expect(loadConfig({ HOST: host }).seedDemo, host).toBe(false)
+      expect(loadConfig({ HOST: host, SEED_DEMO: 'true' }).seedDemo, host).toBe(true)
+    }
+    for (const host of ['127.0.0.1', '127.0.1.1', '::1', 'localhost']) expect(loadConfig({ HOST: host }).seedDemo, host).toBe(true)
   })
 
   it('reads numbers and the admin token', () => {
@@ -158,6 +167,22 @@ describe('loadConfig', () => {
     const same = () => loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', FLOOR_TOKEN: 'a-very-long-admin-token' })
     expect(same).toThrow('FLOOR_TOKEN: must differ from ADMIN_TOKEN (the floor token opens only /floor)')
     expect(same).not.toThrow('a-very-long-admin-token')
+  })
+
+  it('reads the pool size per process, and refuses a ?max= in DATABASE_URL that the driver would silently ignore', () => {
+    expect(loadConfig({ DATABASE_POOL_MAX: '4', DATABASE_STARTUP_WAIT_MS: '0' })).toMatchObject({ databasePoolMax: 4, databaseStartupWaitMs: 0 })
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@db:5432/letters?max=50' })).toThrow(
+      'DATABASE_URL: its ?max= is not read; set the pool size with DATABASE_POOL_MAX',
+    )
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@db:5432/letters?sslmode=require' }).databaseUrl).toBe('postgres://u@db:5432/letters?sslmode=require')
+  })
+
+  it('reads the metrics token apart from the admin and floor tokens, and refuses either of them as the metrics token', () => {
+    expect(loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', METRICS_TOKEN: 'a-very-long-metrics-token' }).metricsToken).toBe('a-very-long-metrics-token')
+    expect(() => loadConfig({ ADMIN_TOKEN: 'a-very-long-admin-token', METRICS_TOKEN: 'a-very-long-admin-token' })).toThrow(
+      'METRICS_TOKEN: must differ from ADMIN_TOKEN and FLOOR_TOKEN (the metrics token opens only /metrics)',
+    )
+    expect(() => loadConfig({ FLOOR_TOKEN: 'a-very-long-floor-token', METRICS_TOKEN: 'a-very-long-floor-token' })).toThrow('METRICS_TOKEN: must differ')
   })
 
   it('reads the hardening settings: reconciler, HTTP limits, proofs, auth throttle, metrics port', () => {
@@ -266,6 +291,10 @@ describe('loadConfig', () => {
     ['AUTH_FAILURES_MAX', '1e3', 'AUTH_FAILURES_MAX=1e3: must be a positive integer'],
     ['INTAKE_CONCURRENT_BATCHES', '0', 'INTAKE_CONCURRENT_BATCHES=0: must be an integer from 1 to 99'],
     ['METRICS_PORT', '99999', 'METRICS_PORT=99999: must be a port number (1-65535)'],
+    ['DATABASE_POOL_MAX', '0', "DATABASE_POOL_MAX=0: must be an integer from 1 to 9999 (connections in each process's pool)"],
+    ['DATABASE_POOL_MAX', '10000', 'DATABASE_POOL_MAX=10000: must be an integer from 1 to 9999'],
+    ['DATABASE_STARTUP_WAIT_MS', '2m', 'DATABASE_STARTUP_WAIT_MS=2m: must be a non-negative integer of milliseconds'],
+    ['METRICS_TOKEN', 'short', 'METRICS_TOKEN=short: must be at least 16 characters long'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '10s', 'DATABASE_STATEMENT_TIMEOUT_MS=10s: must be a positive integer of milliseconds'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)

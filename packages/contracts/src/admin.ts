@@ -44,6 +44,37 @@ export type IssueApiKeyBody = Static<typeof IssueApiKeyBody>
 export const CreatedApiKey = Type.Object({ id: Type.String({ format: 'uuid' }), apiKey: Type.String(), mode: ApiKeyMode })
 export type CreatedApiKey = Static<typeof CreatedApiKey>
 
+/**
+ * GET /admin/api-keys?prefix=: the keys whose visible start (its first 14 characters, as a list
+ * shows them) begins with `prefix`. The CLI sends a leaked key's visible start, never the key.
+ */
+export const ApiKeySearchQuery = Type.Object(
+  {
+    // Never the whole key: a URL ends up in access logs. 14 characters are all a list shows.
+    prefix: Type.String({
+      pattern: '^lk_(live|test)_[A-Za-z0-9_-]{2,6}$',
+      errorMessage: "El parámetro 'prefix' debe ser el principio visible de una API key: lk_live_ o lk_test_ y de 2 a 6 caracteres más (nunca la key entera)",
+    }),
+  },
+  strict,
+)
+export type ApiKeySearchQuery = Static<typeof ApiKeySearchQuery>
+
+export const ApiKeyFound = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  accountId: Type.String({ format: 'uuid' }),
+  accountName: Type.String(),
+  mode: ApiKeyMode,
+  displayPrefix: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+})
+export type ApiKeyFound = Static<typeof ApiKeyFound>
+
+/** At most 20 keys, newest first. */
+export const ApiKeySearch = Type.Object({ data: Type.Array(ApiKeyFound) })
+export type ApiKeySearch = Static<typeof ApiKeySearch>
+
 export const CreditsBody = Type.Object(
   {
     amount: Type.Integer({
@@ -178,6 +209,16 @@ export const StuckLetterList = Page(
   }),
 )
 export type StuckLetterList = Static<typeof StuckLetterList>
+
+/** POST /admin/reconcile: what a reconciliation after a restore did. */
+export const Reconciled = Type.Object({
+  resumed: Type.Integer({ description: 'Letters whose job was lost and was queued again, each with an event.' }),
+  printedFromJournal: Type.Integer({
+    description: 'Letters the print journal had on paper, marked printed with an event instead of being printed again.',
+  }),
+  stuck: Type.Integer({ description: 'Letters that still need ops afterwards (GET /admin/stuck-letters).' }),
+})
+export type Reconciled = Static<typeof Reconciled>
 
 /** DELETE /admin/accounts/{id}/personal-data: what became of the account's letters (both modes). */
 export const PersonalDataErased = Type.Object({

@@ -7,10 +7,18 @@ export const SQLSTATE = {
   uniqueViolation: '23505',
   checkViolation: '23514',
   duplicateDatabase: '42P04',
+  /** The database named in the connection does not exist. */
+  invalidCatalogName: '3D000',
   /** A statement timeout (or a cancel). */
   queryCanceled: '57014',
   /** A lock timeout, or NOWAIT/SKIP LOCKED refused. */
   lockNotAvailable: '55P03',
+  /** Two sessions each waited for the other's lock; Postgres cancelled one. */
+  deadlockDetected: '40P01',
+  /** Every connection slot of the server is taken ("sorry, too many clients already"). */
+  tooManyConnections: '53300',
+  /** The server is starting up or shutting down. */
+  cannotConnectNow: '57P03',
 } as const
 
 /** drizzle wraps the driver's errors: the SQLSTATE sits on the error or on its cause. */
@@ -25,10 +33,20 @@ const DRIVER_FRAME = /[\\/]node_modules[\\/]postgres[\\/]/
 
 /**
  * A connection that dropped or could not open: postgres.js's own codes, SQLSTATE class 08
- * (connection exception) and 57P01-57P03 (backend terminated, server shutting down or
- * starting), and the socket errors the driver passes on with the query they failed.
+ * (connection exception), 57P01-57P03 (backend terminated, server shutting down or starting),
+ * 53300 (every connection slot taken: the server refused to open one), and the socket errors the
+ * driver passes on with the query they failed.
  */
-const CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P02', '57P03'])
+const CONNECTION_CODES = new Set<string>([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  '57P01',
+  '57P02',
+  SQLSTATE.cannotConnectNow,
+  SQLSTATE.tooManyConnections,
+])
 const SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'])
 
 type ErrorLike = { code?: unknown; stack?: unknown; cause?: unknown }

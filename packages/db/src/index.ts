@@ -1,6 +1,18 @@
 export * as schema from './schema.js'
 export * from './schema.js'
 export { createDb, closeDb, type Db, type Tx, type Executor, type DbOptions } from './client.js'
-export { prepareDatabase, ensureDatabase, dropDatabase } from './migrate.js'
+export {
+  prepareDatabase,
+  ensureDatabase,
+  dropDatabase,
+  requireSchema,
+  schemaStatus,
+  checkSchema,
+  knownMigrations,
+  requiredMigration,
+  SchemaMismatch,
+  type SchemaStatus,
+  type MigrateOptions,
+} from './migrate.js'
 export { isConnectionError, isDriverError, sqlState, SQLSTATE } from './errors.js'
 export { enqueue, outboxTargetSql, type OutboxJob } from './outbox.js'

@@ -18,6 +18,7 @@ import {
   type VerifiedAddress,
 } from '@letters/contracts'
 import {
+  bigint,
   bigserial,
   boolean,
   check,
@@ -281,6 +282,21 @@ export const letters = pgTable(
     index('letters_artifacts_pending_idx')
       .on(table.personalDataErasedAt)
       .where(sql`personal_data_erased_at IS NOT NULL AND artifacts_removed_at IS NULL`),
+    // A key's list of one campaign's letters, newest first: a campaign of a few letters in an
+    // account of many is read by its own entries, not by the account's.
+    index('letters_campaign_created_idx')
+      .on(table.accountId, table.livemode, table.campaignId, table.createdAt.desc(), table.id.desc())
+      .where(sql`campaign_id IS NOT NULL`),
+    // The floor's counts: only letters still on their way (a status with a move out of it, per
+    // @letters/letters' transition table), so they do not grow with every letter ever mailed.
+    index('letters_in_flight_idx')
+      .on(table.livemode, table.status)
+      .where(sql`status IN ('scheduled', 'received', 'ready_for_print', 'printing', 'printed', 'failed')`),
+    // The floor's count of letters to look at (the resumable statuses and failed), read from the
+    // index alone; their lists read letters_status_updated_idx in order.
+    index('letters_needs_look_idx')
+      .on(table.livemode, table.status, table.updatedAt)
+      .where(sql`status IN ('received', 'ready_for_print', 'printing', 'failed')`),
   ],
 )
 
@@ -355,6 +371,10 @@ export const printBatches = pgTable(
       .on(table.cardStock, table.envelopeStock)
       .where(sql`status = 'open'`),
     index('print_batches_status_idx').on(table.status, table.openedAt),
+    // The floor's recent batches, the last closed first: the first few in index order, not every batch sorted.
+    index('print_batches_recent_idx')
+      .on(sql`${table.closedAt} DESC NULLS LAST`, table.id)
+      .where(sql`status <> 'open'`),
     // The eraser's look, a bounded stretch each round in id order, for handed batches whose letters
     // are all erased but whose files are still there (their removal failed, or never ran).
     index('print_batches_artifacts_pending_idx')
@@ -450,6 +470,10 @@ export const outbox = pgTable(
       .where(sql`sent_at IS NULL`),
     // The reconciler finds a letter's latest job by the letter's id.
     index('outbox_letter_idx').on(sql`(${table.payload} ->> 'letterId')`, table.queue, table.createdAt),
+    // The history retention's trim of rows done long ago, oldest first.
+    index('outbox_sent_idx')
+      .on(table.sentAt)
+      .where(sql`sent_at IS NOT NULL`),
   ],
 )
 
@@ -485,6 +509,11 @@ export const webhookEndpoints = pgTable(
     /** Set once its last 50 events all failed: it gets nothing more. */
     disabled: boolean('disabled').notNull().default(false),
     createdAt: createdAt(),
+    /**
+     * Set when the client deleted it (it is disabled too): gone from the API at once, its
+     * events and attempts removed afterwards in batches by the history retention, then the row.
+     */
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
   (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.livemode, table.createdAt)],
 )
@@ -521,7 +550,13 @@ export const webhookEvents = pgTable(
     leaseId: uuid('lease_id'),
   },
   (table) => [
-    index('webhook_events_endpoint_idx').on(table.endpointId, table.finishedAt),
+    // An endpoint's events, finished last first: its state rides along, so the check of its
+    // last finished events (all failed: disable it) reads the index alone, however long its history.
+    index('webhook_events_endpoint_state_idx').on(table.endpointId, table.finishedAt, table.state),
+    // The history retention's trim of deliveries finished long ago, oldest first.
+    index('webhook_events_finished_idx')
+      .on(table.finishedAt)
+      .where(sql`state <> 'pending'`),
     // Admission: each endpoint's pending events, the one due longest ago first, and the few holding a slot.
     index('webhook_events_due_idx')
       .on(table.endpointId, sql`coalesce(${table.nextAttemptAt}, ${table.createdAt})`, table.id)
@@ -585,5 +620,53 @@ export const webhookAttempts = pgTable(
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
     outcome: text('outcome', { enum: ['delivered', 'retrying', 'failed'] }).notNull(),
   },
-  (table) => [index('webhook_attempts_endpoint_idx').on(table.endpointId, table.id.desc())],
+  (table) => [
+    index('webhook_attempts_endpoint_idx').on(table.endpointId, table.id.desc()),
+    // Deleting an endpoint's events cascades here: without it, one scan of the table per event.
+    index('webhook_attempts_event_idx').on(table.eventId),
+  ],
 )
+
+/**
+ * One row: the oldest migration a process may have been written against and still run on this
+ * schema. An expanding migration leaves it; one that drops what an older release used raises it,
+ * so that a process of that release refuses to start instead of failing on the missing column.
+ */
+export const schemaCompatibility = pgTable(
+  'schema_compatibility',
+  {
+    singleton: boolean('singleton').primaryKey().default(true),
+    oldestCodeMigration: text('oldest_code_migration').notNull(),
+  },
+  (table) => [check('schema_compatibility_one_row', sql`${table.singleton}`)],
+)
+
+/**
+ * One row: a count every reconciler round raises, and copies to the artifact store after it
+ * commits. The store's copy can only be ahead of this one when the database went back in time
+ * (restored from a backup, or a replica promoted that had not caught up).
+ */
+export const restoreWatermark = pgTable(
+  'restore_watermark',
+  {
+    singleton: boolean('singleton').primaryKey().default(true),
+    counter: bigint('counter', { mode: 'number' }).notNull(),
+  },
+  (table) => [check('restore_watermark_one_row', sql`${table.singleton}`)],
+)
+
+/**
+ * Each time the database was found restored (the watermark behind the artifact store's copy, or
+ * ops said so with `letters reconcile`). A letter waiting for a job since before the latest one
+ * not yet reconciled counts as stuck at once: its job may have been lost with the restore.
+ */
+export const databaseRestores = pgTable('database_restores', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  detectedAt: timestamp('detected_at', { withTimezone: true }).notNull().defaultNow(),
+  /** When a reconciliation over every letter left waiting by it finished. */
+  reconciledAt: timestamp('reconciled_at', { withTimezone: true }),
+  /** `watermark` (found by the reconciler) or `ops` (`letters reconcile`). */
+  source: text('source', { enum: ['watermark', 'ops'] }).notNull(),
+  databaseCounter: bigint('database_counter', { mode: 'number' }),
+  journalCounter: bigint('journal_counter', { mode: 'number' }),
+})

@@ -1,13 +1,15 @@
+import { execFile } from 'node:child_process'
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { drizzle } from 'drizzle-orm/postgres-js'
 import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import { testConfig } from '@letters/test/support/context'
-import { dropDatabase, ensureDatabase, prepareDatabase } from '../src/index.js'
+import { dropDatabase, ensureDatabase, knownMigrations, prepareDatabase } from '../src/index.js'
 
 /** A database of its own, named after `label`, on the tests' server. */
 const freshUrl = (label: string) =>
@@ -37,9 +39,44 @@ describe('prepareDatabase', () => {
       const [row] = await sql<
         Array<{ tables: number }>
       >`SELECT count(*)::int AS tables FROM information_schema.tables WHERE table_name IN ('letters', 'outbox', 'ledger_entries')`
+      // Each migration applied and recorded once, whichever run took the lock.
+      const recorded = await sql<
+        Array<{ createdAt: string; n: number }>
+      >`SELECT created_at::text AS "createdAt", count(*)::int AS n FROM drizzle.__drizzle_migrations GROUP BY 1`
       await sql.end()
       expect(row?.tables).toBe(3)
+      expect(recorded.map((migration) => migration.n)).toEqual(knownMigrations().map(() => 1))
+      expect(recorded.map((migration) => Number(migration.createdAt)).sort((a, b) => a - b)).toEqual(knownMigrations().map((migration) => migration.when))
     } finally {
+      await dropDatabase(url)
+    }
+  })
+})
+
+describe('a migration outside a transaction (an index built CONCURRENTLY)', () => {
+  it('builds the index, and builds it again when an interrupted run left it invalid', async () => {
+    const url = freshUrl('concurrently')
+    const sql = postgres(url, { max: 1, onnotice: () => {} })
+    const validity = async () =>
+      (
+        await sql<
+          Array<{ valid: boolean }>
+        >`SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'webhook_attempts_event_idx'`
+      ).map((row) => row.valid)
+    try {
+      await prepareDatabase(url)
+      expect(await validity()).toEqual([true])
+      // What a build cut short leaves: the index there but invalid, the migration not recorded.
+      const migration = knownMigrations().find((known) => known.tag === '0012_webhook_attempts_event_index')!
+      expect(migration.inTransaction).toBe(false)
+      await sql`UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'webhook_attempts_event_idx'::regclass`
+      await sql`DELETE FROM drizzle.__drizzle_migrations WHERE created_at = ${migration.when}`
+      expect(await validity()).toEqual([false])
+
+      expect(await prepareDatabase(url)).toEqual(['0012_webhook_attempts_event_index'])
+      expect(await validity()).toEqual([true])
+    } finally {
+      await sql.end()
       await dropDatabase(url)
     }
   })
@@ -89,6 +126,43 @@ describe('migration 0008 (webhook admission)', () => {
       await sql.end()
       await dropDatabase(url)
       await rm(before, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('squawk, the migration linter npm run lint runs', () => {
+  const repositoryRoot = fileURLToPath(new URL('../../..', import.meta.url))
+  const squawk = (args: string[]) =>
+    promisify(execFile)(join(repositoryRoot, 'node_modules/.bin/squawk'), args, { cwd: repositoryRoot }).then(
+      ({ stdout }) => ({ code: 0, out: stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, out: error.stdout }),
+    )
+
+  it('passes every migration since it came, and checks each new one', async () => {
+    const result = await squawk(['packages/db/migrations/*.sql'])
+    expect(result, result.out).toMatchObject({ code: 0 })
+    const linted = knownMigrations().filter((migration) => migration.when > knownMigrations().find((m) => m.tag === '0010_letter_status_check')!.when)
+    expect(result.out).toMatch(new RegExp(`Found 0 issues in ${linted.length} files`))
+  })
+
+  it.each([
+    ['an index built while writes wait', 'CREATE INDEX "letters_probe_idx" ON "letters" ("updated_at");', 'require-concurrent-index-creation'],
+    [
+      'a column whose volatile default rewrites the table',
+      'ALTER TABLE "letters" ADD COLUMN "probe" uuid DEFAULT gen_random_uuid();',
+      'adding-field-with-default',
+    ],
+    ['a column dropped at once', 'ALTER TABLE "letters" DROP COLUMN "code";', 'ban-drop-column'],
+    ['a check validated under the table lock', 'ALTER TABLE "letters" ADD CONSTRAINT "probe" CHECK (cost < 1000);', 'constraint-missing-not-valid'],
+  ])('refuses %s', async (_what, statement, rule) => {
+    const folder = await mkdtemp(join(tmpdir(), 'squawk-'))
+    try {
+      await writeFile(join(folder, '0099_probe.sql'), `${statement}\n`)
+      const result = await squawk(['--reporter', 'gcc', join(folder, '0099_probe.sql')])
+      expect(result.code).not.toBe(0)
+      expect(result.out).toContain(rule)
+    } finally {
+      await rm(folder, { recursive: true, force: true })
     }
   })
 })

@@ -1,26 +1,23 @@
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createConnection, createServer, type Socket } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { asc, eq, sql } from 'drizzle-orm'
 import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
-import { testConfig } from '@letters/test/support/context'
 import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
+import { it as base } from '@letters/test/support/fixtures'
 import { LetterIntake, RolledBackError, idempotencyLockName, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
 
-let db: Db
-/** A second pool, for what happens beside the intake: held locks, killed connections. */
-let other: Db
+const it = base
+  /** A second pool, for what happens beside the intake: held locks, killed connections. */
+  .extend('other', { scope: 'file' }, ({ databaseUrl }, { onCleanup }) => {
+    const other = createDb(databaseUrl, { max: 4 })
+    onCleanup(() => closeDb(other))
+    return other
+  })
 
-beforeAll(() => {
-  db = createDb(testConfig().databaseUrl, { max: 10 })
-  other = createDb(testConfig().databaseUrl, { max: 4 })
-})
-afterAll(async () => {
-  await closeDb(db)
-  await closeDb(other)
-})
+it.override({ databaseLabel: 'intake' })
 
 type Company = Awaited<ReturnType<typeof newCompanyData>>
 
@@ -42,7 +39,7 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
   }
 }
 
-async function customer(credits: number) {
+async function customer(db: Db, credits: number) {
   const account = await newAccount(db, { credits })
   return { account, company: await newCompanyData(db, account.id) }
 }
@@ -61,7 +58,7 @@ const keyed = (key: string, fingerprint = 'fp-1') => ({ idempotency: { key, fing
  * entries, each entry's balance_after continues the one before, and each letter has exactly one
  * charge of its cost, one first event and one address job.
  */
-async function expectConsistent(accountId: string) {
+async function expectConsistent(db: Db, accountId: string) {
   const [account] = await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
   const entries = await db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)).orderBy(asc(ledgerEntries.id))
   const stored = await db.select().from(letters).where(eq(letters.accountId, accountId))
@@ -90,12 +87,12 @@ async function expectConsistent(accountId: string) {
 }
 
 describe('storeOrders: charge and store a batch of letters', () => {
-  it('stores a letter with its charge, first event, address job and key answer', async () => {
-    const { account, company } = await customer(10)
+  it('stores a letter with its charge, first event, address job and key answer', async ({ database: db }) => {
+    const { account, company } = await customer(db, 10)
     const letter = draft(company)
     const [outcome] = await storeOrders(db, [{ accountId: account.id, livemode: true, letters: [letter], ...keyed('k-1') }])
     expect(outcome).toEqual({ outcome: 'stored', balanceAfter: 7 })
-    const state = await expectConsistent(account.id)
+    const state = await expectConsistent(db, account.id)
     expect(state.letters).toMatchObject([{ id: letter.id, status: 'received', cost: 3, message: letter.message, recipient: sampleRecipient }])
     expect(await db.select().from(letterEvents).where(eq(letterEvents.letterId, letter.id))).toMatchObject([{ status: 'received', detail: null }])
     expect(
@@ -108,8 +105,8 @@ describe('storeOrders: charge and store a batch of letters', () => {
     expect(key).toMatchObject({ key: 'k-1', requestHash: 'fp-1', responseStatus: 200, responseBody: { key: 'k-1' } })
   })
 
-  it('takes the orders of a batch one after another: each paid from what the ones before left, a refused one taking nothing', async () => {
-    const { account, company } = await customer(10)
+  it('takes the orders of a batch one after another: each paid from what the ones before left, a refused one taking nothing', async ({ database: db }) => {
+    const { account, company } = await customer(db, 10)
     const outcomes = await storeOrders(db, [
       order(account.id, company),
       order(account.id, company),
@@ -124,24 +121,24 @@ describe('storeOrders: charge and store a batch of letters', () => {
       { outcome: 'stored', balanceAfter: 1 },
       { outcome: 'unpaid', cost: 3, balance: 1 },
     ])
-    expect((await expectConsistent(account.id)).letters).toHaveLength(3)
+    expect((await expectConsistent(db, account.id)).letters).toHaveLength(3)
   })
 
-  it('stores an order of several letters whole or not at all', async () => {
-    const { account, company } = await customer(8)
+  it('stores an order of several letters whole or not at all', async ({ database: db }) => {
+    const { account, company } = await customer(db, 8)
     const three = { accountId: account.id, livemode: true, letters: [draft(company), draft(company), draft(company)] }
     const two = { accountId: account.id, livemode: true, letters: [draft(company), draft(company)] }
     expect(await storeOrders(db, [three, two])).toEqual([
       { outcome: 'unpaid', cost: 9, balance: 8 },
       { outcome: 'stored', balanceAfter: 2 },
     ])
-    const state = await expectConsistent(account.id)
+    const state = await expectConsistent(db, account.id)
     expect(state.letters.map((letter) => letter.id).sort()).toEqual(two.letters.map((letter) => letter.id).sort())
   })
 
-  it('refuses designs, senders and campaigns the account does not own or has paused, writing nothing for them', async () => {
-    const { account, company } = await customer(30)
-    const stranger = await customer(30)
+  it('refuses designs, senders and campaigns the account does not own or has paused, writing nothing for them', async ({ database: db }) => {
+    const { account, company } = await customer(db, 30)
+    const stranger = await customer(db, 30)
     const [paused] = await db
       .insert(campaigns)
       .values({ accountId: account.id, name: 'Pausada', active: false, message: 'Hola', ...company })
@@ -160,16 +157,16 @@ describe('storeOrders: charge and store a batch of letters', () => {
       { outcome: 'campaign-inactive' },
       { outcome: 'stored', balanceAfter: 27 },
     ])
-    expect((await expectConsistent(account.id)).letters).toHaveLength(1)
+    expect((await expectConsistent(db, account.id)).letters).toHaveLength(1)
   })
 
-  it('answers an account that does not exist without writing', async () => {
-    const { company } = await customer(0)
+  it('answers an account that does not exist without writing', async ({ database: db }) => {
+    const { company } = await customer(db, 0)
     expect(await storeOrders(db, [order(randomUUID(), company)])).toEqual([{ outcome: 'no-account' }])
   })
 
-  it('replays an answered key, refuses it for another request, and treats a copy in the same batch as in flight', async () => {
-    const { account, company } = await customer(30)
+  it('replays an answered key, refuses it for another request, and treats a copy in the same batch as in flight', async ({ database: db }) => {
+    const { account, company } = await customer(db, 30)
     expect(await storeOrders(db, [order(account.id, company, keyed('k-a')), order(account.id, company, keyed('k-a'))])).toEqual([
       { outcome: 'stored', balanceAfter: 27 },
       { outcome: 'key-in-flight' },
@@ -181,23 +178,23 @@ describe('storeOrders: charge and store a batch of letters', () => {
         order(account.id, company, keyed('k-a', 'fp-other')),
       ]),
     ).toEqual([{ outcome: 'replay', status: 200, body: { key: 'k-a' } }, { outcome: 'replay', status: 200, body: { key: 'k-a' } }, { outcome: 'key-reused' }])
-    expect((await expectConsistent(account.id)).letters).toHaveLength(1)
+    expect((await expectConsistent(db, account.id)).letters).toHaveLength(1)
   })
 
-  it('answers in flight at once for a key another transaction holds, even while that one waits for the account', async () => {
-    const { account, company } = await customer(30)
-    const release = await holdAccountRow(account.id)
+  it('answers in flight at once for a key another transaction holds, even while that one waits for the account', async ({ database: db, other }) => {
+    const { account, company } = await customer(db, 30)
+    const release = await holdAccountRow(other, account.id)
     const first = storeOrders(db, [order(account.id, company, keyed('k-held'))])
-    await expect.poll(() => keyHeld(account.id, 'k-held'), { timeout: 5000, interval: 20 }).toBe(true)
+    await expect.poll(() => keyHeld(other, account.id, 'k-held'), { timeout: 5000, interval: 20 }).toBe(true)
     expect(await storeOrders(db, [order(account.id, company, keyed('k-held'))])).toEqual([{ outcome: 'key-in-flight' }])
     await release()
     expect(await first).toEqual([{ outcome: 'stored', balanceAfter: 27 }])
     expect(await storeOrders(db, [order(account.id, company, keyed('k-held'))])).toEqual([{ outcome: 'replay', status: 200, body: { key: 'k-held' } }])
   })
 
-  it('keeps the accounts of one batch apart', async () => {
-    const first = await customer(6)
-    const second = await customer(3)
+  it('keeps the accounts of one batch apart', async ({ database: db }) => {
+    const first = await customer(db, 6)
+    const second = await customer(db, 3)
     const outcomes = await storeOrders(db, [
       order(first.account.id, first.company),
       order(second.account.id, second.company),
@@ -205,21 +202,21 @@ describe('storeOrders: charge and store a batch of letters', () => {
       order(second.account.id, second.company),
     ])
     expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['stored', 'stored', 'stored', 'unpaid'])
-    expect((await expectConsistent(first.account.id)).balance).toBe(0)
-    expect((await expectConsistent(second.account.id)).balance).toBe(0)
+    expect((await expectConsistent(db, first.account.id)).balance).toBe(0)
+    expect((await expectConsistent(db, second.account.id)).balance).toBe(0)
   })
 
-  it('keeps each transaction whole on connections that run its statements for the first time', async () => {
+  it('keeps each transaction whole on connections that run its statements for the first time', async ({ database: db, databaseUrl }) => {
     // A fresh pool: every statement is described before its first run on each connection, the
     // moment a statement sent behind it could overtake it.
-    const fresh = createDb(testConfig().databaseUrl, { max: 8 })
+    const fresh = createDb(databaseUrl, { max: 8 })
     try {
-      const { account, company } = await customer(60)
+      const { account, company } = await customer(db, 60)
       const outcomes = await Promise.all(
         Array.from({ length: 24 }, (_, i) => storeOrders(fresh, [order(account.id, company, i % 2 ? keyed(`k-fresh-${i}`) : {})])),
       )
       expect(outcomes.map(([outcome]) => outcome!.outcome).sort()).toEqual([...Array(20).fill('stored'), ...Array(4).fill('unpaid')])
-      const state = await expectConsistent(account.id)
+      const state = await expectConsistent(db, account.id)
       expect(state.balance).toBe(0)
       expect(state.letters).toHaveLength(20)
     } finally {
@@ -227,17 +224,17 @@ describe('storeOrders: charge and store a batch of letters', () => {
     }
   })
 
-  it('refuses an empty order and a cost that is not a positive whole number before touching the database', async () => {
-    const { account, company } = await customer(10)
+  it('refuses an empty order and a cost that is not a positive whole number before touching the database', async ({ database: db }) => {
+    const { account, company } = await customer(db, 10)
     await expect(storeOrders(db, [{ accountId: account.id, livemode: true, letters: [] }])).rejects.toThrow(RangeError)
     await expect(storeOrders(db, [order(account.id, company, {}, { cost: 0 })])).rejects.toThrow(RangeError)
     await expect(storeOrders(db, [order(account.id, company, {}, { cost: 1.5 })])).rejects.toThrow(RangeError)
-    expect((await expectConsistent(account.id)).balance).toBe(10)
+    expect((await expectConsistent(db, account.id)).balance).toBe(10)
   })
 })
 
 /** Holds the account's row lock in a transaction of the other pool until released. */
-async function holdAccountRow(accountId: string): Promise<() => Promise<void>> {
+async function holdAccountRow(other: Db, accountId: string): Promise<() => Promise<void>> {
   let release!: () => void
   const released = new Promise<void>((resolve) => (release = resolve))
   let locked!: () => void
@@ -254,7 +251,7 @@ async function holdAccountRow(accountId: string): Promise<() => Promise<void>> {
   }
 }
 
-async function keyHeld(accountId: string, key: string): Promise<boolean> {
+async function keyHeld(other: Db, accountId: string, key: string): Promise<boolean> {
   const [row] = await other.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
       AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
@@ -270,8 +267,8 @@ async function batchesObserved(): Promise<{ count: number; sum: number }> {
 }
 
 describe('LetterIntake: group commit', () => {
-  it('lets exactly 50 of 200 parallel orders through on credits for 50, in batches, and the ledger agrees', async () => {
-    const { account, company } = await customer(150)
+  it('lets exactly 50 of 200 parallel orders through on credits for 50, in batches, and the ledger agrees', async ({ database: db }) => {
+    const { account, company } = await customer(db, 150)
     const intake = new LetterIntake(db, { concurrentBatches: 2 })
     const before = await batchesObserved()
     const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => intake.submit(order(account.id, company, i % 2 ? keyed(`k-${i}`) : {}))))
@@ -282,14 +279,14 @@ describe('LetterIntake: group commit', () => {
     // The 200 orders went through far fewer transactions than 200.
     expect(after.sum - before.sum).toBe(200)
     expect(after.count - before.count).toBeLessThan(50)
-    const state = await expectConsistent(account.id)
+    const state = await expectConsistent(db, account.id)
     expect(state.balance).toBe(0)
     expect(state.letters).toHaveLength(50)
   })
 
-  it('keeps exactly-once across two intakes (two replicas) spending one account and crossing two', async () => {
-    const hot = await customer(150)
-    const cold = await customer(60)
+  it('keeps exactly-once across two intakes (two replicas) spending one account and crossing two', async ({ database: db, other }) => {
+    const hot = await customer(db, 150)
+    const cold = await customer(db, 60)
     const replicas = [new LetterIntake(db, { concurrentBatches: 2 }), new LetterIntake(other, { concurrentBatches: 2 })]
     const outcomes = await Promise.all(
       Array.from({ length: 240 }, (_, i) => {
@@ -298,12 +295,12 @@ describe('LetterIntake: group commit', () => {
       }),
     )
     expect(outcomes.filter((outcome) => outcome.outcome === 'stored')).toHaveLength(70)
-    expect((await expectConsistent(hot.account.id)).letters).toHaveLength(50)
-    expect((await expectConsistent(cold.account.id)).letters).toHaveLength(20)
+    expect((await expectConsistent(db, hot.account.id)).letters).toHaveLength(50)
+    expect((await expectConsistent(db, cold.account.id)).letters).toHaveLength(20)
   })
 
-  it('fails only the order that cannot be written: its batch is rolled back and the others stored again alone', async () => {
-    const { account, company } = await customer(30)
+  it('fails only the order that cannot be written: its batch is rolled back and the others stored again alone', async ({ database: db }) => {
+    const { account, company } = await customer(db, 30)
     const intake = new LetterIntake(db, { concurrentBatches: 1 })
     // Postgres refuses a NUL character in text: the batch's write statement fails.
     const submitted = [
@@ -314,15 +311,15 @@ describe('LetterIntake: group commit', () => {
     ]
     const results = await Promise.allSettled(submitted)
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
-    const state = await expectConsistent(account.id)
+    const state = await expectConsistent(db, account.id)
     expect(state.letters).toHaveLength(3)
     expect(state.balance).toBe(21)
   })
 
-  it('stores every order once when the batch loses its connection before committing', async () => {
-    const { account, company } = await customer(30)
+  it('stores every order once when the batch loses its connection before committing', async ({ database: db, other }) => {
+    const { account, company } = await customer(db, 30)
     const intake = new LetterIntake(db, { concurrentBatches: 1 })
-    const release = await holdAccountRow(account.id)
+    const release = await holdAccountRow(other, account.id)
     const submitted = Array.from({ length: 5 }, (_, i) => intake.submit(order(account.id, company, i % 2 ? keyed(`k-drop-${i}`) : {})))
     // The batch waits for the row; its connection is cut off.
     let waiting: Array<{ pid: number }> = []
@@ -341,13 +338,13 @@ describe('LetterIntake: group commit', () => {
     await release()
     const outcomes = await Promise.all(submitted)
     expect(outcomes.map((outcome) => outcome.outcome)).toEqual(Array(5).fill('stored'))
-    const state = await expectConsistent(account.id)
+    const state = await expectConsistent(db, account.id)
     expect(state.letters).toHaveLength(5)
     expect(state.balance).toBe(15)
   })
 
-  it('answers every order before drained() resolves', async () => {
-    const { account, company } = await customer(30)
+  it('answers every order before drained() resolves', async ({ database: db }) => {
+    const { account, company } = await customer(db, 30)
     const intake = new LetterIntake(db, { concurrentBatches: 2 })
     const answered: OrderOutcome[] = []
     for (let i = 0; i < 10; i++) void intake.submit(order(account.id, company)).then((outcome) => answered.push(outcome))
@@ -362,8 +359,8 @@ describe('LetterIntake: group commit', () => {
  * (its answer never comes back) or before (it never reaches Postgres, which rolls back when the
  * connection goes). Either way the client sees its connection close while committing.
  */
-async function commitLoser() {
-  const target = new URL(testConfig().databaseUrl)
+async function commitLoser(databaseUrl: string) {
+  const target = new URL(databaseUrl)
   let armed: 'after' | 'before' | undefined
   const server = createServer((client: Socket) => {
     const upstream = createConnection(Number(target.port || 5432), target.hostname)
@@ -404,10 +401,10 @@ async function commitLoser() {
 }
 
 describe('a commit whose answer is lost', () => {
-  it('is found committed, and its orders answered as stored, when Postgres ran it', async () => {
-    const proxy = await commitLoser()
+  it('is found committed, and its orders answered as stored, when Postgres ran it', async ({ database: db, databaseUrl }) => {
+    const proxy = await commitLoser(databaseUrl)
     try {
-      const { account, company } = await customer(30)
+      const { account, company } = await customer(db, 30)
       // Every statement prepared on the proxied connections first, so the batch's COMMIT is the one cut.
       await storeOrders(proxy.db, [order(account.id, company)])
       proxy.arm('after')
@@ -422,33 +419,33 @@ describe('a commit whose answer is lost', () => {
         { outcome: 'stored', balanceAfter: 21 },
         { outcome: 'stored', balanceAfter: 18 },
       ])
-      const state = await expectConsistent(account.id)
+      const state = await expectConsistent(db, account.id)
       expect(state.letters).toHaveLength(4)
     } finally {
       await proxy.close()
     }
   })
 
-  it('is found rolled back when Postgres never ran it, and the intake stores each order again', async () => {
-    const { account, company } = await customer(30)
+  it('is found rolled back when Postgres never ran it, and the intake stores each order again', async ({ database: db, databaseUrl }) => {
+    const { account, company } = await customer(db, 30)
     // A fresh proxy (and pool) for each part: the COMMIT it recognizes is one not yet prepared on its connection.
-    const first = await commitLoser()
+    const first = await commitLoser(databaseUrl)
     try {
       first.arm('before')
       await expect(storeOrders(first.db, [order(account.id, company), order(account.id, company)])).rejects.toBeInstanceOf(RolledBackError)
       expect(first.armed()).toBeUndefined()
-      expect((await expectConsistent(account.id)).letters).toHaveLength(0)
+      expect((await expectConsistent(db, account.id)).letters).toHaveLength(0)
     } finally {
       await first.close()
     }
-    const second = await commitLoser()
+    const second = await commitLoser(databaseUrl)
     try {
       const intake = new LetterIntake(second.db, { concurrentBatches: 1 })
       second.arm('before')
       const outcomes = await Promise.all([intake.submit(order(account.id, company)), intake.submit(order(account.id, company, keyed('k-again')))])
       expect(second.armed()).toBeUndefined()
       expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['stored', 'stored'])
-      const state = await expectConsistent(account.id)
+      const state = await expectConsistent(db, account.id)
       expect(state.letters).toHaveLength(2)
       expect(state.balance).toBe(24)
     } finally {
@@ -458,11 +455,11 @@ describe('a commit whose answer is lost', () => {
 })
 
 describe('an account whose row is held', () => {
-  it('does not hold up the orders of other accounts: its batches give way and its orders wait alone', async () => {
-    const held = await customer(30)
-    const free = await customer(30)
+  it('does not hold up the orders of other accounts: its batches give way and its orders wait alone', async ({ database: db, other }) => {
+    const held = await customer(db, 30)
+    const free = await customer(db, 30)
     const intake = new LetterIntake(db, { concurrentBatches: 2, lockTimeoutMs: 100 })
-    const release = await holdAccountRow(held.account.id)
+    const release = await holdAccountRow(other, held.account.id)
     // Two batches for the held account, one in each slot.
     const first = intake.submit(order(held.account.id, held.company))
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -471,6 +468,6 @@ describe('an account whose row is held', () => {
     expect(await intake.submit(order(free.account.id, free.company))).toEqual({ outcome: 'stored', balanceAfter: 27 })
     await release()
     expect((await Promise.all([first, second])).map((outcome) => outcome.outcome)).toEqual(['stored', 'stored'])
-    expect((await expectConsistent(held.account.id)).letters).toHaveLength(2)
+    expect((await expectConsistent(db, held.account.id)).letters).toHaveLength(2)
   })
 })

@@ -60,8 +60,8 @@ function letterEventBodySql(event: string, letter: string): SQL {
  */
 function letterEventsSql(letterIds: readonly string[]): SQL {
   // Raw SQL kept: window functions and INSERT … SELECT through data-modifying CTEs, in one statement.
-  // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile is waited for and then
-  // left out, instead of failing this insert (and the status change with it) on its foreign key.
+  // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile (marked deleted and
+  // disabled under FOR UPDATE) is waited for, read again and left out.
   return sql`
     WITH targets AS (
       SELECT id, account_id FROM letters WHERE id IN ${letterIds}

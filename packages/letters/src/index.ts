@@ -6,6 +6,7 @@ export {
   canMove,
   cancellableStatuses,
   IllegalLetterMove,
+  inFlightStatuses,
   isResumable,
   isSentBackByOps,
   jobOfStatus,
@@ -19,7 +20,7 @@ export {
   type StatusInto,
 } from './transitions.js'
 export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type LetterMoved, type LettersMove } from './move.js'
-export { resumeLetter, RESUMED_DETAIL, withoutProgressSql } from './resume.js'
+export { resumeLetter, RESUMED_DETAIL, statusListSql, withoutProgressSql } from './resume.js'
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
 export { isoInstant, letterEventsQuery, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
 export { letterFileKey, letterFolder } from './artifacts.js'
@@ -36,3 +37,5 @@ export {
   sweepBatchesWithArtifacts,
   type EraseLock,
 } from './personal-data.js'
+export { batchPrintedDetail, JOURNAL_PRINTED_DETAIL, onPaperPerJournal } from './on-paper.js'
+export { markRestoresReconciled, pendingRestores, recordRestoreByOps, watchForRestore } from './restores.js'

@@ -1,6 +1,16 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Recipient, VerifiedAddress } from '@letters/contracts'
-import { letters, printBatches, printBatchLetters, stillErasable, type Executor, type Tx } from '@letters/db'
+import {
+  letters,
+  printBatches,
+  printBatchHandoffs,
+  printBatchLetters,
+  printHandoffs,
+  stillErasable,
+  type Executor,
+  type PrintBatchStatus,
+  type Tx,
+} from '@letters/db'
 import { isoInstant } from './events.js'
 
 /**
@@ -21,13 +31,21 @@ const erasedRecipientFields = {
 const erasedCheckFields = { ...erasedRecipientFields, changes: [], problems: [] } satisfies Partial<VerifiedAddress>
 
 /**
+ * The batch statuses before the handover, spelled out: `IN` reads the few such batches through
+ * print_batches_status_idx, where `<> 'handed'` read every batch ever printed. Listed, not
+ * derived: a status added later must be placed on one side of the handover by hand.
+ */
+const notHanded = ['open', 'closing'] as const satisfies readonly PrintBatchStatus[]
+const notHandedSql = sql.raw(`(${notHanded.map((status) => `'${status}'`).join(', ')})`)
+
+/**
  * The letter of the `letters` row may be erased now: it is in an erasable status, still holds its
  * personal data, and is not in a print batch that has not been handed over (a letter given up on
  * while it waited in the tray is `failed`, but its batch's closer still draws it from its row).
  */
 const erasableNow = sql`${stillErasable} AND NOT EXISTS (
   SELECT 1 FROM print_batch_letters m JOIN print_batches b ON b.id = m.batch_id
-  WHERE m.letter_id = letters.id AND b.status <> 'handed')`
+  WHERE m.letter_id = letters.id AND b.status IN ${notHandedSql})`
 
 /**
  * Every table that keeps copies of a letter as an event told it, each copy a snapshot of the
@@ -198,10 +216,22 @@ export async function lettersWithArtifacts(ex: Executor, options: { limit: numbe
 /** Records that these erased letters' files are gone from the artifact store. */
 export async function recordLetterArtifactsRemoved(ex: Executor, letterIds: readonly string[]): Promise<void> {
   if (letterIds.length === 0) return
-  await ex
-    .update(letters)
-    .set({ artifactsRemovedAt: sql`now()` })
-    .where(and(inArray(letters.id, [...letterIds]), isNotNull(letters.personalDataErasedAt)))
+  await ex.transaction(async (tx) => {
+    const erased = await tx
+      .update(letters)
+      .set({ artifactsRemovedAt: sql`now()` })
+      .where(and(inArray(letters.id, [...letterIds]), isNotNull(letters.personalDataErasedAt)))
+      .returning({ id: letters.id })
+    // Their handoff records go too: an erased letter is never printed again, so they guard
+    // nothing, and kept they would grow with every letter ever printed.
+    if (erased.length > 0)
+      await tx.delete(printHandoffs).where(
+        inArray(
+          printHandoffs.letterId,
+          erased.map((letter) => letter.id),
+        ),
+      )
+  })
 }
 
 /** The `print_batches` row's letters are all erased: its files hold nobody's personal data any more. Erasure is never undone, so this stays true. */
@@ -264,10 +294,15 @@ export async function sweepBatchesWithArtifacts(
 /** Records that these batches' files are gone from the artifact store. */
 export async function recordBatchArtifactsRemoved(ex: Executor, batchIds: readonly string[]): Promise<void> {
   if (batchIds.length === 0) return
-  await ex
-    .update(printBatches)
-    .set({ artifactsRemovedAt: sql`now()` })
-    .where(inArray(printBatches.id, [...batchIds]))
+  // Every letter of such a batch is erased (batchesWithArtifacts, sweepBatchesWithArtifacts):
+  // with its files gone, nothing reads the batch again, so its rows go too rather than grow with
+  // every batch ever printed.
+  const ids = [...batchIds]
+  await ex.transaction(async (tx) => {
+    await tx.delete(printBatchHandoffs).where(inArray(printBatchHandoffs.batchId, ids))
+    await tx.delete(printBatchLetters).where(inArray(printBatchLetters.batchId, ids))
+    await tx.delete(printBatches).where(inArray(printBatches.id, ids))
+  })
 }
 
 /**

@@ -1,16 +1,31 @@
 import { sql, type SQL } from 'drizzle-orm'
+import { letterStatuses, type LetterStatus } from '@letters/contracts'
 import { enqueue, type Tx } from '@letters/db'
 import { moveLetter } from './move.js'
+import { unreconciledRestoreSql } from './restores.js'
 import { jobOfStatus, resumableStatuses, type ResumableStatus } from './transitions.js'
+
+/**
+ * Statuses as SQL literals rather than parameters: the planner uses a partial index
+ * (letters_needs_look_idx, letters_in_flight_idx) only when it can prove the index's predicate
+ * from constants it sees, and with parameters, once a prepared statement's plan is generic, it
+ * reads the whole table instead. Only names of the status list are ever written here.
+ */
+export function statusListSql(statuses: readonly LetterStatus[]): SQL {
+  for (const status of statuses) if (!(letterStatuses as readonly string[]).includes(status)) throw new Error(`not a letter status: ${status}`)
+  return sql.raw(`(${statuses.map((status) => `'${status}'`).join(', ')})`)
+}
 
 /**
  * Stuck, as one condition for everything that looks for it (the reconciler, the letters_stuck
  * gauge, the ops list and retry): the letter of the `letters` row named `alias` waits in a
- * resumable status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS).
+ * resumable status and has not changed for longer than `afterMs` (RECONCILE_AFTER_MS), or since
+ * before a restore not reconciled yet (its job may have gone with the restore). One bound on
+ * `updated_at`, so letters_status_updated_idx serves it.
  */
 export function withoutProgressSql(alias: string, afterMs: number): SQL {
   const l = sql.identifier(alias)
-  return sql`(${l}.status IN ${resumableStatuses} AND ${l}.updated_at < now() - ${afterMs} * interval '1 millisecond')`
+  return sql`(${l}.status IN ${statusListSql(resumableStatuses)} AND ${l}.updated_at < GREATEST(now() - ${afterMs} * interval '1 millisecond', ${unreconciledRestoreSql}))`
 }
 
 /** The event a resumed letter gets: client-visible, so it says what happened, never why. */

@@ -14,8 +14,9 @@ export const letterTransitions = {
   scheduled: ['received', 'cancelled'],
   // The address worker verifies the address: on to the floor, or refused (and refunded).
   received: ['received', 'ready_for_print', 'address_rejected', 'cancelled'],
-  // The floor claims it (the next print claim); until then the client may cancel it.
-  ready_for_print: ['ready_for_print', 'printing', 'cancelled'],
+  // The floor claims it (the next print claim); until then the client may cancel it. Found on
+  // paper by the print journal (a database restored from before its print), it is printed.
+  ready_for_print: ['ready_for_print', 'printing', 'cancelled', 'printed'],
   // On paper, or given up on (ops look at it).
   printing: ['printing', 'printed', 'failed'],
   // Ops send it back to production; the floor takes it again; or its batch, handed over with it, printed it.
@@ -45,6 +46,9 @@ export function statusesInto<To extends LetterStatus>(to: To): Array<StatusInto<
 /** What the client may still cancel (and be refunded for). */
 export const cancellableStatuses = statusesInto('cancelled')
 export type CancellableStatus = StatusInto<'cancelled'>
+
+/** The statuses a letter is still on its way in: any with a move out (letters_in_flight_idx indexes these). */
+export const inFlightStatuses = letterStatuses.filter((status) => letterTransitions[status].length > 0)
 
 /** The statuses a letter waits in for a pipeline job (a letter in one for too long is stuck). */
 export const resumableStatuses = letterStatuses.filter((status) => canMove(status, status)) as ResumableStatus[]

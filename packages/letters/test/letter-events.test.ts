@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { asc, eq, inArray } from 'drizzle-orm'
-import { isolatedDatabase } from '@letters/test/support/context'
-import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { closeDb, createDb, events, letterEvents, webhookEndpoints, webhookEvents, type Db, type LetterStatus } from '@letters/db'
+import { newLetter, type newCompanyData } from '@letters/test/support/factories'
+import { it } from '@letters/test/support/fixtures'
+import { events, letterEvents, webhookEndpoints, webhookEvents, type Db, type LetterStatus } from '@letters/db'
 import { moveLetter, moveLetters, recordLetterEvents } from '../src/index.js'
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let db: Db
-let accountId: string
-let company: Awaited<ReturnType<typeof newCompanyData>>
+it.override({ databaseLabel: 'letter-events' })
 
-beforeAll(async () => {
-  database = await isolatedDatabase('letter-events')
-  db = createDb(database.url)
-  accountId = (await newAccount(db, { credits: 10 })).id
-  company = await newCompanyData(db, accountId)
-})
-afterAll(async () => {
-  await closeDb(db)
-  await database.drop()
-})
+type Owner = { accountId: string; company: Awaited<ReturnType<typeof newCompanyData>> }
 
 /** A letter as the intake leaves it: `received`, with its first letter_events row and its event. */
-async function receivedLetter(livemode = true) {
+async function receivedLetter(db: Db, { accountId, company }: Owner, livemode = true) {
   const letter = await newLetter(db, accountId, company, { livemode })
   await db.transaction(async (tx) => {
     await tx.insert(letterEvents).values({ letterId: letter.id, status: 'received' })
@@ -31,24 +19,27 @@ async function receivedLetter(livemode = true) {
   return letter.id
 }
 
-const move = (letterId: string, from: LetterStatus, to: LetterStatus, detail: string | null = null) =>
+const move = (db: Db, letterId: string, from: LetterStatus, to: LetterStatus, detail: string | null = null) =>
   db.transaction((tx) => moveLetter(tx, letterId, { from, to, detail }))
 
-const eventsOf = (letterId: string) => db.select().from(events).where(eq(events.letterId, letterId)).orderBy(asc(events.sequence))
+const eventsOf = (db: Db, letterId: string) => db.select().from(events).where(eq(events.letterId, letterId)).orderBy(asc(events.sequence))
 
 describe("a letter's events", () => {
-  it('are numbered 1, 2, 3… in the order of its statuses; a status resumed or repeated (a failed print attempt) is no event', async () => {
-    const letterId = await receivedLetter()
-    await move(letterId, 'received', 'ready_for_print')
+  it('are numbered 1, 2, 3… in the order of its statuses; a status resumed or repeated (a failed print attempt) is no event', async ({
+    database: db,
+    owner,
+  }) => {
+    const letterId = await receivedLetter(db, owner)
+    await move(db, letterId, 'received', 'ready_for_print')
     // The reconciler resuming the letter where it was.
-    await move(letterId, 'ready_for_print', 'ready_for_print', 'Reanudada tras una incidencia interna')
-    await move(letterId, 'ready_for_print', 'printing')
+    await move(db, letterId, 'ready_for_print', 'ready_for_print', 'Reanudada tras una incidencia interna')
+    await move(db, letterId, 'ready_for_print', 'printing')
     // The floor recording an attempt that failed.
     await db.insert(letterEvents).values({ letterId, status: 'printing', detail: 'Intento 1 de 4 fallido; se reintentará' })
-    await move(letterId, 'printing', 'printed')
+    await move(db, letterId, 'printing', 'printed')
     await db.transaction((tx) => moveLetters(tx, [letterId], { to: 'mailed', detail: null }))
 
-    const written = await eventsOf(letterId)
+    const written = await eventsOf(db, letterId)
     expect(written.map((event) => [event.sequence, event.type])).toEqual([
       [1, 'letter.received'],
       [2, 'letter.ready_for_print'],
@@ -67,23 +58,27 @@ describe("a letter's events", () => {
     }
   })
 
-  it('are numbered per letter when many move at once', async () => {
-    const fresh = await receivedLetter()
-    const further = await receivedLetter()
-    await move(further, 'received', 'ready_for_print')
+  it('are numbered per letter when many move at once', async ({ database: db, owner }) => {
+    const fresh = await receivedLetter(db, owner)
+    const further = await receivedLetter(db, owner)
+    await move(db, further, 'received', 'ready_for_print')
     await db.transaction((tx) => moveLetters(tx, [fresh, further], { to: 'cancelled', detail: null }))
-    expect((await eventsOf(fresh)).map((event) => [event.sequence, event.type])).toEqual([
+    expect((await eventsOf(db, fresh)).map((event) => [event.sequence, event.type])).toEqual([
       [1, 'letter.received'],
       [2, 'letter.cancelled'],
     ])
-    expect((await eventsOf(further)).map((event) => [event.sequence, event.type])).toEqual([
+    expect((await eventsOf(db, further)).map((event) => [event.sequence, event.type])).toEqual([
       [1, 'letter.received'],
       [2, 'letter.ready_for_print'],
       [3, 'letter.cancelled'],
     ])
   })
 
-  it("are written once, and copied with the same body for each endpoint of the letter's account and mode subscribed to the type", async () => {
+  it("are written once, and copied with the same body for each endpoint of the letter's account and mode subscribed to the type", async ({
+    database: db,
+    owner,
+  }) => {
+    const { accountId } = owner
     const endpoint = (livemode: boolean, eventTypes: string[]) =>
       db
         .insert(webhookEndpoints)
@@ -94,11 +89,11 @@ describe("a letter's events", () => {
     const printedOnly = await endpoint(true, ['letter.printed'])
     const testMode = await endpoint(false, ['letter.received', 'letter.printed'])
     try {
-      const letterId = await receivedLetter()
-      await move(letterId, 'received', 'ready_for_print')
-      await move(letterId, 'ready_for_print', 'printing')
-      await move(letterId, 'printing', 'printed')
-      const written = await eventsOf(letterId)
+      const letterId = await receivedLetter(db, owner)
+      await move(db, letterId, 'received', 'ready_for_print')
+      await move(db, letterId, 'ready_for_print', 'printing')
+      await move(db, letterId, 'printing', 'printed')
+      const written = await eventsOf(db, letterId)
       expect(written).toHaveLength(4)
       const copies = await db
         .select()

@@ -8,6 +8,7 @@ import {
   cancellableStatuses,
   canMove,
   IllegalLetterMove,
+  inFlightStatuses,
   isSentBackByOps,
   letterStatuses,
   letterTransitions,
@@ -44,11 +45,20 @@ describe('the transition table', () => {
     expect(drawn.sort()).toEqual(table.sort())
   })
 
+  it('is what the partial indexes of letters still on their way and of letters to look at list', async ({ database: db }) => {
+    const predicateOf = async (name: string) => {
+      const [row] = await db.execute<{ def: string }>(sql`SELECT indexdef AS def FROM pg_indexes WHERE indexname = ${name}`)
+      return [...row!.def.matchAll(/'([a-z_]+)'::text/g)].map(([, status]) => status).sort()
+    }
+    expect(await predicateOf('letters_in_flight_idx')).toEqual([...inFlightStatuses].sort())
+    expect(await predicateOf('letters_needs_look_idx')).toEqual([...resumableStatuses, 'failed'].sort())
+  })
+
   it('gives the sets the rest of the code reads off it', () => {
     expect([...cancellableStatuses].sort()).toEqual(['ready_for_print', 'received', 'scheduled'])
     expect([...resumableStatuses].sort()).toEqual(['printing', 'ready_for_print', 'received'])
     expect(letterStatuses.filter(isSentBackByOps)).toEqual(['failed'])
-    expect([...statusesInto('printed')].sort()).toEqual(['failed', 'printing'])
+    expect([...statusesInto('printed')].sort()).toEqual(['failed', 'printing', 'ready_for_print'])
     // Final statuses lead nowhere.
     for (const final of ['mailed', 'cancelled', 'address_rejected'] as const) expect(letterStatuses.filter((to) => canMove(final, to))).toEqual([])
   })

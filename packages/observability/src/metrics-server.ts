@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
@@ -9,18 +10,35 @@ export interface MetricsServerOptions {
   log: Logger
   /** Whether the process does its work (its BullMQ worker runs); /healthz answers 503 otherwise. */
   healthy: () => boolean
+  /** METRICS_TOKEN: when set, /metrics asks for it (`Authorization: Bearer <token>`); /healthz never does. */
+  token?: string | undefined
 }
 
+const digest = (value: string) => createHash('sha256').update(value).digest()
+
 /**
- * A worker's small HTTP server: `GET /metrics` for Prometheus (this process's metrics, no
- * token: bind it to a private address) and `GET /healthz` for the orchestrator's probe. A port
+ * A worker's small HTTP server: `GET /metrics` for Prometheus (this process's metrics, behind
+ * METRICS_TOKEN when it is set; without it, open: bind it to a private address) and
+ * `GET /healthz` for the orchestrator's probe, always open. A port
  * already taken (a second worker on the host with the same METRICS_PORT) is logged and the
  * worker goes on without it: printing matters more than its figures.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<Server | undefined> {
+  const expected = options.token ? digest(options.token) : undefined
+  const authorized = (header: string | undefined) => {
+    if (!expected) return true
+    const [, token] = /^bearer (.+)$/is.exec(header ?? '') ?? []
+    return token !== undefined && timingSafeEqual(digest(token), expected)
+  }
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0]
     if (request.method === 'GET' && path === '/metrics') {
+      if (!authorized(request.headers.authorization)) {
+        response
+          .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
+          .end(JSON.stringify({ error: 'Unauthorized', message: 'El token de métricas no es válido o no se ha enviado (Authorization: Bearer <token>)' }))
+        return
+      }
       registry.metrics().then(
         (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
         (err: unknown) => {

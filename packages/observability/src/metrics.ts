@@ -102,6 +102,19 @@ export const lettersStuck = new Gauge({
   registers: [pipelineRegistry],
 })
 
+export const postgresConnections = new Gauge({
+  name: 'letters_postgres_connections',
+  help: "Client connections open on the Postgres server (every database and process, ours and others'), by state (active, idle, idle in transaction, other), read at scrape time",
+  labelNames: ['state'] as const,
+  registers: [pipelineRegistry],
+})
+
+export const postgresMaxConnections = new Gauge({
+  name: 'letters_postgres_max_connections',
+  help: "The Postgres server's max_connections: past it a new connection is refused (53300), read at scrape time",
+  registers: [pipelineRegistry],
+})
+
 export const renderSeconds = new Histogram({
   name: 'letters_render_seconds',
   help: 'Time to render a print file or a proof, by what was rendered (card, envelope, proof)',
@@ -114,6 +127,26 @@ export const lettersReconciled = new Counter({
   name: 'letters_reconciled_total',
   help: 'Letters whose lost job the reconciler queued again, by the status they were in',
   labelNames: ['status'] as const,
+  registers: [registry],
+})
+
+export const historyTrimmed = new Counter({
+  name: 'letters_history_trimmed_total',
+  help: 'Rows the history retention deleted, by what they were (events, webhook_events, deleted_endpoint_events, deleted_endpoints, outbox)',
+  labelNames: ['table'] as const,
+  registers: [registry],
+})
+
+export const lettersSettledFromJournal = new Counter({
+  name: 'letters_settled_from_print_journal_total',
+  help: 'Letters marked printed from the print journal instead of being printed again (a database restored from before their print), by the status they were found in',
+  labelNames: ['status'] as const,
+  registers: [registry],
+})
+
+export const printJournalWriteFailures = new Counter({
+  name: 'letters_print_journal_write_failures_total',
+  help: 'Files the printer took whose print journal record could not be written (a restore from before them would print them again)',
   registers: [registry],
 })
 

@@ -6,8 +6,8 @@ import { metrics, startMetricsServer } from '../src/index.js'
 let close: (() => void) | undefined
 afterEach(() => close?.())
 
-async function serve(healthy: () => boolean) {
-  const server = await startMetricsServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), healthy })
+async function serve(healthy: () => boolean, token?: string) {
+  const server = await startMetricsServer({ host: '127.0.0.1', port: 0, log: pino({ level: 'silent' }), healthy, token })
   if (!server) throw new Error('the metrics server did not start')
   close = () => server.close()
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -42,5 +42,18 @@ describe('a worker’s metrics server', () => {
     expect(stopped.status).toBe(503)
     expect(await stopped.json()).toEqual({ status: 'stopped' })
     expect((await fetch(`${base}/nada`)).status).toBe(404)
+  })
+
+  it('asks for METRICS_TOKEN on /metrics when it is set, and never on /healthz', async () => {
+    const base = await serve(() => true, 'a-read-only-token-for-prometheus')
+    for (const authorization of [undefined, 'Bearer wrong-token-of-some-length', 'Basic YTphLXJlYWQtb25seS10b2tlbi1mb3ItcHJvbWV0aGV1cw==']) {
+      const refused = await fetch(`${base}/metrics`, { headers: authorization ? { authorization } : {} })
+      expect(refused.status, authorization).toBe(401)
+      expect(await refused.text()).not.toMatch(/process_resident_memory_bytes/)
+    }
+    const scraped = await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer a-read-only-token-for-prometheus' } })
+    expect(scraped.status).toBe(200)
+    expect(await scraped.text()).toMatch(/^process_resident_memory_bytes \d/m)
+    expect((await fetch(`${base}/healthz`)).status).toBe(200)
   })
 })

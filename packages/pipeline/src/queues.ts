@@ -62,3 +62,30 @@ export function openQueues(connection: Redis, prefix: string, log: Logger): Queu
 export async function closeQueues(queues: Queues): Promise<void> {
   await Promise.all(Object.values(queues).map((queue) => queue.close()))
 }
+
+/** Failed jobs read at a time while looking for a letter's. */
+const FAILED_PAGE = 500
+
+/**
+ * Removes a letter's failed jobs from `queue`, once ops sent the letter on with a job of its
+ * own: failed jobs are kept for ops to look at, so without this the failed count (and the alert
+ * on it) would stay up for letters long since printed. Returns how many it removed.
+ */
+export async function removeFailedJobsOf(queue: Queue, letterId: string): Promise<number> {
+  const ids: string[] = []
+  for (let start = 0; ; start += FAILED_PAGE) {
+    const page = await queue.getFailed(start, start + FAILED_PAGE - 1)
+    for (const job of page) if ((job?.data as { letterId?: unknown } | undefined)?.letterId === letterId && job.id) ids.push(job.id)
+    if (page.length < FAILED_PAGE) break
+  }
+  let removed = 0
+  for (const id of ids) {
+    // Still failed: one the dashboard's retry button moved back meanwhile is left to run.
+    const job = await queue.getJob(id)
+    if (job && (await job.isFailed())) {
+      await job.remove()
+      removed++
+    }
+  }
+  return removed
+}

@@ -1,7 +1,19 @@
 import { sql } from 'drizzle-orm'
+import type { PrintJournal } from '@letters/artifacts'
 import { queueOfJob, type QueueName } from '@letters/contracts'
-import type { Db } from '@letters/db'
-import { jobOfStatus, resumableStatuses, resumeLetter, withoutProgressSql, type ResumableStatus } from '@letters/letters'
+import type { Db, Tx } from '@letters/db'
+import {
+  jobOfStatus,
+  markRestoresReconciled,
+  moveLetter,
+  onPaperPerJournal,
+  pendingRestores,
+  resumableStatuses,
+  resumeLetter,
+  watchForRestore,
+  withoutProgressSql,
+  type ResumableStatus,
+} from '@letters/letters'
 import { metrics } from '@letters/observability'
 import type { Logger, Queues } from './queues.js'
 import { BackgroundLoop } from './background-loop.js'
@@ -19,9 +31,20 @@ export interface ReconcilerOptions {
   batchSize?: number
   /** How long a round may wait for Redis before giving up. */
   redisTimeoutMs?: number
+  /**
+   * The print journal (in the artifact store the floor writes to): a letter it has on paper is
+   * marked printed instead of being produced again, and its watermark tells a restored database.
+   */
+  journal?: PrintJournal
 }
 
-type Candidate = { id: string; status: ResumableStatus; updatedAt: string; jobId: string | null; jobSent: boolean | null }
+/** What a reconciliation did: letters whose job was queued again, and letters the print journal had on paper. */
+export interface Reconciled {
+  resumed: number
+  printedFromJournal: number
+}
+
+type Candidate = { id: string; status: ResumableStatus; livemode: boolean; updatedAt: string; jobId: string | null; jobSent: boolean | null }
 type Cursor = { updatedAt: string; id: string }
 
 /**
@@ -61,16 +84,41 @@ export class Reconciler {
     })
   }
 
-  /** Looks at every letter without progress, a page at a time; returns how many were queued again. */
+  /** Looks at every letter without progress, a page at a time; returns how many it moved on (queued again, or printed per the journal). */
   async reconcileOnce(): Promise<number> {
-    let requeued = 0
+    const done = await this.reconcile()
+    return done.resumed + done.printedFromJournal
+  }
+
+  /**
+   * One reconciliation: first a look for a restore (the watermark), then every letter without
+   * progress, those left waiting by a restore not yet reconciled among them. Once all were looked
+   * at, such restores count as reconciled.
+   */
+  async reconcile(): Promise<Reconciled> {
+    const { journal } = this.options
+    if (journal) {
+      // A store that does not answer must not stop the reconciliation itself.
+      await watchForRestore(this.db, journal, this.log).catch((err: unknown) =>
+        this.log.warn({ err }, 'could not compare the database with the print journal; the next round tries again'),
+      )
+    }
+    const restores = await pendingRestores(this.db)
+    const done: Reconciled = { resumed: 0, printedFromJournal: 0 }
     for (let after: Cursor | undefined, page; ; after = page.last) {
       page = await this.reconcilePage(after)
       for (const letter of page.lost) metrics.lettersReconciled.inc({ status: letter.status })
       if (page.lost.length > 0) this.log.warn({ letters: page.lost }, 'queued again the jobs Redis no longer had')
-      requeued += page.lost.length
-      if (!page.last) return requeued
+      if (page.printed.length > 0) this.log.warn({ letters: page.printed }, 'marked printed the letters the print journal had on paper')
+      done.resumed += page.lost.length
+      done.printedFromJournal += page.printed.length
+      if (!page.last) break
     }
+    if (restores.length > 0) {
+      await markRestoresReconciled(this.db, restores)
+      this.log.info({ restores, ...done }, 'reconciled every letter a restore left waiting')
+    }
+    return done
   }
 
   /**
@@ -85,7 +133,7 @@ export class Reconciler {
     return this.db.transaction(async (tx) => {
       // Raw SQL kept: FOR UPDATE OF l SKIP LOCKED over a LATERAL join (each letter's latest job on its status's queue), one statement read as written.
       const candidates = await tx.execute<Candidate>(sql`
-        SELECT l.id, l.status, l.updated_at::text AS "updatedAt", job.id AS "jobId", job.sent_at IS NOT NULL AS "jobSent"
+        SELECT l.id, l.status, l.livemode, l.updated_at::text AS "updatedAt", job.id AS "jobId", job.sent_at IS NOT NULL AS "jobSent"
         FROM letters l
         LEFT JOIN LATERAL (
           SELECT o.id, o.sent_at FROM outbox o
@@ -109,12 +157,40 @@ export class Reconciler {
         this.redisTimeoutMs,
         `reading ${dispatched.length} job states`,
       )
-      const lost = dispatched
-        .map((letter, index) => ({ id: letter.id, status: letter.status, lostJobId: letter.jobId, jobState: states[index]! }))
+      const stopped = dispatched
+        .map((letter, index) => ({ id: letter.id, status: letter.status, livemode: letter.livemode, lostJobId: letter.jobId, jobState: states[index]! }))
         .filter((letter) => !runnableStates.has(letter.jobState))
-      for (const letter of lost) await resumeLetter(tx, letter.id, letter.status)
-      return { lost, last }
+      const lost: typeof stopped = []
+      const printed: typeof stopped = []
+      for (const letter of stopped) {
+        if (await this.settledFromJournal(tx, letter)) printed.push(letter)
+        else {
+          await resumeLetter(tx, letter.id, letter.status)
+          lost.push(letter)
+        }
+      }
+      return { lost, printed, last }
     })
+  }
+
+  /**
+   * A live letter on the floor's side (ready_for_print, printing) that the print journal has on
+   * paper is marked printed, with the journal's event, instead of being produced again: the
+   * database was restored from before its print.
+   */
+  private async settledFromJournal(tx: Tx, letter: { id: string; status: ResumableStatus; livemode: boolean }): Promise<boolean> {
+    const { journal } = this.options
+    if (!journal || !letter.livemode || letter.status === 'received') return false
+    // A store that does not answer leaves the letter to be resumed: its production job reads the
+    // journal again before it prints, and fails (to be retried) while the store is away.
+    const onPaper = await onPaperPerJournal(journal, letter.id).catch((err: unknown) => {
+      this.log.warn({ err, letterId: letter.id }, 'could not read the print journal; the letter is resumed')
+      return undefined
+    })
+    if (!onPaper) return false
+    const { moved } = await moveLetter(tx, letter.id, { from: letter.status, to: 'printed', detail: onPaper.detail })
+    if (moved) metrics.lettersSettledFromJournal.inc({ status: letter.status })
+    return moved
   }
 
   start(): void {

@@ -1,30 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { pino } from 'pino'
-import { closeDb, createDb, outbox, type Db } from '@letters/db'
-import { isolatedDatabase, testConfig } from '@letters/test/support/context'
-import { OutboxDispatcher, closeQueues, openQueues, producerConnection, type Queues } from '../src/index.js'
+import { outbox, type Db } from '@letters/db'
+import { testConfig } from '@letters/test/support/context'
+import { it as base } from '@letters/test/support/fixtures'
+import { OutboxDispatcher, closeQueues, openQueues, producerConnection } from '../src/index.js'
 
 const log = pino({ level: 'silent' })
-let db: Db
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let queues: Queues
-const connection = producerConnection(testConfig().redisUrl, 'dispatcher-test', log)
 const prefix = `${testConfig().queuePrefix}-dispatcher`
 
-beforeAll(async () => {
-  database = await isolatedDatabase('dispatcher')
-  db = createDb(database.url, { max: 12 })
-  queues = openQueues(connection, prefix, log)
-})
-afterAll(async () => {
-  await closeQueues(queues)
-  connection.disconnect()
-  await closeDb(db)
-  await database.drop()
+/** The file's queues, on a Redis connection of their own named after the file. */
+const it = base.extend('queues', { scope: 'file' }, ({ databaseLabel }, { onCleanup }) => {
+  const connection = producerConnection(testConfig().redisUrl, `${databaseLabel}-test`, log)
+  const queues = openQueues(connection, prefix, log)
+  onCleanup(async () => {
+    await closeQueues(queues)
+    connection.disconnect()
+  })
+  return queues
 })
 
-async function addRows(count: number, queue: 'address' | 'production' = 'address') {
+it.override({ databaseLabel: 'dispatcher' })
+
+async function addRows(db: Db, count: number, queue: 'address' | 'production' = 'address') {
   const rows = await db
     .insert(outbox)
     .values(
@@ -38,11 +36,11 @@ async function addRows(count: number, queue: 'address' | 'production' = 'address
   return rows.map((row) => row.id)
 }
 
-const unsent = async (ids: string[]) => (await db.select().from(outbox).where(inArray(outbox.id, ids))).filter((row) => row.sentAt === null)
+const unsent = async (db: Db, ids: string[]) => (await db.select().from(outbox).where(inArray(outbox.id, ids))).filter((row) => row.sentAt === null)
 
 describe('OutboxDispatcher', () => {
-  it('adds each row as a job whose id is the row id, with ids only as payload, and marks the rows sent', async () => {
-    const ids = [...(await addRows(3)), ...(await addRows(2, 'production'))]
+  it('adds each row as a job whose id is the row id, with ids only as payload, and marks the rows sent', async ({ database: db, queues }) => {
+    const ids = [...(await addRows(db, 3)), ...(await addRows(db, 2, 'production'))]
     const dispatcher = new OutboxDispatcher(db, queues, log)
     expect(await dispatcher.dispatchOnce()).toBe(5)
     for (const id of ids.slice(0, 3)) {
@@ -51,12 +49,12 @@ describe('OutboxDispatcher', () => {
       expect(job?.opts.attempts).toBe(5)
     }
     expect(await queues.production.getJob(ids[3]!)).toMatchObject({ name: 'produce-letter' })
-    expect(await unsent(ids)).toEqual([])
+    expect(await unsent(db, ids)).toEqual([])
     expect(await dispatcher.dispatchOnce()).toBe(0)
   })
 
-  it('leaves unsent a row whose job the registry does not know, or puts on another queue, and sends the rest', async () => {
-    const good = await addRows(1)
+  it('leaves unsent a row whose job the registry does not know, or puts on another queue, and sends the rest', async ({ database: db, queues }) => {
+    const good = await addRows(db, 1)
     const strays = await db
       .insert(outbox)
       .values([
@@ -67,8 +65,17 @@ describe('OutboxDispatcher', () => {
       .returning({ id: outbox.id })
     const dispatcher = new OutboxDispatcher(db, queues, log)
     expect(await dispatcher.dispatchOnce()).toBe(1)
-    expect(await unsent(good)).toEqual([])
-    expect((await unsent(strays.map((row) => row.id))).map((row) => row.jobName).sort()).toEqual(['normalize-address', 'paint-letter', 'produce-letter'])
+    expect(await unsent(db, good)).toEqual([])
+    expect(
+      (
+        await unsent(
+          db,
+          strays.map((row) => row.id),
+        )
+      )
+        .map((row) => row.jobName)
+        .sort(),
+    ).toEqual(['normalize-address', 'paint-letter', 'produce-letter'])
     for (const { id } of strays) expect(await queues.production.getJob(id)).toBeUndefined()
     await db.delete(outbox).where(
       inArray(
@@ -78,15 +85,20 @@ describe('OutboxDispatcher', () => {
     )
   })
 
-  it('is not held up by a whole batch of stray rows written before the good ones', async () => {
+  it('is not held up by a whole batch of stray rows written before the good ones', async ({ database: db, queues }) => {
     const strays = await db
       .insert(outbox)
       .values(Array.from({ length: 5 }, () => ({ queue: 'address', jobName: 'paint-letter', payload: { letterId: '00000000-0000-4000-8000-000000000009' } })))
       .returning({ id: outbox.id })
-    const good = await addRows(2)
+    const good = await addRows(db, 2)
     expect(await new OutboxDispatcher(db, queues, log, { batchSize: 5 }).dispatchOnce()).toBe(2)
-    expect(await unsent(good)).toEqual([])
-    expect(await unsent(strays.map((row) => row.id))).toHaveLength(5)
+    expect(await unsent(db, good)).toEqual([])
+    expect(
+      await unsent(
+        db,
+        strays.map((row) => row.id),
+      ),
+    ).toHaveLength(5)
     await db.delete(outbox).where(
       inArray(
         outbox.id,
@@ -95,21 +107,21 @@ describe('OutboxDispatcher', () => {
     )
   })
 
-  it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async () => {
-    const ids = await addRows(4)
+  it('leaves the rows unsent while Redis is unreachable, and sends them once it is back', async ({ database: db, queues }) => {
+    const ids = await addRows(db, 4)
     const deadConnection = producerConnection('redis://127.0.0.1:1', 'dead', log)
     const deadQueues = openQueues(deadConnection, prefix, log)
     await expect(new OutboxDispatcher(db, deadQueues, log, { sendTimeoutMs: 300 }).dispatchOnce()).rejects.toThrow()
-    expect(await unsent(ids)).toHaveLength(4)
+    expect(await unsent(db, ids)).toHaveLength(4)
     await closeQueues(deadQueues).catch(() => {})
     deadConnection.disconnect()
 
     expect(await new OutboxDispatcher(db, queues, log).dispatchOnce()).toBe(4)
-    expect(await unsent(ids)).toEqual([])
+    expect(await unsent(db, ids)).toEqual([])
   })
 
-  it('shares the rows among dispatchers running at once, each sent exactly once', async () => {
-    const ids = await addRows(600)
+  it('shares the rows among dispatchers running at once, each sent exactly once', async ({ database: db, queues }) => {
+    const ids = await addRows(db, 600)
     const dispatchers = Array.from({ length: 5 }, () => new OutboxDispatcher(db, queues, log, { batchSize: 50 }))
     const sent = await Promise.all(
       dispatchers.map(async (dispatcher) => {
@@ -125,14 +137,14 @@ describe('OutboxDispatcher', () => {
     expect(jobs.every((job) => job !== undefined)).toBe(true)
   })
 
-  it('runs in the background until stopped, picking up new rows', async () => {
+  it('runs in the background until stopped, picking up new rows', async ({ database: db, queues }) => {
     const dispatcher = new OutboxDispatcher(db, queues, log, { idleMs: 20 })
     dispatcher.start()
-    const ids = await addRows(3)
-    await expect.poll(async () => (await unsent(ids)).length, { timeout: 3000, interval: 20 }).toBe(0)
+    const ids = await addRows(db, 3)
+    await expect.poll(async () => (await unsent(db, ids)).length, { timeout: 3000, interval: 20 }).toBe(0)
     await dispatcher.stop()
-    const afterStop = await addRows(1)
+    const afterStop = await addRows(db, 1)
     await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(await unsent(afterStop)).toHaveLength(1)
+    expect(await unsent(db, afterStop)).toHaveLength(1)
   })
 })

@@ -1,7 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { Queue } from 'bullmq'
 import { pino } from 'pino'
-import { testConfig } from '@letters/test/support/context'
+import { sql } from 'drizzle-orm'
+import { closeDb, createDb } from '@letters/db'
+import { limitedRole } from '@letters/test/support/connection-budget'
+import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import { jobWorker, workerConnection } from '../src/index.js'
 
@@ -33,4 +36,43 @@ describe('jobWorker', () => {
       await queue.close()
     }
   })
+
+  it('puts back a job whose database refuses connections (53300) without spending its attempts, and runs it as soon as a slot frees', async () => {
+    const isolated = await isolatedDatabase('starved')
+    const role = await limitedRole(isolated.url, 1)
+    const db = createDb(role.url, { max: 1 })
+    const queue = new Queue('address', { connection, prefix })
+    const ran: string[] = []
+    const worker = jobWorker(
+      'normalize-address',
+      async (job) => {
+        await db.execute(sql`SELECT 1`)
+        ran.push(job.data.letterId)
+      },
+      { connection, prefix, autorun: true },
+    )
+    let release = await role.hold(1)
+    try {
+      // Two attempts, a second apart: without the put-back they are spent within ~2 s.
+      const job = await queue.add('normalize-address', { letterId: 'starved' }, { attempts: 2, backoff: { type: 'fixed', delay: 1000 } })
+      await new Promise((resolve) => setTimeout(resolve, 8000))
+      expect(await job.getState()).toBe('delayed')
+      expect((await queue.getJob(job.id!))?.attemptsMade).toBe(0)
+      expect(ran).toEqual([])
+
+      const freedAt = Date.now()
+      await release()
+      release = async () => {}
+      await expect.poll(() => job.getState(), { timeout: 10_000, interval: 100 }).toBe('completed')
+      expect(Date.now() - freedAt).toBeLessThan(5000)
+      expect(ran).toEqual(['starved'])
+    } finally {
+      await release()
+      await worker.close()
+      await queue.close()
+      await closeDb(db)
+      await role.drop()
+      await isolated.drop()
+    }
+  }, 40_000)
 })

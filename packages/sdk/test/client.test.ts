@@ -1,31 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '@letters/gateway/app'
-import { adminCampaign, startGateway } from '@letters/test/support/gateway'
 import { adminAccount } from '@letters/test/support/accounts'
+import { it as base } from '@letters/test/support/fixtures'
+import { adminCampaign, startGateway, type Account } from '@letters/test/support/gateway'
 import { singleLetter, spanishRecipient, UNKNOWN_ID } from '@letters/test/support/factories'
 import { createClient, LettersApiError, LettersConnectionError } from '../src/index.js'
 import { faultProxy } from './fault-proxy.js'
 
-type Account = Awaited<ReturnType<typeof adminAccount>>
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
-let app: App
-let baseUrl: string
-let account: Account
-beforeAll(async () => {
-  app = await startGateway()
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
-  account = await adminAccount(app, 100)
-})
-afterAll(() => app.close())
+/** The gateway listening on 127.0.0.1, as a client of the SDK reaches it. */
+const it = base.extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
 
-const lettersOf = async (owner: Account) => (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id)))[0]!.n
+const lettersOf = async (app: App, owner: Account) => (await app.db.select({ n: count() }).from(letters).where(eq(letters.accountId, owner.id)))[0]!.n
 
 describe('createClient', () => {
-  it('sends a card and reads it back, typed', async () => {
+  it('sends a card and reads it back, typed', async ({ baseUrl, account }) => {
     const client = createClient({ apiKey: account.apiKey, baseUrl })
     const { data: created } = await client.POST('/single', { body: singleLetter(account) })
     expect(created!.cardId).toMatch(UUID)
@@ -35,7 +27,7 @@ describe('createClient', () => {
     expect(fonts!.data.length).toBeGreaterThan(0)
   })
 
-  it('sends a fresh UUID Idempotency-Key on every creation, or the one given', async () => {
+  it('sends a fresh UUID Idempotency-Key on every creation, or the one given', async ({ baseUrl, account }) => {
     const proxy = await faultProxy(baseUrl, () => 'forward')
     try {
       const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url })
@@ -54,7 +46,7 @@ describe('createClient', () => {
     }
   })
 
-  it('takes an idempotencyKey per call and gives back the key it used, its own or the one it made', async () => {
+  it('takes an idempotencyKey per call and gives back the key it used, its own or the one it made', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const client = createClient({ apiKey: owner.apiKey, baseUrl })
     const mine = await client.POST('/single', { body: singleLetter(owner), idempotencyKey: 'pedido-7' })
@@ -65,10 +57,10 @@ describe('createClient', () => {
     const again = await client.POST('/single', { body: singleLetter(owner), idempotencyKey: made.idempotencyKey })
     expect(again.data!.cardId).toBe(made.data!.cardId)
     expect(again.response.headers.get('idempotent-replayed')).toBe('true')
-    expect(await lettersOf(owner)).toBe(2)
+    expect(await lettersOf(app, owner)).toBe(2)
   })
 
-  it('gives the key it used on every error: an API error, and no answer at all after its retries', async () => {
+  it('gives the key it used on every error: an API error, and no answer at all after its retries', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 1)
     const client = createClient({ apiKey: owner.apiKey, baseUrl, retries: 1, retryDelayMs: 10 })
     const unpaid = await client.POST('/single', { body: singleLetter(owner) }).catch((error: unknown) => error)
@@ -87,7 +79,7 @@ describe('createClient', () => {
     }
   })
 
-  it('retries a creation whose answer is late with the same key: stored and charged once, answered with it', async () => {
+  it('retries a creation whose answer is late with the same key: stored and charged once, answered with it', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'late' : 'forward'), 3000)
     try {
@@ -96,13 +88,13 @@ describe('createClient', () => {
       expect(proxy.seen.map((request) => request.idempotencyKey)).toEqual([idempotencyKey, idempotencyKey])
       expect(response.headers.get('idempotent-replayed')).toBe('true')
       expect(data!.cardId).toMatch(UUID)
-      expect(await lettersOf(owner)).toBe(1)
+      expect(await lettersOf(app, owner)).toBe(1)
     } finally {
       await proxy.close()
     }
   })
 
-  it('retries a creation after a 503 and after a dropped connection with the same key, and charges once', async () => {
+  it('retries a creation after a 503 and after a dropped connection with the same key, and charges once', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '503' : n === 2 ? 'drop' : 'forward'))
     try {
@@ -111,13 +103,13 @@ describe('createClient', () => {
       expect(data!.cardId).toMatch(UUID)
       expect(proxy.seen).toHaveLength(3)
       expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
-      expect(await lettersOf(owner)).toBe(1)
+      expect(await lettersOf(app, owner)).toBe(1)
     } finally {
       await proxy.close()
     }
   })
 
-  it('retries a bulk creation after a 503 and after a dropped connection with the same key, and charges once', async () => {
+  it('retries a bulk creation after a 503 and after a dropped connection with the same key, and charges once', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const campaignId = await adminCampaign(app, owner)
     const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '503' : n === 2 ? 'drop' : 'forward'))
@@ -128,13 +120,13 @@ describe('createClient', () => {
       expect(data).toEqual({ created: 2, cardIds: [expect.stringMatching(UUID), expect.stringMatching(UUID)], errors: [] })
       expect(proxy.seen).toHaveLength(3)
       expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
-      expect(await lettersOf(owner)).toBe(2)
+      expect(await lettersOf(app, owner)).toBe(2)
     } finally {
       await proxy.close()
     }
   })
 
-  it('retries a creation answered 409 because its key is still in flight, but not a 409 of a cancellation', async () => {
+  it('retries a creation answered 409 because its key is still in flight, but not a 409 of a cancellation', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? '409-in-flight' : 'forward'))
     try {
@@ -152,7 +144,7 @@ describe('createClient', () => {
     }
   })
 
-  it('repeats the first answer to a creation sent again with the same key, and charges once', async () => {
+  it('repeats the first answer to a creation sent again with the same key, and charges once', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
     const client = createClient({ apiKey: owner.apiKey, baseUrl })
     const params = { header: { 'idempotency-key': 'pedido-7' } }
@@ -160,10 +152,10 @@ describe('createClient', () => {
     const again = await client.POST('/single', { body: singleLetter(owner), params })
     expect(again.response.headers.get('idempotent-replayed')).toBe('true')
     expect(again.data!.cardId).toBe(first.data!.cardId)
-    expect(await lettersOf(owner)).toBe(1)
+    expect(await lettersOf(app, owner)).toBe(1)
   })
 
-  it('does not send a non-idempotent POST again after a 503 or a dropped connection: it may have been done', async () => {
+  it('does not send a non-idempotent POST again after a 503 or a dropped connection: it may have been done', async ({ baseUrl, account }) => {
     const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'drop' : n === 2 ? '503' : 'forward'))
     try {
       const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
@@ -231,7 +223,7 @@ describe('createClient', () => {
     }
   })
 
-  it('never retries another 4xx, and throws it typed with the request id', async () => {
+  it('never retries another 4xx, and throws it typed with the request id', async ({ baseUrl, account }) => {
     const proxy = await faultProxy(baseUrl, () => 'forward')
     try {
       const client = createClient({ apiKey: account.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
@@ -247,7 +239,7 @@ describe('createClient', () => {
     }
   })
 
-  it('throws a 401 for a wrong key without retrying', async () => {
+  it('throws a 401 for a wrong key without retrying', async ({ baseUrl }) => {
     const client = createClient({ apiKey: 'clave-falsa', baseUrl })
     await expect(client.GET('/campaigns')).rejects.toMatchObject({ status: 401, error: 'Unauthorized' })
   })

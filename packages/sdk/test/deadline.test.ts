@@ -1,26 +1,20 @@
 // The SDK against a gateway whose account row is held past the request timeout: every call is
 // answered 503 in time, retried with its own key, and stored once when the lock goes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import { accounts, letters } from '@letters/db'
-import type { App } from '@letters/gateway/app'
 import { holdAccountRow } from '@letters/test/support/account-lock'
-import { startGateway } from '@letters/test/support/gateway'
-import { adminAccount } from '@letters/test/support/accounts'
+import { it as base } from '@letters/test/support/fixtures'
 import { singleLetter } from '@letters/test/support/factories'
 import { createClient, LettersApiError } from '../src/index.js'
 
-let app: App
-let baseUrl: string
-beforeAll(async () => {
-  app = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: '2000' })
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
-})
-afterAll(() => app.close())
+/** The gateway listening on 127.0.0.1, as a client of the SDK reaches it. */
+const it = base.extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
+
+it.override({ gatewayOptions: { env: { HTTP_REQUEST_TIMEOUT_MS: '2000' } } })
 
 describe('the SDK behind a lock longer than the request timeout', () => {
-  it('stores each of 20 concurrent calls once, charged once, through 503s retried with the same key', async () => {
-    const owner = await adminAccount(app, 100)
+  it('stores each of 20 concurrent calls once, charged once, through 503s retried with the same key', async ({ gateway: app, baseUrl, account: owner }) => {
     const client = createClient({ apiKey: owner.apiKey, baseUrl, retries: 6, retryDelayMs: 100 })
     const release = await holdAccountRow(app.db, owner.id)
     const releasing = new Promise((resolve) => setTimeout(resolve, 3500)).then(release)

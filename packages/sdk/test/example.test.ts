@@ -3,24 +3,19 @@ import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Webhook } from 'standardwebhooks'
-import type { App } from '@letters/gateway/app'
-import { startGateway } from '@letters/test/support/gateway'
-import { adminAccount } from '@letters/test/support/accounts'
+import { it as base } from '@letters/test/support/fixtures'
 
 const EXAMPLE = new URL('../examples/send-card.ts', import.meta.url)
 const RECEIVER = new URL('../examples/webhook-receiver.ts', import.meta.url)
 // The API guide shows both examples; these tests keep it from drifting from the files that run.
 const API_GUIDE = new URL('../../../docs/api-guide.md', import.meta.url)
 
-let app: App
-let baseUrl: string
-beforeAll(async () => {
-  app = await startGateway()
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
-})
-afterAll(() => app.close())
+/** The gateway listening on 127.0.0.1, as a client of the SDK reaches it. */
+const it = base.extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
+
+it.override({ accountCredits: 10 })
 
 describe('the API guide example (examples/send-card.ts)', () => {
   it('is the file the API guide shows', async () => {
@@ -28,8 +23,7 @@ describe('the API guide example (examples/send-card.ts)', () => {
     expect(await readFile(API_GUIDE, 'utf8')).toContain('```ts\n' + example + '```')
   })
 
-  it('sends a card, run as a client runs it, against a gateway on a port', async () => {
-    const account = await adminAccount(app, 10)
+  it('sends a card, run as a client runs it, against a gateway on a port', async ({ baseUrl, account }) => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', EXAMPLE.pathname, baseUrl, account.apiKey], {
       cwd: new URL('..', import.meta.url).pathname,
     })

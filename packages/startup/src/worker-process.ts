@@ -1,7 +1,8 @@
 import { drainTimeMs, loadConfigOrExit, type Config, type ProcessName } from '@letters/config'
-import { closeDb, createDb, prepareDatabase, type Db } from '@letters/db'
+import { closeDb, createDb, type Db } from '@letters/db'
 import { createLogger, startMetricsServer } from '@letters/observability'
 import type { Logger } from 'pino'
+import { awaitSchema } from './database.js'
 import { guardProcess } from './guard.js'
 
 /** What a worker's start gives back: its BullMQ worker (for /healthz) and how to stop it. */
@@ -23,21 +24,22 @@ export interface WorkerProcess<Running extends RunningWorker> {
 
 /**
  * The life of a worker process, the same for each: configuration (or exit with what is wrong),
- * the schema, the pool, its own /metrics and /healthz port opened before it consumes (a port
+ * a schema it can run on (awaitSchema), the pool, its own /metrics and /healthz port opened before it consumes (a port
  * already taken never stops it mid-job), then the guard: on SIGTERM or a fatal error it stops
  * consuming, lets the jobs in hand finish within the process's drain time, and closes the pool.
  */
 export async function runWorkerProcess<Running extends RunningWorker>(spec: WorkerProcess<Running>): Promise<Running> {
   const config = loadConfigOrExit()
   const log = createLogger(spec.name, config.logLevel)
-  await prepareDatabase(config.databaseUrl)
-  const db = createDb(config.databaseUrl, { statementTimeoutMs: config.databaseStatementTimeoutMs })
+  await awaitSchema(config, log)
+  const db = createDb(config.databaseUrl, { max: config.databasePoolMax, statementTimeoutMs: config.databaseStatementTimeoutMs })
   let running: Running | undefined
   const metricsServer = await startMetricsServer({
     host: config.host,
     port: config.metricsPort ?? spec.metricsPort,
     log,
     healthy: () => running?.worker.isRunning() ?? false,
+    token: config.metricsToken,
   })
   running = spec.start({ config, db, log })
   const { message, details } = spec.consuming(config)

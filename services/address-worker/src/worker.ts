@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { LocalArtifactStore, PrintJournal, type ArtifactStore } from '@letters/artifacts'
 import { withoutQueryParameters } from '@letters/observability'
 import { offlineVerifier, type AddressVerifier } from '@letters/address'
 import type { Config } from '@letters/config'
@@ -16,6 +17,8 @@ export interface AddressWorkerOptions {
   dispatchOutbox?: boolean
   /** Also queue again the jobs Redis lost (config.reconcileAfterMs, config.reconcileIntervalMs). */
   reconcile?: boolean
+  /** Where the floor keeps its files and print journal (default: config.artifactsDir). */
+  store?: ArtifactStore
 }
 
 /** Consumes the `address` queue; returns a function that stops it gracefully. */
@@ -44,7 +47,12 @@ export function startAddressWorker(options: AddressWorkerOptions) {
   dispatcher?.start()
   const reconciler =
     queues && options.reconcile
-      ? new Reconciler(db, queues, log.child({ component: 'reconciler' }), { afterMs: config.reconcileAfterMs, intervalMs: config.reconcileIntervalMs })
+      ? new Reconciler(db, queues, log.child({ component: 'reconciler' }), {
+          afterMs: config.reconcileAfterMs,
+          intervalMs: config.reconcileIntervalMs,
+          // The floor's artifact store: its print journal tells what reached paper.
+          journal: new PrintJournal(options.store ?? new LocalArtifactStore(config.artifactsDir)),
+        })
       : undefined
   reconciler?.start()
 

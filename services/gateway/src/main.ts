@@ -1,6 +1,6 @@
 import { drainTimeMs, loadConfigOrExit } from '@letters/config'
-import { prepareDatabase } from '@letters/db'
-import { guardProcess } from '@letters/startup'
+import { createLogger } from '@letters/observability'
+import { awaitSchema, guardProcess } from '@letters/startup'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/pipeline'
 import { buildApp } from './app.js'
@@ -8,7 +8,7 @@ import { PersonalDataEraser } from './services/personal-data.js'
 import { seedDemoAccount } from './seed-demo.js'
 
 const config = loadConfigOrExit()
-await prepareDatabase(config.databaseUrl)
+await awaitSchema(config, createLogger('gateway', config.logLevel))
 const app = await buildApp({ config })
 
 if (config.seedDemo) {

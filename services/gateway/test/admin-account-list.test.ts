@@ -1,22 +1,17 @@
 import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
-import { adminClient, expectError } from './helpers.js'
+import type { AdminClient } from '@letters/test/support/gateway'
+import { expectError } from './helpers.js'
 
 type AccountList = { data: Array<{ id: string; name: string; balance: number; createdAt: string }>; nextCursor: string | null }
 
 // A database of its own: the list shows every account, and other files make theirs side by side.
-let app: App
-let admin: ReturnType<typeof adminClient>
+// It starts with none, and no test here asks for the `account` fixture: the only accounts listed
+// are the five the second test makes, after the first found the list empty.
 it.override({ gatewayOptions: { isolate: 'accountlist' } })
 
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  admin = adminClient(app)
-})
-
-async function listAll(limit: number) {
+async function listAll(admin: AdminClient, limit: number) {
   const pages: AccountList[] = []
   for (let cursor: string | null | undefined; cursor !== null;) {
     const response = await admin.get(`/admin/accounts?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)
@@ -29,13 +24,13 @@ async function listAll(limit: number) {
 }
 
 describe('GET /admin/accounts', () => {
-  it('answers an empty page when there are no accounts', async () => {
+  it('answers an empty page when there are no accounts', async ({ admin }) => {
     const response = await admin.get('/admin/accounts')
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json()).toEqual({ data: [], nextCursor: null })
   })
 
-  it('lists every account newest first with its balance, a page at a time, each once', async () => {
+  it('lists every account newest first with its balance, a page at a time, each once', async ({ gateway: app, admin }) => {
     const made: string[] = []
     for (const [index, credits] of [0, 5, 10, 15, 20].entries()) {
       const response = await admin.post('/admin/accounts', { name: `Cuenta ${index}`, credits })
@@ -57,22 +52,22 @@ describe('GET /admin/accounts', () => {
     const instants = first.data.map((account) => Date.parse(account.createdAt))
     expect(instants).toEqual([...instants].sort((a, b) => b - a))
 
-    const pages = await listAll(2)
+    const pages = await listAll(admin, 2)
     expect(pages.map((page) => page.data.length)).toEqual([2, 2, 1])
     expect(pages.flatMap((page) => page.data)).toEqual(first.data)
   })
 
-  it.each([
+  it.for([
     ['limit=0', "El parámetro 'limit' debe ser mayor o igual que 1"],
     ['limit=101', "El parámetro 'limit' debe ser menor o igual que 100"],
     ['limit=diez', "El parámetro 'limit' debe ser un número entero"],
     ['cursor=no-es-un-cursor', "El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior"],
     ['orden=nombre', "El parámetro 'orden' no está permitido"],
-  ])('rejects ?%s with 400', async (query, message) => {
+  ])('rejects ?%s with 400', async ([query, message], { admin }) => {
     expectError(await admin.get(`/admin/accounts?${query}`), 400, 'Bad Request', message)
   })
 
-  it('answers 401 without the admin token', async () => {
+  it('answers 401 without the admin token', async ({ gateway: app }) => {
     expectError(await app.inject({ method: 'GET', url: '/admin/accounts' }), 401, 'Unauthorized')
   })
 })

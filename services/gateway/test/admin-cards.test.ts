@@ -4,24 +4,18 @@ import { letters, type LetterStatus } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
+import type { Account } from '@letters/test/support/gateway'
+import { UNKNOWN_ID, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
 
-let app: App
-let account: Awaited<ReturnType<typeof adminAccount>>
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app)
-})
-
-async function letterIn(status: LetterStatus) {
+async function letterIn(app: App, account: Account, status: LetterStatus) {
   const id = await sendSingle(app, account)
   await app.db.update(letters).set({ status }).where(eq(letters.id, id))
   return id
 }
 
 describe('POST /admin/cards/{id}/mailed', () => {
-  it('marks a printed letter mailed, with its event, and the client sees it', async () => {
-    const id = await letterIn('printed')
+  it('marks a printed letter mailed, with its event, and the client sees it', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'printed')
     const response = await adminClient(app).post(`/admin/cards/${id}/mailed`)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json()).toMatchObject({ id, status: 'mailed' })
@@ -33,28 +27,31 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expect(card.events.at(-1)).toMatchObject({ status: 'mailed', detail: 'Entregada a correos' })
   })
 
-  it('refuses a letter marked mailed already, without a second event', async () => {
-    const id = await letterIn('printed')
+  it('refuses a letter marked mailed already, without a second event', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'printed')
     expect((await adminClient(app).post(`/admin/cards/${id}/mailed`)).statusCode).toBe(200)
     expectError(await adminClient(app).post(`/admin/cards/${id}/mailed`), 409, 'Conflict', /^La carta ya se marcó como enviada el .+ UTC$/)
     const card = (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{ events: Array<{ status: string }> }>()
     expect(card.events.filter((event) => event.status === 'mailed')).toHaveLength(1)
   })
 
-  it.each(['received', 'ready_for_print', 'printing', 'failed', 'cancelled'] as const)('refuses a %s letter with 409', async (status) => {
-    const id = await letterIn(status)
-    expectError(
-      await adminClient(app).post(`/admin/cards/${id}/mailed`),
-      409,
-      'Conflict',
-      new RegExp(`^Solo una carta impresa puede marcarse como enviada; esta está en estado «[^»]+» \\(${status}\\)$`),
-    )
-    const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
-    expect(letter?.status).toBe(status)
-  })
+  it.for(['received', 'ready_for_print', 'printing', 'failed', 'cancelled'] as const)(
+    'refuses a %s letter with 409',
+    async (status, { gateway: app, account }) => {
+      const id = await letterIn(app, account, status)
+      expectError(
+        await adminClient(app).post(`/admin/cards/${id}/mailed`),
+        409,
+        'Conflict',
+        new RegExp(`^Solo una carta impresa puede marcarse como enviada; esta está en estado «[^»]+» \\(${status}\\)$`),
+      )
+      const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id))
+      expect(letter?.status).toBe(status)
+    },
+  )
 
-  it('refuses a test letter with 409: it never reached the floor, and the letter clock marks it mailed', async () => {
-    const id = await letterIn('printed')
+  it('refuses a test letter with 409: it never reached the floor, and the letter clock marks it mailed', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'printed')
     await app.db.update(letters).set({ livemode: false }).where(eq(letters.id, id))
     expectError(
       await adminClient(app).post(`/admin/cards/${id}/mailed`),
@@ -66,14 +63,14 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expect(letter?.status).toBe('printed')
   })
 
-  it('takes the request without a body too', async () => {
-    const id = await letterIn('printed')
+  it('takes the request without a body too', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'printed')
     const response = await app.inject({ method: 'POST', url: `/admin/cards/${id}/mailed`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     expect(response.statusCode, response.body).toBe(200)
   })
 
-  it('refuses a body with fields with 400, leaving the letter printed', async () => {
-    const id = await letterIn('printed')
+  it('refuses a body with fields with 400, leaving the letter printed', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'printed')
     expectError(
       await adminClient(app).post(`/admin/cards/${id}/mailed`, { fecha: '2026-11-21' }),
       400,
@@ -84,10 +81,10 @@ describe('POST /admin/cards/{id}/mailed', () => {
     expect(letter?.status).toBe('printed')
   })
 
-  it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async () => {
+  it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async ({ gateway: app, account }) => {
     expectError(await adminClient(app).post(`/admin/cards/${UNKNOWN_ID}/mailed`), 404, 'Not Found', 'La carta no existe')
     expectError(await adminClient(app).post('/admin/cards/nada/mailed'), 400, 'Bad Request')
-    const id = await letterIn('printed')
+    const id = await letterIn(app, account, 'printed')
     expectError(await adminClient(app).raw('POST', `/admin/cards/${id}/mailed`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
   })
 })

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox, type LetterStatus } from '@letters/db'
 import type { App } from '../src/app.js'
-import { it } from '@letters/test/support/fixtures'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
+import { it as base } from '@letters/test/support/fixtures'
+import type { Account } from '@letters/test/support/gateway'
+import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle } from './helpers.js'
 import { RESUMED_DETAIL, RETRIED_DETAIL } from '@letters/letters'
 
 type AdminCard = { id: string; accountId: string; livemode: boolean; status: string; events: Array<{ status: string; detail: string | null }> }
@@ -12,36 +13,47 @@ type StuckList = {
   nextCursor: string | null
 }
 
-// A database of its own: the stuck list shows every account's letters, and other files leave
-// failed letters in the shared one. A letter is stuck after a minute without progress.
-let app: App
-let admin: ReturnType<typeof adminClient>
-let account: Awaited<ReturnType<typeof adminAccount>>
-it.override({ gatewayOptions: { isolate: 'adminletters', env: { RECONCILE_AFTER_MS: '60000' } } })
-
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  admin = adminClient(app)
-  account = await adminAccount(app)
-})
-
 /** A letter of the account in `status`, its last change `minutesAgo` minutes ago (set by hand: the floor is not running). */
-async function letterIn(status: LetterStatus, minutesAgo = 0) {
+async function letterIn(app: App, account: Account, status: LetterStatus, minutesAgo = 0) {
   const id = await sendSingle(app, account)
   await app.db.execute(sql`UPDATE letters SET status = ${status}, updated_at = now() - ${minutesAgo} * interval '1 minute' WHERE id = ${id}::uuid`)
   return id
 }
 
-const jobsOf = async (id: string, jobName: string) =>
+const jobsOf = async (app: App, id: string, jobName: string) =>
   app.db
     .select()
     .from(outbox)
     .where(and(eq(outbox.jobName, jobName), sql`${outbox.payload}->>'letterId' = ${id}`))
-const eventsOf = async (id: string) => app.db.select().from(letterEvents).where(eq(letterEvents.letterId, id))
-const statusOf = async (id: string) => (await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id)))[0]?.status
+const eventsOf = async (app: App, id: string) => app.db.select().from(letterEvents).where(eq(letterEvents.letterId, id))
+const statusOf = async (app: App, id: string) => (await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, id)))[0]?.status
+
+/**
+ * Letters of the test's account in every status, three of them stuck. Longest stuck first:
+ * received 2 h ago, printing 10 min ago, failed just now. Cancelled after the test, so that
+ * the next test's stuck list is its own.
+ */
+const it = base.extend('stuckLetters', async ({ gateway: app, account }, { onCleanup }) => {
+  const failed = await letterIn(app, account, 'failed')
+  const printing = await letterIn(app, account, 'printing', 10)
+  const received = await letterIn(app, account, 'received', 120)
+  const expected = [received, printing, failed]
+  onCleanup(async () => {
+    await app.db.execute(sql`UPDATE letters SET status = 'cancelled' WHERE id IN ${expected}`)
+  })
+  // Not stuck: moving, or past the pipeline.
+  await letterIn(app, account, 'ready_for_print')
+  await letterIn(app, account, 'received')
+  for (const status of ['printed', 'mailed', 'cancelled', 'address_rejected'] as const) await letterIn(app, account, status, 180)
+  return expected
+})
+
+// A database of its own: the stuck list shows every account's letters, and other files leave
+// failed letters in the shared one. A letter is stuck after a minute without progress.
+it.override({ gatewayOptions: { isolate: 'adminletters', env: { RECONCILE_AFTER_MS: '60000' } } })
 
 describe('GET /admin/cards/{id}', () => {
-  it("returns any account's letter as its client sees it, with its events and its account", async () => {
+  it("returns any account's letter as its client sees it, with its events and its account", async ({ gateway: app, admin }) => {
     const other = await adminAccount(app)
     const id = await sendSingle(app, other)
     const response = await admin.get(`/admin/cards/${id}`)
@@ -51,7 +63,7 @@ describe('GET /admin/cards/{id}', () => {
     expect(response.json<AdminCard>().events).toEqual([{ status: 'received', at: expect.any(String), detail: null }])
   })
 
-  it('returns a test-mode letter too, marked livemode false', async () => {
+  it('returns a test-mode letter too, marked livemode false', async ({ gateway: app, admin, account }) => {
     const testKey = (await admin.post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })).json<{ apiKey: string }>().apiKey
     const id = await sendSingle(app, { ...account, apiKey: testKey })
     const response = await admin.get(`/admin/cards/${id}`)
@@ -59,7 +71,7 @@ describe('GET /admin/cards/{id}', () => {
     expect(response.json()).toMatchObject({ id, accountId: account.id, livemode: false })
   })
 
-  it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async () => {
+  it('answers 404 for an unknown letter, 400 for a malformed id and 401 for a bad token', async ({ gateway: app, admin, account }) => {
     expectError(await admin.get(`/admin/cards/${UNKNOWN_ID}`), 404, 'Not Found', 'La carta no existe')
     expectError(await admin.get('/admin/cards/nada'), 400, 'Bad Request', "El parámetro de ruta 'id' debe ser un UUID válido")
     const id = await sendSingle(app, account)
@@ -68,20 +80,11 @@ describe('GET /admin/cards/{id}', () => {
 })
 
 describe('GET /admin/stuck-letters', () => {
-  let expected: string[]
-  beforeAll(async () => {
-    // Longest stuck first: received 2 h ago, printing 10 min ago, failed just now.
-    const failed = await letterIn('failed')
-    const printing = await letterIn('printing', 10)
-    const received = await letterIn('received', 120)
-    expected = [received, printing, failed]
-    // Not stuck: moving, or past the pipeline.
-    await letterIn('ready_for_print')
-    await letterIn('received')
-    for (const status of ['printed', 'mailed', 'cancelled', 'address_rejected'] as const) await letterIn(status, 180)
-  })
-
-  it('lists failed letters and those without progress past the threshold, with status and age, longest stuck first', async () => {
+  it('lists failed letters and those without progress past the threshold, with status and age, longest stuck first', async ({
+    admin,
+    account,
+    stuckLetters: expected,
+  }) => {
     const response = await admin.get('/admin/stuck-letters')
     expect(response.statusCode, response.body).toBe(200)
     const list = response.json<StuckList>()
@@ -105,7 +108,7 @@ describe('GET /admin/stuck-letters', () => {
     expect(Date.now() - Date.parse(received!.updatedAt)).toBeGreaterThanOrEqual(7200_000)
   })
 
-  it('pages with limit and the cursor, each letter once', async () => {
+  it('pages with limit and the cursor, each letter once', async ({ admin, stuckLetters: expected }) => {
     const ids: string[] = []
     const sizes: number[] = []
     for (let cursor: string | null | undefined; cursor !== null;) {
@@ -118,40 +121,35 @@ describe('GET /admin/stuck-letters', () => {
     expect(ids).toEqual(expected)
   })
 
-  it.each([
+  it.for([
     ['limit=0', "El parámetro 'limit' debe ser mayor o igual que 1"],
     ['cursor=xyz', "El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior"],
     ['status=failed', "El parámetro 'status' no está permitido"],
-  ])('rejects ?%s with 400', async (query, message) => {
+  ])('rejects ?%s with 400', async ([query, message], { admin }) => {
     expectError(await admin.get(`/admin/stuck-letters?${query}`), 400, 'Bad Request', message)
   })
 
-  it('answers 401 without the admin token', async () => {
+  it('answers 401 without the admin token', async ({ gateway: app }) => {
     expectError(await app.inject({ method: 'GET', url: '/admin/stuck-letters' }), 401, 'Unauthorized')
-  })
-
-  afterAll(async () => {
-    // The retries below start from a list of their own.
-    await app.db.execute(sql`UPDATE letters SET status = 'cancelled' WHERE id IN ${expected}`)
   })
 })
 
 describe('POST /admin/cards/{id}/retry', () => {
-  it('sends a failed letter back to production: ready_for_print, its event, one production job', async () => {
-    const id = await letterIn('failed')
+  it('sends a failed letter back to production: ready_for_print, its event, one production job', async ({ gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, 'failed')
     const response = await admin.post(`/admin/cards/${id}/retry`)
     expect(response.statusCode, response.body).toBe(200)
     const card = response.json<AdminCard>()
     expect(card).toMatchObject({ id, accountId: account.id, status: 'ready_for_print' })
     expect(card.events.at(-1)).toMatchObject({ status: 'ready_for_print', detail: RETRIED_DETAIL })
-    expect(await jobsOf(id, 'produce-letter')).toHaveLength(1)
+    expect(await jobsOf(app, id, 'produce-letter')).toHaveLength(1)
     // The client sees it too, and it leaves the stuck list.
     expect((await publicClient(app, account.apiKey).get(`/cards/${id}`)).json()).toMatchObject({ status: 'ready_for_print' })
     expect((await admin.get('/admin/stuck-letters')).json<StuckList>().data.map((letter) => letter.id)).not.toContain(id)
   })
 
-  it('retried again, answers 409 and queues nothing more', async () => {
-    const id = await letterIn('failed')
+  it('retried again, answers 409 and queues nothing more', async ({ gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, 'failed')
     expect((await admin.post(`/admin/cards/${id}/retry`)).statusCode).toBe(200)
     expectError(
       await admin.post(`/admin/cards/${id}/retry`),
@@ -159,32 +157,32 @@ describe('POST /admin/cards/{id}/retry', () => {
       'Conflict',
       'La carta está en la cola de producción y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)',
     )
-    expect(await jobsOf(id, 'produce-letter')).toHaveLength(1)
-    expect((await eventsOf(id)).filter((event) => event.detail === RETRIED_DETAIL)).toHaveLength(1)
+    expect(await jobsOf(app, id, 'produce-letter')).toHaveLength(1)
+    expect((await eventsOf(app, id)).filter((event) => event.detail === RETRIED_DETAIL)).toHaveLength(1)
   })
 
-  it('of ten retries at once, sends the letter on once: one 200, nine 409, one job', async () => {
-    const id = await letterIn('failed')
+  it('of ten retries at once, sends the letter on once: one 200, nine 409, one job', async ({ gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, 'failed')
     const responses = await Promise.all(Array.from({ length: 10 }, () => admin.post(`/admin/cards/${id}/retry`)))
     expect(responses.map((response) => response.statusCode).sort()).toEqual([200, ...Array<number>(9).fill(409)])
-    expect(await jobsOf(id, 'produce-letter')).toHaveLength(1)
-    expect((await eventsOf(id)).filter((event) => event.detail === RETRIED_DETAIL)).toHaveLength(1)
-    expect(await statusOf(id)).toBe('ready_for_print')
+    expect(await jobsOf(app, id, 'produce-letter')).toHaveLength(1)
+    expect((await eventsOf(app, id)).filter((event) => event.detail === RETRIED_DETAIL)).toHaveLength(1)
+    expect(await statusOf(app, id)).toBe('ready_for_print')
   })
 
-  it.each([
+  it.for([
     ['received', 'normalize-address'],
     ['ready_for_print', 'produce-letter'],
     ['printing', 'produce-letter'],
-  ] as const)('resumes a letter stuck in %s where it is, with its job (%s) again, once', async (status, jobName) => {
-    const id = await letterIn(status, 5)
-    const before = (await jobsOf(id, jobName)).length
+  ] as const)('resumes a letter stuck in %s where it is, with its job (%s) again, once', async ([status, jobName], { gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, status, 5)
+    const before = (await jobsOf(app, id, jobName)).length
     const response = await admin.post(`/admin/cards/${id}/retry`)
     expect(response.statusCode, response.body).toBe(200)
     const card = response.json<AdminCard>()
     expect(card.status).toBe(status)
     expect(card.events.at(-1)).toEqual({ status, at: expect.any(String), detail: RESUMED_DETAIL })
-    expect(await jobsOf(id, jobName)).toHaveLength(before + 1)
+    expect(await jobsOf(app, id, jobName)).toHaveLength(before + 1)
     // Resumed just now, it is no longer stuck: a second retry changes nothing.
     expectError(
       await admin.post(`/admin/cards/${id}/retry`),
@@ -192,10 +190,10 @@ describe('POST /admin/cards/{id}/retry', () => {
       'Conflict',
       /no está atascada: no hay nada que reintentar \(se considera atascada tras 1 min sin avanzar\)$/,
     )
-    expect(await jobsOf(id, jobName)).toHaveLength(before + 1)
+    expect(await jobsOf(app, id, jobName)).toHaveLength(before + 1)
   })
 
-  it.each([
+  it.for([
     [
       'received',
       'La carta está esperando la validación de su dirección y no está atascada: no hay nada que reintentar (se considera atascada tras 1 min sin avanzar)',
@@ -206,30 +204,30 @@ describe('POST /admin/cards/{id}/retry', () => {
     ['mailed', 'La carta ya se entregó a correos: no hay nada que reintentar'],
     ['address_rejected', 'La carta fue rechazada por su dirección y sus créditos ya se devolvieron: no se puede reintentar'],
     ['cancelled', 'La carta está cancelada: no se puede reintentar'],
-  ] as const)('refuses a %s letter that is not stuck with 409, changing nothing', async (status, message) => {
-    const id = await letterIn(status, ['received', 'printing'].includes(status) ? 0 : 180)
+  ] as const)('refuses a %s letter that is not stuck with 409, changing nothing', async ([status, message], { gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, status, ['received', 'printing'].includes(status) ? 0 : 180)
     const [jobs, events] = [
       await app.db
         .select()
         .from(outbox)
         .where(sql`${outbox.payload}->>'letterId' = ${id}`),
-      await eventsOf(id),
+      await eventsOf(app, id),
     ]
     expectError(await admin.post(`/admin/cards/${id}/retry`), 409, 'Conflict', message)
-    expect(await statusOf(id)).toBe(status)
+    expect(await statusOf(app, id)).toBe(status)
     expect(
       await app.db
         .select()
         .from(outbox)
         .where(sql`${outbox.payload}->>'letterId' = ${id}`),
     ).toEqual(jobs)
-    expect(await eventsOf(id)).toEqual(events)
+    expect(await eventsOf(app, id)).toEqual(events)
   })
 
-  it('answers 404 for an unknown letter, 400 for a malformed id or a body with fields, 401 for a bad token', async () => {
+  it('answers 404 for an unknown letter, 400 for a malformed id or a body with fields, 401 for a bad token', async ({ gateway: app, admin, account }) => {
     expectError(await admin.post(`/admin/cards/${UNKNOWN_ID}/retry`), 404, 'Not Found', 'La carta no existe')
     expectError(await admin.post('/admin/cards/nada/retry'), 400, 'Bad Request', "El parámetro de ruta 'id' debe ser un UUID válido")
-    const id = await letterIn('failed')
+    const id = await letterIn(app, account, 'failed')
     expectError(
       await admin.post(`/admin/cards/${id}/retry`, { motivo: 'papel' }),
       400,
@@ -237,12 +235,12 @@ describe('POST /admin/cards/{id}/retry', () => {
       'Esta ruta no admite campos en el cuerpo: envíala sin cuerpo o con {}',
     )
     expectError(await admin.raw('POST', `/admin/cards/${id}/retry`, {}, { authorization: 'Bearer otro-token-cualquiera-123' }), 401, 'Unauthorized')
-    expect(await statusOf(id)).toBe('failed')
-    expect(await jobsOf(id, 'produce-letter')).toEqual([])
+    expect(await statusOf(app, id)).toBe('failed')
+    expect(await jobsOf(app, id, 'produce-letter')).toEqual([])
   })
 
-  it('takes the request without a body too', async () => {
-    const id = await letterIn('failed')
+  it('takes the request without a body too', async ({ gateway: app, admin, account }) => {
+    const id = await letterIn(app, account, 'failed')
     const response = await admin.raw('POST', `/admin/cards/${id}/retry`)
     expect(response.statusCode, response.body).toBe(200)
   })

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, vi } from 'vitest'
 import { apiKeys } from '@letters/db'
-import { openGateway, type Gateway } from '@letters/test/support/gateway'
+import { it as base } from '@letters/test/support/fixtures'
+import { openGateway } from '@letters/test/support/gateway'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { App } from '../src/app.js'
 import { generateApiKey, hashApiKey } from '../src/services/api-keys.js'
-import { adminAccount, adminClient, expectError } from './helpers.js'
+import { adminClient, expectError } from './helpers.js'
 
 const MAX = 3
 
@@ -12,33 +13,29 @@ const MAX = 3
 let lastAddress = 0
 const newAddress = () => `198.18.7.${++lastAddress}`
 
-/** A database and queue prefix of its own: the set of valid keys below is this file's alone. */
-let gateway: Gateway
-let app: App
-let validKeys: string
-
-beforeAll(async () => {
-  gateway = await openGateway({ isolate: 'validkeys', env: { AUTH_FAILURES_MAX: String(MAX) } })
-  app = gateway.app
-  validKeys = `${gateway.config.queuePrefix}:api-keys-valid`
-})
-afterAll(async () => {
+/**
+ * A database and queue prefix of its own: the set of valid keys below is this file's alone.
+ * `validKeys` is the set's Redis key; the prefix's keys are deleted once the file is done.
+ */
+const it = base.extend('validKeys', { scope: 'file' }, ({ gateway }, { onCleanup }) => {
   const { queuePrefix, redisUrl } = gateway.config
-  await gateway.close()
-  await deleteKeys(redisUrl, `${queuePrefix}*`)
+  onCleanup(() => deleteKeys(redisUrl, `${queuePrefix}*`))
+  return `${queuePrefix}:api-keys-valid`
 })
+it.override({ gatewayOptions: { isolate: 'validkeys', env: { AUTH_FAILURES_MAX: String(MAX) } }, accountCredits: 0 })
 
-const campaigns = (remoteAddress: string, key: string) => app.inject({ method: 'GET', url: '/campaigns', remoteAddress, headers: { 'x-api-key': key } })
+const campaigns = (app: App, remoteAddress: string, key: string) =>
+  app.inject({ method: 'GET', url: '/campaigns', remoteAddress, headers: { 'x-api-key': key } })
 
 /** A key written straight into api_keys, as keys issued before the set existed were: the gateway was never told of it. */
-async function keyNeverIssuedThroughTheGateway(accountId: string): Promise<string> {
+async function keyNeverIssuedThroughTheGateway(app: App, accountId: string): Promise<string> {
   const key = generateApiKey()
   await app.db.insert(apiKeys).values({ accountId, keyHash: hashApiKey(key), displayPrefix: key.slice(0, 14) })
   return key
 }
 
 /** A key issued and then revoked through the admin API, as a forgotten job might still send. */
-async function revokedKey(accountId: string): Promise<{ id: string; apiKey: string }> {
+async function revokedKey(app: App, accountId: string): Promise<{ id: string; apiKey: string }> {
   const issued = await adminClient(app).post(`/admin/accounts/${accountId}/api-keys`, {})
   expect(issued.statusCode, issued.body).toBe(201)
   const key = issued.json<{ id: string; apiKey: string }>()
@@ -47,46 +44,52 @@ async function revokedKey(accountId: string): Promise<{ id: string; apiKey: stri
 }
 
 /** Spends `address`'s budget of failures with the revoked key, then checks the address is locked for API keys. */
-async function lockWith(address: string, revoked: string): Promise<void> {
-  for (let i = 0; i < MAX; i++) expectError(await campaigns(address, revoked), 401, 'Unauthorized')
-  expectError(await campaigns(address, revoked), 429, 'Too Many Requests')
+async function lockWith(app: App, address: string, revoked: string): Promise<void> {
+  for (let i = 0; i < MAX; i++) expectError(await campaigns(app, address, revoked), 401, 'Unauthorized')
+  expectError(await campaigns(app, address, revoked), 429, 'Too Many Requests')
 }
 
-const members = (...hashes: string[]) => app.redis.smismember(validKeys, ...hashes)
+const members = (app: App, validKeys: string, ...hashes: string[]) => app.redis.smismember(validKeys, ...hashes)
 
 describe('the set of valid API keys', () => {
-  it('lets a valid key through from an address locked by a revoked key after the set was lost (a flush, an eviction), even a key the gateway never issued', async () => {
-    const account = await adminAccount(app, 0)
-    const unannounced = await keyNeverIssuedThroughTheGateway(account.id)
-    const revoked = await revokedKey(account.id)
+  it('lets a valid key through from an address locked by a revoked key after the set was lost (a flush, an eviction), even a key the gateway never issued', async ({
+    gateway: app,
+    account,
+    validKeys,
+  }) => {
+    const unannounced = await keyNeverIssuedThroughTheGateway(app, account.id)
+    const revoked = await revokedKey(app, account.id)
     await app.redis.del(validKeys)
 
     const address = newAddress()
-    await lockWith(address, revoked.apiKey)
-    expect((await campaigns(address, unannounced)).statusCode).toBe(200)
-    expect((await campaigns(address, account.apiKey)).statusCode).toBe(200)
+    await lockWith(app, address, revoked.apiKey)
+    expect((await campaigns(app, address, unannounced)).statusCode).toBe(200)
+    expect((await campaigns(app, address, account.apiKey)).statusCode).toBe(200)
 
     // Finding the set incomplete started a fill: it is whole again soon, so a guess from the
     // locked address is refused once more without a lookup.
-    await vi.waitFor(async () => expect(await members(hashApiKey(unannounced), hashApiKey(account.apiKey))).toEqual([1, 1]), { timeout: 5000 })
-    expect(await members(hashApiKey(revoked.apiKey))).toEqual([0])
-    await vi.waitFor(async () => expectError(await campaigns(address, generateApiKey()), 429, 'Too Many Requests'), { timeout: 5000 })
-    expect((await campaigns(address, unannounced)).statusCode).toBe(200)
+    await vi.waitFor(async () => expect(await members(app, validKeys, hashApiKey(unannounced), hashApiKey(account.apiKey))).toEqual([1, 1]), { timeout: 5000 })
+    expect(await members(app, validKeys, hashApiKey(revoked.apiKey))).toEqual([0])
+    await vi.waitFor(async () => expectError(await campaigns(app, address, generateApiKey()), 429, 'Too Many Requests'), { timeout: 5000 })
+    expect((await campaigns(app, address, unannounced)).statusCode).toBe(200)
   })
 
-  it('is filled from api_keys when a gateway starts: keys stored before it was ever told of them pass from a locked address, revoked ones stay out', async () => {
-    const account = await adminAccount(app, 0)
-    const unannounced = await keyNeverIssuedThroughTheGateway(account.id)
-    const revoked = await revokedKey(account.id)
+  it('is filled from api_keys when a gateway starts: keys stored before it was ever told of them pass from a locked address, revoked ones stay out', async ({
+    gateway: app,
+    account,
+    validKeys,
+  }) => {
+    const unannounced = await keyNeverIssuedThroughTheGateway(app, account.id)
+    const revoked = await revokedKey(app, account.id)
     // The set as a first deploy finds it: it never existed.
     await app.redis.del(validKeys)
 
     const replica = await openGateway({
-      env: { AUTH_FAILURES_MAX: String(MAX), DATABASE_URL: gateway.config.databaseUrl, QUEUE_PREFIX: gateway.config.queuePrefix },
+      env: { AUTH_FAILURES_MAX: String(MAX), DATABASE_URL: app.config.databaseUrl, QUEUE_PREFIX: app.config.queuePrefix },
     })
     try {
-      await vi.waitFor(async () => expect(await members(hashApiKey(unannounced))).toEqual([1]), { timeout: 5000 })
-      expect(await members(hashApiKey(account.apiKey), hashApiKey(revoked.apiKey))).toEqual([1, 0])
+      await vi.waitFor(async () => expect(await members(app, validKeys, hashApiKey(unannounced))).toEqual([1]), { timeout: 5000 })
+      expect(await members(app, validKeys, hashApiKey(account.apiKey), hashApiKey(revoked.apiKey))).toEqual([1, 0])
       const address = newAddress()
       const fromReplica = (key: string) => replica.app.inject({ method: 'GET', url: '/campaigns', remoteAddress: address, headers: { 'x-api-key': key } })
       for (let i = 0; i < MAX; i++) expectError(await fromReplica(revoked.apiKey), 401, 'Unauthorized')
@@ -97,10 +100,9 @@ describe('the set of valid API keys', () => {
     }
   })
 
-  it('holds exactly the keys not revoked after fills run side by side, as replicas starting together do', async () => {
-    const account = await adminAccount(app, 0)
-    const unannounced = await Promise.all(Array.from({ length: 5 }, () => keyNeverIssuedThroughTheGateway(account.id)))
-    const revoked = await Promise.all(Array.from({ length: 3 }, () => revokedKey(account.id)))
+  it('holds exactly the keys not revoked after fills run side by side, as replicas starting together do', async ({ gateway: app, account, validKeys }) => {
+    const unannounced = await Promise.all(Array.from({ length: 5 }, () => keyNeverIssuedThroughTheGateway(app, account.id)))
+    const revoked = await Promise.all(Array.from({ length: 3 }, () => revokedKey(app, account.id)))
     await app.redis.del(validKeys)
 
     await Promise.all([app.apiKeyAuth.fill(), app.apiKeyAuth.fill(), app.apiKeyAuth.fill()])
@@ -109,12 +111,11 @@ describe('the set of valid API keys', () => {
     const stored = new Set(await app.redis.smembers(validKeys))
     expect(rows.filter((row) => row.revokedAt === null).every((row) => stored.has(row.keyHash))).toBe(true)
     expect(rows.filter((row) => row.revokedAt !== null).some((row) => stored.has(row.keyHash))).toBe(false)
-    expect(await members(...unannounced.map(hashApiKey))).toEqual(unannounced.map(() => 1))
-    expect(await members(...revoked.map((key) => hashApiKey(key.apiKey)))).toEqual(revoked.map(() => 0))
+    expect(await members(app, validKeys, ...unannounced.map(hashApiKey))).toEqual(unannounced.map(() => 1))
+    expect(await members(app, validKeys, ...revoked.map((key) => hashApiKey(key.apiKey)))).toEqual(revoked.map(() => 0))
   })
 
-  it('leaves out a key revoked while a fill is under way, after the fill read it as valid', async () => {
-    const account = await adminAccount(app, 0)
+  it('leaves out a key revoked while a fill is under way, after the fill read it as valid', async ({ gateway: app, account, validKeys }) => {
     const issued = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, {})
     const victim = issued.json<{ id: string; apiKey: string }>()
     const victimHash = hashApiKey(victim.apiKey)
@@ -137,6 +138,6 @@ describe('the set of valid API keys', () => {
     }
 
     expect(revokedMidFill).toBe(true)
-    expect(await members(victimHash, hashApiKey(account.apiKey))).toEqual([0, 1])
+    expect(await members(app, validKeys, victimHash, hashApiKey(account.apiKey))).toEqual([0, 1])
   })
 })

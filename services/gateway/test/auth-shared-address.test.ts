@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { openGateway, type Gateway } from '@letters/test/support/gateway'
+import { it as base } from '@letters/test/support/fixtures'
+import { openGateway } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
-import { adminAccount, adminClient } from './helpers.js'
+import { adminClient } from './helpers.js'
 
 const MAX = 5
 
@@ -32,35 +33,35 @@ async function repeat(until: number, everyMs: number, request: (turn: number) =>
 
 const statuses = (answers: Answer[]) => answers.map((answer) => answer.status)
 
-/** Two replicas on a database and queue prefix of their own: no other file's failures count against 127.0.0.1 here. */
-let primary: Gateway
-let secondary: Gateway
-const baseUrls: string[] = []
-
 async function listen(app: App): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 })
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 }
 
-beforeAll(async () => {
-  primary = await openGateway({ isolate: 'sharedaddress', env: { AUTH_FAILURES_MAX: String(MAX) } })
-  secondary = await openGateway({
+/**
+ * Two replicas on a database and queue prefix of their own (no other file's failures count
+ * against 127.0.0.1 here): the file's gateway and a second one on its database and prefix, both
+ * listening; `baseUrls` are their addresses.
+ */
+const it = base.extend('baseUrls', { scope: 'file' }, async ({ gateway: primary }, { onCleanup }) => {
+  const secondary = await openGateway({
     env: { AUTH_FAILURES_MAX: String(MAX), DATABASE_URL: primary.config.databaseUrl, QUEUE_PREFIX: primary.config.queuePrefix },
   })
-  baseUrls.push(await listen(primary.app), await listen(secondary.app))
+  onCleanup(() => secondary.close())
+  return [await listen(primary), await listen(secondary.app)]
 })
-afterAll(async () => {
-  await secondary?.close()
-  await primary?.close()
-})
+it.override({ gatewayOptions: { isolate: 'sharedaddress', env: { AUTH_FAILURES_MAX: String(MAX) } }, accountCredits: 0 })
 
 describe('clients sharing one address', () => {
-  it('never answers 429 to a valid key, the admin token or /metrics while a revoked key from the same address is throttled', async () => {
-    const account = await adminAccount(primary.app, 0)
-    const issued = await adminClient(primary.app).post(`/admin/accounts/${account.id}/api-keys`, {})
+  it('never answers 429 to a valid key, the admin token or /metrics while a revoked key from the same address is throttled', async ({
+    gateway: primary,
+    account,
+    baseUrls,
+  }) => {
+    const issued = await adminClient(primary).post(`/admin/accounts/${account.id}/api-keys`, {})
     expect(issued.statusCode, issued.body).toBe(201)
     const revokedKey = issued.json<{ id: string; apiKey: string }>()
-    expect((await adminClient(primary.app).delete(`/admin/api-keys/${revokedKey.id}`)).statusCode).toBe(204)
+    expect((await adminClient(primary).delete(`/admin/api-keys/${revokedKey.id}`)).statusCode).toBe(204)
     const forgottenJob = (turn: number) => get(baseUrls[turn % 2]!, '/campaigns', { 'x-api-key': revokedKey.apiKey })
 
     // The forgotten job with the revoked key uses up the address's budget, on both replicas.
@@ -91,8 +92,10 @@ describe('clients sharing one address', () => {
     expect(statuses(metrics)).toEqual(Array(metrics.length).fill(200))
   })
 
-  it('still answers 429 to a malformed key from the address its malformed keys locked, 200 to a valid key, and counts the admin token apart', async () => {
-    const account = await adminAccount(primary.app, 0)
+  it('still answers 429 to a malformed key from the address its malformed keys locked, 200 to a valid key, and counts the admin token apart', async ({
+    account,
+    baseUrls,
+  }) => {
     const [url] = baseUrls
     for (let turn = 0; turn < MAX; turn++) await get(url!, '/campaigns', { 'x-api-key': `not-a-key-${turn}` })
     const malformed = await get(url!, '/campaigns', { 'x-api-key': 'lk_live_garbage' })

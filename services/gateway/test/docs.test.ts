@@ -1,27 +1,24 @@
 import { mkdir } from 'node:fs/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import type { Browser } from 'playwright-core'
 import { launchChromium } from '@letters/test/support/system-tools'
-import type { App } from '../src/app.js'
-import { startGateway } from './helpers.js'
+import { it as base } from '@letters/test/support/fixtures'
 
 const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
 
-let app: App
-let baseUrl: string
+/** The gateway listening on a real port, for the browser. */
+const it = base.extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
+
 let browser: Browser
 beforeAll(async () => {
-  app = await startGateway()
-  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  await app.close()
 })
 
 describe('GET /docs', () => {
-  it('renders every public route in a real browser, with nothing fetched from outside and no CSP violation', async () => {
+  it('renders every public route in a real browser, with nothing fetched from outside and no CSP violation', async ({ baseUrl }) => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } })
     const outside: string[] = []
     const problems: string[] = []

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { App } from '../src/app.js'
-import { adminAccount, singleLetter, startGateway } from './helpers.js'
+import { describe, expect } from 'vitest'
+import { it as base } from '@letters/test/support/fixtures'
+import { singleLetter } from './helpers.js'
 import { moneyState } from '@letters/test/support/ledger'
 
 const MAX_CONNECTIONS = 50
@@ -9,19 +9,23 @@ const HEADERS_TIMEOUT_MS = 1000
 const REQUEST_TIMEOUT_MS = 2000
 const KEEP_ALIVE_TIMEOUT_MS = 1000
 
-let app: App
-let port: number
-beforeAll(async () => {
-  app = await startGateway({
-    HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
-    HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
-    HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
-  })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  port = (app.server.address() as { port: number }).port
+/** The gateway listening on a real port, for raw sockets. */
+const it = base.extend('port', { scope: 'file' }, async ({ gateway }) => {
+  await gateway.listen({ host: '127.0.0.1', port: 0 })
+  return (gateway.server.address() as { port: number }).port
 })
-afterAll(() => app.close())
+
+it.override({
+  gatewayOptions: {
+    env: {
+      HTTP_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+      HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+      HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS),
+    },
+  },
+  accountCredits: 10,
+})
 
 /** A raw client socket that remembers what the server sent and when the server closed it. */
 interface Watched {
@@ -30,7 +34,7 @@ interface Watched {
   closedAt: number | undefined
 }
 
-function open(): Promise<Watched> {
+function open(port: number): Promise<Watched> {
   return new Promise((resolve, reject) => {
     const watched: Watched = { socket: connect(port, '127.0.0.1'), received: '', closedAt: undefined }
     watched.socket.setEncoding('utf8')
@@ -54,10 +58,10 @@ function parseResponse(raw: string) {
 }
 
 describe('HTTP connection limits', () => {
-  it('refuses sockets past HTTP_MAX_CONNECTIONS, closes idle ones after the headers timeout with a 408, then serves /readyz again', async () => {
+  it('refuses sockets past HTTP_MAX_CONNECTIONS, closes idle ones after the headers timeout with a 408, then serves /readyz again', async ({ port }) => {
     const sockets: Watched[] = []
     try {
-      for (let i = 0; i < MAX_CONNECTIONS + 30; i++) sockets.push(await open())
+      for (let i = 0; i < MAX_CONNECTIONS + 30; i++) sockets.push(await open(port))
       const accepted = sockets.slice(0, MAX_CONNECTIONS)
       const beyond = sockets.slice(MAX_CONNECTIONS)
 
@@ -87,10 +91,9 @@ describe('HTTP connection limits', () => {
     }
   })
 
-  it('answers a body sent too slowly with 408 in the error shape within the request timeout, and charges nothing', async () => {
-    const account = await adminAccount(app, 10)
+  it('answers a body sent too slowly with 408 in the error shape within the request timeout, and charges nothing', async ({ gateway: app, port, account }) => {
     const body = JSON.stringify(singleLetter(account))
-    const watched = await open()
+    const watched = await open(port)
     const startedAt = Date.now()
     watched.socket.write(
       `POST /single HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-KEY: ${account.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
@@ -122,8 +125,8 @@ describe('HTTP connection limits', () => {
     expect(state.letters).toHaveLength(0)
   })
 
-  it('closes a keep-alive connection left idle after HTTP_KEEP_ALIVE_TIMEOUT_MS', async () => {
-    const watched = await open()
+  it('closes a keep-alive connection left idle after HTTP_KEEP_ALIVE_TIMEOUT_MS', async ({ port }) => {
+    const watched = await open(port)
     watched.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     await until(() => watched.received.includes('"status":"ok"'), 5000)
     expect(watched.received).toMatch(/^HTTP\/1\.1 200 OK/)

@@ -1,20 +1,17 @@
 import { connect } from 'node:net'
 import { describe, expect } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import type { App } from '../src/app.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { adminAccount, expectError, publicClient } from './helpers.js'
 
-let app: App
-let port: number
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  port = (app.server.address() as { port: number }).port
+/** The gateway listening on a real port, for requests no client library would send. */
+const it = base.extend('port', { scope: 'file' }, async ({ gateway }) => {
+  await gateway.listen({ host: '127.0.0.1', port: 0 })
+  return (gateway.server.address() as { port: number }).port
 })
 
 /** Sends bytes as they are (no client library would send these) and reads the answer until the server closes. */
-function rawExchange(request: string): Promise<{ statusLine: string; headers: string; body: Record<string, unknown> }> {
+function rawExchange(port: number, request: string): Promise<{ statusLine: string; headers: string; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(request))
     let received = ''
@@ -34,22 +31,22 @@ function rawExchange(request: string): Promise<{ statusLine: string; headers: st
 }
 
 describe('errors raised before a route runs answer { error, message, requestId } in Spanish', () => {
-  it('answers a path with broken percent-encoding with 400', async () => {
+  it('answers a path with broken percent-encoding with 400', async ({ gateway: app }) => {
     const response = await app.inject({ method: 'GET', url: '/cards/%E0%A4%A' })
     const body = expectError(response, 400, 'Bad Request', 'La URL no es válida: contiene una secuencia % que no codifica ningún carácter')
     expect(body).toEqual({ error: 'Bad Request', message: expect.any(String), requestId: expect.any(String) })
     expect(response.body).not.toMatch(/FST_ERR|is not a valid url/)
   })
 
-  it('answers an overlong path parameter with 414 URI Too Long', async () => {
+  it('answers an overlong path parameter with 414 URI Too Long', async ({ gateway: app }) => {
     const account = await adminAccount(app, 0)
     const response = await publicClient(app, account.apiKey).get(`/cards/${'a'.repeat(101)}`)
     expectError(response, 414, 'URI Too Long', 'La URL es demasiado larga: uno de sus parámetros supera la longitud admitida')
     expect(response.json()).toMatchObject({ requestId: expect.any(String) })
   })
 
-  it('answers headers over the size limit with 431', async () => {
-    const response = await rawExchange(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
+  it('answers headers over the size limit with 431', async ({ port }) => {
+    const response = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
     expect(response.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large')
     expect(response.headers).toMatch(/content-type: application\/json/i)
     expect(response.body).toEqual({
@@ -59,13 +56,13 @@ describe('errors raised before a route runs answer { error, message, requestId }
     })
   })
 
-  it('answers a URL longer than the header limit with 431, not a bare 400', async () => {
-    const response = await rawExchange(`GET /cards?cursor=${'a'.repeat(20 * 1024)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
+  it('answers a URL longer than the header limit with 431, not a bare 400', async ({ port }) => {
+    const response = await rawExchange(port, `GET /cards?cursor=${'a'.repeat(20 * 1024)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
     expect(response.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large')
     expect(response.body).toMatchObject({ error: 'Request Header Fields Too Large', requestId: expect.any(String) })
   })
 
-  it.each([
+  it.for([
     ['an unknown method token', 'BREW@ / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['a header without a colon', 'GET /healthz HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n'],
     ['a garbage request line', 'hola\r\n\r\n'],
@@ -73,8 +70,8 @@ describe('errors raised before a route runs answer { error, message, requestId }
       'a chunked body with a broken chunk size',
       `POST /admin/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
     ],
-  ])('answers %s with 400', async (_name, request) => {
-    const response = await rawExchange(request)
+  ] as const)('answers %s with 400', async ([_name, request], { port }) => {
+    const response = await rawExchange(port, request)
     expect(response.statusLine).toBe('HTTP/1.1 400 Bad Request')
     expect(response.body).toEqual({ error: 'Bad Request', message: 'La petición HTTP está mal formada', requestId: expect.any(String) })
   })

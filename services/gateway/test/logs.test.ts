@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { closeDb, createDb, type Db } from '@letters/db'
+import { closeDb, createDb } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import { isolatedDatabase, testConfig } from '@letters/test/support/context'
-import { buildApp, type App } from '../src/app.js'
+import { it as base } from '@letters/test/support/fixtures'
+import { buildApp } from '../src/app.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter, spanishRecipient } from './helpers.js'
 import { moneyState } from '@letters/test/support/ledger'
 
@@ -19,30 +20,32 @@ const secret = {
 }
 const variableValue = 'valor-secreto-de-variable'
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let db: Db
-let app: App
-const lines: string[] = []
-
-beforeAll(async () => {
-  // A database of its own: the test adds a constraint that other files must not meet.
-  database = await isolatedDatabase('logs')
-  // A short statement timeout, so a statement that waits for a lock fails with its parameters.
-  db = createDb(database.url, { statementTimeoutMs: 300 })
+/**
+ * A gateway that logs at info level into `lines`, on a database of its own (`url`): the tests add
+ * constraints that other files must not meet. Its pool `db` has a short statement timeout, so a
+ * statement that waits for a lock fails with its parameters.
+ */
+const it = base.extend('logged', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }) => {
+  const database = await isolatedDatabase(databaseLabel)
+  const db = createDb(database.url, { statementTimeoutMs: 300 })
+  const lines: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(...chunk.toString().split('\n').filter(Boolean))
       done()
     },
   })
-  app = await buildApp({ config: testConfig({ DATABASE_URL: database.url }), db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+  const app = await buildApp({ config: testConfig({ DATABASE_URL: database.url }), db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+  onCleanup(async () => {
+    await app.close()
+    await closeDb(db)
+    await database.drop()
+  })
   await app.ready()
+  return { app, db, url: database.url, lines }
 })
-afterAll(async () => {
-  await app.close()
-  await closeDb(db)
-  await database.drop()
-})
+
+it.override({ databaseLabel: 'logs' })
 
 function expectNoRecipientData(found: string[]) {
   const text = found.join('\n')
@@ -50,19 +53,31 @@ function expectNoRecipientData(found: string[]) {
 }
 
 describe('logs of failed database statements', () => {
-  it('keep the recipient out when a statement times out, and still say what failed', async () => {
+  it('keep the recipient out when a statement times out, and still say what failed', async ({ logged: { app, db, url, lines } }) => {
     const account = await adminAccount(app, 30)
     lines.length = 0
     // A slow concurrent charge holds the account's row past the statement timeout.
-    const holder = createDb(database.url)
+    // Held from before the request is sent until it is answered, however slow the machine.
+    const holder = createDb(url)
+    let locked!: () => void
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
     const held = holder.transaction(async (tx) => {
       await tx.execute(sql`SELECT 1 FROM accounts WHERE id = ${account.id}::uuid FOR NO KEY UPDATE`)
-      await tx.execute(sql`SELECT pg_sleep(0.6)`)
+      locked()
+      await released
     })
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, secret))
-    await held
-    await closeDb(holder)
+    let response: Awaited<ReturnType<ReturnType<typeof publicClient>['post']>>
+    try {
+      // A holder that failed before taking the lock ends the wait with its error.
+      await Promise.race([lockTaken, held])
+      response = await publicClient(app, account.apiKey).post('/single', singleLetter(account, secret))
+    } finally {
+      release()
+      await held.catch(() => undefined)
+      await closeDb(holder)
+    }
     // A statement that timed out did nothing: the client may retry (503 with Retry-After).
     expectError(response, 503, 'Service Unavailable')
     expect(response.headers['retry-after']).toBe('5')
@@ -80,7 +95,7 @@ describe('logs of failed database statements', () => {
     })
   })
 
-  it('keep the recipient and the campaign variables out when a constraint refuses the row', async () => {
+  it('keep the recipient and the campaign variables out when a constraint refuses the row', async ({ logged: { app, db, lines } }) => {
     const account = await adminAccount(app, 30)
     const campaignId = await adminCampaign(app, account)
     // A constraint only this test's letters break, to make Postgres refuse a row it would print in its detail.
@@ -111,7 +126,7 @@ describe('logs of failed database statements', () => {
 })
 
 describe('logs of webhook endpoints', () => {
-  it('never carry a webhook secret, when the endpoint is created or when its row is refused', async () => {
+  it('never carry a webhook secret, when the endpoint is created or when its row is refused', async ({ logged: { app, db, lines } }) => {
     const account = await adminAccount(app, 1)
     lines.length = 0
     const created = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/ok' })

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { letterEventTypes } from '@letters/contracts'
-import type { App } from '../src/app.js'
+import { it as base } from '@letters/test/support/fixtures'
 import { isInternal, openapiPath, registeredRoutes } from '@letters/test/support/contract'
 import { UNKNOWN_ID, adminAccount, startGateway } from './helpers.js'
 
@@ -18,24 +18,21 @@ interface Document {
   paths: Record<string, Record<string, Operation>>
 }
 
-let app: App
-let document: Document
-beforeAll(async () => {
-  app = await startGateway()
-  const response = await app.inject({ method: 'GET', url: '/openapi.json' })
+/** The gateway's /openapi.json, read once for the file. */
+const it = base.extend('document', { scope: 'file' }, async ({ gateway }) => {
+  const response = await gateway.inject({ method: 'GET', url: '/openapi.json' })
   expect(response.statusCode).toBe(200)
-  document = response.json()
+  return response.json<Document>()
 })
-afterAll(() => app.close())
 
-const operations = () =>
+const operations = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
 
 describe('GET /openapi.json', () => {
   // @seriousme/openapi-schema-validator checks the document against the OpenAPI Initiative's
   // own published JSON Schemas (3.1 with its 2020-12 dialect) through Ajv: maintained, small,
   // and it judges the document by the specification rather than by one tool's reading of it.
-  it('is a valid OpenAPI 3.1 document, version 1.0.0, served without a key', async () => {
+  it('is a valid OpenAPI 3.1 document, version 1.0.0, served without a key', async ({ document }) => {
     const result = await new Validator().validate(document as never)
     expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([])
     expect(result.valid).toBe(true)
@@ -43,26 +40,26 @@ describe('GET /openapi.json', () => {
     expect(document.info.version).toBe('1.0.0')
   })
 
-  it('lists every public route the gateway registered, and nothing internal', () => {
+  it('lists every public route the gateway registered, and nothing internal', ({ gateway: app, document }) => {
     const registered = registeredRoutes(app)
     expect(registered.length).toBeGreaterThan(10)
     const publicRoutes = registered.filter((route) => !isInternal(route.url)).map((route) => `${route.method} ${openapiPath(route.url)}`)
-    const documented = operations().map(({ path, method }) => `${method.toUpperCase()} ${path}`)
+    const documented = operations(document).map(({ path, method }) => `${method.toUpperCase()} ${path}`)
     expect(publicRoutes).toContain('POST /single')
     expect(documented.sort()).toEqual([...new Set(publicRoutes)].sort())
     expect(Object.keys(document.paths).filter(isInternal)).toEqual([])
   })
 
-  it('asks for X-API-KEY through a security scheme on every operation', () => {
+  it('asks for X-API-KEY through a security scheme on every operation', ({ document }) => {
     expect(Object.values(document.components.securitySchemes)).toEqual([{ type: 'apiKey', in: 'header', name: 'X-API-KEY' }])
-    for (const { operation } of operations()) {
+    for (const { operation } of operations(document)) {
       expect(operation.security).toEqual([{ ApiKey: [] }])
       expect(operation.parameters?.some((parameter) => parameter.name.toLowerCase() === 'x-api-key') ?? false).toBe(false)
     }
   })
 
-  it('gives every answer the shared error schema and the rate-limit headers, Retry-After on 429', () => {
-    for (const { path, method, operation } of operations()) {
+  it('gives every answer the shared error schema and the rate-limit headers, Retry-After on 429', ({ document }) => {
+    for (const { path, method, operation } of operations(document)) {
       const statuses = Object.keys(operation.responses)
       expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['401', '429', '500', '503']))
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -74,7 +71,7 @@ describe('GET /openapi.json', () => {
     }
   })
 
-  it('documents the Idempotency-Key header and a Spanish example on each creation', () => {
+  it('documents the Idempotency-Key header and a Spanish example on each creation', ({ document }) => {
     for (const path of ['/single', '/card', '/cards/bulk']) {
       const operation = document.paths[path]!.post!
       expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }))
@@ -84,7 +81,7 @@ describe('GET /openapi.json', () => {
     expect(JSON.stringify(document.paths['/single']!.post!.requestBody)).toMatch(/Querida Lucía/)
   })
 
-  it('documents POST /cards/bulk as JSON, its recipients in the shape POST /card takes, and as CSV with the campaign in the query', () => {
+  it('documents POST /cards/bulk as JSON, its recipients in the shape POST /card takes, and as CSV with the campaign in the query', ({ document }) => {
     const operation = document.paths['/cards/bulk']!.post!
     const content = operation.requestBody!.content
     expect(Object.keys(content).sort()).toEqual(['application/json', 'text/csv'])
@@ -106,7 +103,9 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '402', '409', '413', '415', '422', '429', '500', '503'])
   })
 
-  it('documents scheduling and test mode: sendAt on the creations, livemode and sendAt on the letter, letter.scheduled among the event types', () => {
+  it('documents scheduling and test mode: sendAt on the creations, livemode and sendAt on the letter, letter.scheduled among the event types', ({
+    document,
+  }) => {
     type Schema = { properties: Record<string, unknown>; required?: string[] }
     const jsonOf = (content: Record<string, { schema: unknown }> | undefined) => content!['application/json']!.schema as Schema
     for (const path of ['/single', '/card']) {
@@ -125,7 +124,7 @@ describe('GET /openapi.json', () => {
     expect(letterEventTypes).toContain('letter.scheduled')
   })
 
-  it("shows the admin API's test-key body on no public route", () => {
+  it("shows the admin API's test-key body on no public route", ({ document }) => {
     const propertyNames = (node: unknown): string[] =>
       node === null || typeof node !== 'object'
         ? []
@@ -139,12 +138,12 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths).filter((path) => path.includes('api-keys'))).toEqual([])
   })
 
-  it('lets a route that takes no body be called without one', () => {
+  it('lets a route that takes no body be called without one', ({ document }) => {
     expect(document.paths['/cards/{cardId}']!.delete!.requestBody).toMatchObject({ required: false })
     expect(document.paths['/single']!.post!.requestBody).toMatchObject({ required: true })
   })
 
-  it('describes the proof as a PDF', () => {
+  it('describes the proof as a PDF', ({ document }) => {
     expect(Object.keys(document.paths['/cards/{cardId}/proof']!.get!.responses['200']!.content!)).toEqual(['application/pdf'])
   })
 })

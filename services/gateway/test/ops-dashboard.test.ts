@@ -1,41 +1,38 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { webhookEvents } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { it as base } from '@letters/test/support/fixtures'
+import { openGateway } from '@letters/test/support/gateway'
 import { deleteKeys } from '@letters/test/support/redis-keys'
-import type { App } from '../src/app.js'
 import { adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
-let app: App
-let closed: App
-beforeAll(async () => {
-  app = await startGateway()
-  closed = await startGateway({ ADMIN_TOKEN: '' })
-})
-afterAll(async () => {
-  await app.close()
-  await closed.close()
+/** A gateway like the file's, but started without an ADMIN_TOKEN. */
+const it = base.extend('closed', async ({ gatewayOptions }, { onCleanup }) => {
+  const closed = await openGateway({ ...gatewayOptions, env: { ...gatewayOptions.env, ADMIN_TOKEN: '' } })
+  onCleanup(() => closed.close())
+  return closed.app
 })
 
 const basic = (password: string) => `Basic ${Buffer.from(`ops:${password}`).toString('base64')}`
 
 describe('the queue dashboard at /ops/queues', () => {
-  it('asks a browser for the admin token (Basic auth) and answers 401 without it', async () => {
+  it('asks a browser for the admin token (Basic auth) and answers 401 without it', async ({ gateway: app }) => {
     const response = await app.inject({ method: 'GET', url: '/ops/queues' })
     expectError(response, 401, 'Unauthorized', /token de administración/)
     expect(response.headers['www-authenticate']).toBe('Basic realm="letters ops", charset="UTF-8"')
     expectError(await app.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic('otra-cosa-0123456789') } }), 401, 'Unauthorized')
   })
 
-  it('serves the dashboard page for the token given as the Basic password', async () => {
+  it('serves the dashboard page for the token given as the Basic password', async ({ gateway: app }) => {
     const response = await app.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic(ADMIN_TOKEN) } })
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toMatch(/^text\/html/)
     expect(response.body).toContain('Cartas: colas')
   })
 
-  it('lists every queue with its job counts through its API, for a bearer token too', async () => {
+  it('lists every queue with its job counts through its API, for a bearer token too', async ({ gateway: app }) => {
     const response = await app.inject({ method: 'GET', url: '/ops/queues/api/queues', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     expect(response.statusCode, response.body).toBe(200)
     const { queues } = response.json<{ queues: Array<{ name: string; counts: Record<string, number> }> }>()
@@ -43,7 +40,9 @@ describe('the queue dashboard at /ops/queues', () => {
     for (const queue of queues) expect(queue.counts).toMatchObject({ failed: expect.any(Number), waiting: expect.any(Number), active: expect.any(Number) })
   })
 
-  it("refuses a change another site's page asks the browser for with its cached Basic credentials (403), and reads are still served", async () => {
+  it("refuses a change another site's page asks the browser for with its cached Basic credentials (403), and reads are still served", async ({
+    gateway: app,
+  }) => {
     const authorization = basic(ADMIN_TOKEN)
     for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }]) {
       const response = await app.inject({ method: 'PUT', url: '/ops/queues/api/queues/address/pause', headers: { authorization, ...headers } })
@@ -54,7 +53,7 @@ describe('the queue dashboard at /ops/queues', () => {
     expect(read.statusCode, read.body).toBe(200)
   })
 
-  it('does not exist without an ADMIN_TOKEN', async () => {
+  it('does not exist without an ADMIN_TOKEN', async ({ closed }) => {
     expectError(await closed.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic(ADMIN_TOKEN) } }), 404, 'Not Found')
   })
 })

@@ -7,9 +7,9 @@ import { LocalArtifactStore, batchFileKey, batchFolder, type ArtifactStore } fro
 import { closeDb, createDb, letters, printBatches, printBatchLetters } from '@letters/db'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { PersonalDataEraser } from '../src/services/personal-data.js'
-import { adminAccount, adminClient, publicClient, sendSingle } from './helpers.js'
+import { adminClient, publicClient, sendSingle } from './helpers.js'
 import { databaseDump, found } from '@letters/test/support/personal-data-traces'
 import { sweepBatchesWithArtifacts } from '@letters/letters'
 
@@ -18,37 +18,34 @@ import { sweepBatchesWithArtifacts } from '@letters/letters'
  * fails, batches, and the pipeline changing a letter's status at the same instant. A database of
  * its own: the eraser erases every due letter it finds.
  */
-it.override({ gatewayOptions: { isolate: 'erasureraces' } })
-
-type Account = Awaited<ReturnType<typeof adminAccount>>
-
-let app: App
-let account: Account
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app, 10_000)
-  const endpoint = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/hooks/letters' })
-  expect(endpoint.statusCode, endpoint.body).toBe(201)
-})
-
-/** A letter addressed to `name` (a word found nowhere else), printed an hour ago, with a print file in the artifact store. */
-async function printedLetter(name: string, store: ArtifactStore = app.artifacts) {
-  const id = await sendSingle(app, account, { name, message: `Mensaje privado para ${name}` })
-  await app.db.execute(sql`UPDATE letters SET status = 'printed', updated_at = now() - interval '1 hour' WHERE id = ${id}::uuid`)
-  await store.put(`${id}/card.pdf`, Buffer.from(`%PDF tarjeta de ${name}`))
-  return id
-}
+const it = base
+  /**
+   * Makes a letter of the test's account addressed to `name` (a word found nowhere else), printed
+   * an hour ago, with a print file in the artifact store. The account has a webhook endpoint, so
+   * its letters' events are copied for it too.
+   */
+  .extend('printedLetter', async ({ gateway: app, account }) => {
+    const endpoint = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/hooks/letters' })
+    expect(endpoint.statusCode, endpoint.body).toBe(201)
+    return async (name: string, store: ArtifactStore = app.artifacts) => {
+      const id = await sendSingle(app, account, { name, message: `Mensaje privado para ${name}` })
+      await app.db.execute(sql`UPDATE letters SET status = 'printed', updated_at = now() - interval '1 hour' WHERE id = ${id}::uuid`)
+      await store.put(`${id}/card.pdf`, Buffer.from(`%PDF tarjeta de ${name}`))
+      return id
+    }
+  })
+it.override({ gatewayOptions: { isolate: 'erasureraces' }, accountCredits: 10_000 })
 
 const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(2, '0')}q`)
 
-const inStore = (key: string) =>
+const inStore = (app: App, key: string) =>
   access(join(app.config.artifactsDir, key)).then(
     () => true,
     () => false,
   )
 
 /** Everything stored of the letter that may carry its recipient: its row, its events' details and every stored event body. */
-async function storedOf(id: string) {
+async function storedOf(app: App, id: string) {
   const [row] = await app.db
     .select({ erasedAt: letters.personalDataErasedAt, recipient: letters.recipient, message: letters.message })
     .from(letters)
@@ -73,7 +70,7 @@ const reconnected = (db: App['db']) =>
     )
     .toBe(true)
 
-const eraserOf = (db: App['db'], store: ArtifactStore = app.artifacts, batchSize = 100) =>
+const eraserOf = (db: App['db'], store: ArtifactStore, batchSize = 100) =>
   new PersonalDataEraser({ db, artifacts: store, log: silentLog }, { retentionMs: 60_000, batchSize })
 
 /** Rounds until one finds nothing more to do. */
@@ -82,7 +79,10 @@ async function eraseAll(eraser: PersonalDataEraser) {
 }
 
 describe('erasure while every connection is cut', () => {
-  it('leaves each letter as it was or erased everywhere, never between, and a later round finishes the work, files included', async () => {
+  it('leaves each letter as it was or erased everywhere, never between, and a later round finishes the work, files included', async ({
+    gateway: app,
+    printedLetter,
+  }) => {
     const people = names('Borrable', 60)
     const ids = await Promise.all(people.map((name) => printedLetter(name)))
     const db = createDb(app.config.databaseUrl, { max: 2 })
@@ -101,9 +101,14 @@ describe('erasure while every connection is cut', () => {
           await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 30))
         }
       })()
-      // Until some rounds went through and more were cut, so that some letters are erased and the others not.
-      const deadline = Date.now() + 20_000
-      while ((rounds < 5 || failedRounds < 10) && Date.now() < deadline) {
+      // Until ten rounds were cut and some letters are erased and the others not (counted on the
+      // killer's own connection, which is never cut): a cut round may have committed its erasure
+      // before the cut, so a count of whole rounds could leave every letter erased.
+      const erasedSoFar = async () =>
+        (await killer<Array<{ n: number }>>`SELECT count(*)::int AS n FROM letters WHERE id = ANY(${ids}::uuid[]) AND personal_data_erased_at IS NOT NULL`)[0]!
+          .n
+      const deadline = Date.now() + 40_000
+      for (let done = 0; (failedRounds < 10 || done === 0) && done < ids.length - 4 && Date.now() < deadline; done = await erasedSoFar()) {
         await eraser.tick().then(
           () => rounds++,
           () => failedRounds++,
@@ -116,7 +121,7 @@ describe('erasure while every connection is cut', () => {
       let erased = 0
       for (const [index, id] of ids.entries()) {
         const name = people[index]!
-        const stored = await storedOf(id)
+        const stored = await storedOf(app, id)
         expect(stored.copies.length).toBeGreaterThan(1)
         if (stored.erasedAt === null) {
           expect(stored.recipient.name).toBe(name)
@@ -130,15 +135,15 @@ describe('erasure while every connection is cut', () => {
         }
       }
       console.log(`### ${cuts} cuts, ${rounds} rounds, ${failedRounds} cut: ${erased} of ${ids.length} letters erased, the others untouched`)
-      expect(failedRounds).toBeGreaterThanOrEqual(10)
+      expect(failedRounds).toBeGreaterThan(0)
       expect(erased).toBeGreaterThan(0)
       expect(erased).toBeLessThan(ids.length)
 
       await reconnected(db)
       await eraseAll(eraser)
-      for (const id of ids) expect((await storedOf(id)).erasedAt).not.toBeNull()
+      for (const id of ids) expect((await storedOf(app, id)).erasedAt).not.toBeNull()
       expect(found(await databaseDump(app.config.databaseUrl), people)).toEqual([])
-      for (const id of ids) expect(await inStore(`${id}/card.pdf`)).toBe(false)
+      for (const id of ids) expect(await inStore(app, `${id}/card.pdf`)).toBe(false)
       const pending = await app.db
         .select({ id: letters.id })
         .from(letters)
@@ -148,17 +153,18 @@ describe('erasure while every connection is cut', () => {
       await killer.end()
       await closeDb(db)
     }
-  }, 60_000)
+  }, 90_000)
 })
 
 describe('files', () => {
-  it('are removed only after the erasure committed, and a removal that failed is done by a later round', async () => {
+  it('are removed only after the erasure committed, and a removal that failed is done by a later round', async ({ gateway: app, printedLetter }) => {
     let failing = true
     const local = new LocalArtifactStore(app.config.artifactsDir)
     const flaky: ArtifactStore = {
       name: 'flaky',
       put: (key, data) => local.put(key, data),
       get: (key) => local.get(key),
+      list: (folder) => local.list(folder),
       removeFolder: (folder) => (failing ? Promise.reject(new Error('the object store is down')) : local.removeFolder(folder)),
     }
     const [first, second] = names('Ficheruda', 2)
@@ -167,15 +173,19 @@ describe('files', () => {
 
     await expect(eraser.tick()).rejects.toThrow('the object store is down')
     for (const id of ids) {
-      expect((await storedOf(id)).erasedAt).not.toBeNull()
-      expect(await inStore(`${id}/card.pdf`)).toBe(true)
+      expect((await storedOf(app, id)).erasedAt).not.toBeNull()
+      expect(await inStore(app, `${id}/card.pdf`)).toBe(true)
     }
     failing = false
     await eraseAll(eraser)
-    for (const id of ids) expect(await inStore(`${id}/card.pdf`)).toBe(false)
+    for (const id of ids) expect(await inStore(app, `${id}/card.pdf`)).toBe(false)
   })
 
-  it('of a batch go once every letter in it is erased, and a failed letter of a batch not handed over is not erased until it is', async () => {
+  it('of a batch go once every letter in it is erased, and a failed letter of a batch not handed over is not erased until it is', async ({
+    gateway: app,
+    account,
+    printedLetter,
+  }) => {
     const [a, b, c] = names('Lotera', 3)
     const handed = [await printedLetter(a!), await printedLetter(b!)]
     const [batch] = await app.db.insert(printBatches).values({ status: 'handed', letterCount: 2 }).returning({ id: printBatches.id })
@@ -184,28 +194,29 @@ describe('files', () => {
     await app.artifacts.put(manifest, Buffer.from(`1;${a};${b}`))
 
     expect((await publicClient(app, account.apiKey).delete(`/cards/${handed[0]}/personal-data`)).statusCode).toBe(204)
-    expect(await inStore(manifest)).toBe(true)
+    expect(await inStore(app, manifest)).toBe(true)
     expect((await publicClient(app, account.apiKey).delete(`/cards/${handed[1]}/personal-data`)).statusCode).toBe(204)
-    expect(await inStore(batchFolder(batch!.id))).toBe(false)
-    const [row] = await app.db.select({ removedAt: printBatches.artifactsRemovedAt }).from(printBatches).where(eq(printBatches.id, batch!.id))
-    expect(row?.removedAt).not.toBeNull()
+    expect(await inStore(app, batchFolder(batch!.id))).toBe(false)
+    // With its files gone and every letter erased, its rows go too: nothing reads them again.
+    expect(await app.db.select().from(printBatches).where(eq(printBatches.id, batch!.id))).toEqual([])
+    expect(await app.db.select().from(printBatchLetters).where(eq(printBatchLetters.batchId, batch!.id))).toEqual([])
 
     // Given up on while it waited in a tray that is still closing: its batch will draw it from its row.
     const waiting = await printedLetter(c!)
     await app.db.update(letters).set({ status: 'failed' }).where(eq(letters.id, waiting))
     const [closing] = await app.db.insert(printBatches).values({ status: 'closing', letterCount: 1 }).returning({ id: printBatches.id })
     await app.db.insert(printBatchLetters).values({ batchId: closing!.id, letterId: waiting, sequence: 1 })
-    const eraser = eraserOf(app.db)
+    const eraser = eraserOf(app.db, app.artifacts)
     await eraseAll(eraser)
-    expect((await storedOf(waiting)).erasedAt).toBeNull()
+    expect((await storedOf(app, waiting)).erasedAt).toBeNull()
     await app.db.update(printBatches).set({ status: 'handed' }).where(eq(printBatches.id, closing!.id))
     await eraseAll(eraser)
-    expect((await storedOf(waiting)).erasedAt).not.toBeNull()
+    expect((await storedOf(app, waiting)).erasedAt).not.toBeNull()
   })
 })
 
 /** A batch handed over with these letters, and its manifest (their names and addresses) in the artifact store. */
-async function handedBatch(letterIds: string[]) {
+async function handedBatch(app: App, letterIds: string[]) {
   const [batch] = await app.db.insert(printBatches).values({ status: 'handed', letterCount: letterIds.length }).returning({ id: printBatches.id })
   await app.db.insert(printBatchLetters).values(letterIds.map((letterId, index) => ({ batchId: batch!.id, letterId, sequence: index + 1 })))
   await app.artifacts.put(batchFileKey(batch!.id, `batch-${batch!.id}.manifest.csv`), Buffer.from(letterIds.join(';')))
@@ -213,13 +224,17 @@ async function handedBatch(letterIds: string[]) {
 }
 
 describe('the files of a batch whose removal failed', () => {
-  it('go at a later round, which looks at a bounded stretch of the batches with files each time and comes round to every one', async () => {
+  it('go at a later round, which looks at a bounded stretch of the batches with files each time and comes round to every one', async ({
+    gateway: app,
+    printedLetter,
+  }) => {
     let failing = true
     const local = new LocalArtifactStore(app.config.artifactsDir)
     const flaky: ArtifactStore = {
       name: 'flaky',
       put: (key, data) => local.put(key, data),
       get: (key) => local.get(key),
+      list: (folder) => local.list(folder),
       removeFolder: (folder) => (failing ? Promise.reject(new Error('the object store is down')) : local.removeFolder(folder)),
     }
     // Handed batches whose letters were printed a moment ago (not due yet): their files stay.
@@ -227,12 +242,12 @@ describe('the files of a batch whose removal failed', () => {
     for (const name of names('Guardada', 5)) {
       const id = await printedLetter(name)
       await app.db.execute(sql`UPDATE letters SET updated_at = now() WHERE id = ${id}::uuid`)
-      kept.push(await handedBatch([id]))
+      kept.push(await handedBatch(app, [id]))
     }
     const [lost] = names('Perdida', 1)
-    const lostBatch = await handedBatch([await printedLetter(lost!)])
+    const lostBatch = await handedBatch(app, [await printedLetter(lost!)])
     await expect(eraserOf(app.db, flaky).tick()).rejects.toThrow('the object store is down')
-    expect(await inStore(batchFolder(lostBatch))).toBe(true)
+    expect(await inStore(app, batchFolder(lostBatch))).toBe(true)
     failing = false
 
     // Each look takes `limit` of the batches with files, in id order, and says where the next starts.
@@ -253,16 +268,19 @@ describe('the files of a batch whose removal failed', () => {
       .from(printBatches)
       .where(sql`status = 'handed' AND artifacts_removed_at IS NULL`)
     const eraser = eraserOf(app.db, app.artifacts, 2)
-    for (let round = 0; round < Math.ceil(withFiles.length / 2) && (await inStore(batchFolder(lostBatch))); round++) await eraser.tick()
-    expect(await inStore(batchFolder(lostBatch))).toBe(false)
-    const [row] = await app.db.select({ removedAt: printBatches.artifactsRemovedAt }).from(printBatches).where(eq(printBatches.id, lostBatch))
-    expect(row?.removedAt).not.toBeNull()
-    for (const batch of kept) expect(await inStore(batchFolder(batch))).toBe(true)
+    for (let round = 0; round < Math.ceil(withFiles.length / 2) && (await inStore(app, batchFolder(lostBatch))); round++) await eraser.tick()
+    expect(await inStore(app, batchFolder(lostBatch))).toBe(false)
+    expect(await app.db.select().from(printBatches).where(eq(printBatches.id, lostBatch))).toEqual([])
+    for (const batch of kept) expect(await inStore(app, batchFolder(batch))).toBe(true)
   })
 })
 
 describe('erasure racing a change of status', () => {
-  it('never lets the change bring the data back: each letter ends mailed and erased, its every event without its recipient', async () => {
+  it('never lets the change bring the data back: each letter ends mailed and erased, its every event without its recipient', async ({
+    gateway: app,
+    account,
+    printedLetter,
+  }) => {
     const people = names('Carrera', 8)
     const ids = await Promise.all(people.map((name) => printedLetter(name)))
     const answers = await Promise.all(
@@ -270,7 +288,7 @@ describe('erasure racing a change of status', () => {
     )
     expect(answers.map((answer) => answer.statusCode)).toEqual(ids.flatMap(() => [200, 204]))
     for (const [index, id] of ids.entries()) {
-      const stored = await storedOf(id)
+      const stored = await storedOf(app, id)
       expect(stored.erasedAt).not.toBeNull()
       expect(found(stored.copies.join('\n'), [people[index]!])).toEqual([])
       const [mailed] = await app.db.execute<{ n: number }>(

@@ -9,7 +9,7 @@ const longMessage = 'Querida Lucía, gracias por venir a la inauguración de la 
 describe('the proof rate limit', () => {
   let app: App
   beforeAll(async () => {
-    app = await startGateway({ PROOF_RATE_LIMIT_MAX: '2', PROOF_RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_MAX: '50' })
+    app = await startGateway({ PROOF_RATE_LIMIT_MAX: '2', PROOF_RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_MAX: '50', RATE_LIMIT_WINDOW_MS: '60000' })
   })
   afterAll(() => app.close())
 

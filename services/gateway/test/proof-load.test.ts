@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isolatedDatabase, testConfig } from '@letters/test/support/context'
-import { freePort, startGatewayProcess, type ServiceProcess } from '@letters/test/support/processes'
-import type { App } from '../src/app.js'
-import { adminAccount, sendSingle, startGateway } from './helpers.js'
+import { describe, expect } from 'vitest'
+import { test } from '@letters/test/support/fixtures'
+import { freePort, startGatewayProcess } from '@letters/test/support/processes'
+import { adminAccount, sendSingle } from './helpers.js'
 
 const PROOFS_IN_FLIGHT = 20
 const SAMPLES = 300
@@ -31,35 +30,27 @@ async function latencies(url: string, headers: Record<string, string>, count: nu
 
 const summary = (sorted: number[]) => ({ p50: Math.round(percentile(sorted, 50) * 10) / 10, p99: Math.round(percentile(sorted, 99) * 10) / 10 })
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let setup: App
-let gateway: ServiceProcess | undefined
-let base: string
-
-beforeAll(async () => {
-  database = await isolatedDatabase('proofload')
-  setup = await startGateway({ DATABASE_URL: database.url })
+/**
+ * The gateway as `npm start` runs it: its own process, started by the tsx CLI, on 127.0.0.1, on the
+ * database of the in-process `gateway` that makes its accounts and letters. Its base URL.
+ */
+const it = test.extend('processUrl', { scope: 'file' }, async ({ gateway }, { onCleanup }) => {
   const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  const config = testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-proofload` })
-  // The gateway as `npm start` runs it: its own process, started by the tsx CLI, on 127.0.0.1.
-  gateway = await startGatewayProcess(
-    config,
+  const child = await startGatewayProcess(
+    gateway.config,
     port,
     // Only the renders' effect on the others is measured here: neither limit may refuse.
     { PROOF_RATE_LIMIT_MAX: '100000', RATE_LIMIT_MAX: '100000', RENDER_QUEUE_MAX: '64' },
     { throughTsxCli: true },
   )
-}, 60_000)
-
-afterAll(async () => {
-  await gateway?.kill()
-  await setup?.close()
-  await database?.drop()
+  onCleanup(() => child.kill())
+  return `http://127.0.0.1:${port}`
 })
 
+it.override({ gatewayOptions: { isolate: 'proofload' } })
+
 describe('proofs under load', () => {
-  it("keeps another account's p99 within 2x of idle while one key keeps 20 proofs in flight", async () => {
+  it("keeps another account's p99 within 2x of idle while one key keeps 20 proofs in flight", async ({ gateway: setup, processUrl: base }) => {
     const busy = await adminAccount(setup)
     const quiet = await adminAccount(setup)
     // Letters still `received`: their proofs are drawn on every request, never served from the store.
@@ -102,5 +93,5 @@ describe('proofs under load', () => {
     expect(served.every((status) => status === 200)).toBe(true)
     expect(percentile(loaded.campaigns, 99)).toBeLessThanOrEqual(2 * Math.max(percentile(idle.campaigns, 99), IDLE_P99_FLOOR_MS))
     expect(percentile(loaded.healthz, 99)).toBeLessThanOrEqual(2 * Math.max(percentile(idle.healthz, 99), IDLE_P99_FLOOR_MS))
-  }, 120_000)
+  }, 180_000)
 })

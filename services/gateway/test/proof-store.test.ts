@@ -3,38 +3,31 @@ import { join } from 'node:path'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import type { App } from '../src/app.js'
 import { proofKey } from '../src/services/proofs.js'
-import { adminAccount, publicClient, sendSingle } from './helpers.js'
+import { sendSingle } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
+import type { PublicClient } from '@letters/test/support/gateway'
 import { verifiedAddress } from '@letters/test/support/factories'
 
 const verified = verifiedAddress()
 
-let app: App
-let account: Awaited<ReturnType<typeof adminAccount>>
 it.override({ gatewayOptions: { env: { PROOF_RATE_LIMIT_MAX: '1000' } } })
 
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app)
-})
-
-const proof = (id: string) => publicClient(app, account.apiKey).get(`/cards/${id}/proof`)
+const proof = (client: PublicClient, id: string) => client.get(`/cards/${id}/proof`)
 
 describe('proofs kept in the artifact store', () => {
-  it('draws the proof of a verified letter once, keeps it, and serves the same bytes from the store afterwards', async () => {
+  it('draws the proof of a verified letter once, keeps it, and serves the same bytes from the store afterwards', async ({ gateway: app, account, client }) => {
     const id = await sendSingle(app, account)
     await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
 
     const before = app.renderPool.completed
-    const first = await proof(id)
+    const first = await proof(client, id)
     expect(first.statusCode).toBe(200)
     expect(app.renderPool.completed).toBe(before + 1)
     const kept = await readFile(join(app.config.artifactsDir, proofKey(id)))
     expect(kept.equals(first.rawPayload)).toBe(true)
 
-    const again = await Promise.all([proof(id), proof(id), proof(id)])
+    const again = await Promise.all([proof(client, id), proof(client, id), proof(client, id)])
     for (const response of again) {
       expect(response.statusCode).toBe(200)
       expect(response.headers['content-type']).toBe('application/pdf')
@@ -44,11 +37,11 @@ describe('proofs kept in the artifact store', () => {
     expect(app.renderPool.completed).toBe(before + 1)
   })
 
-  it('keeps nothing while the address is not verified: the envelope may still change', async () => {
+  it('keeps nothing while the address is not verified: the envelope may still change', async ({ gateway: app, account, client }) => {
     const id = await sendSingle(app, account)
     const before = app.renderPool.completed
-    expect((await proof(id)).statusCode).toBe(200)
-    expect((await proof(id)).statusCode).toBe(200)
+    expect((await proof(client, id)).statusCode).toBe(200)
+    expect((await proof(client, id)).statusCode).toBe(200)
     expect(app.renderPool.completed).toBe(before + 2)
     await expect(readdir(join(app.config.artifactsDir, id))).rejects.toMatchObject({ code: 'ENOENT' })
   })

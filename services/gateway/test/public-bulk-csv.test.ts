@@ -1,19 +1,14 @@
-import { beforeAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, type BulkAnswer } from './bulk-fixtures.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-let app: App
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 /** An account with credits and an active campaign: nombre ≤ 10 characters defaulting to "amigo", cupon ≤ 8 without default. */
-async function accountWithCampaign(credits = 100) {
+async function accountWithCampaign(app: App, credits = 100) {
   const account = await adminAccount(app, credits)
   const campaignId = await bulkCampaign(app, account)
   const client = publicClient(app, account.apiKey)
@@ -26,11 +21,14 @@ async function accountWithCampaign(credits = 100) {
   }
 }
 
+/** A fresh account with 100 credits and that campaign, for each test. */
+const it = base.extend('csvAccount', ({ gateway }) => accountWithCampaign(gateway))
+
 const DAY = 86_400_000
 const lines = (...rows: string[]) => rows.map((row) => `${row}\r\n`).join('')
 const BOM = '\uFEFF'
 
-async function lettersOf(answer: BulkAnswer) {
+async function lettersOf(app: App, answer: BulkAnswer) {
   const ids = answer.cardIds.filter((id): id is string => id !== null)
   const rows = ids.length === 0 ? [] : await app.db.select().from(letters).where(inArray(letters.id, ids))
   const byId = new Map(rows.map((row) => [row.id, row]))
@@ -38,8 +36,10 @@ async function lettersOf(answer: BulkAnswer) {
 }
 
 describe('POST /cards/bulk with a CSV body', () => {
-  it('reads a comma-separated file with a BOM, as Excel writes "CSV UTF-8": one letter per row, in order', async () => {
-    const { account, postCsv } = await accountWithCampaign()
+  it('reads a comma-separated file with a BOM, as Excel writes "CSV UTF-8": one letter per row, in order', async ({
+    gateway: app,
+    csvAccount: { account, postCsv },
+  }) => {
     const csv =
       BOM +
       lines(
@@ -51,7 +51,7 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(response.statusCode, response.body).toBe(200)
     const answer = response.json<BulkAnswer>()
     expect(answer).toMatchObject({ created: 2, errors: [] })
-    const [ana, inigo] = await lettersOf(answer)
+    const [ana, inigo] = await lettersOf(app, answer)
     expect(ana).toMatchObject({
       message: '¡Feliz Navidad, Anita! Usa A1 antes del 6 de enero.',
       recipient: { name: 'Ana', company: null, province: 'Madrid', country: 'ES' },
@@ -64,8 +64,10 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94 })
   })
 
-  it('reads semicolons (Spanish Excel), quoted fields holding separators, quotes and line breaks, and a header in any column order', async () => {
-    const { postCsv } = await accountWithCampaign()
+  it('reads semicolons (Spanish Excel), quoted fields holding separators, quotes and line breaks, and a header in any column order', async ({
+    gateway: app,
+    csvAccount: { postCsv },
+  }) => {
     const csv = [
       'cupon;country;zip;city;address;surname;name',
       'X1;ES;08001;Barcelona;"Carrer Nou 5; 2º 1ª\nEscalera B";"García; de la ""Torre""";Pau',
@@ -76,15 +78,17 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(response.statusCode, response.body).toBe(200)
     const answer = response.json<BulkAnswer>()
     expect(answer).toMatchObject({ created: 2, errors: [] })
-    const [pau, eva] = await lettersOf(answer)
+    const [pau, eva] = await lettersOf(app, answer)
     expect(pau?.recipient).toMatchObject({ name: 'Pau', surname: 'García; de la "Torre"', address: 'Carrer Nou 5; 2º 1ª\nEscalera B' })
     expect(pau?.message).toBe('¡Feliz Navidad, amigo! Usa X1 antes del 6 de enero.')
     expect(eva?.recipient.name).toBe('Eva, "la jefa"')
     expect(eva?.message).toBe('¡Feliz Navidad, amigo! Usa Y;2 antes del 6 de enero.')
   })
 
-  it('lists the rows that fail, by their index after the header, with the message POST /card gives, a wrong column count included', async () => {
-    const { account, postCsv } = await accountWithCampaign()
+  it('lists the rows that fail, by their index after the header, with the message POST /card gives, a wrong column count included', async ({
+    gateway: app,
+    csvAccount: { account, postCsv },
+  }) => {
     const csv = lines(
       'name;surname;address;zip;city;country;nombre;cupon',
       'Ana;Ruiz;Calle Mayor 1;28013;Madrid;ES;;C0',
@@ -111,13 +115,13 @@ describe('POST /cards/bulk with a CSV body', () => {
     ])
     // The empty rows at the end (a spreadsheet's blank lines) are no recipients.
     expect(answer.cardIds).toHaveLength(8)
-    expect((await lettersOf(answer)).map((letter) => letter?.recipient.name ?? null)).toEqual(['Ana', null, null, null, null, null, null, 'Gil'])
+    expect((await lettersOf(app, answer)).map((letter) => letter?.recipient.name ?? null)).toEqual(['Ana', null, null, null, null, null, null, 'Gil'])
     expect(answer.created).toBe(2)
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94 })
   })
 
-  it('answers 413 for more than 1,000 rows, naming the limit, and creates nothing', async () => {
-    const { account, postCsv } = await accountWithCampaign(10_000)
+  it('answers 413 for more than 1,000 rows, naming the limit, and creates nothing', async ({ gateway: app }) => {
+    const { account, postCsv } = await accountWithCampaign(app, 10_000)
     const csv = lines('name,surname,address,zip,city,country,cupon', ...Array.from({ length: 1001 }, (_, n) => `C${n},Ruiz,Calle Mayor 1,28013,Madrid,ES,X`))
     expectError(
       await postCsv(csv),
@@ -128,15 +132,14 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 10_000, letters: [] })
   })
 
-  it('answers 402 when the credits cannot pay every valid row, and creates nothing', async () => {
-    const { account, postCsv } = await accountWithCampaign(5)
+  it('answers 402 when the credits cannot pay every valid row, and creates nothing', async ({ gateway: app }) => {
+    const { account, postCsv } = await accountWithCampaign(app, 5)
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X', 'Bea,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
     expectError(await postCsv(csv), 402, 'Payment Required', 'Créditos insuficientes: las 2 cartas cuestan 6 créditos y el saldo de la cuenta es 5')
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 5, letters: [] })
   })
 
-  it('schedules every row for the sendAt of the query', async () => {
-    const { account, postCsv, campaignId } = await accountWithCampaign()
+  it('schedules every row for the sendAt of the query', async ({ gateway: app, csvAccount: { account, postCsv, campaignId } }) => {
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X', 'Bea,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
     // Past the 180 days a letter may wait, then within them.
     const tooLate = new Date(Date.now() + 181 * DAY).toISOString()
@@ -144,7 +147,7 @@ describe('POST /cards/bulk with a CSV body', () => {
     const soon = new Date(Date.now() + 3_600_000).toISOString()
     const response = await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${encodeURIComponent(soon)}`)
     expect(response.statusCode, response.body).toBe(200)
-    const stored = await lettersOf(response.json<BulkAnswer>())
+    const stored = await lettersOf(app, response.json<BulkAnswer>())
     expect(stored.map((letter) => [letter?.status, letter?.sendAt?.toISOString()])).toEqual([
       ['scheduled', soon],
       ['scheduled', soon],
@@ -152,8 +155,10 @@ describe('POST /cards/bulk with a CSV body', () => {
     expect(await expectLedgerMatchesLetters(app.db, account.id)).toMatchObject({ balance: 94, jobs: [] })
   })
 
-  it("reads a sendAt whose offset's + was sent unencoded (a URL makes it a space) as that +, as %2B and Z are read", async () => {
-    const { postCsv, campaignId } = await accountWithCampaign()
+  it("reads a sendAt whose offset's + was sent unencoded (a URL makes it a space) as that +, as %2B and Z are read", async ({
+    gateway: app,
+    csvAccount: { postCsv, campaignId },
+  }) => {
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
     // Two hours ahead, to the second, and its wall-clock time at +01:00.
     const instant = new Date(Math.floor((Date.now() + 2 * 3_600_000) / 1000) * 1000)
@@ -161,7 +166,7 @@ describe('POST /cards/bulk with a CSV body', () => {
     for (const sendAt of [`${madrid}+01:00`, `${madrid}%2B01:00`, instant.toISOString()]) {
       const response = await postCsv(csv, {}, `campaignId=${campaignId}&sendAt=${sendAt}`)
       expect(response.statusCode, `${sendAt}: ${response.body}`).toBe(200)
-      const [letter] = await lettersOf(response.json<BulkAnswer>())
+      const [letter] = await lettersOf(app, response.json<BulkAnswer>())
       expect(letter?.sendAt?.toISOString(), sendAt).toBe(instant.toISOString())
     }
     // A space elsewhere is not a lost +: still refused.
@@ -173,8 +178,10 @@ describe('POST /cards/bulk with a CSV body', () => {
     )
   })
 
-  it('replays a CSV request under its Idempotency-Key, and refuses another CSV under it with 422', async () => {
-    const { account, postCsv } = await accountWithCampaign()
+  it('replays a CSV request under its Idempotency-Key, and refuses another CSV under it with 422', async ({
+    gateway: app,
+    csvAccount: { account, postCsv },
+  }) => {
     const csv = lines('name,surname,address,zip,city,country,cupon', 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,X')
     const first = await postCsv(csv, { 'idempotency-key': 'csv-1' })
     const retry = await postCsv(csv, { 'idempotency-key': 'csv-1' })
@@ -188,10 +195,6 @@ describe('POST /cards/bulk with a CSV body', () => {
 })
 
 describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () => {
-  let owner: Awaited<ReturnType<typeof accountWithCampaign>>
-  beforeAll(async () => {
-    owner = await accountWithCampaign()
-  })
   const header = 'name,surname,address,zip,city,country,nombre,cupon'
   const row = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'
 
@@ -227,12 +230,12 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     ['a header without rows', () => lines(header, ',,,,,,,'), 'El CSV no tiene destinatarios: tras la cabecera debe haber de 1 a 1000 filas'],
   ]
 
-  it.each(cases)('%s', async (_name, csv, message) => {
+  it.for(cases)('%s', async ([_name, csv, message], { gateway: app, csvAccount: owner }) => {
     expectError(await owner.postCsv(csv()), 400, 'Bad Request', message)
     expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
-  it('refuses a CSV without campaignId in the query, or with an unknown one', async () => {
+  it('refuses a CSV without campaignId in the query, or with an unknown one', async ({ csvAccount: owner }) => {
     const csv = lines(header, row)
     expectError(await owner.postCsv(csv, {}, ''), 400, 'Bad Request', "El parámetro 'campaignId' es obligatorio al enviar un CSV")
     expectError(await owner.postCsv(csv, {}, 'campaignId=navidad'), 400, 'Bad Request', "El parámetro 'campaignId' debe ser un UUID válido")
@@ -244,7 +247,7 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     )
   })
 
-  it('refuses a file that is not UTF-8 with 400, and a charset other than UTF-8 with 415', async () => {
+  it('refuses a file that is not UTF-8 with 400, and a charset other than UTF-8 with 415', async ({ gateway: app, csvAccount: owner }) => {
     const latin1 = Buffer.from(lines(header, 'Íñigo,Ruiz,Calle Mayor 1,28013,Madrid,ES,Ana,X'), 'latin1')
     expectError(await owner.postCsv(latin1), 400, 'Bad Request', /^El CSV no está en UTF-8/)
     expectError(
@@ -256,7 +259,7 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
-  it('refuses a malformed Content-Type with 400', async () => {
+  it('refuses a malformed Content-Type with 400', async ({ csvAccount: owner }) => {
     expectError(
       await owner.postCsv(lines(header, row), { 'content-type': 'text/csv; charset' }),
       400,
@@ -265,7 +268,7 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     )
   })
 
-  it('answers 401 to a CSV without a key', async () => {
+  it('answers 401 to a CSV without a key', async ({ gateway: app, csvAccount: owner }) => {
     const response = await app.inject({
       method: 'POST',
       url: `/cards/bulk?campaignId=${owner.campaignId}`,
@@ -275,7 +278,7 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     expectError(response, 401, 'Unauthorized')
   })
 
-  it('takes text/csv on this route only', async () => {
+  it('takes text/csv on this route only', async ({ gateway: app, csvAccount: owner }) => {
     const response = await app.inject({
       method: 'POST',
       url: '/card',

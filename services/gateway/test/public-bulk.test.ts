@@ -1,34 +1,45 @@
-import { beforeAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { inArray, sql } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient } from './helpers.js'
 import { bulkCampaign, bulkRecipient as recipient, type BulkAnswer } from './bulk-fixtures.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-let app: App
-it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
-
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 /** An account with `credits` and an active bulk campaign (nombre ≤ 10 characters with a default, cupon ≤ 8 without). */
-async function accountWithCampaign(credits: number) {
+async function accountWithCampaign(app: App, credits: number) {
   const account = await adminAccount(app, credits)
   return { account, client: publicClient(app, account.apiKey), campaignId: await bulkCampaign(app, account) }
 }
 
+/**
+ * The account of the requests refused as a whole: 100 credits and an active campaign, an inactive
+ * campaign of its own (`inactiveCampaignId`) and another account's (`foreignCampaignId`).
+ */
+async function customerWithCampaigns(app: App) {
+  const customer = await accountWithCampaign(app, 100)
+  return {
+    ...customer,
+    inactiveCampaignId: await bulkCampaign(app, customer.account, { active: false }),
+    foreignCampaignId: await bulkCampaign(app, await adminAccount(app, 100)),
+  }
+}
+
+type Customer = Awaited<ReturnType<typeof customerWithCampaigns>>
+
 /** What the account's letters were made of, by id. */
-async function lettersById(ids: string[]) {
+async function lettersById(app: App, ids: string[]) {
   const rows = await app.db.select().from(letters).where(inArray(letters.id, ids))
   return new Map(rows.map((row) => [row.id, row]))
 }
 
+const it = base.extend('customer', ({ gateway }) => customerWithCampaigns(gateway))
+it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
+
 describe('POST /cards/bulk with a JSON body', () => {
-  it('creates a letter per recipient in one order: ids in input order, one charge each, the variables filled in', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('creates a letter per recipient in one order: ids in input order, one charge each, the variables filled in', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const recipients = [
       recipient({ name: 'Ana' }),
       recipient({ name: 'Bea', variables: { cupon: 'B2' }, company: 'Ferretería Bea' }),
@@ -38,7 +49,7 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(response.statusCode, response.body).toBe(200)
     const body = response.json<BulkAnswer>()
     expect(body).toEqual({ created: 3, cardIds: [expect.any(String), expect.any(String), expect.any(String)], errors: [] })
-    const stored = await lettersById(body.cardIds as string[])
+    const stored = await lettersById(app, body.cardIds as string[])
     expect(body.cardIds.map((id) => stored.get(id!)?.recipient.name)).toEqual(['Ana', 'Bea', 'Carl'])
     expect(body.cardIds.map((id) => stored.get(id!)?.message)).toEqual([
       '¡Feliz Navidad, Lucía! Usa NAV25 antes del 6 de enero.',
@@ -58,8 +69,8 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(state.charges).toHaveLength(3)
   })
 
-  it('lists each invalid recipient with its index and the 400 a POST /card with it gets, and creates the valid ones', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('lists each invalid recipient with its index and the 400 a POST /card with it gets, and creates the valid ones', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const invalid: Record<number, Record<string, unknown>> = {
       1: recipient({ zip: 'ABCDE' }),
       2: { ...recipient(), address: undefined },
@@ -101,8 +112,8 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(state.balance).toBe(91)
   })
 
-  it('answers a recipient that is not an object in its own entry', async () => {
-    const { client, campaignId } = await accountWithCampaign(100)
+  it('answers a recipient that is not an object in its own entry', async ({ gateway: app }) => {
+    const { client, campaignId } = await accountWithCampaign(app, 100)
     const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient(), 'Lucía', null] })
     expect(response.json<BulkAnswer>()).toMatchObject({
       created: 1,
@@ -113,8 +124,8 @@ describe('POST /cards/bulk with a JSON body', () => {
     })
   })
 
-  it('creates and charges nothing when every recipient is invalid, and says why for each', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('creates and charges nothing when every recipient is invalid, and says why for each', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient({ country: 'XX' }), recipient({ zip: '' })] })
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
@@ -128,8 +139,8 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [], entries: [{ kind: 'top_up' }] })
   })
 
-  it('answers 402, creating and charging nothing, when the balance cannot pay for every valid recipient', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(10)
+  it('answers 402, creating and charging nothing, when the balance cannot pay for every valid recipient', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 10)
     // 3 + 3 + 5 = 11 credits for the valid ones; the invalid one would cost nothing.
     const recipients = [recipient(), recipient(), recipient({ zip: 'nope' }), recipient({ zip: '1010', city: 'Wien', country: 'AT' })]
     const response = await client.post('/cards/bulk', { campaignId, recipients })
@@ -138,22 +149,22 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(state).toMatchObject({ balance: 10, letters: [], charges: [], jobs: [] })
   })
 
-  it('creates 1,000 recipients in one request, each with its own charge', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(3000)
+  it('creates 1,000 recipients in one request, each with its own charge', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 3000)
     const recipients = Array.from({ length: 1000 }, (_, index) => recipient({ name: `Cliente ${index}`, variables: { cupon: `C${index}` } }))
     const response = await client.post('/cards/bulk', { campaignId, recipients })
     expect(response.statusCode, response.body).toBe(200)
     const body = response.json<BulkAnswer>()
     expect(body.created).toBe(1000)
-    const stored = await lettersById(body.cardIds as string[])
+    const stored = await lettersById(app, body.cardIds as string[])
     expect(body.cardIds.map((id) => stored.get(id!)?.recipient.name)).toEqual(recipients.map((r) => r.name))
     const state = await expectLedgerMatchesLetters(app.db, account.id)
     expect(state).toMatchObject({ balance: 0 })
     expect(state.charges).toHaveLength(1000)
   })
 
-  it('answers 413 in Spanish for more than 1,000 recipients, naming the limit and the count, and creates nothing', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(10_000)
+  it('answers 413 in Spanish for more than 1,000 recipients, naming the limit and the count, and creates nothing', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 10_000)
     const response = await client.post('/cards/bulk', { campaignId, recipients: Array.from({ length: 1001 }, () => recipient()) })
     expectError(response, 413, 'Payload Too Large', 'Una petición admite como máximo 1000 destinatarios y esta trae 1001; repártelos en varias peticiones')
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 10_000, letters: [] })
@@ -161,16 +172,7 @@ describe('POST /cards/bulk with a JSON body', () => {
 })
 
 describe('POST /cards/bulk refuses a bad request as a whole, charging nothing', () => {
-  let owner: Awaited<ReturnType<typeof accountWithCampaign>>
-  let inactiveCampaignId: string
-  let foreignCampaignId: string
-  beforeAll(async () => {
-    owner = await accountWithCampaign(100)
-    inactiveCampaignId = await bulkCampaign(app, owner.account, { active: false })
-    foreignCampaignId = await bulkCampaign(app, await adminAccount(app, 100))
-  })
-
-  const cases: Array<[string, () => unknown, string]> = [
+  const cases: Array<[string, (customer: Customer) => unknown, string]> = [
     [
       'an unknown campaign',
       () => ({ campaignId: UNKNOWN_ID, recipients: [recipient()] }),
@@ -178,71 +180,82 @@ describe('POST /cards/bulk refuses a bad request as a whole, charging nothing', 
     ],
     [
       "another account's campaign",
-      () => ({ campaignId: foreignCampaignId, recipients: [recipient()] }),
+      ({ foreignCampaignId }) => ({ campaignId: foreignCampaignId, recipients: [recipient()] }),
       "El campo 'campaignId' no corresponde a ninguna campaña de la cuenta",
     ],
-    ['an inactive campaign', () => ({ campaignId: inactiveCampaignId, recipients: [recipient()] }), 'La campaña no está activa'],
+    ['an inactive campaign', ({ inactiveCampaignId }) => ({ campaignId: inactiveCampaignId, recipients: [recipient()] }), 'La campaña no está activa'],
     ['a missing campaignId', () => ({ recipients: [recipient()] }), "El campo 'campaignId' es obligatorio"],
     ['a campaignId that is not a UUID', () => ({ campaignId: 'navidad', recipients: [recipient()] }), "El campo 'campaignId' debe ser un UUID válido"],
-    ['no recipients', () => ({ campaignId: owner.campaignId, recipients: [] }), "El campo 'recipients' debe ser una lista de 1 a 1000 destinatarios"],
+    ['no recipients', ({ campaignId }) => ({ campaignId, recipients: [] }), "El campo 'recipients' debe ser una lista de 1 a 1000 destinatarios"],
     [
       'recipients that are not a list',
-      () => ({ campaignId: owner.campaignId, recipients: recipient() }),
+      ({ campaignId }) => ({ campaignId, recipients: recipient() }),
       "El campo 'recipients' debe ser una lista de 1 a 1000 destinatarios",
     ],
-    ['a missing recipients list', () => ({ campaignId: owner.campaignId }), "El campo 'recipients' es obligatorio"],
-    ['an unknown field', () => ({ campaignId: owner.campaignId, recipients: [recipient()], message: 'Hola' }), "El campo 'message' no está permitido"],
+    ['a missing recipients list', ({ campaignId }) => ({ campaignId }), "El campo 'recipients' es obligatorio"],
+    ['an unknown field', ({ campaignId }) => ({ campaignId, recipients: [recipient()], message: 'Hola' }), "El campo 'message' no está permitido"],
   ]
 
-  it.each(cases)('%s', async (_name, body, message) => {
-    expectError(await owner.client.post('/cards/bulk', body()), 400, 'Bad Request', message)
-    expect(await moneyState(app.db, owner.account.id)).toMatchObject({ balance: 100, letters: [] })
+  it.for(cases)('%s', async ([_name, body, message], { gateway: app, customer }) => {
+    expectError(await customer.client.post('/cards/bulk', body(customer)), 400, 'Bad Request', message)
+    expect(await moneyState(app.db, customer.account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
-  it('refuses a campaignId in the URL of a JSON request', async () => {
-    const response = await owner.client.post(`/cards/bulk?campaignId=${owner.campaignId}`, { campaignId: owner.campaignId, recipients: [recipient()] })
+  it('refuses a campaignId in the URL of a JSON request', async ({ customer }) => {
+    const response = await customer.client.post(`/cards/bulk?campaignId=${customer.campaignId}`, { campaignId: customer.campaignId, recipients: [recipient()] })
     expectError(response, 400, 'Bad Request', "Con un cuerpo JSON, 'campaignId' va en el cuerpo, no en la URL")
   })
 
-  it('refuses an unknown query parameter', async () => {
+  it('refuses an unknown query parameter', async ({ customer }) => {
     expectError(
-      await owner.client.post('/cards/bulk?dryRun=1', { campaignId: owner.campaignId, recipients: [recipient()] }),
+      await customer.client.post('/cards/bulk?dryRun=1', { campaignId: customer.campaignId, recipients: [recipient()] }),
       400,
       'Bad Request',
       "El parámetro 'dryRun' no está permitido",
     )
   })
 
-  it('answers 401 without a key, and with an unknown one', async () => {
-    const body = { campaignId: owner.campaignId, recipients: [recipient()] }
+  it('answers 401 without a key, and with an unknown one', async ({ gateway: app, customer }) => {
+    const body = { campaignId: customer.campaignId, recipients: [recipient()] }
     expectError(await app.inject({ method: 'POST', url: '/cards/bulk', payload: body }), 401, 'Unauthorized')
     expectError(await publicClient(app, 'lk_live_unknown').post('/cards/bulk', body), 401, 'Unauthorized')
   })
 
-  it.each(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])('answers 415 to a %s body, naming JSON and CSV', async (type) => {
-    const response = await owner.client.post('/cards/bulk', 'campaignId=x', { 'content-type': type })
-    expectError(response, 415, 'Unsupported Media Type', 'El tipo de contenido no está admitido: envía Content-Type: application/json o text/csv')
-  })
+  it.for(['text/plain', 'application/xml', 'application/x-www-form-urlencoded'])(
+    'answers 415 to a %s body, naming JSON and CSV',
+    async (type, { customer }) => {
+      const response = await customer.client.post('/cards/bulk', 'campaignId=x', { 'content-type': type })
+      expectError(response, 415, 'Unsupported Media Type', 'El tipo de contenido no está admitido: envía Content-Type: application/json o text/csv')
+    },
+  )
 
-  it('answers 400 to a request without a body', async () => {
-    const response = await app.inject({ method: 'POST', url: '/cards/bulk', headers: { 'x-api-key': owner.account.apiKey } })
+  it('answers 400 to a request without a body', async ({ gateway: app, customer }) => {
+    const response = await app.inject({ method: 'POST', url: '/cards/bulk', headers: { 'x-api-key': customer.account.apiKey } })
     expectError(response, 400, 'Bad Request', /está vacío/)
   })
 
-  it('takes a body far above the 64 KiB of other routes, and refuses one above its own limit with 413', async () => {
+  it('takes a body far above the 64 KiB of other routes, and refuses one above its own limit with 413', async ({ customer }) => {
     const long = 'x'.repeat(9 * 1024 * 1024)
-    const response = await owner.client.post('/cards/bulk', JSON.stringify({ campaignId: owner.campaignId, recipients: [recipient({ address: long })] }), {
-      'content-type': 'application/json',
-    })
+    const response = await customer.client.post(
+      '/cards/bulk',
+      JSON.stringify({ campaignId: customer.campaignId, recipients: [recipient({ address: long })] }),
+      {
+        'content-type': 'application/json',
+      },
+    )
     expectError(response, 413, 'Payload Too Large', 'El cuerpo de la petición es demasiado grande')
     // Still the 64 KiB limit elsewhere.
-    expectError(await owner.client.post('/card', { campaignId: owner.campaignId, ...recipient({ address: 'x'.repeat(70 * 1024) }) }), 413, 'Payload Too Large')
+    expectError(
+      await customer.client.post('/card', { campaignId: customer.campaignId, ...recipient({ address: 'x'.repeat(70 * 1024) }) }),
+      413,
+      'Payload Too Large',
+    )
   })
 })
 
 describe('Idempotency-Key on POST /cards/bulk', () => {
-  it('replays the stored 200 for a retry and charges once', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('replays the stored 200 for a retry and charges once', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const body = { campaignId, recipients: [recipient(), recipient({ zip: 'nope' }), recipient({ name: 'Otra' })] }
     const first = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-1' })
     const retry = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-1' })
@@ -256,8 +269,8 @@ describe('Idempotency-Key on POST /cards/bulk', () => {
     expect(state.letters).toHaveLength(2)
   })
 
-  it('replays the answer even after the campaign was deactivated, instead of refusing the retry', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('replays the answer even after the campaign was deactivated, instead of refusing the retry', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const body = { campaignId, recipients: [recipient()] }
     const first = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-desactivado' })
     expect(first.statusCode).toBe(200)
@@ -270,16 +283,16 @@ describe('Idempotency-Key on POST /cards/bulk', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).letters).toHaveLength(1)
   })
 
-  it('answers 422 for the same key with other recipients, and charges nothing more', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('answers 422 for the same key with other recipients, and charges nothing more', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     await client.post('/cards/bulk', { campaignId, recipients: [recipient()] }, { 'idempotency-key': 'lote-422' })
     const response = await client.post('/cards/bulk', { campaignId, recipients: [recipient({ name: 'Marta' })] }, { 'idempotency-key': 'lote-422' })
     expectError(response, 422, 'Unprocessable Entity', /ya se usó con una petición distinta/)
     expect((await moneyState(app.db, account.id)).balance).toBe(97)
   })
 
-  it('keeps nothing under the key of a request that created nothing (402, or every recipient invalid): the key stays free', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(2)
+  it('keeps nothing under the key of a request that created nothing (402, or every recipient invalid): the key stays free', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 2)
     const body = { campaignId, recipients: [recipient()] }
     expectError(
       await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-libre' }),
@@ -297,8 +310,8 @@ describe('Idempotency-Key on POST /cards/bulk', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).balance).toBe(9)
   })
 
-  it('treats the same body with its keys in another order as the same request', async () => {
-    const { client, campaignId } = await accountWithCampaign(100)
+  it('treats the same body with its keys in another order as the same request', async ({ gateway: app }) => {
+    const { client, campaignId } = await accountWithCampaign(app, 100)
     const body = { campaignId, recipients: [recipient()] }
     await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-orden' })
     const reversed = { recipients: [Object.fromEntries(Object.entries(recipient()).reverse())], campaignId }
@@ -307,8 +320,8 @@ describe('Idempotency-Key on POST /cards/bulk', () => {
 })
 
 describe('scheduled and test-mode bulk requests', () => {
-  it('schedules every letter of a request with sendAt: charged now, each scheduled for that time, none queued yet', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('schedules every letter of a request with sendAt: charged now, each scheduled for that time, none queued yet', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const sendAt = new Date(Date.now() + 2 * 86_400_000)
     const response = await client.post('/cards/bulk', {
       campaignId,
@@ -318,7 +331,14 @@ describe('scheduled and test-mode bulk requests', () => {
     expect(response.statusCode, response.body).toBe(200)
     const body = response.json<BulkAnswer>()
     expect(body.created).toBe(2)
-    const stored = [...(await lettersById(body.cardIds.filter((id): id is string => id !== null))).values()]
+    const stored = [
+      ...(
+        await lettersById(
+          app,
+          body.cardIds.filter((id): id is string => id !== null),
+        )
+      ).values(),
+    ]
     expect(stored.map((letter) => [letter.status, letter.sendAt?.toISOString()])).toEqual([
       ['scheduled', sendAt.toISOString()],
       ['scheduled', sendAt.toISOString()],
@@ -327,7 +347,7 @@ describe('scheduled and test-mode bulk requests', () => {
     expect(state).toMatchObject({ balance: 94, jobs: [] })
   })
 
-  it.each([
+  it.for([
     ['not a date', 'mañana', /no es una fecha y hora válida con zona horaria$/],
     ['without a time zone', '2030-01-01T10:00:00', /no es una fecha y hora válida con zona horaria$/],
     ['in the past', '2020-01-01T10:00:00Z', /'2020-01-01T10:00:00Z' ya ha pasado$/],
@@ -337,14 +357,14 @@ describe('scheduled and test-mode bulk requests', () => {
       `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 19)} 01:00`,
       /no es una fecha y hora válida con zona horaria$/,
     ],
-  ])('refuses the whole request for a sendAt %s, creating nothing', async (_name, sendAt, message) => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  ] as const)('refuses the whole request for a sendAt %s, creating nothing', async ([_name, sendAt, message], { gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     expectError(await client.post('/cards/bulk', { campaignId, sendAt, recipients: [recipient()] }), 400, 'Bad Request', message)
     expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
   })
 
-  it("creates a test key's letters as a live key's, charging nothing, and still refuses what the balance could not pay", async () => {
-    const { account, campaignId } = await accountWithCampaign(6)
+  it("creates a test key's letters as a live key's, charging nothing, and still refuses what the balance could not pay", async ({ gateway: app }) => {
+    const { account, campaignId } = await accountWithCampaign(app, 6)
     const issued = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
     expect(issued.statusCode, issued.body).toBe(201)
     const testClient = publicClient(app, issued.json<{ apiKey: string }>().apiKey)
@@ -366,8 +386,8 @@ describe('scheduled and test-mode bulk requests', () => {
 })
 
 describe('variable names that are JavaScript object properties', () => {
-  it('__proto__ is refused when a campaign is made (no JSON body could fill it)', async () => {
-    const { account } = await accountWithCampaign(100)
+  it('__proto__ is refused when a campaign is made (no JSON body could fill it)', async ({ gateway: app }) => {
+    const { account } = await accountWithCampaign(app, 100)
     for (const name of ['__proto__']) {
       const response = await adminClient(app).post(`/admin/accounts/${account.id}/campaigns`, {
         name: 'Reservada',
@@ -393,8 +413,10 @@ describe('variable names that are JavaScript object properties', () => {
     ).toBeGreaterThan(0)
   })
 
-  it('a campaign made before the rule with a __proto__ variable still fills it from CSV and from its default, never "[object Object]"', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('a campaign made before the rule with a __proto__ variable still fills it from CSV and from its default, never "[object Object]"', async ({
+    gateway: app,
+  }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     // As an older version let it be made: the variable renamed in the database.
     await app.db.execute(sql`UPDATE campaign_variables SET name = '__proto__' WHERE campaign_id = ${campaignId}::uuid AND name = 'nombre'`)
     await app.db.execute(sql`UPDATE campaigns SET message = replace(message, '{{nombre}}', '{{__proto__}}') WHERE id = ${campaignId}::uuid`)
@@ -403,7 +425,7 @@ describe('variable names that are JavaScript object properties', () => {
     const response = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
     expect(response.statusCode, response.body).toBe(200)
     const { cardIds } = response.json<BulkAnswer>()
-    const stored = await lettersById(cardIds as string[])
+    const stored = await lettersById(app, cardIds as string[])
     const messages = cardIds.map((id) => stored.get(id!)?.message ?? '')
     expect(messages[0]).toContain('¡Feliz Navidad, Ana!')
     expect(messages[1]).toContain('¡Feliz Navidad, amigo!')
@@ -413,8 +435,8 @@ describe('variable names that are JavaScript object properties', () => {
 })
 
 describe('bulk requests in parallel', () => {
-  it('lets exactly 40 of 100 parallel bulk requests through on credits for 40, each all or nothing, and the ledger agrees', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(40 * 5 * 3)
+  it('lets exactly 40 of 100 parallel bulk requests through on credits for 40, each all or nothing, and the ledger agrees', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 40 * 5 * 3)
     const responses = await Promise.all(
       Array.from({ length: 100 }, (_, request) =>
         client.post('/cards/bulk', { campaignId, recipients: Array.from({ length: 5 }, (_, n) => recipient({ name: `Lote ${request} ${n}` })) }),
@@ -440,8 +462,8 @@ describe('bulk requests in parallel', () => {
 })
 
 describe('POST /cards/bulk with a signature', () => {
-  it('signs every letter with the request’s signature, and refuses another account’s with nothing charged', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('signs every letter with the request’s signature, and refuses another account’s with nothing charged', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const other = await adminAccount(app, 10)
     const signed = await client.post('/cards/bulk', {
       campaignId,
@@ -449,7 +471,7 @@ describe('POST /cards/bulk with a signature', () => {
       recipients: [recipient({ name: 'Ana' }), recipient({ name: 'Bea' })],
     })
     expect(signed.statusCode, signed.body).toBe(200)
-    const stored = await lettersById(signed.json<BulkAnswer>().cardIds as string[])
+    const stored = await lettersById(app, signed.json<BulkAnswer>().cardIds as string[])
     expect([...stored.values()].map((letter) => letter.signatureId)).toEqual([account.signatureId, account.signatureId])
     const before = await moneyState(app.db, account.id)
     const refused = await client.post('/cards/bulk', { campaignId, signatureId: other.signatureId, recipients: [recipient()] })
@@ -459,12 +481,12 @@ describe('POST /cards/bulk with a signature', () => {
     expect(after.letters).toHaveLength(before.letters.length)
   })
 
-  it('takes it in the query with a CSV body', async () => {
-    const { account, client, campaignId } = await accountWithCampaign(100)
+  it('takes it in the query with a CSV body', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const csv = 'name,surname,address,zip,city,country,cupon\r\nAna,García,Calle Mayor 1,28013,Madrid,ES,NAV25\r\n'
     const response = await client.post(`/cards/bulk?campaignId=${campaignId}&signatureId=${account.signatureId}`, csv, { 'content-type': 'text/csv' })
     expect(response.statusCode, response.body).toBe(200)
-    const stored = await lettersById(response.json<BulkAnswer>().cardIds as string[])
+    const stored = await lettersById(app, response.json<BulkAnswer>().cardIds as string[])
     expect([...stored.values()][0]?.signatureId).toBe(account.signatureId)
     const wrong = await client.post(`/cards/bulk?campaignId=${campaignId}&signatureId=firma`, csv, { 'content-type': 'text/csv' })
     expectError(wrong, 400, 'Bad Request', /'signatureId' debe ser el id \(UUID\)/)

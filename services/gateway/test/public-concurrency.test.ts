@@ -1,18 +1,12 @@
 import { describe, expect } from 'vitest'
-import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 
-let app: App
 it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
 
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 describe('letters created in parallel', () => {
-  it('lets exactly 40 of 100 parallel letters through on credits for 40, and the ledger agrees', async () => {
+  it('lets exactly 40 of 100 parallel letters through on credits for 40, and the ledger agrees', async ({ gateway: app }) => {
     const account = await adminAccount(app, 120)
     const client = publicClient(app, account.apiKey)
     const responses = await Promise.all(Array.from({ length: 100 }, () => client.post('/single', singleLetter(account))))
@@ -27,7 +21,7 @@ describe('letters created in parallel', () => {
     expect(new Set(created.map((response) => response.json<{ cardId: string }>().cardId))).toEqual(new Set(state.letters.map((letter) => letter.id)))
   })
 
-  it('lets exactly 50 of 200 parallel creations through on credits for 50, keyed or not, each with its own answer', async () => {
+  it('lets exactly 50 of 200 parallel creations through on credits for 50, keyed or not, each with its own answer', async ({ gateway: app }) => {
     const account = await adminAccount(app, 150)
     const client = publicClient(app, account.apiKey)
     const responses = await Promise.all(
@@ -57,7 +51,7 @@ describe('letters created in parallel', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).letters).toHaveLength(50)
   })
 
-  it('keeps two accounts apart while both spend in parallel', async () => {
+  it('keeps two accounts apart while both spend in parallel', async ({ gateway: app }) => {
     const first = await adminAccount(app, 30)
     const second = await adminAccount(app, 15)
     const responses = await Promise.all(

@@ -9,10 +9,8 @@ import { holdAccountRow } from '@letters/test/support/account-lock'
 import { it } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-let app: App
-
 /** Whether a transaction holds the key's claim (its advisory lock) right now. */
-async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
+async function keyIsHeld(app: App, accountId: string, key: string): Promise<boolean> {
   const [row] = await app.db.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
       AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
@@ -22,13 +20,8 @@ async function keyIsHeld(accountId: string, key: string): Promise<boolean> {
 // Each test's own account (the fixture's) opens with 30 credits.
 it.override({ accountCredits: 30 })
 
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 describe('Idempotency-Key on POST /single and POST /card', () => {
-  it('replays the stored response for a retry and charges once', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('replays the stored response for a retry and charges once', async ({ gateway: app, account, client }) => {
     const first = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
     const retry = await client.post('/single', singleLetter(account), { 'idempotency-key': 'pedido-1001' })
     expect(first.statusCode).toBe(200)
@@ -40,29 +33,30 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect(state).toMatchObject({ balance: 27, letters: [{ id: first.json<{ cardId: string }>().cardId }] })
   })
 
-  it('treats the same body with its keys in another order as the same request', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('treats the same body with its keys in another order as the same request', async ({ account, client }) => {
     const body = singleLetter(account)
     const reversed = Object.fromEntries(Object.entries(body).reverse())
     await client.post('/single', body, { 'idempotency-key': 'k-order' })
     expect((await client.post('/single', reversed, { 'idempotency-key': 'k-order' })).headers['idempotent-replayed']).toBe('true')
   })
 
-  it('answers 422 for the same key with another body, and charges nothing more', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('answers 422 for the same key with another body, and charges nothing more', async ({ gateway: app, account, client }) => {
     await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-422' })
     const response = await client.post('/single', singleLetter(account, { name: 'Marta' }), { 'idempotency-key': 'k-422' })
     expectError(response, 422, 'Unprocessable Entity', 'La Idempotency-Key ya se usó con una petición distinta; usa una clave nueva para cada petición')
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
-  it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('answers 409 to a copy while the first request is still in its transaction, and replays it once it committed', async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
     const body = singleLetter(account)
     const held = await holdAccountRow(app.db, account.id)
     // inject starts the request only when something awaits it.
     const first = client.post('/single', body, { 'idempotency-key': 'k-409' }).then((response) => response)
-    await expect.poll(() => keyIsHeld(account.id, 'k-409'), { timeout: 3000, interval: 10 }).toBe(true)
+    await expect.poll(() => keyIsHeld(app, account.id, 'k-409'), { timeout: 3000, interval: 10 }).toBe(true)
     expectError(await client.post('/single', body, { 'idempotency-key': 'k-409' }), 409, 'Conflict', /todavía se está procesando/)
     await held()
     expect((await first).statusCode).toBe(200)
@@ -72,8 +66,11 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
   })
 
-  it('answers 409 to a key an older version claimed less than a minute ago (a rolling deploy), and charges nothing', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('answers 409 to a key an older version claimed less than a minute ago (a rolling deploy), and charges nothing', async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
     const body = singleLetter(account)
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
       VALUES (${account.id}::uuid, 'k-old-live', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
@@ -81,12 +78,15 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(30)
   })
 
-  it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('gives way with 409, charging nothing, when an older version claims the key while this request is creating the letter', async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
     const body = singleLetter(account)
     const held = await holdAccountRow(app.db, account.id)
     const first = client.post('/single', body, { 'idempotency-key': 'k-mixed' }).then((response) => response)
-    await expect.poll(() => keyIsHeld(account.id, 'k-mixed'), { timeout: 3000, interval: 10 }).toBe(true)
+    await expect.poll(() => keyIsHeld(app, account.id, 'k-mixed'), { timeout: 3000, interval: 10 }).toBe(true)
     // An old replica claims with a committed row and knows nothing of the advisory lock.
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, expires_at)
       VALUES (${account.id}::uuid, 'k-mixed', ${requestFingerprint('single', body)}, now() + interval '1 day')`)
@@ -96,8 +96,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect(state).toMatchObject({ balance: 30, letters: [], charges: [] })
   })
 
-  it('replaces a claim without a response that an older version abandoned, instead of answering 409', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('replaces a claim without a response that an older version abandoned, instead of answering 409', async ({ gateway: app, account, client }) => {
     const body = singleLetter(account)
     await app.db.execute(sql`INSERT INTO idempotency_keys (account_id, key, request_hash, created_at, expires_at)
       VALUES (${account.id}::uuid, 'k-old-claim', ${requestFingerprint('single', body)}, now() - interval '2 minutes', now() + interval '1 day')`)
@@ -107,8 +106,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(27)
   })
 
-  it('replays a finished request to every one of 20 copies arriving at once, never 409', async ({ account }) => {
-    const client = publicClient(app, account.apiKey)
+  it('replays a finished request to every one of 20 copies arriving at once, never 409', async ({ gateway: app, account, client }) => {
     const body = singleLetter(account)
     const first = await client.post('/single', body, { 'idempotency-key': 'k-replays' })
     expect(first.statusCode).toBe(200)
@@ -118,7 +116,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await expectLedgerMatchesLetters(app.db, account.id)).charges).toHaveLength(1)
   })
 
-  it('lets a key be used again after its request failed', async () => {
+  it('lets a key be used again after its request failed', async ({ gateway: app }) => {
     const account = await adminAccount(app, 2)
     const client = publicClient(app, account.apiKey)
     expectError(await client.post('/single', singleLetter(account), { 'idempotency-key': 'k-retry' }), 402, 'Payment Required')
@@ -134,7 +132,7 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect((await moneyState(app.db, account.id)).balance).toBe(9)
   })
 
-  it('keeps keys per account: two accounts may use the same key', async () => {
+  it('keeps keys per account: two accounts may use the same key', async ({ gateway: app }) => {
     const first = await adminAccount(app, 10)
     const second = await adminAccount(app, 10)
     const a = await publicClient(app, first.apiKey).post('/single', singleLetter(first), { 'idempotency-key': 'shared-key' })
@@ -143,14 +141,14 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
     expect(b.json<{ cardId: string }>().cardId).not.toBe(a.json<{ cardId: string }>().cardId)
   })
 
-  it('rejects a key longer than 255 characters', async () => {
+  it('rejects a key longer than 255 characters', async ({ gateway: app }) => {
     const account = await adminAccount(app, 10)
     const response = await publicClient(app, account.apiKey).post('/single', singleLetter(account), { 'idempotency-key': 'k'.repeat(256) })
     expectError(response, 400, 'Bad Request', "La cabecera 'Idempotency-Key' debe tener entre 1 y 255 caracteres")
     expect((await moneyState(app.db, account.id)).balance).toBe(10)
   })
 
-  it('makes 20 parallel copies of one request into one letter and one charge', async () => {
+  it('makes 20 parallel copies of one request into one letter and one charge', async ({ gateway: app }) => {
     const account = await adminAccount(app, 100)
     const client = publicClient(app, account.apiKey)
     const body = singleLetter(account)
@@ -172,7 +170,9 @@ describe('Idempotency-Key on POST /single and POST /card', () => {
 })
 
 describe('one Idempotency-Key across POST /single and POST /cards/bulk', () => {
-  it('answers 422 to a bulk request under a key a single letter used (and the other way round), while the same bulk body twice is replayed', async () => {
+  it('answers 422 to a bulk request under a key a single letter used (and the other way round), while the same bulk body twice is replayed', async ({
+    gateway: app,
+  }) => {
     const account = await adminAccount(app, 100)
     const client = publicClient(app, account.apiKey)
     const campaignId = await bulkCampaign(app, account)

@@ -1,24 +1,17 @@
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
-import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
+import type { Account } from '@letters/test/support/gateway'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-let app: App
-let account: Awaited<ReturnType<typeof adminAccount>>
-let other: Awaited<ReturnType<typeof adminAccount>>
-let client: ReturnType<typeof publicClient>
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app, 1000)
-  other = await adminAccount(app, 10)
-  client = publicClient(app, account.apiKey)
-})
+/** Another account, whose designs, sender and signature a letter of `account` may not use. */
+const it = base.extend('other', ({ gateway }) => adminAccount(gateway, 10))
+it.override({ accountCredits: 1000 })
 
 describe('POST /single', () => {
-  it('charges 3 credits for Spain and stores the letter, its ledger entry, its first event and its address job', async () => {
+  it('charges 3 credits for Spain and stores the letter, its ledger entry, its first event and its address job', async ({ gateway: app, account, client }) => {
     const before = (await moneyState(app.db, account.id)).balance
     const response = await client.post('/single', singleLetter(account, { fontName: 'kalam', company: 'Luna S.L.', country: 'es' }))
     expect(response.statusCode).toBe(200)
@@ -54,22 +47,22 @@ describe('POST /single', () => {
     expect(after.balance).toBe(before - 3)
   })
 
-  it('charges 5 credits for any other country', async () => {
+  it('charges 5 credits for any other country', async ({ gateway: app, account, client }) => {
     const before = (await moneyState(app.db, account.id)).balance
     const response = await client.post('/single', singleLetter(account, { zip: '75001', city: 'Paris', province: null, country: 'FR' }))
     expect(response.statusCode).toBe(200)
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
   })
 
-  it.each([
+  it.for([
     ['ES', '8001', 'Barcelona'],
     ['DE', '1067', 'Dresden'],
-  ])('accepts a postal code of %s whose leading zero a spreadsheet ate (%s)', async (country, zip, city) => {
+  ] as const)('accepts a postal code of %s whose leading zero a spreadsheet ate (%s)', async ([country, zip, city], { account, client }) => {
     const response = await client.post('/single', singleLetter(account, { zip, city, province: null, country }))
     expect(response.statusCode).toBe(200)
   })
 
-  it('accepts a letter without message, font, company or province', async () => {
+  it('accepts a letter without message, font, company or province', async ({ gateway: app, account, client }) => {
     const { message: _m, province: _p, ...minimal } = singleLetter(account)
     const response = await client.post('/single', { ...minimal, message: null, fontName: null })
     expect(response.statusCode).toBe(200)
@@ -77,7 +70,7 @@ describe('POST /single', () => {
     expect(letter).toMatchObject({ message: '', fontName: 'caveat', recipient: { province: null, company: null } })
   })
 
-  it('takes a message of 1,000 characters, counting characters rather than bytes', async () => {
+  it('takes a message of 1,000 characters, counting characters rather than bytes', async ({ account, client }) => {
     expect((await client.post('/single', singleLetter(account, { message: 'ñ'.repeat(1000) }))).statusCode).toBe(200)
     expect((await client.post('/single', singleLetter(account, { message: '€'.repeat(1000) }))).statusCode).toBe(200)
     // 1,000 emoji are 2,000 UTF-16 units but 1,000 characters: refused for what the pen cannot write, not for their length.
@@ -87,7 +80,7 @@ describe('POST /single', () => {
 })
 
 describe('POST /single rejects bad input with 400 and charges nothing', () => {
-  const cases: Array<[string, (a: typeof account) => unknown, string | RegExp]> = [
+  const cases: Array<[string, (a: Account, other: Account) => unknown, string | RegExp]> = [
     ['a missing zip', (a) => ({ ...singleLetter(a), zip: undefined }), "El campo 'zip' es obligatorio"],
     ['a missing address', (a) => ({ ...singleLetter(a), address: undefined }), "El campo 'address' es obligatorio"],
     ['a missing cardDesignId', (a) => ({ ...singleLetter(a), cardDesignId: undefined }), "El campo 'cardDesignId' es obligatorio"],
@@ -111,10 +104,14 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ],
     [
       'an envelope design of another account',
-      (a) => singleLetter(a, { envelopeDesignId: other.envelopeDesignId }),
+      (a, other) => singleLetter(a, { envelopeDesignId: other.envelopeDesignId }),
       "El campo 'envelopeDesignId' no corresponde a ningún diseño de sobre de la cuenta",
     ],
-    ['a sender of another account', (a) => singleLetter(a, { senderId: other.senderId }), "El campo 'senderId' no corresponde a ningún remitente de la cuenta"],
+    [
+      'a sender of another account',
+      (a, other) => singleLetter(a, { senderId: other.senderId }),
+      "El campo 'senderId' no corresponde a ningún remitente de la cuenta",
+    ],
     [
       'an unknown font',
       (a) => singleLetter(a, { fontName: 'comic-sans' }),
@@ -124,7 +121,7 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ['an unknown field', (a) => singleLetter(a, { stampId: a.signatureId }), "El campo 'stampId' no está permitido"],
     [
       "another account's signature",
-      (a) => singleLetter(a, { signatureId: other.signatureId }),
+      (a, other) => singleLetter(a, { signatureId: other.signatureId }),
       "El campo 'signatureId' no corresponde a ninguna firma de la cuenta",
     ],
     ['a signature that is not a UUID', (a) => singleLetter(a, { signatureId: 'firma-1' }), /'signatureId' debe ser el id \(UUID\)/],
@@ -170,23 +167,23 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     ],
   ]
 
-  it.each(cases)('%s', async (_name, body, message) => {
+  it.for(cases)('%s', async ([_name, body, message], { gateway: app, account, client, other }) => {
     const before = await moneyState(app.db, account.id)
-    expectError(await client.post('/single', body(account)), 400, 'Bad Request', message)
+    expectError(await client.post('/single', body(account, other)), 400, 'Bad Request', message)
     const after = await moneyState(app.db, account.id)
     expect(after.balance).toBe(before.balance)
     expect(after.letters).toHaveLength(before.letters.length)
     expect(after.entries).toHaveLength(before.entries.length)
   })
 
-  it('does not echo a 60 KB fontName back', async () => {
+  it('does not echo a 60 KB fontName back', async ({ account, client }) => {
     const response = await client.post('/single', singleLetter(account, { fontName: 'x'.repeat(60 * 1024) }))
     expectError(response, 400, 'Bad Request', "El campo 'fontName' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam")
     expect(response.body).not.toContain('xxxxxxxx')
     expect(response.body.length).toBeLessThan(400)
   })
 
-  it('takes Spanish, French and German text with its punctuation in every font', async () => {
+  it('takes Spanish, French and German text with its punctuation in every font', async ({ account, client }) => {
     for (const fontName of ['caveat', 'dancing-script', 'homemade-apple', 'indie-flower', 'kalam']) {
       const response = await client.post(
         '/single',
@@ -196,7 +193,7 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     }
   })
 
-  it('refuses names and addresses with a direction control (U+202A-U+202E, U+2066-U+2069), and charges nothing', async () => {
+  it('refuses names and addresses with a direction control (U+202A-U+202E, U+2066-U+2069), and charges nothing', async ({ gateway: app, account, client }) => {
     const before = await moneyState(app.db, account.id)
     for (const [field, value, code] of [
       ['name', 'Lucía \u202Ezeréz', 'U+202E'],
@@ -215,7 +212,7 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     expect(await moneyState(app.db, account.id)).toEqual(before)
   })
 
-  it('refuses an Idempotency-Key that is empty or only blanks, and charges nothing', async () => {
+  it('refuses an Idempotency-Key that is empty or only blanks, and charges nothing', async ({ gateway: app, account, client }) => {
     const before = await moneyState(app.db, account.id)
     for (const key of ['', '   ', '\t', '\u00a0\u200b'])
       expectError(
@@ -227,12 +224,12 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
     expect(await moneyState(app.db, account.id)).toEqual(before)
   })
 
-  it('takes a name with joiners and accents among visible letters', async () => {
+  it('takes a name with joiners and accents among visible letters', async ({ account, client }) => {
     const response = await client.post('/single', singleLetter(account, { name: 'Zoe\u0308 \u200dMari\u0301a' }))
     expect(response.statusCode, response.body).toBe(200)
   })
 
-  it('rejects a body that is not JSON, another media type and an oversized body', async () => {
+  it('rejects a body that is not JSON, another media type and an oversized body', async ({ gateway: app, account, client }) => {
     const before = await moneyState(app.db, account.id)
     const raw = (payload: string, type: string) =>
       app.inject({ method: 'POST', url: '/single', headers: { 'x-api-key': account.apiKey, 'content-type': type }, payload })
@@ -250,17 +247,17 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
 })
 
 describe('POST /single without a valid key', () => {
-  it.each([
+  it.for([
     ['no key', {}],
     ['an unknown key', { 'x-api-key': 'lk_live_this-key-does-not-exist-at-all-0000000000' }],
-  ])('answers 401 with %s and charges nothing', async (_name, headers) => {
+  ] as const)('answers 401 with %s and charges nothing', async ([_name, headers], { gateway: app, account }) => {
     const before = await moneyState(app.db, account.id)
     const response = await app.inject({ method: 'POST', url: '/single', headers, payload: singleLetter(account) })
     expectError(response, 401, 'Unauthorized', 'La API key no es válida o no se ha enviado en la cabecera X-API-KEY')
     expect((await moneyState(app.db, account.id)).balance).toBe(before.balance)
   })
 
-  it('answers 401 to a revoked key within one second', async () => {
+  it('answers 401 to a revoked key within one second', async ({ gateway: app, account }) => {
     const admin = adminClient(app)
     const issued = (await admin.post(`/admin/accounts/${account.id}/api-keys`)).json<{ id: string; apiKey: string }>()
     expect((await publicClient(app, issued.apiKey).get('/card-designs')).statusCode).toBe(200)
@@ -273,7 +270,7 @@ describe('POST /single without a valid key', () => {
 })
 
 describe('POST /single without enough credits', () => {
-  it('answers 402 and leaves nothing behind', async () => {
+  it('answers 402 and leaves nothing behind', async ({ gateway: app }) => {
     const poor = await adminAccount(app, 4)
     const poorClient = publicClient(app, poor.apiKey)
     expect((await poorClient.post('/single', singleLetter(poor))).statusCode).toBe(200)

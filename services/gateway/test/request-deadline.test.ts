@@ -2,29 +2,26 @@
 // transaction): every request is answered 503 with Retry-After before its connection is cut, and
 // nothing of it is ever written, not even once the lock is gone.
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { accounts, ledgerEntries, letters } from '@letters/db'
 import type { App } from '../src/app.js'
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
 import { holdAccountRow } from '@letters/test/support/account-lock'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { it as test } from '@letters/test/support/fixtures'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
 
 const REQUEST_TIMEOUT_MS = 3000
-let app: App
-let base: string
 
-beforeAll(async () => {
-  app = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+/** The file's gateway listens: its requests come over HTTP, to `base`, so a deadline can answer before the connection is cut. */
+const it = test.extend('base', { scope: 'file' }, async ({ gateway }) => {
+  await gateway.listen({ host: '127.0.0.1', port: 0 })
+  return `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`
 })
-afterAll(async () => {
-  await app?.close()
-})
+it.override({ gatewayOptions: { env: { HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } }, accountCredits: 100 })
 
-async function post(path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) {
+async function post(base: string, path: string, apiKey: string, body: unknown, headers: Record<string, string> = {}) {
   const started = Date.now()
   try {
     const response = await fetch(`${base}${path}`, {
@@ -39,7 +36,7 @@ async function post(path: string, apiKey: string, body: unknown, headers: Record
   }
 }
 
-async function moneyOf(accountId: string) {
+async function moneyOf(app: App, accountId: string) {
   const [account] = await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))
   const written = await app.db.select({ id: letters.id }).from(letters).where(eq(letters.accountId, accountId))
   const charges = await app.db.select({ id: ledgerEntries.id }).from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId))
@@ -47,18 +44,18 @@ async function moneyOf(accountId: string) {
 }
 
 describe('a creation whose account row is held past the request timeout', () => {
-  it('answers /single, /card and /cards/bulk 503 with Retry-After in time, and writes and charges nothing, then or later', async () => {
+  it('answers /single, /card and /cards/bulk 503 with Retry-After in time, and writes and charges nothing, then or later', async ({ gateway: app, base }) => {
     const account = await adminAccount(app, 5000)
     const campaignId = await bulkCampaign(app, account)
-    const before = await moneyOf(account.id)
+    const before = await moneyOf(app, account.id)
     const release = await holdAccountRow(app.db, account.id)
     let answers: Awaited<ReturnType<typeof post>>[]
     try {
       answers = await Promise.all([
-        ...Array.from({ length: 6 }, (_, i) => post('/single', account.apiKey, singleLetter(account, { name: `Lucía ${i}` }))),
-        post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' }),
-        post('/card', account.apiKey, { campaignId, ...bulkRecipient() }),
-        post('/cards/bulk', account.apiKey, { campaignId, recipients: Array.from({ length: 1000 }, (_, i) => bulkRecipient({ name: `Cliente ${i}` })) }),
+        ...Array.from({ length: 6 }, (_, i) => post(base, '/single', account.apiKey, singleLetter(account, { name: `Lucía ${i}` }))),
+        post(base, '/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' }),
+        post(base, '/card', account.apiKey, { campaignId, ...bulkRecipient() }),
+        post(base, '/cards/bulk', account.apiKey, { campaignId, recipients: Array.from({ length: 1000 }, (_, i) => bulkRecipient({ name: `Cliente ${i}` })) }),
       ])
       // The lock outlives every request by seconds: a request still at work would write now.
       await new Promise((resolve) => setTimeout(resolve, 1500))
@@ -77,26 +74,25 @@ describe('a creation whose account row is held past the request timeout', () => 
       expect(answer.ms).toBeLessThan(REQUEST_TIMEOUT_MS + 1500)
       expect(JSON.parse(answer.body).message).toMatch(/no se ha guardado ni cobrado nada/)
     }
-    expect(await moneyOf(account.id)).toEqual(before)
+    expect(await moneyOf(app, account.id)).toEqual(before)
 
     // The key was left free: the retry is stored, once.
-    const retry = await post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' })
+    const retry = await post(base, '/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'deadline-single' })
     expect(retry.status, retry.body).toBe(200)
-    expect((await moneyOf(account.id)).letters).toBe(1)
+    expect((await moneyOf(app, account.id)).letters).toBe(1)
   }, 30_000)
 
-  it('stores a creation whose lock is released before its deadline, answered once', async () => {
-    const account = await adminAccount(app, 100)
+  it('stores a creation whose lock is released before its deadline, answered once', async ({ gateway: app, account, base }) => {
     const release = await holdAccountRow(app.db, account.id)
-    const pending = post('/single', account.apiKey, singleLetter(account))
+    const pending = post(base, '/single', account.apiKey, singleLetter(account))
     await new Promise((resolve) => setTimeout(resolve, 800))
     await release()
     const answer = await pending
     expect(answer.status, answer.body).toBe(200)
-    expect((await moneyOf(account.id)).letters).toBe(1)
+    expect((await moneyOf(app, account.id)).letters).toBe(1)
   }, 30_000)
 
-  it('answers a creation still waiting when the gateway stops 503, and never stores it', async () => {
+  it('answers a creation still waiting when the gateway stops 503, and never stores it', async ({ gateway: app }) => {
     const stopping = await startGateway({ HTTP_REQUEST_TIMEOUT_MS: '20000' })
     await stopping.listen({ host: '127.0.0.1', port: 0 })
     const url = `http://127.0.0.1:${(stopping.server.address() as AddressInfo).port}`
@@ -121,11 +117,10 @@ describe('a creation whose account row is held past the request timeout', () => 
       await release().catch(() => undefined)
     }
     await new Promise((resolve) => setTimeout(resolve, 500))
-    expect((await moneyOf(account.id)).letters).toBe(0)
+    expect((await moneyOf(app, account.id)).letters).toBe(0)
   }, 30_000)
 
-  it('writes nothing for a client that went away while its creation waited', async () => {
-    const account = await adminAccount(app, 100)
+  it('writes nothing for a client that went away while its creation waited', async ({ gateway: app, account, base }) => {
     const release = await holdAccountRow(app.db, account.id)
     try {
       const gone = new AbortController()
@@ -144,11 +139,10 @@ describe('a creation whose account row is held past the request timeout', () => 
     }
     await app.intake.drained()
     await new Promise((resolve) => setTimeout(resolve, 500))
-    expect(await moneyOf(account.id)).toEqual({ balance: 100, letters: 0, ledgerEntries: 1 })
+    expect(await moneyOf(app, account.id)).toEqual({ balance: 100, letters: 0, ledgerEntries: 1 })
   }, 30_000)
 
-  it('never answers 503 for a creation whose write is held past the deadline: a 503 leaves nothing written', async () => {
-    const account = await adminAccount(app, 100)
+  it('never answers 503 for a creation whose write is held past the deadline: a 503 leaves nothing written', async ({ gateway: app, account, base }) => {
     // The write statement inserts the charge: with the ledger locked, the order passes every
     // check and starts writing, then waits.
     let release!: () => void
@@ -162,7 +156,7 @@ describe('a creation whose account row is held past the request timeout', () => 
     await taken
     let answer: Awaited<ReturnType<typeof post>>
     try {
-      const pending = post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'held-write' })
+      const pending = post(base, '/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'held-write' })
       await new Promise((resolve) => setTimeout(resolve, REQUEST_TIMEOUT_MS + 500))
       release()
       answer = await pending
@@ -172,19 +166,18 @@ describe('a creation whose account row is held past the request timeout', () => 
     }
     await app.intake.drained()
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const stored = (await moneyOf(account.id)).letters
+    const stored = (await moneyOf(app, account.id)).letters
     console.log(`### write held past the deadline: ${answer.status} after ${answer.ms} ms, letters stored ${stored}`)
     expect([200, 500, 503]).toContain(answer.status)
     if (answer.status === 503) expect(stored).toBe(0)
     if (answer.status === 200) expect(stored).toBe(1)
     // Whatever it was told, the same key finds out: one letter at most.
-    const retry = await post('/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'held-write' })
+    const retry = await post(base, '/single', account.apiKey, singleLetter(account), { 'idempotency-key': 'held-write' })
     expect(retry.status, retry.body).toBe(200)
-    expect((await moneyOf(account.id)).letters).toBe(1)
+    expect((await moneyOf(app, account.id)).letters).toBe(1)
   }, 30_000)
 
-  it('answers an admin credit grant behind a held account in time, and a 503 only when nothing was granted', async () => {
-    const account = await adminAccount(app, 100)
+  it('answers an admin credit grant behind a held account in time, and a 503 only when nothing was granted', async ({ gateway: app, account, base }) => {
     const release = await holdAccountRow(app.db, account.id)
     let answer: Awaited<ReturnType<typeof post>>
     try {
@@ -199,11 +192,11 @@ describe('a creation whose account row is held past the request timeout', () => 
       await release()
     }
     await new Promise((resolve) => setTimeout(resolve, 500))
-    console.log(`### credit grant behind a held account: ${answer.status} after ${answer.ms} ms, balance then ${(await moneyOf(account.id)).balance}`)
+    console.log(`### credit grant behind a held account: ${answer.status} after ${answer.ms} ms, balance then ${(await moneyOf(app, account.id)).balance}`)
     expect([200, 500, 503]).toContain(answer.status)
     // Its statement gives up within half the request's decide time: rolled back, nothing granted.
-    if (answer.status === 503) expect((await moneyOf(account.id)).balance).toBe(100)
-    if (answer.status === 200) expect((await moneyOf(account.id)).balance).toBe(150)
+    if (answer.status === 503) expect((await moneyOf(app, account.id)).balance).toBe(100)
+    if (answer.status === 200) expect((await moneyOf(app, account.id)).balance).toBe(150)
     if (answer.status === 500) expect(JSON.parse(answer.body).message).toMatch(/No se ha podido confirmar si la petición se completó/)
   }, 30_000)
 })

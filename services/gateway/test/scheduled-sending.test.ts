@@ -8,16 +8,10 @@ import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime, queryDateTime } from '../src/letters/send-at.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter } from './helpers.js'
 import { it } from '@letters/test/support/fixtures'
+import type { PublicClient } from '@letters/test/support/gateway'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-type Account = Awaited<ReturnType<typeof adminAccount>>
-
-let app: App
-let account: Account
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app, 1000)
-})
+it.override({ accountCredits: 1000 })
 
 const MINUTE = 60_000
 const DAY = 86_400_000
@@ -27,29 +21,28 @@ function inMadrid(ms: number): string {
   return `${local}+01:00`
 }
 
-const post = (url: string, body: unknown, headers: Record<string, string> = {}) => publicClient(app, account.apiKey).post(url, body, headers)
-const card = async (id: string) =>
-  (await publicClient(app, account.apiKey).get(`/cards/${id}`)).json<{
+const card = async (client: PublicClient, id: string) =>
+  (await client.get(`/cards/${id}`)).json<{
     status: string
     sendAt: string | null
     events: Array<{ status: string; detail: string | null }>
   }>()
 
 /** Makes a scheduled letter due now, as if its sendAt had come. */
-const makeDue = (id: string) =>
+const makeDue = (app: App, id: string) =>
   app.db
     .update(letters)
     .set({ sendAt: sql`now() - interval '1 second'` })
     .where(eq(letters.id, id))
 
 describe('sendAt on POST /single and POST /card', () => {
-  it('schedules a letter: charged now, shown as scheduled with its sendAt in UTC, no address job yet', async () => {
+  it('schedules a letter: charged now, shown as scheduled with its sendAt in UTC, no address job yet', async ({ gateway: app, account, client }) => {
     const before = (await moneyState(app.db, account.id)).balance
     const sendAt = inMadrid(2 * DAY)
-    const response = await post('/single', singleLetter(account, { sendAt }))
+    const response = await client.post('/single', singleLetter(account, { sendAt }))
     expect(response.statusCode, response.body).toBe(200)
     const { cardId } = response.json<{ cardId: string }>()
-    const shown = await card(cardId)
+    const shown = await card(client, cardId)
     expect(shown.status).toBe('scheduled')
     expect(shown.sendAt).toBe(new Date(Date.parse(sendAt)).toISOString())
     expect(shown.events).toEqual([{ status: 'scheduled', at: expect.any(String), detail: 'Programada: entrará en producción en la fecha indicada' }])
@@ -63,9 +56,9 @@ describe('sendAt on POST /single and POST /card', () => {
     await expectLedgerMatchesLetters(app.db, account.id)
   })
 
-  it('schedules a campaign letter the same way', async () => {
+  it('schedules a campaign letter the same way', async ({ gateway: app, account, client }) => {
     const campaignId = await adminCampaign(app, account)
-    const response = await post('/card', {
+    const response = await client.post('/card', {
       campaignId,
       name: 'Ana',
       surname: 'Ruiz',
@@ -78,18 +71,18 @@ describe('sendAt on POST /single and POST /card', () => {
       sendAt: new Date(Date.now() + 10 * DAY).toISOString(),
     })
     expect(response.statusCode, response.body).toBe(200)
-    expect((await card(response.json<{ cardId: string }>().cardId)).status).toBe('scheduled')
+    expect((await card(client, response.json<{ cardId: string }>().cardId)).status).toBe('scheduled')
   })
 
-  it('sends at once without sendAt, or with sendAt null', async () => {
+  it('sends at once without sendAt, or with sendAt null', async ({ account, client }) => {
     for (const extra of [{}, { sendAt: null }]) {
-      const response = await post('/single', singleLetter(account, extra))
-      const shown = await card(response.json<{ cardId: string }>().cardId)
+      const response = await client.post('/single', singleLetter(account, extra))
+      const shown = await card(client, response.json<{ cardId: string }>().cardId)
       expect({ status: shown.status, sendAt: shown.sendAt }).toEqual({ status: 'received', sendAt: null })
     }
   })
 
-  it.each([
+  it.for<[string, () => string | number, RegExp]>([
     ['no offset', () => new Date(Date.now() + DAY).toISOString().slice(0, 19), /no es una fecha y hora válida con zona horaria/],
     ['a date only', () => new Date(Date.now() + DAY).toISOString().slice(0, 10), /no es una fecha y hora válida/],
     ['a day the month lacks', () => `${new Date().getUTCFullYear() + 0}-02-30T10:00:00Z`, /no es una fecha y hora válida/],
@@ -99,53 +92,54 @@ describe('sendAt on POST /single and POST /card', () => {
     ['the past', () => inMadrid(-MINUTE), /ya ha pasado$/],
     ['30 seconds ahead', () => inMadrid(30_000), /a menos de 1 minuto$/],
     ['181 days ahead', () => inMadrid(181 * DAY), /a más de 180 días/],
-  ])('refuses %s with a 400 that names the bounds, charging nothing', async (_, value, reason) => {
+  ])('refuses %s with a 400 that names the bounds, charging nothing', async ([_, value, reason], { gateway: app, account, client }) => {
     const before = await moneyState(app.db, account.id)
-    const body = expectError(await post('/single', singleLetter(account, { sendAt: value() })), 400, 'Bad Request', reason)
+    const body = expectError(await client.post('/single', singleLetter(account, { sendAt: value() })), 400, 'Bad Request', reason)
     expect(body.message).toMatch(/entre 1 minuto y 180 días a partir de ahora/)
     const after = await moneyState(app.db, account.id)
     expect({ balance: after.balance, letters: after.letters.length }).toEqual({ balance: before.balance, letters: before.letters.length })
   })
 
-  it('accepts the bounds themselves: just over a minute, and just under 180 days', async () => {
+  it('accepts the bounds themselves: just over a minute, and just under 180 days', async ({ account, client }) => {
     for (const lead of [MINUTE + 5_000, 180 * DAY - MINUTE]) {
-      const response = await post('/single', singleLetter(account, { sendAt: new Date(Date.now() + lead).toISOString() }))
+      const response = await client.post('/single', singleLetter(account, { sendAt: new Date(Date.now() + lead).toISOString() }))
       expect(response.statusCode, response.body).toBe(200)
     }
   })
 
-  it('replays a scheduled creation with its Idempotency-Key: same letter, one charge', async () => {
+  it('replays a scheduled creation with its Idempotency-Key: same letter, one charge', async ({ gateway: app, account, client }) => {
     const body = singleLetter(account, { sendAt: inMadrid(DAY) })
-    const first = await post('/single', body, { 'idempotency-key': 'sched-1' })
-    const again = await post('/single', body, { 'idempotency-key': 'sched-1' })
+    const first = await client.post('/single', body, { 'idempotency-key': 'sched-1' })
+    const again = await client.post('/single', body, { 'idempotency-key': 'sched-1' })
     expect(again.statusCode).toBe(200)
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.json()).toEqual(first.json())
     await expectLedgerMatchesLetters(app.db, account.id)
   })
 
-  it('lists scheduled letters with ?status=scheduled', async () => {
-    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
-    const listed = (await publicClient(app, account.apiKey).get('/cards?status=scheduled&limit=100')).json<{ data: Array<{ id: string; status: string }> }>()
+  it('lists scheduled letters with ?status=scheduled', async ({ account, client }) => {
+    const id = (await client.post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
+    const listed = (await client.get('/cards?status=scheduled&limit=100')).json<{ data: Array<{ id: string; status: string }> }>()
     expect(listed.data.map((letter) => letter.id)).toContain(id)
     expect(new Set(listed.data.map((letter) => letter.status))).toEqual(new Set(['scheduled']))
   })
 })
 
 describe('cancelling a scheduled letter', () => {
-  it('refunds it, and the clock never releases it', async () => {
+  it('refunds it, and the clock never releases it', async ({ gateway: app, account, client }) => {
     const before = (await moneyState(app.db, account.id)).balance
-    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY), country: 'FR', zip: '75001', city: 'París' }))).json<{ cardId: string }>()
-      .cardId
+    const id = (await client.post('/single', singleLetter(account, { sendAt: inMadrid(DAY), country: 'FR', zip: '75001', city: 'París' }))).json<{
+      cardId: string
+    }>().cardId
     expect((await moneyState(app.db, account.id)).balance).toBe(before - 5)
-    const response = await publicClient(app, account.apiKey).delete(`/cards/${id}`)
+    const response = await client.delete(`/cards/${id}`)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json<{ status: string }>().status).toBe('cancelled')
     expect((await moneyState(app.db, account.id)).balance).toBe(before)
-    await makeDue(id)
+    await makeDue(app, id)
     const clock = new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000 })
     await clock.tick()
-    expect((await card(id)).status).toBe('cancelled')
+    expect((await card(client, id)).status).toBe('cancelled')
     expect(
       await app.db
         .select()
@@ -155,7 +149,9 @@ describe('cancelling a scheduled letter', () => {
     await expectLedgerMatchesLetters(app.db, account.id)
   })
 
-  it('races the clock: every DELETE wins (a letter just released is still cancellable), each letter refunded once, and only a released one has its address job', async () => {
+  it('races the clock: every DELETE wins (a letter just released is still cancellable), each letter refunded once, and only a released one has its address job', async ({
+    gateway: app,
+  }) => {
     const racer = await adminAccount(app, 300)
     const ids = await Promise.all(
       Array.from(
@@ -209,7 +205,7 @@ describe('cancelling a scheduled letter', () => {
 })
 
 describe('the letter clock', () => {
-  it('releases a due letter once however many clocks run: one received event, one address job', async () => {
+  it('releases a due letter once however many clocks run: one received event, one address job', async ({ gateway: app }) => {
     const owner = await adminAccount(app, 1000)
     const ids = await Promise.all(
       Array.from(
@@ -219,7 +215,7 @@ describe('the letter clock', () => {
     )
     // One not yet due stays scheduled.
     const notYet = ids.pop()!
-    for (const id of ids) await makeDue(id)
+    for (const id of ids) await makeDue(app, id)
     const clocks = [0, 1, 2, 3].map(() => new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000, batchSize: 5 }))
     const moved = await Promise.all(clocks.map((clock) => clock.tick()))
     expect(moved.reduce((sum, n) => sum + n, 0)).toBe(ids.length)
@@ -241,21 +237,21 @@ describe('the letter clock', () => {
 })
 
 describe('letters_clock_overdue', () => {
-  const overdue = async () => {
+  const overdue = async (app: App) => {
     const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     return Number(/^letters_clock_overdue\{kind="released",mode="live"\} (\d+)$/m.exec(response.body)?.[1])
   }
 
-  it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async () => {
-    const id = (await post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
+  it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async ({ gateway: app, account, client }) => {
+    const id = (await client.post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
     await app.db
       .update(letters)
       .set({ sendAt: sql`now() - interval '1 minute'` })
       .where(eq(letters.id, id))
-    expect(await overdue()).toBeGreaterThanOrEqual(1)
+    expect(await overdue(app)).toBeGreaterThanOrEqual(1)
     await new LetterClock(app.db, silentLog, { intervalMs: 1000, testMailedAfterMs: 60_000 }).tick()
-    expect((await card(id)).status).toBe('received')
-    expect(await overdue()).toBe(0)
+    expect((await card(client, id)).status).toBe('received')
+    expect(await overdue(app)).toBe(0)
   })
 })
 

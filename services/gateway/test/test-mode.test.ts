@@ -1,21 +1,16 @@
-import { beforeAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import { idempotencyKeys, letters, webhookEndpoints } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { moneyState } from '@letters/test/support/ledger'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
 const PUBLIC_URL = 'https://93.184.216.34/hooks/letters'
 
-let app: App
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 /** An account with its live key (`apiKey`) and a test key of its own (`testKey`). */
-async function accountWithTestKey(credits = 100) {
+async function accountWithTestKey(app: App, credits = 100) {
   const account = await adminAccount(app, credits)
   const issued = await adminClient(app).post(`/admin/accounts/${account.id}/api-keys`, { mode: 'test' })
   expect(issued.statusCode, issued.body).toBe(201)
@@ -25,9 +20,34 @@ async function accountWithTestKey(credits = 100) {
 
 type Card = { id: string; livemode: boolean; status: string; cost: number; events: Array<{ status: string; detail: string | null }> }
 
+/**
+ * An account with three letters in each mode (`liveIds`, `testIds`, interleaved in time, so a
+ * page by creation order would mix them if the filter were missing) and the first of each
+ * cancelled, for the status filter.
+ */
+async function lettersInBothModes(app: App) {
+  const account = await accountWithTestKey(app, 100)
+  const liveIds: string[] = []
+  const testIds: string[] = []
+  for (let n = 0; n < 3; n++) {
+    liveIds.push(await sendSingle(app, account))
+    testIds.push(await sendSingle(app, account.test))
+  }
+  for (const [key, id] of [
+    [account.apiKey, liveIds[0]!],
+    [account.testKey, testIds[0]!],
+  ] as const)
+    expect((await publicClient(app, key).delete(`/cards/${id}`)).statusCode).toBe(200)
+  return { account, liveIds, testIds }
+}
+
+type Modes = Awaited<ReturnType<typeof lettersInBothModes>>
+
+const it = base.extend('modes', ({ gateway }) => lettersInBothModes(gateway))
+
 describe('letters made with a test key', () => {
-  it('are checked and stored like live ones, with livemode false, and charge nothing: balance and ledger untouched', async () => {
-    const account = await accountWithTestKey(10)
+  it('are checked and stored like live ones, with livemode false, and charge nothing: balance and ledger untouched', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app, 10)
     const before = await moneyState(app.db, account.id)
     const single = await sendSingle(app, account.test)
     const campaignId = await adminCampaign(app, account)
@@ -46,8 +66,8 @@ describe('letters made with a test key', () => {
     expect(card).toMatchObject({ id: single, livemode: false, status: 'received', cost: 3 })
   })
 
-  it('answer 402 when the balance could not pay, storing nothing', async () => {
-    const account = await accountWithTestKey(2)
+  it('answer 402 when the balance could not pay, storing nothing', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app, 2)
     const client = publicClient(app, account.testKey)
     expectError(
       await client.post('/single', singleLetter(account), { 'idempotency-key': 'poor-test-1' }),
@@ -62,8 +82,8 @@ describe('letters made with a test key', () => {
     expect(await app.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.accountId, account.id))).toEqual([])
   })
 
-  it('are each judged against the full balance, since none consumes it', async () => {
-    const account = await accountWithTestKey(3)
+  it('are each judged against the full balance, since none consumes it', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app, 3)
     for (let n = 0; n < 3; n++) await sendSingle(app, account.test)
     // A live letter is still judged against the real balance, which the test letters left whole.
     await sendSingle(app, account)
@@ -74,9 +94,9 @@ describe('letters made with a test key', () => {
     expect(state.balance).toBe(0)
   })
 
-  it('50 at once on a small balance: none charged, those the balance covers stored, the others 402', async () => {
+  it('50 at once on a small balance: none charged, those the balance covers stored, the others 402', async ({ gateway: app }) => {
     // 4 credits: a Spanish letter (3) could be paid for, a Portuguese one (5) could not.
-    const account = await accountWithTestKey(4)
+    const account = await accountWithTestKey(app, 4)
     const before = await moneyState(app.db, account.id)
     const client = publicClient(app, account.testKey)
     const portuguese = { zip: '1000-001', city: 'Lisboa', province: '', country: 'PT' }
@@ -99,8 +119,8 @@ describe('letters made with a test key', () => {
     )
   })
 
-  it('is cancelled without a refund', async () => {
-    const account = await accountWithTestKey(10)
+  it('is cancelled without a refund', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app, 10)
     const id = await sendSingle(app, account.test)
     const before = await moneyState(app.db, account.id)
     const response = await publicClient(app, account.testKey).delete(`/cards/${id}`)
@@ -118,8 +138,8 @@ describe('letters made with a test key', () => {
 })
 
 describe('the same Idempotency-Key with a live key and a test key of one account', () => {
-  it('makes two separate letters, each replayed only within its own mode', async () => {
-    const account = await accountWithTestKey(10)
+  it('makes two separate letters, each replayed only within its own mode', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app, 10)
     const headers = { 'idempotency-key': 'pedido-42' }
     const live = await publicClient(app, account.apiKey).post('/single', singleLetter(account), headers)
     const test = await publicClient(app, account.testKey).post('/single', singleLetter(account), headers)
@@ -143,40 +163,20 @@ describe('the same Idempotency-Key with a live key and a test key of one account
 })
 
 describe('isolation between the modes', () => {
-  let account: Awaited<ReturnType<typeof accountWithTestKey>>
-  let liveIds: string[]
-  let testIds: string[]
-  beforeAll(async () => {
-    account = await accountWithTestKey(100)
-    liveIds = []
-    testIds = []
-    // Interleaved in time, so a page by creation order would mix them if the filter were missing.
-    for (let n = 0; n < 3; n++) {
-      liveIds.push(await sendSingle(app, account))
-      testIds.push(await sendSingle(app, account.test))
-    }
-    // One cancelled letter in each mode, for the status filter.
-    for (const [key, id] of [
-      [account.apiKey, liveIds[0]!],
-      [account.testKey, testIds[0]!],
-    ] as const)
-      expect((await publicClient(app, key).delete(`/cards/${id}`)).statusCode).toBe(200)
-  })
-
-  const sides = () => [
+  const sides = ({ account, liveIds, testIds }: Modes) => [
     { name: 'a test key', key: account.testKey, own: testIds, others: liveIds, livemode: false },
     { name: 'a live key', key: account.apiKey, own: liveIds, others: testIds, livemode: true },
   ]
 
-  it('GET /cards/{id}: the other mode’s letter is 404 both ways', async () => {
-    for (const side of sides()) {
+  it('GET /cards/{id}: the other mode’s letter is 404 both ways', async ({ gateway: app, modes }) => {
+    for (const side of sides(modes)) {
       for (const id of side.others) expectError(await publicClient(app, side.key).get(`/cards/${id}`), 404, 'Not Found', 'La carta no existe')
       for (const id of side.own) expect((await publicClient(app, side.key).get(`/cards/${id}`)).json<Card>()).toMatchObject({ id, livemode: side.livemode })
     }
   })
 
-  it('GET /cards: a list never mixes them, page by page and with a status filter', async () => {
-    for (const side of sides()) {
+  it('GET /cards: a list never mixes them, page by page and with a status filter', async ({ gateway: app, modes }) => {
+    for (const side of sides(modes)) {
       const seen: Array<{ id: string; livemode: boolean }> = []
       let cursor: string | null = null
       do {
@@ -197,8 +197,8 @@ describe('isolation between the modes', () => {
     }
   })
 
-  it('GET /cards/{id}/proof: the other mode’s letter is 404 both ways; its own is a PDF', async () => {
-    for (const side of sides()) {
+  it('GET /cards/{id}/proof: the other mode’s letter is 404 both ways; its own is a PDF', async ({ gateway: app, modes }) => {
+    for (const side of sides(modes)) {
       expectError(await publicClient(app, side.key).get(`/cards/${side.others[1]}/proof`), 404, 'Not Found', 'La carta no existe')
       const own = await publicClient(app, side.key).get(`/cards/${side.own[1]}/proof`)
       expect(own.statusCode, own.body.slice(0, 200)).toBe(200)
@@ -206,34 +206,34 @@ describe('isolation between the modes', () => {
     }
   })
 
-  it('DELETE /cards/{id}: the other mode’s letter is 404 both ways and stays as it was', async () => {
-    for (const side of sides()) {
+  it('DELETE /cards/{id}: the other mode’s letter is 404 both ways and stays as it was', async ({ gateway: app, modes }) => {
+    for (const side of sides(modes)) {
       const target = side.others[2]!
-      const before = await moneyState(app.db, account.id)
+      const before = await moneyState(app.db, modes.account.id)
       expectError(await publicClient(app, side.key).delete(`/cards/${target}`), 404, 'Not Found', 'La carta no existe')
       const [letter] = await app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, target))
       expect(letter?.status).toBe('received')
-      expect((await moneyState(app.db, account.id)).entries).toEqual(before.entries)
+      expect((await moneyState(app.db, modes.account.id)).entries).toEqual(before.entries)
     }
   })
 
-  it('an unknown id is 404 for a test key as for a live one', async () => {
-    for (const side of sides()) expectError(await publicClient(app, side.key).get(`/cards/${UNKNOWN_ID}`), 404, 'Not Found', 'La carta no existe')
+  it('an unknown id is 404 for a test key as for a live one', async ({ gateway: app, modes }) => {
+    for (const side of sides(modes)) expectError(await publicClient(app, side.key).get(`/cards/${UNKNOWN_ID}`), 404, 'Not Found', 'La carta no existe')
   })
 })
 
 describe('webhook endpoints in test mode', () => {
-  const removeAll = (owner: { id: string }) => app.db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, owner.id))
-  const create = async (key: string, url = PUBLIC_URL) => {
+  const removeAll = (app: App, owner: { id: string }) => app.db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, owner.id))
+  const create = async (app: App, key: string, url = PUBLIC_URL) => {
     const response = await publicClient(app, key).post('/webhooks', { url })
     expect(response.statusCode, response.body).toBe(201)
     return response.json<{ id: string; livemode: boolean }>()
   }
 
-  it('a test key registers a test endpoint, and each key lists only its own mode’s', async () => {
-    const account = await accountWithTestKey()
-    const test = await create(account.testKey, `${PUBLIC_URL}/test`)
-    const live = await create(account.apiKey, `${PUBLIC_URL}/live`)
+  it('a test key registers a test endpoint, and each key lists only its own mode’s', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app)
+    const test = await create(app, account.testKey, `${PUBLIC_URL}/test`)
+    const live = await create(app, account.apiKey, `${PUBLIC_URL}/live`)
     expect([test.livemode, live.livemode]).toEqual([false, true])
     const [stored] = await app.db.select({ livemode: webhookEndpoints.livemode }).from(webhookEndpoints).where(eq(webhookEndpoints.id, test.id))
     expect(stored?.livemode).toBe(false)
@@ -241,13 +241,13 @@ describe('webhook endpoints in test mode', () => {
       (await publicClient(app, key).get('/webhooks')).json<{ data: Array<{ id: string; url: string; livemode: boolean }> }>().data
     expect((await listed(account.testKey)).map((endpoint) => [endpoint.id, endpoint.url, endpoint.livemode])).toEqual([[test.id, `${PUBLIC_URL}/test`, false]])
     expect((await listed(account.apiKey)).map((endpoint) => [endpoint.id, endpoint.url, endpoint.livemode])).toEqual([[live.id, `${PUBLIC_URL}/live`, true]])
-    await removeAll(account)
+    await removeAll(app, account)
   })
 
-  it('the other mode’s endpoint is 404 both ways for DELETE, POST /test and GET /deliveries, and stays', async () => {
-    const account = await accountWithTestKey()
-    const test = await create(account.testKey)
-    const live = await create(account.apiKey)
+  it('the other mode’s endpoint is 404 both ways for DELETE, POST /test and GET /deliveries, and stays', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app)
+    const test = await create(app, account.testKey)
+    const live = await create(app, account.apiKey)
     for (const [key, theirs] of [
       [account.apiKey, test.id],
       [account.testKey, live.id],
@@ -266,16 +266,16 @@ describe('webhook endpoints in test mode', () => {
     expect((await publicClient(app, account.apiKey).delete(`/webhooks/${live.id}`)).statusCode).toBe(204)
   })
 
-  it('counts the limit of 10 per account and mode: test endpoints do not use up live ones', async () => {
-    const account = await accountWithTestKey()
-    for (let n = 0; n < 10; n++) await create(account.testKey, `${PUBLIC_URL}/test-${n}`)
+  it('counts the limit of 10 per account and mode: test endpoints do not use up live ones', async ({ gateway: app }) => {
+    const account = await accountWithTestKey(app)
+    for (let n = 0; n < 10; n++) await create(app, account.testKey, `${PUBLIC_URL}/test-${n}`)
     expectError(
       await publicClient(app, account.testKey).post('/webhooks', { url: PUBLIC_URL }),
       400,
       'Bad Request',
       'Una cuenta puede tener como mucho 10 webhooks de prueba (los reales y los de prueba se cuentan aparte): borra alguno antes de crear otro',
     )
-    for (let n = 0; n < 10; n++) await create(account.apiKey, `${PUBLIC_URL}/live-${n}`)
+    for (let n = 0; n < 10; n++) await create(app, account.apiKey, `${PUBLIC_URL}/live-${n}`)
     expectError(await publicClient(app, account.apiKey).post('/webhooks', { url: PUBLIC_URL }), 400, 'Bad Request', /como mucho 10 webhooks reales/)
     const counts = await Promise.all(
       [true, false].map(
@@ -289,6 +289,6 @@ describe('webhook endpoints in test mode', () => {
       ),
     )
     expect(counts).toEqual([10, 10])
-    await removeAll(account)
+    await removeAll(app, account)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
-import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
+import { overThreshold } from '../src/plugins/app/under-pressure.js'
 import { adminAccount, expectError, publicClient } from './helpers.js'
 
 /** Holds this thread (and the gateway's event loop with it) for `ms`, as a render on the loop would. */
@@ -11,15 +11,10 @@ function blockEventLoop(ms: number) {
   }
 }
 
-let app: App
 it.override({ gatewayOptions: { env: { EVENT_LOOP_MAX_DELAY_MS: '100' } } })
 
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-})
-
 describe('an event loop that falls behind', () => {
-  it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async () => {
+  it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async ({ gateway: app }) => {
     // Set-up starts from a calm loop: the render threads' warm-up at the gateway's start can hold
     // a loaded machine's cores for a second or two (as /readyz tells a balancer), and the delay
     // reads 0 until the first sample, so the wait covers the warm-up before it asks.
@@ -46,5 +41,18 @@ describe('an event loop that falls behind', () => {
 
     // Once the loop keeps up again, so does the gateway.
     await expect.poll(async () => (await publicClient(app, account.apiKey).get('/campaigns')).statusCode, { timeout: 5000, interval: 100 }).toBe(200)
+  })
+})
+
+describe('what counts as over EVENT_LOOP_MAX_DELAY_MS', () => {
+  it('sheds past the threshold; a second the loop was blocked through (reported as an infinite delay) only under a threshold of a second or less', () => {
+    expect(overThreshold(1500, 1000)).toBe(true)
+    expect(overThreshold(900, 1000)).toBe(false)
+    expect(overThreshold(Infinity, 1000)).toBe(true)
+    expect(overThreshold(Infinity, 100)).toBe(true)
+    // A blocked second says the delay reached a second, not that it reached 5 or 60.
+    expect(overThreshold(Infinity, 5000)).toBe(false)
+    expect(overThreshold(Infinity, 60_000)).toBe(false)
+    expect(overThreshold(6000, 5000)).toBe(true)
   })
 })

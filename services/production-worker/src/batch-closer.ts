@@ -2,18 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
 import { letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
-import { batchFileKey } from '@letters/artifacts'
+import { batchFileKey, PrintJournal } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/pipeline'
 import { drawingOf } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
 import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
 import type { Floor } from './produce-letter.js'
-import { moveLetters, readLetterDrawings } from '@letters/letters'
-
-/** The event of a letter whose batch was handed over: client-visible, it names the batch and the letter's place in it. */
-export const batchPrintedDetail = (batchId: string, sequence: number, count: number) =>
-  `Entregada a la impresora en el lote ${batchId} (n.º ${sequence} de ${count})`
+import { batchPrintedDetail, moveLetters, readLetterDrawings } from '@letters/letters'
 
 /** Any constant: with the batch's id, the advisory lock of the one closer finishing that batch. */
 const CLOSER_LOCK_SPACE = 727_013
@@ -157,8 +153,17 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease
     return { letterId: member.letterId, code: member.code, address, printSpec: sources.get(member.letterId)!.printSpec, drawing }
   })
 
-  const handed = await handedOverBatchFiles(db, batchId)
+  const handed = await handedOverBatchFiles(
+    floor,
+    batchId,
+    members.map((member) => member.letterId),
+  )
   const files = await buildBatchFiles(batchId, sorted)
+  // The journal's copy of the batch: its files and its letters in sequence. Each letter points at
+  // the batch before any of its files reaches the printer, so a letter whose batch a restored
+  // database never saw still finds it.
+  const journaled = { files: files.map((file) => file.name), letterIds: sorted.map((letter) => letter.letterId) }
+  if (files.some((file) => !handed.has(file.name))) await new PrintJournal(floor.store).pointLettersToBatch(batchId, journaled.letterIds)
   // The lock is checked before each file and before the batch is marked handed: a closer whose
   // lock went with its connection stops (its round fails and the next one takes over).
   const lockStillHeld = () => lockTx.execute(sql`SELECT 1`)
@@ -167,7 +172,7 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease
     await lockStillHeld()
     const location = await floor.store.put(batchFileKey(batchId, file.name), file.data)
     // `superseded` only if another closer handed the batch meanwhile, which the lock rules out.
-    await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location })
+    await handOverBatchFile(floor, batchId, { name: file.name, data: file.data, location }, journaled)
   }
 
   const count = members.length

@@ -1,14 +1,29 @@
 import { UnrecoverableError } from 'bullmq'
 import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
+import { PrintJournal } from '@letters/artifacts'
 import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db, type Tx } from '@letters/db'
+import { metrics } from '@letters/observability'
 import type { PrintFile } from './printer.js'
 import type { Floor } from './produce-letter.js'
 
-/** The files of a letter the printer has accepted, under any claim. */
-export async function handedOverFiles(db: Db, letterId: string): Promise<Set<string>> {
-  const rows = await db.select({ file: printHandoffs.file }).from(printHandoffs).where(eq(printHandoffs.letterId, letterId))
-  return new Set(rows.map((row) => row.file))
+/**
+ * The files of a letter the printer has accepted, under any claim: its handoff rows, and the
+ * print journal's records, which outlive a database restored from before them (those are
+ * recorded again as rows). `fromJournal`: files only the journal knew.
+ */
+export async function handedOverFiles(floor: Pick<Floor, 'db' | 'store'>, letterId: string): Promise<{ handed: Set<string>; fromJournal: number }> {
+  const rows = await floor.db.select({ file: printHandoffs.file }).from(printHandoffs).where(eq(printHandoffs.letterId, letterId))
+  const handed = new Set(rows.map((row) => row.file))
+  const journaled = (await new PrintJournal(floor.store).letterRecords(letterId)).filter((record) => !handed.has(record.file))
+  if (journaled.length > 0) {
+    await floor.db
+      .insert(printHandoffs)
+      .values(journaled.map((record) => ({ letterId, file: record.file, claim: record.claim, printer: record.printer, handedAt: new Date(record.at) })))
+      .onConflictDoNothing()
+    for (const record of journaled) handed.add(record.file)
+  }
+  return { handed, fromJournal: journaled.length }
 }
 
 type Handoff = typeof printHandoffs.$inferInsert
@@ -25,6 +40,30 @@ interface RecordFirst {
   record: (ex: Db | Tx) => Promise<boolean>
   /** Under the record's lock: false when the run was superseded (nothing is handed over); may throw to refuse outright. */
   stillOurs: (tx: Tx) => Promise<boolean>
+  /** Writes the file's record in the print journal, once the printer took it. */
+  journal: () => Promise<void>
+}
+
+const JOURNAL_TRIES = 3
+
+/**
+ * The print journal's record of a file the printer took, before its handoff row commits. A
+ * journal that cannot be written does not fail the print (the row is still the record the
+ * floor goes by): it is logged and counted, for ops to see what a restore could print again.
+ */
+async function journalHandoff(step: RecordFirst, log: Logger): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step.journal()
+    } catch (err) {
+      if (attempt < JOURNAL_TRIES) {
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
+        continue
+      }
+      metrics.printJournalWriteFailures.inc()
+      return log.error({ err, ...step.what }, 'could not write the print journal record of a file the printer took')
+    }
+  }
 }
 
 /**
@@ -38,6 +77,8 @@ interface RecordFirst {
 async function handOverRecordFirst(floor: Floor, file: PrintFile, step: RecordFirst): Promise<HandoffOutcome> {
   const { db, printer, log } = floor
   let printing: Promise<void> | undefined
+  // Written as soon as the printer took the file, whatever becomes of the database meanwhile.
+  let journaled: Promise<void> | undefined
   try {
     return await db.transaction(async (tx) => {
       const patience = String(floor.printTimeoutMs + 30_000)
@@ -46,7 +87,12 @@ async function handOverRecordFirst(floor: Floor, file: PrintFile, step: RecordFi
       if (!(await step.record(tx))) return 'already_handed'
       if (!(await step.stillOurs(tx))) tx.rollback()
       printing = printer.print(file)
+      journaled = printing.then(
+        () => journalHandoff(step, log),
+        () => undefined,
+      )
       await printing
+      await journaled
       return 'handed'
     })
   } catch (error) {
@@ -54,16 +100,24 @@ async function handOverRecordFirst(floor: Floor, file: PrintFile, step: RecordFi
     if (!printing) throw error
     // The transaction is gone (its connection dropped: postgres.js gives up on it at once, even
     // while the printer is still at work), the file may be on paper: the printer's answer decides.
-    await recordWhilePrinting(db, printing, step.record, step.what, log)
+    try {
+      await recordWhilePrinting(db, printing, step.record, step.what, log)
+    } finally {
+      await journaled
+    }
     return 'handed'
   }
 }
 
-/** Hands one file of a letter to the printer for the run holding `claim` (the fence: the letter still `printing` under that claim). */
-export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile): Promise<HandoffOutcome> {
+/**
+ * Hands one file of a letter to the printer for the run holding `claim` (the fence: the letter
+ * still `printing` under that claim). `files`: every file of the run, for the journal.
+ */
+export async function handOver(floor: Floor, letterId: string, claim: number, file: PrintFile, files: string[]): Promise<HandoffOutcome> {
   const handoff: Handoff = { letterId, file: file.name, claim, printer: floor.printer.name }
   return handOverRecordFirst(floor, file, {
     what: { letterId, file: file.name },
+    journal: () => new PrintJournal(floor.store).recordLetterFile({ letterId, file: file.name, files, claim, printer: floor.printer.name }, file.data),
     record: async (ex) => (await ex.insert(printHandoffs).values(handoff).onConflictDoNothing().returning({ file: printHandoffs.file })).length > 0,
     stillOurs: async (tx) => {
       const [letter] = await tx
@@ -78,17 +132,46 @@ export async function handOver(floor: Floor, letterId: string, claim: number, fi
   })
 }
 
-/** The files of a batch the printer has accepted. */
-export async function handedOverBatchFiles(db: Db, batchId: string): Promise<Set<string>> {
-  const rows = await db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, batchId))
-  return new Set(rows.map((row) => row.file))
+/**
+ * The files of a batch the printer has accepted: its handoff rows and the print journal's records
+ * (handedOverFiles). A journal record counts only for the batch as the database holds it now
+ * (`letterIds`, its letters): one listing other letters (the database restored from before the
+ * batch took its last letters, which it has since taken again or not) is refused, for ops to
+ * look at, rather than taken to have printed letters it never held.
+ */
+export async function handedOverBatchFiles(floor: Pick<Floor, 'db' | 'store'>, batchId: string, letterIds: readonly string[]): Promise<Set<string>> {
+  const rows = await floor.db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, batchId))
+  const handed = new Set(rows.map((row) => row.file))
+  const records = await new PrintJournal(floor.store).batchRecords(batchId)
+  const members = [...letterIds].sort().join(',')
+  const other = records.find((record) => [...record.letterIds].sort().join(',') !== members)
+  if (other) {
+    throw new UnrecoverableError(
+      `the print journal has batch ${batchId} handed over with ${other.letterIds.length} letters, the database with ${letterIds.length} others: not printed again; ops must look at it`,
+    )
+  }
+  const journaled = records.filter((record) => !handed.has(record.file))
+  if (journaled.length > 0) {
+    await floor.db
+      .insert(printBatchHandoffs)
+      .values(journaled.map((record) => ({ batchId, file: record.file, printer: record.printer, handedAt: new Date(record.at) })))
+      .onConflictDoNothing()
+    for (const record of journaled) handed.add(record.file)
+  }
+  return handed
 }
 
 /** handOver for a file of a batch (PRINTER=batch): the fence is the batch being still `closing` (not yet handed), as a letter's is its print claim. */
-export async function handOverBatchFile(floor: Floor, batchId: string, file: PrintFile): Promise<HandoffOutcome> {
+export async function handOverBatchFile(
+  floor: Floor,
+  batchId: string,
+  file: PrintFile,
+  batch: { files: string[]; letterIds: string[] },
+): Promise<HandoffOutcome> {
   const handoff = { batchId, file: file.name, printer: floor.printer.name }
   return handOverRecordFirst(floor, file, {
     what: { batchId, file: file.name },
+    journal: () => new PrintJournal(floor.store).recordBatchFile({ batchId, file: file.name, printer: floor.printer.name, ...batch }, file.data),
     record: async (ex) => (await ex.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })).length > 0,
     stillOurs: async (tx) => {
       const [batch] = await tx.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))

@@ -3,14 +3,16 @@ import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
 import type { Db } from '@letters/db'
 import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
-import type { ArtifactStore } from '@letters/artifacts'
+import { PrintJournal, type ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
-import { batchPrintedDetail } from './batch-closer.js'
 import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
 import { handedOverFiles, handOver } from './print-handoffs.js'
 import type { Printer } from './printer.js'
 import {
+  batchPrintedDetail,
+  JOURNAL_PRINTED_DETAIL,
   letterFileKey,
+  onPaperPerJournal,
   letterFolder,
   moveLetter,
   readLetterDrawings,
@@ -147,7 +149,7 @@ async function rendered(kind: PrintFileSpec['kind'], render: () => Promise<Buffe
  */
 export async function produceLetter(floor: Floor, letterId: string, onClaimed?: (claim: number) => void): Promise<ProductionOutcome> {
   if (floor.batching) {
-    const settled = await settledByBatch(floor.db, letterId)
+    const settled = await settledByBatch(floor, letterId)
     if (settled) return settled
   }
   const held = await claim(floor.db, letterId)
@@ -155,10 +157,12 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
   onClaimed?.(held.printClaim)
   const toPrinter = held.livemode
   // In batch mode the letter's own files are kept, never handed over: its batch's are.
-  const handed = toPrinter && !floor.batching ? await handedOverFiles(floor.db, letterId) : new Set<string>()
+  const { handed, fromJournal } = toPrinter && !floor.batching ? await handedOverFiles(floor, letterId) : { handed: new Set<string>(), fromJournal: 0 }
   const output = floor.output ?? { kind: 'pdf' }
   const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
-  const missing = printFilesOf(output, letter).filter(({ file }) => !handed.has(`${letterId}.${file}`))
+  const specs = printFilesOf(output, letter)
+  const names = specs.map(({ file }) => `${letterId}.${file}`)
+  const missing = specs.filter(({ file }) => !handed.has(`${letterId}.${file}`))
   if (missing.length > 0) {
     const files = await Promise.all(
       missing.map(async ({ file, kind, render }) => {
@@ -175,12 +179,14 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
     }
     if (toPrinter && floor.batching) return intoTray(floor, floor.batching, letterId, held.printClaim)
     for (const file of toPrinter ? files : []) {
-      if ((await handOver(floor, letterId, held.printClaim, file)) === 'superseded') return 'superseded'
+      if ((await handOver(floor, letterId, held.printClaim, file, names)) === 'superseded') return 'superseded'
     }
   }
-  const detail = toPrinter
-    ? `Entregada ${output.kind === 'plotter' ? 'al plóter' : 'a la impresora'} (${floor.printer.name}): tarjeta y sobre`
-    : TEST_RENDERED_DETAIL
+  const detail = !toPrinter
+    ? TEST_RENDERED_DETAIL
+    : missing.length === 0 && fromJournal > 0
+      ? JOURNAL_PRINTED_DETAIL
+      : `Entregada ${output.kind === 'plotter' ? 'al plóter' : 'a la impresora'} (${floor.printer.name}): tarjeta y sobre`
   const printed = await leavePrinting(floor.db, letterId, held.printClaim, 'printed', detail)
   if (!printed) return 'superseded'
   return toPrinter ? 'printed' : 'rendered'
@@ -192,12 +198,26 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
  * the tray changes nothing); one whose batch was handed over but which is not `printed` (it was
  * marked failed while it waited) is printed, with its batch's event. Undefined: not in a batch.
  */
-async function settledByBatch(db: Db, letterId: string): Promise<ProductionOutcome | undefined> {
+async function settledByBatch(floor: Floor, letterId: string): Promise<ProductionOutcome | undefined> {
+  const { db } = floor
   const batch = await batchOf(db, letterId)
-  if (!batch) return undefined
+  if (!batch) return settledByJournaledBatch(floor, letterId)
   if (batch.status !== 'handed') return 'batched'
   const detail = batchPrintedDetail(batch.batchId, batch.sequence ?? 0, batch.letterCount)
   const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail }))
+  return moved ? 'printed' : 'already_done'
+}
+
+/**
+ * PRINTER=batch, a letter in no batch the database knows: one the print journal has in a batch
+ * handed over whole was printed before the database was restored from a backup that predates its
+ * batch. It is marked printed instead of going into a new batch.
+ */
+async function settledByJournaledBatch(floor: Floor, letterId: string): Promise<ProductionOutcome | undefined> {
+  const onPaper = await onPaperPerJournal(new PrintJournal(floor.store), letterId)
+  if (!onPaper) return undefined
+  const { moved, letter } = await floor.db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail: onPaper.detail }))
+  if (moved && letter) metrics.lettersSettledFromJournal.inc({ status: letter.status })
   return moved ? 'printed' : 'already_done'
 }
 

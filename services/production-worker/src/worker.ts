@@ -4,7 +4,7 @@ import { withoutQueryParameters } from '@letters/observability'
 import type { Config } from '@letters/config'
 import type { JobPayloads } from '@letters/contracts'
 import type { Db } from '@letters/db'
-import { jobWorker, workerConnection } from '@letters/pipeline'
+import { jobWorker, putsBack, workerConnection } from '@letters/pipeline'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { BatchCloser } from './batch-closer.js'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
@@ -67,6 +67,9 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
       log.info({ letterId, jobId: job.id, claim, outcome }, 'production handled')
       return outcome
     } catch (error) {
+      // Put back without spending an attempt (jobWorker): no attempt to record, and above all no
+      // `failed` for a letter that will run again in a moment.
+      if (putsBack(error, job)) throw withoutQueryParameters(error)
       const attempt = job.attemptsMade + 1
       const last = error instanceof UnrecoverableError || attempt >= attemptsOf(job)
       // Recorded before rethrowing: BullMQ then retries, or keeps the job as failed for ops. An

@@ -1,37 +1,33 @@
 import { access, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { pino } from 'pino'
 import { normalizeAddress } from '@letters/address'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
-import { closeDb, createDb, letters, type Db, type LetterStatus } from '@letters/db'
-import { testConfig } from '@letters/test/support/context'
-import { newAccount, newCompanyData, newLetter, sampleRecipient } from '@letters/test/support/factories'
+import { letters, type Db, type LetterStatus } from '@letters/db'
+import { newLetter, sampleRecipient, type newCompanyData } from '@letters/test/support/factories'
+import { it as base } from '@letters/test/support/fixtures'
 import { SpoolPrinter } from '../src/printer.js'
 import { produceLetter, type Floor } from '../src/produce-letter.js'
 import { erasePersonalData, letterFolder, moveLetter, recordLetterArtifactsRemoved } from '@letters/letters'
 
-let db: Db
-let directory: string
-let local: LocalArtifactStore
-let company: Awaited<ReturnType<typeof newCompanyData>>
-let accountId: string
+const it = base
+  /** The floor's directory, named after the file: its artifact store and its printer's spool. */
+  .extend('directory', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }) => {
+    const directory = await mkdtemp(join(tmpdir(), `letters-${databaseLabel}-`))
+    onCleanup(() => rm(directory, { recursive: true, force: true }))
+    return directory
+  })
+  /** The floor's artifact store, in that directory. */
+  .extend('local', { scope: 'file' }, ({ directory }) => new LocalArtifactStore(join(directory, 'artifacts')))
 
-beforeAll(async () => {
-  db = createDb(testConfig().databaseUrl)
-  directory = await mkdtemp(join(tmpdir(), 'letters-erased-floor-'))
-  local = new LocalArtifactStore(join(directory, 'artifacts'))
-  accountId = (await newAccount(db)).id
-  company = await newCompanyData(db, accountId)
-})
-afterAll(async () => {
-  await closeDb(db)
-  await rm(directory, { recursive: true, force: true })
-})
+it.override({ databaseLabel: 'erased-floor' })
 
-const floorWith = (store: ArtifactStore): Floor => ({
+type Owner = { accountId: string; company: Awaited<ReturnType<typeof newCompanyData>> }
+
+const floorWith = (db: Db, directory: string, store: ArtifactStore): Floor => ({
   db,
   log: pino({ level: 'silent' }),
   printTimeoutMs: 10_000,
@@ -40,26 +36,33 @@ const floorWith = (store: ArtifactStore): Floor => ({
   printer: new SpoolPrinter(join(directory, 'spool')),
 })
 
-const letterIn = (status: LetterStatus) =>
+const letterIn = (db: Db, { accountId, company }: Owner, status: LetterStatus) =>
   newLetter(db, accountId, company, { status, message: 'Gracias, Lucía', address: { ...normalizeAddress(sampleRecipient), verifiedBy: 'offline' } })
 
-const rowOf = async (id: string) => (await db.select().from(letters).where(eq(letters.id, id)))[0]!
-const kept = (id: string) =>
+const rowOf = async (db: Db, id: string) => (await db.select().from(letters).where(eq(letters.id, id)))[0]!
+const kept = (directory: string, id: string) =>
   access(join(directory, 'artifacts', letterFolder(id))).then(
     () => true,
     () => false,
   )
-const spooled = async (id: string) => (await readdir(join(directory, 'spool')).catch(() => [] as string[])).filter((name) => name.startsWith(id))
+const spooled = async (directory: string, id: string) =>
+  (await readdir(join(directory, 'spool')).catch(() => [] as string[])).filter((name) => name.startsWith(id))
 
 describe('the floor and an erased letter', () => {
-  it('a run overtaken while it draws (another run printed the letter, which was then erased) leaves none of its files behind', async () => {
-    const letter = await letterIn('ready_for_print')
+  it('a run overtaken while it draws (another run printed the letter, which was then erased) leaves none of its files behind', async ({
+    database: db,
+    directory,
+    local,
+    owner,
+  }) => {
+    const letter = await letterIn(db, owner, 'ready_for_print')
     let overtaken = false
     // Before this run's first file is kept: another run takes the letter over and prints it, the
     // letter is erased, and the eraser removes its files. This run then keeps what it drew.
     const store: ArtifactStore = {
       name: 'overtaken',
       get: (key) => local.get(key),
+      list: (folder) => local.list(folder),
       removeFolder: (folder) => local.removeFolder(folder),
       async put(key, data) {
         if (!overtaken) {
@@ -75,19 +78,19 @@ describe('the floor and an erased letter', () => {
         return local.put(key, data)
       },
     }
-    expect(await produceLetter(floorWith(store), letter.id)).toBe('superseded')
-    expect(await kept(letter.id)).toBe(false)
-    expect(await spooled(letter.id)).toEqual([])
-    expect(await rowOf(letter.id)).toMatchObject({ status: 'printed', artifactsRemovedAt: expect.any(Date) })
+    expect(await produceLetter(floorWith(db, directory, store), letter.id)).toBe('superseded')
+    expect(await kept(directory, letter.id)).toBe(false)
+    expect(await spooled(directory, letter.id)).toEqual([])
+    expect(await rowOf(db, letter.id)).toMatchObject({ status: 'printed', artifactsRemovedAt: expect.any(Date) })
   })
 
-  it('never claims an erased failed letter again: nothing drawn, nothing printed', async () => {
-    const letter = await letterIn('failed')
+  it('never claims an erased failed letter again: nothing drawn, nothing printed', async ({ database: db, directory, local, owner }) => {
+    const letter = await letterIn(db, owner, 'failed')
     await db.transaction((tx) => erasePersonalData(tx, eq(letters.id, letter.id), { limit: 1, lock: 'wait' }))
-    const before = await rowOf(letter.id)
-    expect(await produceLetter(floorWith(local), letter.id)).toBe('already_done')
-    expect(await rowOf(letter.id)).toEqual(before)
-    expect(await kept(letter.id)).toBe(false)
-    expect(await spooled(letter.id)).toEqual([])
+    const before = await rowOf(db, letter.id)
+    expect(await produceLetter(floorWith(db, directory, local), letter.id)).toBe('already_done')
+    expect(await rowOf(db, letter.id)).toEqual(before)
+    expect(await kept(directory, letter.id)).toBe(false)
+    expect(await spooled(directory, letter.id)).toEqual([])
   })
 })

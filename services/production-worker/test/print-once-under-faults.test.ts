@@ -4,39 +4,42 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, vi } from 'vitest'
 import { and, eq, inArray } from 'drizzle-orm'
 import { terminateClientBackends } from '@letters/test/support/context'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
 import { batchLetter } from '@letters/test/support/batches'
 import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
-import { startPipeline, type Pipeline } from '@letters/test/support/pipeline'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
 import { deleteKeys } from '@letters/test/support/redis-keys'
+import { it } from '@letters/test/support/fixtures'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
 const LETTERS = 40
 // A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
 const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '10', BATCH_MAX_WAIT_MS: '4000', PRINT_TIMEOUT_MS: '5000' }
 
-let pipeline: Pipeline | undefined
+it.override({
+  pipelineOptions: {
+    label: 'rtfloor',
+    production: false,
+    reconcile: true,
+    env: { FLOOR_TOKEN, RATE_LIMIT_MAX: '100000', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
+  },
+})
+
+// The floor processes: killed in afterAll, before the file's pipeline is closed.
 const workers: ServiceProcess[] = []
 let floorDir: string | undefined
 afterAll(async () => {
   for (const worker of workers.splice(0)) await worker.kill()
-  await pipeline?.close()
   if (floorDir) await rm(floorDir, { recursive: true, force: true })
 })
 
 const count = <T>(items: T[]) => items.reduce((acc, item) => acc.set(item, (acc.get(item) ?? 0) + 1), new Map<T, number>())
 
 describe('held: the floor through a killed worker, lost Redis keys and terminated connections', () => {
-  it('puts every letter in one batch, hands each file once, and mails every scanned letter once', { timeout: 150_000 }, async () => {
-    pipeline = await startPipeline('rtfloor', {
-      production: false,
-      reconcile: true,
-      env: { FLOOR_TOKEN, RATE_LIMIT_MAX: '100000', RECONCILE_AFTER_MS: '3000', RECONCILE_INTERVAL_MS: '1000' },
-    })
+  it('puts every letter in one batch, hands each file once, and mails every scanned letter once', { timeout: 150_000 }, async ({ pipeline }) => {
     const { app, account, config } = pipeline
     const db = app.db
     floorDir = await mkdtemp(join(tmpdir(), 'letters-rtfloor-prints-'))
@@ -47,7 +50,7 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     expect(hook.statusCode, hook.body).toBe(201)
     expect((await pipeline.admin('POST', `/admin/accounts/${account.id}/credits`, { amount: 500, reason: 'lotes' })).statusCode).toBe(200)
     const ids: string[] = []
-    for (let from = 0; from < LETTERS; from += 20) ids.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => pipeline!.send(batchLetter(from + i))))))
+    for (let from = 0; from < LETTERS; from += 20) ids.push(...(await Promise.all(Array.from({ length: 20 }, (_, i) => pipeline.send(batchLetter(from + i))))))
     // Redis loses the prefix's keys while letters are queued and in trays.
     await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
 

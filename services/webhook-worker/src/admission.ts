@@ -97,7 +97,8 @@ export class DeliveryAdmission {
         endpoints AS (
           SELECT p.endpoint_id, e.account_id, busy.n
           FROM pending_endpoints p
-          JOIN webhook_endpoints e ON e.id = p.endpoint_id
+          -- A deleted endpoint's deliveries wait, unsent, for the history retention to remove them.
+          JOIN webhook_endpoints e ON e.id = p.endpoint_id AND e.deleted_at IS NULL
           CROSS JOIN LATERAL (
             SELECT count(*)::int AS n FROM webhook_events
             WHERE endpoint_id = p.endpoint_id AND state = 'pending' AND leased_until IS NOT NULL AND leased_until > now()

@@ -144,15 +144,17 @@ export async function deliverEvent(db: Db, settings: DeliverySettings, lease: De
 }
 
 /** Disables the endpoint when its last DISABLE_AFTER_FAILED_EVENTS finished events all failed. */
-async function disableIfAllFailed(tx: Tx, endpointId: string): Promise<void> {
+export async function disableIfAllFailed(tx: Tx, endpointId: string): Promise<void> {
   // Raw SQL kept: the count of the last N finished events and the UPDATE in one statement (a LIMIT inside a FILTER count).
+  // Finished events only, newest first: webhook_events_endpoint_state_idx read backwards, no sort and no row visited,
+  // however many events the endpoint has had.
   const disabled = await tx.execute(sql`
     UPDATE webhook_endpoints SET disabled = true
     WHERE id = ${endpointId}::uuid AND NOT disabled
       AND (SELECT count(*) FILTER (WHERE state = 'failed') FROM (
             SELECT state FROM webhook_events
-            WHERE endpoint_id = ${endpointId}::uuid AND state IN ('delivered', 'failed')
-            ORDER BY finished_at DESC NULLS LAST LIMIT ${DISABLE_AFTER_FAILED_EVENTS}) last) = ${DISABLE_AFTER_FAILED_EVENTS}
+            WHERE endpoint_id = ${endpointId}::uuid AND finished_at IS NOT NULL AND state IN ('delivered', 'failed')
+            ORDER BY finished_at DESC LIMIT ${DISABLE_AFTER_FAILED_EVENTS}) last) = ${DISABLE_AFTER_FAILED_EVENTS}
     RETURNING id`)
   if (disabled.length > 0) metrics.webhookEndpointsDisabled.inc()
 }

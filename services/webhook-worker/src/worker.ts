@@ -6,7 +6,7 @@ import { withoutQueryParameters } from '@letters/observability'
 import { closeQueues, jobWorker, openQueues, OutboxDispatcher, producerConnection, workerConnection } from '@letters/pipeline'
 import { DeliveryAdmission } from './admission.js'
 import { deliverEvent } from './deliver.js'
-import { EventRetention } from './event-retention.js'
+import { HistoryRetention } from './history-retention.js'
 
 export interface WebhookWorkerOptions {
   config: Config
@@ -37,7 +37,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions) {
     intervalMs: options.admissionIntervalMs,
     onAdmitted: () => dispatcher.poke(),
   })
-  const retention = new EventRetention(db, log.child({ component: 'event-retention' }))
+  const retention = new HistoryRetention(db, log.child({ component: 'history-retention' }))
 
   const worker = jobWorker(
     'deliver-webhook',

@@ -1,30 +1,25 @@
-import { afterEach, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm'
 import type { App } from '@letters/gateway/app'
 import { outbox, webhookEndpoints, webhookEvents } from '@letters/db'
 import { adminAccount } from '@letters/test/support/accounts'
-import { publicClient } from '@letters/test/support/gateway'
+import { publicClient, type Account } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { it } from '@letters/test/support/fixtures'
 import { DeliveryAdmission, QUEUED_LEASE_MS } from '../src/admission.js'
 import { deliverEvent } from '../src/deliver.js'
 
 // A database of its own: the admission takes every pending delivery it finds. No worker runs here.
-it.override({ gatewayOptions: { isolate: 'webhook-admission', checkContract: false } })
+it.override({ gatewayOptions: { isolate: 'webhook-admission', checkContract: false }, accountCredits: 10 })
 
-let app: App
-let account: Awaited<ReturnType<typeof adminAccount>>
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  account = await adminAccount(app, 10)
-})
-afterEach(async () => {
-  await app.db.delete(webhookEndpoints)
-  await app.db.delete(outbox)
+it.afterEach(async ({ gateway }) => {
+  await gateway.db.delete(webhookEndpoints)
+  await gateway.db.delete(outbox)
 })
 
-async function endpointWith(pending: number, fields: Partial<typeof webhookEvents.$inferInsert> = {}, apiKey = account.apiKey) {
-  const response = await publicClient(app, apiKey).post('/webhooks', { url: `https://93.184.216.34/hooks/${pending}-${Math.random()}` })
+/** An endpoint of `owner` with `pending` deliveries due. */
+async function endpointWith(app: App, owner: Account, pending: number, fields: Partial<typeof webhookEvents.$inferInsert> = {}) {
+  const response = await publicClient(app, owner.apiKey).post('/webhooks', { url: `https://93.184.216.34/hooks/${pending}-${Math.random()}` })
   expect(response.statusCode, response.body).toBe(201)
   const endpointId = response.json<{ id: string }>().id
   // Written a millisecond apart, as events are: the oldest is due longest.
@@ -35,24 +30,27 @@ async function endpointWith(pending: number, fields: Partial<typeof webhookEvent
 }
 
 // No cap per account unless a test sets one: most tests here give one account many endpoints.
-const admission = (options: Partial<ConstructorParameters<typeof DeliveryAdmission>[2]> = {}) =>
+const admission = (app: App, options: Partial<ConstructorParameters<typeof DeliveryAdmission>[2]> = {}) =>
   new DeliveryAdmission(app.db, silentLog, { maxInFlightPerEndpoint: 10, maxInFlightPerAccount: 10_000, ...options })
 
-const leasedOf = (endpointId: string) =>
+const leasedOf = (app: App, endpointId: string) =>
   app.db
     .select()
     .from(webhookEvents)
     .where(and(eq(webhookEvents.endpointId, endpointId), sql`${webhookEvents.leasedUntil} > now()`))
 
 describe('the admission', () => {
-  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT deliveries of an endpoint, oldest first, each with its job, and more only as slots come free', async () => {
-    const busy = await endpointWith(25)
-    const quiet = await endpointWith(2)
-    const admit = admission()
+  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT deliveries of an endpoint, oldest first, each with its job, and more only as slots come free', async ({
+    gateway: app,
+    account,
+  }) => {
+    const busy = await endpointWith(app, account, 25)
+    const quiet = await endpointWith(app, account, 2)
+    const admit = admission(app)
     expect(await admit.admitOnce()).toBe(12)
-    const leased = await leasedOf(busy.endpointId)
+    const leased = await leasedOf(app, busy.endpointId)
     expect(leased.map((event) => event.id).sort()).toEqual(busy.eventIds.slice(0, 10).sort())
-    expect(await leasedOf(quiet.endpointId)).toHaveLength(2)
+    expect(await leasedOf(app, quiet.endpointId)).toHaveLength(2)
     // Each admitted delivery's job: its id is the lease's, its payload the event's id.
     const jobs = await app.db.select().from(outbox)
     expect(jobs).toHaveLength(12)
@@ -67,12 +65,15 @@ describe('the admission', () => {
       .set({ state: 'delivered', leasedUntil: null, leaseId: null })
       .where(inArray(webhookEvents.id, busy.eventIds.slice(0, 3)))
     expect(await admit.admitOnce()).toBe(3)
-    expect((await leasedOf(busy.endpointId)).map((event) => event.id).sort()).toEqual(busy.eventIds.slice(3, 13).sort())
+    expect((await leasedOf(app, busy.endpointId)).map((event) => event.id).sort()).toEqual(busy.eventIds.slice(3, 13).sort())
   })
 
-  it('gives a slot again once its lease has passed, as when the worker holding it was killed; the old job then sends nothing', async () => {
-    const { endpointId } = await endpointWith(15)
-    const admit = admission()
+  it('gives a slot again once its lease has passed, as when the worker holding it was killed; the old job then sends nothing', async ({
+    gateway: app,
+    account,
+  }) => {
+    const { endpointId } = await endpointWith(app, account, 15)
+    const admit = admission(app)
     await admit.admitOnce()
     const [lost] = await app.db
       .update(webhookEvents)
@@ -80,7 +81,7 @@ describe('the admission', () => {
       .where(and(eq(webhookEvents.endpointId, endpointId), isNotNull(webhookEvents.leaseId)))
       .returning()
     expect(await admit.admitOnce()).toBe(10)
-    expect(await leasedOf(endpointId)).toHaveLength(10)
+    expect(await leasedOf(app, endpointId)).toHaveLength(10)
     const [again] = await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id))
     expect(again!.leaseId).not.toBe(lost!.leaseId)
     // The job of the lease that passed, run late: superseded before anything is sent.
@@ -89,51 +90,60 @@ describe('the admission', () => {
     expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, lost!.id)))[0]).toMatchObject({ attempts: 0, leaseId: again!.leaseId })
   })
 
-  it('leaves a retry until its time has come', async () => {
-    const later = await endpointWith(1, { attempts: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) })
-    const due = await endpointWith(1, { attempts: 1, nextAttemptAt: new Date(Date.now() - 1000) })
-    expect(await admission().admitOnce()).toBe(1)
-    expect(await leasedOf(due.endpointId)).toHaveLength(1)
-    expect(await leasedOf(later.endpointId)).toEqual([])
+  it('leaves a retry until its time has come', async ({ gateway: app, account }) => {
+    const later = await endpointWith(app, account, 1, { attempts: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) })
+    const due = await endpointWith(app, account, 1, { attempts: 1, nextAttemptAt: new Date(Date.now() - 1000) })
+    expect(await admission(app).admitOnce()).toBe(1)
+    expect(await leasedOf(app, due.endpointId)).toHaveLength(1)
+    expect(await leasedOf(app, later.endpointId)).toEqual([])
   })
 
-  it('gives each endpoint its first slot before anyone’s second when a round cannot take every due delivery', async () => {
-    const endpoints = [await endpointWith(5), await endpointWith(5), await endpointWith(5)]
-    expect(await admission({ batchSize: 3 }).admitOnce()).toBe(3)
-    for (const { endpointId } of endpoints) expect(await leasedOf(endpointId)).toHaveLength(1)
+  it('gives each endpoint its first slot before anyone’s second when a round cannot take every due delivery', async ({ gateway: app, account }) => {
+    const endpoints = [await endpointWith(app, account, 5), await endpointWith(app, account, 5), await endpointWith(app, account, 5)]
+    expect(await admission(app, { batchSize: 3 }).admitOnce()).toBe(3)
+    for (const { endpointId } of endpoints) expect(await leasedOf(app, endpointId)).toHaveLength(1)
   })
 
-  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT deliveries of an account over all its endpoints, each endpoint’s first slot first, and leaves the rest to other accounts', async () => {
-    const crowded = [await endpointWith(10), await endpointWith(10), await endpointWith(10), await endpointWith(10), await endpointWith(10)]
+  it('admits at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT deliveries of an account over all its endpoints, each endpoint’s first slot first, and leaves the rest to other accounts', async ({
+    gateway: app,
+    account,
+  }) => {
+    const crowded = [
+      await endpointWith(app, account, 10),
+      await endpointWith(app, account, 10),
+      await endpointWith(app, account, 10),
+      await endpointWith(app, account, 10),
+      await endpointWith(app, account, 10),
+    ]
     const other = await adminAccount(app, 10)
-    const theirs = await endpointWith(3, {}, other.apiKey)
-    const admit = admission({ maxInFlightPerAccount: 7 })
+    const theirs = await endpointWith(app, other, 3)
+    const admit = admission(app, { maxInFlightPerAccount: 7 })
     expect(await admit.admitOnce()).toBe(10)
-    const held = await Promise.all(crowded.map(async ({ endpointId }) => (await leasedOf(endpointId)).length))
+    const held = await Promise.all(crowded.map(async ({ endpointId }) => (await leasedOf(app, endpointId)).length))
     expect(held.reduce((sum, n) => sum + n, 0)).toBe(7)
     expect(held.every((n) => n >= 1 && n <= 2)).toBe(true)
-    expect(await leasedOf(theirs.endpointId)).toHaveLength(3)
+    expect(await leasedOf(app, theirs.endpointId)).toHaveLength(3)
     // Full: nothing more of that account until one of its deliveries ends, then one.
     expect(await admit.admitOnce()).toBe(0)
-    const [ended] = await leasedOf(crowded[0]!.endpointId)
+    const [ended] = await leasedOf(app, crowded[0]!.endpointId)
     await app.db.update(webhookEvents).set({ state: 'delivered', leasedUntil: null, leaseId: null }).where(eq(webhookEvents.id, ended!.id))
     expect(await admit.admitOnce()).toBe(1)
   })
 
-  it('holds a queued delivery’s slot for a minute: a job lost before it started costs its endpoint no longer', async () => {
-    const { endpointId } = await endpointWith(1)
-    expect(await admission().admitOnce()).toBe(1)
-    const [leased] = await leasedOf(endpointId)
+  it('holds a queued delivery’s slot for a minute: a job lost before it started costs its endpoint no longer', async ({ gateway: app, account }) => {
+    const { endpointId } = await endpointWith(app, account, 1)
+    expect(await admission(app).admitOnce()).toBe(1)
+    const [leased] = await leasedOf(app, endpointId)
     const heldForMs = leased!.leasedUntil!.getTime() - Date.now()
     expect(QUEUED_LEASE_MS).toBe(60_000)
     expect(heldForMs).toBeGreaterThan(QUEUED_LEASE_MS - 5000)
     expect(heldForMs).toBeLessThanOrEqual(QUEUED_LEASE_MS + 1000)
   })
 
-  it('never fills one free slot twice when admissions of several workers run at once', async () => {
-    const { endpointId } = await endpointWith(40)
-    const rounds = await Promise.all([admission(), admission(), admission(), admission()].map((admit) => admit.admitOnce()))
+  it('never fills one free slot twice when admissions of several workers run at once', async ({ gateway: app, account }) => {
+    const { endpointId } = await endpointWith(app, account, 40)
+    const rounds = await Promise.all([admission(app), admission(app), admission(app), admission(app)].map((admit) => admit.admitOnce()))
     expect(rounds.reduce((sum, n) => sum + n, 0)).toBe(10)
-    expect(await leasedOf(endpointId)).toHaveLength(10)
+    expect(await leasedOf(app, endpointId)).toHaveLength(10)
   })
 })

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer, type ServerResponse } from 'node:http'
-import { afterAll, afterEach, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import type { App } from '@letters/gateway/app'
 import { webhookEndpoints, webhookEvents } from '@letters/db'
-import { OutboxDispatcher } from '@letters/pipeline'
-import { adminAccount } from '@letters/test/support/accounts'
-import { silentLog } from '@letters/test/support/pipeline'
+import type { PublicClient } from '@letters/test/support/gateway'
 import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
 import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
 import { send } from '../src/send.js'
-import { startWebhookWorker } from '../src/worker.js'
-import { it } from '@letters/test/support/fixtures'
+import { it } from './fixtures.js'
 
 /** Two quick retries, a short timeout: the schedule's shape, at test speed. */
 const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300', WEBHOOK_TIMEOUT_MS: '1000' }
@@ -20,36 +17,16 @@ const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,3
 // A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
 it.override({ gatewayOptions: { isolate: 'webhooks', checkContract: false, env } })
 
-let app: App
-let dispatcher: OutboxDispatcher
-let worker: ReturnType<typeof startWebhookWorker>
-let account: Awaited<ReturnType<typeof adminAccount>>
 const receivers: WebhookReceiver[] = []
-
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  const { config } = app
-  dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
-  dispatcher.start()
-  worker = startWebhookWorker({ config, db: app.db, log: silentLog })
-  account = await adminAccount(app, 100)
-})
-afterEach(async () => {
+it.afterEach(async ({ gateway }) => {
   await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
-  await app.db.delete(webhookEndpoints)
-})
-afterAll(async () => {
-  await dispatcher.stop()
-  await worker.close()
+  await gateway.db.delete(webhookEndpoints)
 })
 
-const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
-  app.inject({ method, url, headers: { 'x-api-key': account.apiKey }, ...(payload ? { payload } : {}) })
-
-async function endpointFor(answer: Parameters<typeof startWebhookReceiver>[0], url?: (receiver: WebhookReceiver) => string) {
+async function endpointFor(client: PublicClient, answer: Parameters<typeof startWebhookReceiver>[0], url?: (receiver: WebhookReceiver) => string) {
   const receiver = await startWebhookReceiver(answer)
   receivers.push(receiver)
-  const response = await call('POST', '/webhooks', { url: url ? url(receiver) : receiver.url })
+  const response = await client.post('/webhooks', { url: url ? url(receiver) : receiver.url })
   expect(response.statusCode, response.body).toBe(201)
   return { receiver, endpoint: response.json<{ id: string; secret: string }>() }
 }
@@ -84,16 +61,16 @@ async function startRecorder(answer: (response: ServerResponse) => void) {
   }
 }
 
-const sendTest = async (endpointId: string) => (await call('POST', `/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
-const deliveries = async (endpointId: string) =>
-  (await call('GET', `/webhooks/${endpointId}/deliveries`)).json<{
+const sendTest = async (client: PublicClient, endpointId: string) => (await client.post(`/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId
+const deliveries = async (client: PublicClient, endpointId: string) =>
+  (await client.get(`/webhooks/${endpointId}/deliveries`)).json<{
     data: Array<{ eventId: string; attempt: number; statusCode: number | null; error: string | null; outcome: string; nextAttemptAt: string | null }>
   }>().data
 
 describe('delivering a webhook', () => {
-  it('sends the Standard Webhooks headers and a signature the standardwebhooks package verifies', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204)
-    const eventId = await sendTest(endpoint.id)
+  it('sends the Standard Webhooks headers and a signature the standardwebhooks package verifies', async ({ client }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 204)
+    const eventId = await sendTest(client, endpoint.id)
     await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(1)
     const [webhook] = receiver.received
     expect(webhook!.headers).toMatchObject({
@@ -106,31 +83,31 @@ describe('delivering a webhook', () => {
     // Another secret does not verify it.
     expect(() => receiver.verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, webhook!)).toThrow()
     await expect
-      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .poll(() => deliveries(client, endpoint.id), { timeout: 5000, interval: 50 })
       .toEqual([expect.objectContaining({ eventId, attempt: 1, statusCode: 204, error: null, outcome: 'delivered', nextAttemptAt: null })])
   })
 
-  it('retries a 500 with the same webhook-id and body, then records the success', async () => {
-    const { receiver, endpoint } = await endpointFor((n) => (n === 0 ? 500 : 200))
-    const eventId = await sendTest(endpoint.id)
+  it('retries a 500 with the same webhook-id and body, then records the success', async ({ client }) => {
+    const { receiver, endpoint } = await endpointFor(client, (n) => (n === 0 ? 500 : 200))
+    const eventId = await sendTest(client, endpoint.id)
     await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(2)
     const [first, second] = receiver.received
     expect([first!.headers['webhook-id'], second!.headers['webhook-id']]).toEqual([eventId, eventId])
     expect(second!.body).toBe(first!.body)
     for (const webhook of receiver.received) receiver.verify(endpoint.secret, webhook)
     await expect
-      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .poll(() => deliveries(client, endpoint.id), { timeout: 5000, interval: 50 })
       .toEqual([
         expect.objectContaining({ attempt: 2, statusCode: 200, outcome: 'delivered' }),
         expect.objectContaining({ attempt: 1, statusCode: 500, outcome: 'retrying', nextAttemptAt: expect.any(String) }),
       ])
   })
 
-  it('gives up after the last retry of the schedule and shows the delivery failed', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 503)
-    const eventId = await sendTest(endpoint.id)
+  it('gives up after the last retry of the schedule and shows the delivery failed', async ({ gateway: app, client }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 503)
+    const eventId = await sendTest(client, endpoint.id)
     await expect
-      .poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 })
+      .poll(() => deliveries(client, endpoint.id), { timeout: 10_000, interval: 50 })
       .toEqual([
         expect.objectContaining({ attempt: 3, statusCode: 503, outcome: 'failed', nextAttemptAt: null }),
         expect.objectContaining({ attempt: 2, outcome: 'retrying' }),
@@ -140,36 +117,41 @@ describe('delivering a webhook', () => {
     expect((await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]).toMatchObject({ state: 'failed', attempts: 3 })
   })
 
-  it('sends a delivery again when asked (POST …/retry): the same webhook-id and body, recorded as its next attempt', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204)
-    const eventId = await sendTest(endpoint.id)
-    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
-    const retried = await call('POST', `/webhooks/${endpoint.id}/deliveries/${eventId}/retry`, {})
+  it('sends a delivery again when asked (POST …/retry): the same webhook-id and body, recorded as its next attempt', async ({ client }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 204)
+    const eventId = await sendTest(client, endpoint.id)
+    await expect
+      .poll(() => deliveries(client, endpoint.id), { timeout: 10_000, interval: 50 })
+      .toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+    const retried = await client.post(`/webhooks/${endpoint.id}/deliveries/${eventId}/retry`, {})
     expect(retried.statusCode, retried.body).toBe(202)
     await expect.poll(() => receiver.received.length, { timeout: 10_000, interval: 50 }).toBe(2)
     const [first, again] = receiver.received
     expect(again!.headers['webhook-id']).toBe(eventId)
     expect(again!.body).toBe(first!.body)
     await expect
-      .poll(() => deliveries(endpoint.id), { timeout: 5000, interval: 50 })
+      .poll(() => deliveries(client, endpoint.id), { timeout: 5000, interval: 50 })
       .toEqual([expect.objectContaining({ attempt: 2, outcome: 'delivered' }), expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
   })
 
-  it('does not follow a redirect: a 302 with a Location is a failed attempt, recorded with its status, and the Location gets nothing', async () => {
+  it('does not follow a redirect: a 302 with a Location is a failed attempt, recorded with its status, and the Location gets nothing', async ({
+    gateway: app,
+    client,
+  }) => {
     // Where the 302 points: a follower would turn the POST into a GET there, so any request counts.
     const target = await startRecorder((response) => response.writeHead(204).end())
     const redirecting = await startRecorder((response) => response.writeHead(302, { location: `${target.url}/moved` }).end())
     try {
-      const response = await call('POST', '/webhooks', { url: `${redirecting.url}/webhooks` })
+      const response = await client.post('/webhooks', { url: `${redirecting.url}/webhooks` })
       expect(response.statusCode, response.body).toBe(201)
       const endpoint = response.json<{ id: string }>()
-      const eventId = await sendTest(endpoint.id)
+      const eventId = await sendTest(client, endpoint.id)
       await expect
-        .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+        .poll(async () => (await deliveries(client, endpoint.id))[0], { timeout: 5000, interval: 50 })
         .toMatchObject({ attempt: 1, statusCode: 302, outcome: 'retrying' })
       // Every attempt of the schedule answered by the 302 itself, the last one giving up.
       await expect
-        .poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 })
+        .poll(() => deliveries(client, endpoint.id), { timeout: 10_000, interval: 50 })
         .toEqual([
           expect.objectContaining({ eventId, attempt: 3, statusCode: 302, error: null, outcome: 'failed', nextAttemptAt: null }),
           expect.objectContaining({ eventId, attempt: 2, statusCode: 302, outcome: 'retrying' }),
@@ -183,33 +165,36 @@ describe('delivering a webhook', () => {
     }
   })
 
-  it('times out a receiver that never answers, while another endpoint is served meanwhile', async () => {
-    const dead = await endpointFor(() => 'hang')
-    const live = await endpointFor(() => 204)
-    const deadEvent = await sendTest(dead.endpoint.id)
+  it('times out a receiver that never answers, while another endpoint is served meanwhile', async ({ client }) => {
+    const dead = await endpointFor(client, () => 'hang')
+    const live = await endpointFor(client, () => 204)
+    const deadEvent = await sendTest(client, dead.endpoint.id)
     await expect.poll(() => dead.receiver.received.length, { timeout: 5000, interval: 20 }).toBe(1)
-    await sendTest(live.endpoint.id)
+    await sendTest(client, live.endpoint.id)
     await expect.poll(() => live.receiver.received.length, { timeout: 5000, interval: 20 }).toBe(1)
     await expect
-      .poll(async () => (await deliveries(dead.endpoint.id)).find((attempt) => attempt.attempt === 1), { timeout: 5000, interval: 50 })
+      .poll(async () => (await deliveries(client, dead.endpoint.id)).find((attempt) => attempt.attempt === 1), { timeout: 5000, interval: 50 })
       .toMatchObject({ eventId: deadEvent, error: 'timeout', statusCode: null })
     // The live endpoint was served while the dead receiver still held its delivery.
-    const [attempt] = (await deliveries(dead.endpoint.id)).filter((entry) => entry.attempt === 1) as unknown as Array<{ at: string; durationMs: number }>
+    const [attempt] = (await deliveries(client, dead.endpoint.id)).filter((entry) => entry.attempt === 1) as unknown as Array<{
+      at: string
+      durationMs: number
+    }>
     expect(live.receiver.received[0]!.at).toBeLessThan(new Date(attempt!.at).getTime() + attempt!.durationMs)
   })
 
-  it('reads at most 1 KB of an answer: a 200 whose body never ends is a success, not a timeout', async () => {
+  it('reads at most 1 KB of an answer: a 200 whose body never ends is a success, not a timeout', async ({ client }) => {
     const server = createServer((_, response) => {
       response.writeHead(200, { 'content-type': 'text/plain' })
       response.write('x'.repeat(4096))
     }).listen(0, '127.0.0.1')
     await once(server, 'listening')
     try {
-      const response = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
+      const response = await client.post('/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
       const endpoint = response.json<{ id: string }>()
-      await sendTest(endpoint.id)
+      await sendTest(client, endpoint.id)
       await expect
-        .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+        .poll(async () => (await deliveries(client, endpoint.id))[0], { timeout: 5000, interval: 50 })
         .toMatchObject({ attempt: 1, statusCode: 200, error: null, outcome: 'delivered' })
     } finally {
       server.closeAllConnections()
@@ -217,12 +202,12 @@ describe('delivering a webhook', () => {
     }
   })
 
-  it('sends nothing to an endpoint that answers only a connection error, and records it', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204)
+  it('sends nothing to an endpoint that answers only a connection error, and records it', async ({ client }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 204)
     await receiver.close()
-    await sendTest(endpoint.id)
+    await sendTest(client, endpoint.id)
     await expect
-      .poll(async () => (await deliveries(endpoint.id))[0], { timeout: 5000, interval: 50 })
+      .poll(async () => (await deliveries(client, endpoint.id))[0], { timeout: 5000, interval: 50 })
       .toMatchObject({ attempt: 1, error: 'connection', statusCode: null })
   })
 })
@@ -231,7 +216,7 @@ describe('delivering a webhook', () => {
  * A receiver that holds the first request it gets until `release()`, then answers it and every
  * later one 204: an attempt kept in flight for as long as a test needs.
  */
-async function holdingReceiver() {
+async function holdingReceiver(client: PublicClient) {
   const received: string[] = []
   let release!: () => void
   const released = new Promise<void>((resolve) => (release = resolve))
@@ -242,7 +227,7 @@ async function holdingReceiver() {
     else answer()
   }).listen(0, '127.0.0.1')
   await once(server, 'listening')
-  const created = await call('POST', '/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
+  const created = await client.post('/webhooks', { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })
   expect(created.statusCode, created.body).toBe(201)
   receivers.push({
     close: async () => {
@@ -254,32 +239,39 @@ async function holdingReceiver() {
   return { endpointId: created.json<{ id: string }>().id, received, release }
 }
 
-const retryOf = (endpointId: string, eventId: string) => call('POST', `/webhooks/${endpointId}/deliveries/${eventId}/retry`, {})
-const eventRow = async (eventId: string) => (await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]!
+const retryOf = (client: PublicClient, endpointId: string, eventId: string) => client.post(`/webhooks/${endpointId}/deliveries/${eventId}/retry`, {})
+const eventRow = async (app: App, eventId: string) => (await app.db.select().from(webhookEvents).where(eq(webhookEvents.id, eventId)))[0]!
 
 describe('a retry asked for while the delivery is in flight', () => {
-  it('is refused with 409 while the attempt holds its lease, so no 202 is given for a send that would never come; asked again after, it is sent', async () => {
-    const { endpointId, received, release } = await holdingReceiver()
-    const eventId = await sendTest(endpointId)
+  it('is refused with 409 while the attempt holds its lease, so no 202 is given for a send that would never come; asked again after, it is sent', async ({
+    client,
+  }) => {
+    const { endpointId, received, release } = await holdingReceiver(client)
+    const eventId = await sendTest(client, endpointId)
     await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
-    const refused = await retryOf(endpointId, eventId)
+    const refused = await retryOf(client, endpointId, eventId)
     expect({ status: refused.statusCode, message: refused.json<{ message: string }>().message }).toEqual({
       status: 409,
       message: 'La entrega se está enviando ahora; espera a su resultado (GET /webhooks/{id}/deliveries) y vuelve a pedirlo',
     })
     release()
-    await expect.poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+    await expect
+      .poll(() => deliveries(client, endpointId), { timeout: 10_000, interval: 50 })
+      .toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
     expect(received).toEqual([eventId])
 
-    expect((await retryOf(endpointId, eventId)).statusCode).toBe(202)
+    expect((await retryOf(client, endpointId, eventId)).statusCode).toBe(202)
     await expect.poll(() => received, { timeout: 10_000, interval: 50 }).toEqual([eventId, eventId])
     await expect
-      .poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 })
+      .poll(() => deliveries(client, endpointId), { timeout: 10_000, interval: 50 })
       .toEqual([expect.objectContaining({ attempt: 2, outcome: 'delivered' }), expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
   })
 
-  it('takes back a lease that passed while its worker was stalled: that worker records nothing over the retry, and the delivery is sent again', async () => {
-    const { endpointId, received, release } = await holdingReceiver()
+  it('takes back a lease that passed while its worker was stalled: that worker records nothing over the retry, and the delivery is sent again', async ({
+    gateway: app,
+    client,
+  }) => {
+    const { endpointId, received, release } = await holdingReceiver(client)
     const [event] = await app.db
       .insert(webhookEvents)
       .values({ endpointId, type: 'webhook.test', body: '{}', ...heldByTest() })
@@ -291,52 +283,57 @@ describe('a retry asked for while the delivery is in flight', () => {
       .update(webhookEvents)
       .set({ leasedUntil: new Date(Date.now() - 1000) })
       .where(eq(webhookEvents.id, event!.id))
-    expect((await retryOf(endpointId, event!.id)).statusCode).toBe(202)
+    expect((await retryOf(client, endpointId, event!.id)).statusCode).toBe(202)
     release()
     expect(await stalled).toEqual({ outcome: 'already_done' })
     // The running worker's admission sends it again: recorded as its first attempt, since the stalled one recorded none.
     await expect.poll(() => received, { timeout: 10_000, interval: 50 }).toEqual([event!.id, event!.id])
-    await expect.poll(() => deliveries(endpointId), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
+    await expect
+      .poll(() => deliveries(client, endpointId), { timeout: 10_000, interval: 50 })
+      .toEqual([expect.objectContaining({ attempt: 1, outcome: 'delivered' })])
   })
 
-  it('sends once for two retries asked for at the same time', async () => {
-    const { endpointId, received, release } = await holdingReceiver()
+  it('sends once for two retries asked for at the same time', async ({ gateway: app, client, webhookWorker }) => {
+    const { endpointId, received, release } = await holdingReceiver(client)
     release()
-    const eventId = await sendTest(endpointId)
-    await expect.poll(async () => (await eventRow(eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
+    const eventId = await sendTest(client, endpointId)
+    await expect.poll(async () => (await eventRow(app, eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
     // The admission waits until both have answered, so that both find the delivery not leased yet.
-    await worker.admission.stop()
+    await webhookWorker.admission.stop()
     try {
-      const answers = await Promise.all([retryOf(endpointId, eventId), retryOf(endpointId, eventId)])
+      const answers = await Promise.all([retryOf(client, endpointId, eventId), retryOf(client, endpointId, eventId)])
       expect(answers.map((answer) => answer.statusCode)).toEqual([202, 202])
     } finally {
-      worker.admission.start()
+      webhookWorker.admission.start()
     }
-    await expect.poll(async () => (await eventRow(eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
+    await expect.poll(async () => (await eventRow(app, eventId)).state, { timeout: 10_000, interval: 50 }).toBe('delivered')
     // Time for a second send, were one coming.
     await new Promise((resolve) => setTimeout(resolve, 1000))
     expect(received).toEqual([eventId, eventId])
-    expect(await deliveries(endpointId)).toEqual([expect.objectContaining({ attempt: 2 }), expect.objectContaining({ attempt: 1 })])
+    expect(await deliveries(client, endpointId)).toEqual([expect.objectContaining({ attempt: 2 }), expect.objectContaining({ attempt: 1 })])
   })
 })
 
 describe('jobs that hold no lease', () => {
-  it('sends nothing for a job of an older release (its id the event’s), while the admission sends the event once', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204)
-    const eventId = await sendTest(endpoint.id)
+  it('sends nothing for a job of an older release (its id the event’s), while the admission sends the event once', async ({ gateway: app, client }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 204)
+    const eventId = await sendTest(client, endpoint.id)
     // As the previous release queued it: the job's id is the event's, and it holds no lease.
     const legacy = await app.queues.webhooks.add('deliver-webhook', { eventId }, { jobId: eventId })
     await expect
       .poll(async () => (await app.queues.webhooks.getJob(legacy.id!))?.returnvalue, { timeout: 10_000, interval: 50 })
       .toMatch(/superseded|already_done/)
-    await expect.poll(() => deliveries(endpoint.id), { timeout: 10_000, interval: 50 }).toEqual([expect.objectContaining({ eventId, outcome: 'delivered' })])
+    await expect
+      .poll(() => deliveries(client, endpoint.id), { timeout: 10_000, interval: 50 })
+      .toEqual([expect.objectContaining({ eventId, outcome: 'delivered' })])
     expect(receiver.received).toHaveLength(1)
   })
 })
 
 describe('the delivery-time address check', () => {
-  it('refuses to connect to a private address when private URLs are not allowed, whatever was registered', async () => {
+  it('refuses to connect to a private address when private URLs are not allowed, whatever was registered', async ({ gateway: app, client }) => {
     const { receiver, endpoint } = await endpointFor(
+      client,
       () => 204,
       (r) => r.url.replace('127.0.0.1', 'localhost'),
     )
@@ -346,26 +343,29 @@ describe('the delivery-time address check', () => {
       .returning()
     const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: false, allowHttp: true }, leaseOf(event!))
     expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
-    expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
+    expect((await deliveries(client, endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
     expect(receiver.received).toEqual([])
   })
 
-  it('sends nothing to an http:// URL when http is not allowed, even one registered while it was: the attempt fails as refused_address', async () => {
-    const { receiver, endpoint } = await endpointFor(() => 204)
+  it('sends nothing to an http:// URL when http is not allowed, even one registered while it was: the attempt fails as refused_address', async ({
+    gateway: app,
+    client,
+  }) => {
+    const { receiver, endpoint } = await endpointFor(client, () => 204)
     const [event] = await app.db
       .insert(webhookEvents)
       .values({ endpointId: endpoint.id, type: 'webhook.test', body: '{}', ...heldByTest() })
       .returning()
     const outcome = await deliverEvent(app.db, { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: false }, leaseOf(event!))
     expect(outcome).toEqual({ outcome: 'failed', attempt: 1 })
-    expect((await deliveries(endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
+    expect((await deliveries(client, endpoint.id))[0]).toMatchObject({ error: 'refused_address', statusCode: null })
     expect(receiver.received).toEqual([])
   })
 })
 
 describe('disabling an endpoint', () => {
-  it(`disables an endpoint once its last ${DISABLE_AFTER_FAILED_EVENTS} events all failed, and drops what it had pending`, async () => {
-    const { endpoint } = await endpointFor(() => 500)
+  it(`disables an endpoint once its last ${DISABLE_AFTER_FAILED_EVENTS} events all failed, and drops what it had pending`, async ({ gateway: app, client }) => {
+    const { endpoint } = await endpointFor(client, () => 500)
     const settings = { timeoutMs: 1000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: true }
     const failed = Array.from({ length: DISABLE_AFTER_FAILED_EVENTS - 1 }, (_, n) => ({
       endpointId: endpoint.id,
@@ -382,10 +382,10 @@ describe('disabling an endpoint', () => {
       .returning()
     // 48 failed and one success among the last 50: still enabled.
     expect(await deliverEvent(app.db, settings, leaseOf(first!))).toEqual({ outcome: 'failed', attempt: 1 })
-    expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(false)
+    expect((await client.get('/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(false)
     // The success drops out of the last 50: disabled.
     expect(await deliverEvent(app.db, settings, leaseOf(second!))).toEqual({ outcome: 'failed', attempt: 1 })
-    expect((await call('GET', '/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(true)
+    expect((await client.get('/webhooks')).json<{ data: Array<{ disabled: boolean }> }>().data[0]!.disabled).toBe(true)
     expect(await deliverEvent(app.db, settings, leaseOf(pending!))).toEqual({ outcome: 'dropped' })
   })
 })

@@ -1,17 +1,14 @@
 import { once } from 'node:events'
 import { createServer as createHttpServer, type ServerResponse } from 'node:http'
 import { createServer as createTcpServer, type Socket } from 'node:net'
-import { afterAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { App } from '@letters/gateway/app'
 import { webhookEndpoints } from '@letters/db'
-import { OutboxDispatcher } from '@letters/pipeline'
 import { adminAccount } from '@letters/test/support/accounts'
-import { adminCampaign, publicClient } from '@letters/test/support/gateway'
+import { adminCampaign, publicClient, type Account } from '@letters/test/support/gateway'
 import { spanishRecipient, singleLetter } from '@letters/test/support/factories'
-import { silentLog } from '@letters/test/support/pipeline'
 import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
-import { it } from '@letters/test/support/fixtures'
-import { startWebhookWorker } from '../src/worker.js'
+import { it } from './fixtures.js'
 
 /**
  * Receivers that hold a delivery for seconds, at the default WEBHOOK_CONCURRENCY (100) and
@@ -26,23 +23,11 @@ const FAST_LETTERS = 30
 
 it.override({ gatewayOptions: { isolate: 'webhook-fairness', checkContract: false, env } })
 
-let app: App
-let dispatcher: OutboxDispatcher
-let worker: ReturnType<typeof startWebhookWorker>
 const closers: Array<() => Promise<void>> = []
-
-it.beforeAll(async ({ gateway }) => {
-  app = gateway
-  dispatcher = new OutboxDispatcher(app.db, app.queues, silentLog, { idleMs: 50, maxBackoffMs: 500, sendTimeoutMs: 1000 })
-  dispatcher.start()
-  worker = startWebhookWorker({ config: app.config, db: app.db, log: silentLog })
-})
-afterAll(async () => {
+it.afterAll(async ({ gateway }) => {
   // Endpoints first: what is still pending for them is gone, and the worker has nothing more to take.
-  await app.db.delete(webhookEndpoints)
+  await gateway.db.delete(webhookEndpoints)
   await Promise.all(closers.splice(0).map((close) => close()))
-  await dispatcher.stop()
-  await worker.close()
 })
 
 /** The most connections or requests a receiver held at once. */
@@ -106,15 +91,13 @@ async function slowReceiver() {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`, held }
 }
 
-type Account = Awaited<ReturnType<typeof adminAccount>>
-
-async function register(owner: Account, url: string) {
+async function register(app: App, owner: Account, url: string) {
   const response = await publicClient(app, owner.apiKey).post('/webhooks', { url, events: ['letter.received'] })
   expect(response.statusCode, response.body).toBe(201)
 }
 
 /** `count` letters of one campaign for the account, in one bulk request: as many `letter.received` events for each of its endpoints. */
-async function bulkLetters(owner: Account, count: number) {
+async function bulkLetters(app: App, owner: Account, count: number) {
   const campaignId = await adminCampaign(app, owner)
   const recipients = Array.from({ length: count }, () => ({ ...spanishRecipient, variables: { cupon: 'OTONO10' } }))
   const response = await publicClient(app, owner.apiKey).post('/cards/bulk', { campaignId, recipients })
@@ -125,7 +108,9 @@ async function bulkLetters(owner: Account, count: number) {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 describe('one account’s dead or slow receiver', () => {
-  it(`delays only its own events: with ${BACKLOG} events queued for a receiver that never answers and ${BACKLOG} for one that answers after ${SLOW_ANSWER_MS} ms, another account’s letter.received arrives within 2 s (p99)`, async () => {
+  it(`delays only its own events: with ${BACKLOG} events queued for a receiver that never answers and ${BACKLOG} for one that answers after ${SLOW_ANSWER_MS} ms, another account’s letter.received arrives within 2 s (p99)`, async ({
+    gateway: app,
+  }) => {
     const deadOwner = await adminAccount(app, BACKLOG * 3)
     const slowOwner = await adminAccount(app, BACKLOG * 3)
     const fastOwner = await adminAccount(app, FAST_LETTERS * 3)
@@ -133,12 +118,12 @@ describe('one account’s dead or slow receiver', () => {
     const slow = await slowReceiver()
     const fast: WebhookReceiver = await startWebhookReceiver(() => 204)
     closers.push(() => fast.close())
-    await register(deadOwner, dead.url)
-    await register(slowOwner, slow.url)
-    await register(fastOwner, fast.url)
+    await register(app, deadOwner, dead.url)
+    await register(app, slowOwner, slow.url)
+    await register(app, fastOwner, fast.url)
 
-    await bulkLetters(deadOwner, BACKLOG)
-    await bulkLetters(slowOwner, BACKLOG)
+    await bulkLetters(app, deadOwner, BACKLOG)
+    await bulkLetters(app, slowOwner, BACKLOG)
     // The backlog is being worked on: both receivers hold deliveries.
     await expect.poll(() => dead.held.most > 0 && slow.held.most > 0, { timeout: 10_000, interval: 20 }).toBe(true)
 

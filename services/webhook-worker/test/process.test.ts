@@ -1,35 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, startServiceProcess, type ServiceProcess } from '@letters/test/support/processes'
-import { isolatedDatabase, testConfig } from '@letters/test/support/context'
+import { describe, expect } from 'vitest'
+import { it as base } from '@letters/test/support/fixtures'
+import { freePort, startServiceProcess } from '@letters/test/support/processes'
+import { testConfig } from '@letters/test/support/context'
 
-let database: Awaited<ReturnType<typeof isolatedDatabase>>
-let worker: ServiceProcess
-let port: number
-beforeAll(async () => {
-  port = await freePort()
-  // A database of its own: the worker admits every pending delivery it finds and dispatches every outbox row, other files' included.
-  database = await isolatedDatabase('webhook-process')
-  worker = await startServiceProcess(
+/** The worker as a process, its metrics on a port of its own; killed before its database is dropped. */
+const it = base.extend('worker', { scope: 'file' }, async ({ databaseUrl }, { onCleanup }) => {
+  const port = await freePort()
+  const worker = await startServiceProcess(
     'webhook-worker',
-    testConfig({ DATABASE_URL: database.url, QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }),
+    testConfig({ DATABASE_URL: databaseUrl, QUEUE_PREFIX: `${testConfig().queuePrefix}-webhook-process` }),
     { METRICS_PORT: String(port) },
   )
+  onCleanup(() => worker.kill())
+  return { service: worker, port }
 })
-afterAll(async () => {
-  await worker?.kill()
-  await database?.drop()
-})
+// A database of its own: the worker admits every pending delivery it finds and dispatches every outbox row, other files' included.
+it.override({ databaseLabel: 'webhook-process' })
 
 describe('the webhook worker process', () => {
-  it('answers /healthz and serves its metrics on METRICS_PORT', async () => {
-    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200)
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  // The first test also waits for the worker to start.
+  it('answers /healthz and serves its metrics on METRICS_PORT', async ({ worker }) => {
+    expect((await fetch(`http://127.0.0.1:${worker.port}/healthz`)).status).toBe(200)
+    const metrics = await (await fetch(`http://127.0.0.1:${worker.port}/metrics`)).text()
     expect(metrics).toContain('webhook_attempts_total')
     expect(metrics).toContain('webhook_endpoints_disabled_total')
-  })
+  }, 60_000)
 
-  it('stops cleanly on SIGTERM', async () => {
-    worker.child.kill('SIGTERM')
-    expect(await worker.exited).toBe(0)
+  it('stops cleanly on SIGTERM', async ({ worker }) => {
+    worker.service.child.kill('SIGTERM')
+    expect(await worker.service.exited).toBe(0)
   })
 })

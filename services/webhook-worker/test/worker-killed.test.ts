@@ -1,12 +1,9 @@
-import { afterAll, describe, expect } from 'vitest'
+import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
-import type { App } from '@letters/gateway/app'
 import { webhookEndpoints, webhookEvents } from '@letters/db'
-import { adminAccount } from '@letters/test/support/accounts'
-import { publicClient } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startServiceProcess, type ServiceProcess } from '@letters/test/support/processes'
-import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
+import { startWebhookReceiver } from '@letters/test/support/webhook-receiver'
 import { it } from '@letters/test/support/fixtures'
 import { RECORDING_MARGIN_MS } from '../src/deliver.js'
 import { startWebhookWorker } from '../src/worker.js'
@@ -20,29 +17,25 @@ const env = {
   WEBHOOK_RETRY_SCHEDULE: '600000',
 }
 
-it.override({ gatewayOptions: { isolate: 'webhook-worker-killed', checkContract: false, env } })
-
-let app: App
-let killed: ServiceProcess | undefined
-let survivor: ReturnType<typeof startWebhookWorker> | undefined
-let receiver: WebhookReceiver | undefined
-it.beforeAll(({ gateway }) => {
-  app = gateway
-})
-afterAll(async () => {
-  await killed?.kill()
-  await app.db.delete(webhookEndpoints)
-  await survivor?.close()
-  await receiver?.close()
-})
+it.override({ gatewayOptions: { isolate: 'webhook-worker-killed', checkContract: false, env }, accountCredits: 10 })
 
 describe('a webhook worker killed mid-delivery', () => {
-  it('holds its endpoint’s slots no longer than the timeout and the recording margin: then another worker sends what it held and the rest', async () => {
-    const account = await adminAccount(app, 10)
-    const client = publicClient(app, account.apiKey)
+  it('holds its endpoint’s slots no longer than the timeout and the recording margin: then another worker sends what it held and the rest', async ({
+    gateway: app,
+    client,
+    onTestFinished,
+  }) => {
+    let killed: ServiceProcess | undefined
+    let survivor: ReturnType<typeof startWebhookWorker> | undefined
     // Until the worker is killed, the receiver holds every request without answering.
     let dead = true
-    receiver = await startWebhookReceiver(() => (dead ? 'hang' : 204))
+    const receiver = await startWebhookReceiver(() => (dead ? 'hang' : 204))
+    onTestFinished(async () => {
+      await killed?.kill()
+      await app.db.delete(webhookEndpoints)
+      await survivor?.close()
+      await receiver.close()
+    })
     const created = await client.post('/webhooks', { url: receiver.url })
     expect(created.statusCode, created.body).toBe(201)
     const endpointId = created.json<{ id: string }>().id
@@ -50,7 +43,7 @@ describe('a webhook worker killed mid-delivery', () => {
     for (let n = 0; n < 8; n++) eventIds.push((await client.post(`/webhooks/${endpointId}/test`, {})).json<{ eventId: string }>().eventId)
 
     killed = await startServiceProcess('webhook-worker', app.config, env)
-    await expect.poll(() => receiver!.received.length, { timeout: 20_000, interval: 20 }).toBe(CAP)
+    await expect.poll(() => receiver.received.length, { timeout: 20_000, interval: 20 }).toBe(CAP)
     // The cap holds: no fourth request while three hang.
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(receiver.received).toHaveLength(CAP)

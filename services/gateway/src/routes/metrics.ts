@@ -2,18 +2,18 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Registry } from 'prom-client'
 import { pipelineRegistry, registry } from '@letters/observability'
 import { refreshPipelineGauges } from '@letters/pipeline'
-import { requireAdmin } from '../plugins/app/token-auth.js'
+import { requireMetrics } from '../plugins/app/token-auth.js'
 import { letThroughUnderPressure } from '../plugins/app/under-pressure.js'
 
 const served = Registry.merge([registry, pipelineRegistry])
 
 /**
- * `GET /metrics` for Prometheus, behind the admin token (Bearer, as Prometheus sends it): this
+ * `GET /metrics` for Prometheus, behind METRICS_TOKEN or the admin token (Bearer, as Prometheus sends it): this
  * gateway's own metrics and the pipeline's state (queues, outbox, stuck letters), read now.
  */
 const metricsRoute: FastifyPluginAsync = async (app) => {
   // Scraped under pressure too: that is when ops need the figures most.
-  app.get('/metrics', { onRequest: requireAdmin(app), config: { pressureHandler: letThroughUnderPressure } }, async (_request, reply) => {
+  app.get('/metrics', { onRequest: requireMetrics(app), config: { pressureHandler: letThroughUnderPressure } }, async (_request, reply) => {
     await refreshPipelineGauges(
       app.db,
       app.queues,

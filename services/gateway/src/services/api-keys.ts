@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { admin } from '@letters/contracts'
-import { apiKeys, type Executor } from '@letters/db'
+import { accounts, apiKeys, type Executor } from '@letters/db'
 
 /** A key's mode is its prefix (`lk_<mode>_`), which the checksum covers. */
 export const API_KEY_PREFIX = 'lk_live_'
 export const TEST_API_KEY_PREFIX = 'lk_test_'
-const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
+export const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 6
 
 /** `lk_<kind>_`, 32 random bytes and the CRC-32 of both (4 bytes), base64url. */
 const CHECKSUMMED_KEY = /^(lk_[a-z]+_[A-Za-z0-9_-]{43})([A-Za-z0-9_-]{6})$/
@@ -69,4 +69,36 @@ export async function revokeApiKey(ex: Executor, id: string): Promise<{ found: b
   if (revoked) return { found: true, keyHash: revoked.keyHash }
   const [existing] = await ex.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.id, id))
   return existing ? { found: true, keyHash: existing.keyHash } : { found: false }
+}
+
+/** How many keys a search by prefix lists at most. */
+const SEARCH_LIMIT = 20
+
+/** The keys whose visible start begins with `prefix` (at most its 14 characters), newest first. */
+export async function findApiKeys(ex: Executor, prefix: string): Promise<admin.ApiKeySearch> {
+  const visible = prefix.slice(0, DISPLAY_PREFIX_LENGTH)
+  const rows = await ex
+    .select({
+      id: apiKeys.id,
+      accountId: apiKeys.accountId,
+      accountName: accounts.name,
+      livemode: apiKeys.livemode,
+      displayPrefix: apiKeys.displayPrefix,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    // starts_with, not LIKE: a key's characters include `_`, which LIKE reads as a wildcard.
+    .where(sql`starts_with(${apiKeys.displayPrefix}, ${visible})`)
+    .orderBy(desc(apiKeys.createdAt))
+    .limit(SEARCH_LIMIT)
+  return {
+    data: rows.map(({ livemode, createdAt, revokedAt, ...row }) => ({
+      ...row,
+      mode: livemode ? 'live' : 'test',
+      createdAt: createdAt.toISOString(),
+      revokedAt: revokedAt?.toISOString() ?? null,
+    })),
+  }
 }

@@ -1,10 +1,11 @@
-import { and, asc, count, eq, inArray, ne, sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
 import { DESIGN_STOCK, UUID_PATTERN, type LetterStatus } from '@letters/contracts'
 import { cardDesigns, envelopeDesigns, letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
 import { notFound } from '../errors.js'
-import { needsLookSql } from './stuck-letters.js'
+import { needsLookCountSql, needsLookFirstSql } from './stuck-letters.js'
+import { inFlightStatuses, statusListSql } from '@letters/letters'
 
 /** How many of the last batches the page lists, and how many letters that need a look. */
 export const RECENT_BATCHES = 20
@@ -39,8 +40,9 @@ export interface FloorOverview {
   current: FloorBatch[]
   /** The last batches closed, newest first. */
   recent: FloorBatch[]
+  /** Live letters still on their way (inFlightStatuses), by status: mailed, cancelled and rejected ones are history. */
   counts: Array<{ status: LetterStatus; count: number }>
-  /** Failed or stuck (needsLookSql), the longest first, at most NEEDS_LOOK_SHOWN… */
+  /** Failed or stuck (stuck-letters.ts), the longest first, at most NEEDS_LOOK_SHOWN… */
   needsLook: LetterToLookAt[]
   /** …of this many. */
   needsLookTotal: number
@@ -93,10 +95,17 @@ export async function floorOverview(ex: Executor, reconcileAfterMs: number): Pro
     ex
       .select(batchFields)
       .from(b)
-      .where(ne(b.status, 'open'))
+      // Written as print_batches_recent_idx's predicate is, a literal, so that the index matches it.
+      .where(sql`${b.status} <> 'open'`)
       .orderBy(sql`${b.closedAt} DESC NULLS LAST`, asc(b.id))
       .limit(RECENT_BATCHES),
-    ex.select({ status: letters.status, count: count() }).from(letters).where(eq(letters.livemode, true)).groupBy(letters.status).orderBy(asc(letters.status)),
+    // Letters on their way only (letters_in_flight_idx): the count does not grow with every letter ever mailed.
+    ex
+      .select({ status: letters.status, count: count() })
+      .from(letters)
+      .where(and(eq(letters.livemode, true), sql`${letters.status} IN ${statusListSql(inFlightStatuses)}`))
+      .groupBy(letters.status)
+      .orderBy(asc(letters.status)),
     ex
       .select({
         id: l.id,
@@ -107,20 +116,17 @@ export async function floorOverview(ex: Executor, reconcileAfterMs: number): Pro
         stuckForSeconds: sql<number>`floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int`,
       })
       .from(l)
-      .where(and(eq(l.livemode, true), needsLookSql('l', reconcileAfterMs)))
+      .where(sql`${l.id} IN (${needsLookFirstSql(reconcileAfterMs, { limit: NEEDS_LOOK_SHOWN, livemode: true })})`)
       .orderBy(asc(l.updatedAt), asc(l.id))
       .limit(NEEDS_LOOK_SHOWN),
-    ex
-      .select({ count: count() })
-      .from(l)
-      .where(and(eq(l.livemode, true), needsLookSql('l', reconcileAfterMs))),
+    ex.execute<{ count: number }>(sql`SELECT ${needsLookCountSql(reconcileAfterMs, { livemode: true })} AS count`),
   ])
   return {
     current: await withStockLabels(ex, current),
     recent: await withStockLabels(ex, recent),
     counts,
     needsLook,
-    needsLookTotal: needsLookTotal?.count ?? 0,
+    needsLookTotal: Number(needsLookTotal?.count ?? 0),
   }
 }
 

@@ -5,7 +5,8 @@ import { letterEvents, letters, type Db, type LetterStatus, type Tx } from '@let
 import { ApiError, conflict } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { assertCardId, cardNotFound, getCard } from './cards.js'
-import { moveLetter, type CancellableStatus } from '@letters/letters'
+import { moveLetter, onPaperPerJournal, type CancellableStatus } from '@letters/letters'
+import type { PrintJournal } from '@letters/artifacts'
 
 /** Why a letter in each status the transition table allows no cancellation from cannot be cancelled any more. */
 const notCancellable: Record<Exclude<LetterStatus, CancellableStatus>, string> = {
@@ -23,7 +24,7 @@ const notCancellable: Record<Exclude<LetterStatus, CancellableStatus>, string> =
  * refunded. Its pending jobs stay queued and are skipped when they run (the workers only move
  * a letter from the status they expect).
  */
-export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
+export async function cancelCard(db: Db, journal: PrintJournal, scope: KeyScope, cardId: string): Promise<publicApi.Card> {
   assertCardId(cardId)
   const { accountId } = scope
   await db.transaction(async (tx) => {
@@ -36,6 +37,10 @@ export async function cancelCard(db: Db, scope: KeyScope, cardId: string): Promi
     })
     if (!letter) throw cardNotFound()
     if (!moved) throw conflict(notCancellable[letter.status as keyof typeof notCancellable])
+    // A database restored from a backup may show a letter the printer took since as not printed
+    // yet: the print journal says otherwise, and paper is not refunded. Asked once the move holds
+    // the row, so that a cancel races the letter clock as it always did; the throw undoes the move.
+    if (letter.livemode && (await onPaperPerJournal(journal, cardId))) throw conflict('La carta ya se entregó a la impresora y no se puede cancelar')
     await refundLetter(tx, { ...letter, id: cardId }, 'cancelled by the client')
   })
   return getCard(db, scope, cardId)

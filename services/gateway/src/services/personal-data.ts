@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { batchFolder, type ArtifactStore } from '@letters/artifacts'
+import { batchFolder, PrintJournal, type ArtifactStore } from '@letters/artifacts'
 import type { ErasableStatus, LetterStatus, admin } from '@letters/contracts'
 import { letters, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
@@ -28,6 +28,13 @@ export interface ErasureDeps {
 
 /** Letters erased per transaction: each holds their rows' locks only that long. */
 const ERASE_BATCH = 100
+/**
+ * Batches looked through per round for files left behind. A stretch costs a read of a letter per
+ * batch, so a short one keeps every round cheap however many batches still hold their files; at a
+ * round a minute, a floor that hands 50 batches a day is looked through whole every few hours,
+ * and a removal that failed is done again within them.
+ */
+const SWEEP_BATCH = 10
 
 const notPrintedYet = 'La carta aún no se ha impreso: cancélala primero (DELETE /cards/{cardId}) y después borra sus datos personales'
 
@@ -50,11 +57,12 @@ const inPendingBatch =
  */
 async function removeArtifacts(deps: ErasureDeps, files: { letterIds: readonly string[]; batchIds: readonly string[] }): Promise<void> {
   const failures: unknown[] = []
-  const removeEach = async (ids: readonly string[], folderOf: (id: string) => string, record: (db: Db, ids: string[]) => Promise<void>) => {
+  const journal = new PrintJournal(deps.artifacts)
+  const removeEach = async (ids: readonly string[], remove: (id: string) => Promise<void>, record: (db: Db, ids: string[]) => Promise<void>) => {
     const removed: string[] = []
     for (const id of ids) {
       try {
-        await deps.artifacts.removeFolder(folderOf(id))
+        await remove(id)
         removed.push(id)
       } catch (error) {
         failures.push(error)
@@ -62,8 +70,18 @@ async function removeArtifacts(deps: ErasureDeps, files: { letterIds: readonly s
     }
     await record(deps.db, removed)
   }
-  await removeEach(files.letterIds, letterFolder, recordLetterArtifactsRemoved)
-  await removeEach(files.batchIds, batchFolder, recordBatchArtifactsRemoved)
+  // The print journal's records go with the files: what they guard against (printing again after
+  // a restore) cannot happen to a letter whose data is gone.
+  const removeLetter = async (id: string) => {
+    await deps.artifacts.removeFolder(letterFolder(id))
+    await journal.removeLetter(id)
+  }
+  const removeBatch = async (id: string) => {
+    await deps.artifacts.removeFolder(batchFolder(id))
+    await journal.removeBatch(id)
+  }
+  await removeEach(files.letterIds, removeLetter, recordLetterArtifactsRemoved)
+  await removeEach(files.batchIds, removeBatch, recordBatchArtifactsRemoved)
   if (failures.length > 0) throw failures[0]
 }
 
@@ -125,6 +143,8 @@ export interface PersonalDataEraserOptions {
   intervalMs?: number
   /** Letters erased per transaction. */
   batchSize?: number
+  /** Batches looked through per round for files left behind (SWEEP_BATCH). */
+  sweepSize?: number
 }
 
 /**
@@ -172,7 +192,7 @@ export class PersonalDataEraser {
     const erased = await db.transaction((tx) => erasePersonalData(tx, dueForErasureSql(this.options.retentionMs), { limit: this.batchSize, lock: 'skip' }))
     if (erased.length > 0) log.info({ erased: erased.length }, 'personal data past its retention erased')
     const letterIds = await lettersWithArtifacts(db, { limit: this.batchSize })
-    const sweep = await sweepBatchesWithArtifacts(db, { after: this.batchSweep, limit: this.batchSize })
+    const sweep = await sweepBatchesWithArtifacts(db, { after: this.batchSweep, limit: this.options.sweepSize ?? SWEEP_BATCH })
     this.batchSweep = sweep.next
     const batchIds = new Set([...(await batchesWithArtifacts(db, erased)), ...sweep.erased])
     await removeArtifacts(this.deps, { letterIds, batchIds: [...batchIds] })

@@ -1,21 +1,57 @@
-import { and, asc, sql, type SQL } from 'drizzle-orm'
+import { asc, sql, type SQL } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin, LetterStatus } from '@letters/contracts'
-import { letters, type Db, type Executor } from '@letters/db'
-import { conflict } from '../errors.js'
+import type { FastifyInstance } from 'fastify'
+import { letters, type Executor } from '@letters/db'
+import { PrintJournal } from '@letters/artifacts'
+import { Reconciler, removeFailedJobsOf, TimedOut } from '@letters/pipeline'
+import { conflict, Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound, getAnyCard } from './cards.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
-import { isoInstant, isResumable, retryLetter, withoutProgressSql } from '@letters/letters'
+import { isoInstant, isResumable, recordRestoreByOps, retryLetter, withoutProgressSql } from '@letters/letters'
 
 type StuckLetter = admin.StuckLetterList['data'][number]
 
-/**
+/*
  * The letters ops (and the floor) must look at: `failed` (production gave up; a retry sends it
  * back) or without progress past RECONCILE_AFTER_MS (the reconciler's notion, withoutProgressSql).
+ * Both are read apart, each in letters_needs_look_idx order, and put together: one OR over both
+ * would have Postgres visit the row of every letter ever failed.
  */
-export const needsLookSql = (alias: string, afterMs: number): SQL => sql`(${sql.identifier(alias)}.status = 'failed' OR ${withoutProgressSql(alias, afterMs)})`
 
-/** The letters ops must look at (needsLookSql), the longest stuck first. Read by letters_status_updated_idx. */
+/** The mode filter of both reads below (alias `f`): one mode, or both when none is given. */
+const modeSql = (livemode: boolean | undefined): SQL => (livemode === undefined ? sql`` : sql`AND f.livemode = ${livemode}`)
+
+/**
+ * The ids of the first `limit` letters to look at in (updated_at, id) order, past
+ * `after`, of one mode or both: the first `limit` failed ones and the first `limit` stuck ones,
+ * each an ordered read of letters_needs_look_idx. The letters ever failed are never all read
+ * (one OR over both would have Postgres fetch and sort every one), so a page costs the same
+ * however long the history.
+ */
+export function needsLookFirstSql(afterMs: number, options: { limit: number; livemode?: boolean; after?: Positioned | undefined }): SQL {
+  const mode = modeSql(options.livemode)
+  const past = options.after ? sql`AND (f.updated_at, f.id) > (${options.after.position}::timestamptz, ${options.after.id}::uuid)` : sql``
+  // Raw SQL kept: a UNION ALL of two ordered, limited reads, which the builder cannot nest in IN.
+  return sql`SELECT id FROM (
+      (SELECT f.id FROM letters f WHERE f.status = 'failed' ${mode} ${past} ORDER BY f.updated_at, f.id LIMIT ${options.limit})
+      UNION ALL
+      (SELECT f.id FROM letters f WHERE ${withoutProgressSql('f', afterMs)} ${mode} ${past} ORDER BY f.updated_at, f.id LIMIT ${options.limit})
+    ) first`
+}
+
+/**
+ * How many letters ops must look at, of one mode or both: the failed ones and the
+ * stuck ones counted apart and added, each an index-only read of letters_needs_look_idx.
+ */
+export function needsLookCountSql(afterMs: number, options: { livemode?: boolean } = {}): SQL<number> {
+  const mode = modeSql(options.livemode)
+  // Raw SQL kept: two scalar counts added, which the builder cannot say as one expression.
+  return sql<number>`((SELECT count(*) FROM letters f WHERE f.status = 'failed' ${mode})
+    + (SELECT count(*) FROM letters f WHERE ${withoutProgressSql('f', afterMs)} ${mode}))::int`.mapWith(Number)
+}
+
+/** The letters ops must look at, the longest stuck first (needsLookFirstSql). */
 export async function listStuckLetters(ex: Executor, afterMs: number, query: admin.StuckLetterListQuery): Promise<admin.StuckLetterList> {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
@@ -30,7 +66,7 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
         'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int)`,
     })
     .from(l)
-    .where(and(needsLookSql('l', afterMs), after ? sql`(${l.updatedAt}, ${l.id}) > (${after.position}::timestamptz, ${after.id}::uuid)` : undefined))
+    .where(sql`${l.id} IN (${needsLookFirstSql(afterMs, { limit: limit + 1, after })})`)
     .orderBy(asc(l.updatedAt), asc(l.id))
     .limit(limit + 1)
   const page = pageOf(rows, limit)
@@ -56,7 +92,9 @@ const duration = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${
  * resumed) and get it back as it is now; a letter neither failed nor stuck is a 409 that says
  * where it is.
  */
-export async function retryCard(db: Db, afterMs: number, cardId: string): Promise<admin.Card> {
+export async function retryCard(app: FastifyInstance, cardId: string): Promise<admin.Card> {
+  const { db } = app
+  const afterMs = app.config.reconcileAfterMs
   assertCardId(cardId)
   const outcome = await retryLetter(db, cardId, afterMs)
   if (!outcome.retried) {
@@ -66,5 +104,31 @@ export async function retryCard(db: Db, afterMs: number, cardId: string): Promis
     const reason = notRetryable[outcome.status as Exclude<LetterStatus, 'failed'>]
     throw conflict(isResumable(outcome.status) ? `${reason} (se considera atascada tras ${duration(afterMs)} sin avanzar)` : reason)
   }
+  // Its new job is queued: the failed ones it leaves behind would keep the failed count up.
+  await removeFailedJobsOf(app.queues.production, cardId).catch((err: unknown) =>
+    app.log.warn({ err, letterId: cardId }, 'could not remove the failed jobs of a retried letter; the failed count keeps them'),
+  )
   return getAnyCard(db, cardId)
+}
+
+/**
+ * POST /admin/reconcile, for ops after a restore: the restore is recorded (every letter waiting
+ * now counts as stuck until looked at), then one reconciliation looks at them all at once: a
+ * letter the print journal has on paper is marked printed, one whose job is lost is resumed.
+ * Redis not answering is a 503, and the letters stay stuck for the next try or the reconciler.
+ */
+export async function reconcileNow(app: FastifyInstance): Promise<admin.Reconciled> {
+  const afterMs = app.config.reconcileAfterMs
+  await recordRestoreByOps(app.db)
+  const reconciler = new Reconciler(app.db, app.queues, app.log.child({ component: 'reconciler' }), {
+    afterMs,
+    intervalMs: app.config.reconcileIntervalMs,
+    journal: new PrintJournal(app.artifacts),
+  })
+  const done = await reconciler.reconcile().catch((err: unknown) => {
+    if (err instanceof TimedOut) throw new Unavailable('Redis no responde: no se pudo saber qué trabajos se perdieron. Inténtalo de nuevo')
+    throw err
+  })
+  const [stuck] = await app.db.execute<{ n: number }>(sql`SELECT ${needsLookCountSql(afterMs)} AS n`)
+  return { ...done, stuck: Number(stuck?.n ?? 0) }
 }

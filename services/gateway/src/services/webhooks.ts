@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm'
+import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
 import {
   WEBHOOK_DISABLE_AFTER_FAILED_EVENTS,
   WEBHOOK_ENDPOINTS_PER_ACCOUNT,
@@ -61,8 +61,12 @@ async function checkUrl(text: string, rules: UrlRules): Promise<string> {
 
 const iso = (date: Date) => date.toISOString()
 
-/** The endpoints a key sees: its account's, of its own mode (an endpoint of the other mode does not exist for it). */
-const keyEndpoints = (scope: KeyScope) => and(eq(webhookEndpoints.accountId, scope.accountId), eq(webhookEndpoints.livemode, scope.livemode))
+/**
+ * The endpoints a key sees: its account's, of its own mode (an endpoint of the other mode does
+ * not exist for it), not deleted.
+ */
+const keyEndpoints = (scope: KeyScope) =>
+  and(eq(webhookEndpoints.accountId, scope.accountId), eq(webhookEndpoints.livemode, scope.livemode), isNull(webhookEndpoints.deletedAt))
 
 const modeName = (livemode: boolean) => (livemode ? 'reales' : 'de prueba')
 
@@ -111,14 +115,30 @@ async function ownedEndpoint(ex: Executor, scope: KeyScope, id: string) {
   return row
 }
 
-/** Deletes the endpoint with its events and attempts; jobs still queued for it find nothing and end. */
+/**
+ * Deletes the endpoint at once, whatever its history: one row marked deleted and disabled, so
+ * the API no longer shows it, no new event is written for it and a delivery still queued is
+ * dropped. Its events and attempts, which may be hundreds of thousands, are removed afterwards
+ * a batch at a time by the history retention, and then the row.
+ */
 export async function deleteWebhook(ex: Executor, scope: KeyScope, id: string): Promise<void> {
   if (!UUID_PATTERN.test(id)) throw endpointNotFound()
-  const deleted = await ex
-    .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
-    .returning({ id: webhookEndpoints.id })
-  if (deleted.length === 0) throw endpointNotFound()
+  const deleted = await ex.transaction(async (tx) => {
+    // FOR UPDATE, which a letter's change fanning its events out (FOR KEY SHARE) waits for: it
+    // then reads the endpoint again, disabled, and writes nothing for it.
+    const [held] = await tx
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, id), keyEndpoints(scope)))
+      .for('update')
+    if (!held) return false
+    await tx
+      .update(webhookEndpoints)
+      .set({ deletedAt: sql`now()`, disabled: true })
+      .where(eq(webhookEndpoints.id, id))
+    return true
+  })
+  if (!deleted) throw endpointNotFound()
 }
 
 /** Queues a `webhook.test` event for the endpoint: pending, the webhook worker's admission sends it like any other. */

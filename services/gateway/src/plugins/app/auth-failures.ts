@@ -26,7 +26,7 @@ if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
 
 /** What a failure is counted against: each kind of credential has a count of its own per address. */
-export type Credential = 'api-key' | 'admin-token' | 'floor-token'
+export type Credential = 'api-key' | 'admin-token' | 'floor-token' | 'metrics-token'
 
 /**
  * Failed authentications (a wrong admin or floor token, an API key that is malformed, unknown or
@@ -39,7 +39,7 @@ export type Credential = 'api-key' | 'admin-token' | 'floor-token'
  * admin API, and a guesser of the admin token does not lock the customers' keys out.
  *
  * Past the limit, what happens to a right credential depends on the kind:
- * - A token (ADMIN_TOKEN, which is also the ops pages' password and /metrics's, and FLOOR_TOKEN)
+ * - A token (ADMIN_TOKEN, which is also the ops pages' password, FLOOR_TOKEN and METRICS_TOKEN)
  *   is chosen by people, who may choose a guessable one: past the limit it is refused like a
  *   wrong one, without even being compared, so that a guess that happens to be right learns
  *   nothing until the window ends. Whoever shares the address waits as well.

@@ -73,7 +73,7 @@ function fromAnotherSite(headers: IncomingHttpHeaders): boolean {
   }
 }
 
-/** The admin API, /metrics and, with `browser`, the ops pages: ADMIN_TOKEN. */
+/** The admin API and, with `browser`, the ops pages: ADMIN_TOKEN. */
 export function requireAdmin(app: FastifyInstance, options: { browser?: boolean } = {}) {
   return requireToken(app, {
     token: app.config.adminToken,
@@ -86,4 +86,16 @@ export function requireAdmin(app: FastifyInstance, options: { browser?: boolean 
 /** The floor's page and scanner (/floor): FLOOR_TOKEN, from a script or the floor's browser. */
 export function requireFloor(app: FastifyInstance) {
   return requireToken(app, { token: app.config.floorToken, credential: 'floor-token', label: 'de la planta', browserRealm: 'letters floor' })
+}
+
+/**
+ * /metrics: METRICS_TOKEN, read-only, for Prometheus; without it, the admin token as before. Its
+ * failures are counted apart, so that a Prometheus left with an old token does not lock ops out
+ * of the admin API from a shared address.
+ */
+export function requireMetrics(app: FastifyInstance) {
+  const { metricsToken, adminToken } = app.config
+  return metricsToken
+    ? requireToken(app, { token: metricsToken, credential: 'metrics-token', label: 'de métricas' })
+    : requireToken(app, { token: adminToken, credential: 'admin-token', label: 'de administración' })
 }

@@ -15,6 +15,20 @@ declare module 'fastify' {
 /** Seconds a client is told to wait: the delay is measured again every second. */
 const RETRY_AFTER_SECONDS = 2
 
+/** How often @fastify/under-pressure measures the delay (its default). */
+const SAMPLE_INTERVAL_MS = 1000
+
+/**
+ * Whether a measured event-loop delay is over the threshold. under-pressure reports a second in
+ * which the loop was blocked throughout (no sample of it) as an infinite delay: that says the
+ * delay was at least the second, so it is over a threshold of a second or less, and says nothing
+ * about a longer one.
+ */
+export function overThreshold(delayMs: number, thresholdMs: number): boolean {
+  if (delayMs === Infinity) return thresholdMs <= SAMPLE_INTERVAL_MS
+  return delayMs > thresholdMs
+}
+
 /** A route config for /healthz: a busy gateway is alive, and restarting it would only add to the load. */
 export const letThroughUnderPressure: PressureHandler = () => {}
 
@@ -27,7 +41,10 @@ export const letThroughUnderPressure: PressureHandler = () => {}
 async function shedUnderPressure(app: FastifyInstance) {
   await app.register(underPressure, {
     maxEventLoopDelay: app.config.eventLoopMaxDelayMs,
+    sampleInterval: SAMPLE_INTERVAL_MS,
     pressureHandler: (request, reply, type, value) => {
+      // Nothing sent: the request goes on.
+      if (type === 'eventLoopDelay' && typeof value === 'number' && !overThreshold(value, app.config.eventLoopMaxDelayMs)) return
       request.log.warn({ type, value }, 'shedding load: the event loop is behind')
       reply
         .code(503)

@@ -10,7 +10,7 @@ declare module 'fastify' {
 /** The Postgres pool. A pool handed in (tests, one pool for several apps) is left for its owner to close. */
 export default fp<{ db?: Db }>(
   async (app, options) => {
-    const db = options.db ?? createDb(app.config.databaseUrl, { statementTimeoutMs: app.config.databaseStatementTimeoutMs })
+    const db = options.db ?? createDb(app.config.databaseUrl, { max: app.config.databasePoolMax, statementTimeoutMs: app.config.databaseStatementTimeoutMs })
     app.decorate('db', db)
     if (!options.db) app.addHook('onClose', () => closeDb(db))
   },

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
 import { notFound } from '../../errors.js'
 import { accountNotFound, addCredits, createAccount, findAccount, getAccount, listAccounts } from '../../services/accounts.js'
-import { issueApiKey } from '../../services/api-keys.js'
+import { findApiKeys, issueApiKey } from '../../services/api-keys.js'
 import { eraseAccountPersonalData } from '../../services/personal-data.js'
 
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
@@ -36,6 +36,12 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       await app.apiKeyAuth.issued(created.apiKey)
       return reply.status(201).send(created)
     },
+  )
+
+  app.get(
+    '/api-keys',
+    { schema: { querystring: admin.ApiKeySearchQuery, response: { 200: admin.ApiKeySearch, ...errorResponses(400, 401, 404, 500) } } },
+    async (request) => findApiKeys(app.db, request.query.prefix),
   )
 
   app.delete(

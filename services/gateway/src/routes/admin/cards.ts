@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, NoBody, admin, errorResponses, publicApi } from '@letters/contracts'
 import { getAnyCard } from '../../services/cards.js'
 import { markMailed } from '../../services/letter-lifecycle.js'
-import { listStuckLetters, retryCard } from '../../services/stuck-letters.js'
+import { listStuckLetters, reconcileNow, retryCard } from '../../services/stuck-letters.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/cards/:id', { schema: { params: IdParams, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 500) } } }, async (request) =>
@@ -22,11 +22,16 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => listStuckLetters(app.db, app.config.reconcileAfterMs, request.query),
   )
 
+  // After a restore: every letter waiting for a job is looked at now, not after RECONCILE_AFTER_MS.
+  app.post('/reconcile', { schema: { body: NoBody, response: { 200: admin.Reconciled, ...errorResponses(400, 401, 500, 503) } } }, async () =>
+    reconcileNow(app),
+  )
+
   // A failed letter back to production, or a stuck one resumed; what the letter became is in its events.
   app.post(
     '/cards/:id/retry',
     { schema: { params: IdParams, body: NoBody, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 409, 500) } } },
-    async (request) => retryCard(app.db, app.config.reconcileAfterMs, request.params.id),
+    async (request) => retryCard(app, request.params.id),
   )
 }
 

@@ -1,4 +1,5 @@
-import { letterStatuses, letterStatusNames } from '@letters/contracts'
+import { letterStatusNames } from '@letters/contracts'
+import { inFlightStatuses } from '@letters/letters'
 import { batchFileKinds, type BatchFileKind } from '@letters/artifacts'
 import type { FloorBatch, FloorOverview } from '../../services/floor.js'
 
@@ -145,10 +146,10 @@ export function floorPage(overview: FloorOverview, settings: PageSettings): stri
           </section>
 
           <section aria-labelledby="counts-title">
-            <h2 id="counts-title">Cartas por estado</h2>
+            <h2 id="counts-title">Cartas en curso por estado</h2>
             <table id="counts">
               <tbody>
-                ${letterStatuses.map(
+                ${inFlightStatuses.map(
                   (status) =>
                     html`<tr data-status="${status}">
                       <td>${letterStatusNames[status]}</td>

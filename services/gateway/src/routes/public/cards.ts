@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { NoBody, errorResponses, publicApi } from '@letters/contracts'
+import { PrintJournal } from '@letters/artifacts'
 import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 import { getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
@@ -91,7 +92,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: publicApi.Card, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
       },
     },
-    async (request) => cancelCard(app.db, request.caller!, request.params.cardId),
+    async (request) => cancelCard(app.db, new PrintJournal(app.artifacts), request.caller!, request.params.cardId),
   )
 
   // The recipient's right to erasure, asked of the client: the letter stays (status, history, cost), its recipient does not.

@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process'
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { repositoryRoot } from './processes.js'
+
+/**
+ * The last commit of the release before this one: a rolling upgrade runs its processes beside
+ * this code's, on this code's schema. Move it on when a release ships.
+ */
+export const PREVIOUS_RELEASE = 'f0865f021c46cd02ba8db8c79f2ffdb512c9617b'
+
+const git = (args: string[]) => promisify(execFile)('git', args, { cwd: repositoryRoot })
+
+interface LockFile {
+  packages: Record<string, { version?: string }>
+}
+
+/** The packages both releases install at different versions: the previous one would not run on this checkout's. */
+function versionsApart(previous: LockFile, current: LockFile): string[] {
+  return Object.entries(previous.packages)
+    .filter(([path]) => path.startsWith('node_modules/') && !path.startsWith('node_modules/@letters/'))
+    .filter(([path, entry]) => current.packages[path] && current.packages[path].version !== entry.version)
+    .map(([path, entry]) => `${path.slice('node_modules/'.length)} ${entry.version} (here ${current.packages[path]!.version})`)
+}
+
+/** Workspace folder → package name, as npm links them under node_modules/@letters. */
+async function workspacesOf(root: string): Promise<Array<{ folder: string; name: string }>> {
+  const found = []
+  for (const parent of ['packages', 'services']) {
+    for (const entry of await readdir(join(root, parent))) {
+      const manifest = await readFile(join(root, parent, entry, 'package.json'), 'utf8').catch(() => undefined)
+      if (manifest) found.push({ folder: join(root, parent, entry), name: (JSON.parse(manifest) as { name: string }).name })
+    }
+  }
+  for (const folder of ['test', 'bench']) {
+    const manifest = await readFile(join(root, folder, 'package.json'), 'utf8').catch(() => undefined)
+    if (manifest) found.push({ folder: join(root, folder), name: (JSON.parse(manifest) as { name: string }).name })
+  }
+  return found
+}
+
+/**
+ * The previous release's source in a worktree of its own, run with this checkout's installed
+ * packages: every package but our workspaces is linked to this checkout's node_modules, and our
+ * workspaces to the worktree's own folders. Refused, saying which, when the two lockfiles install
+ * a package at different versions (the previous release would then need an install of its own).
+ */
+export async function checkoutPreviousRelease(): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const present = () =>
+    git(['cat-file', '-e', `${PREVIOUS_RELEASE}^{commit}`]).then(
+      () => true,
+      () => false,
+    )
+  // A shallow clone (as some CI checkouts are) lacks it: fetched from the clone's origin by its id.
+  if (!(await present())) await git(['fetch', '--no-tags', '--depth=1', 'origin', PREVIOUS_RELEASE]).catch(() => undefined)
+  if (!(await present())) {
+    throw new Error(
+      `the previous release ${PREVIOUS_RELEASE} is not in this clone's history and its origin did not give it: fetch it to run the rolling upgrade`,
+    )
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'letters-previous-'))
+  await git(['worktree', 'add', '--detach', '--force', dir, PREVIOUS_RELEASE])
+  const remove = async () => {
+    await git(['worktree', 'remove', '--force', dir]).catch(() => undefined)
+    await rm(dir, { recursive: true, force: true })
+  }
+  try {
+    const [previousLock, currentLock] = await Promise.all(
+      [dir, repositoryRoot].map(async (root) => JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as LockFile),
+    )
+    const apart = versionsApart(previousLock!, currentLock!)
+    if (apart.length > 0) throw new Error(`the previous release installs other versions than this checkout: ${apart.join(', ')}`)
+
+    const installed = join(repositoryRoot, 'node_modules')
+    const modules = join(dir, 'node_modules')
+    await mkdir(join(modules, '@letters'), { recursive: true })
+    for (const entry of await readdir(installed)) {
+      if (entry === '@letters' || entry === '.package-lock.json') continue
+      await symlink(join(installed, entry), join(modules, entry))
+    }
+    for (const { folder, name } of await workspacesOf(dir)) {
+      await symlink(folder, join(modules, name))
+      // A workspace's own node_modules (a version apart from the root's), where this checkout has one.
+      const nested = join(repositoryRoot, folder.slice(dir.length + 1), 'node_modules')
+      if (
+        await lstat(nested).then(
+          () => true,
+          () => false,
+        )
+      )
+        await symlink(nested, join(folder, 'node_modules'))
+    }
+    return { dir, remove }
+  } catch (error) {
+    await remove()
+    throw error
+  }
+}
