@@ -1,18 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { inArray, sql } from 'drizzle-orm'
-import { letters, printBatchHandoffs } from '@letters/db'
+import { and, count, eq, inArray, sql } from 'drizzle-orm'
+import { letters, printBatches, printBatchHandoffs, printBatchLetters, type Db } from '@letters/db'
 import { batchLetter, expectBatchesAgree } from '../support/batches.js'
-import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { firstHeldGate, loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 
-// Long enough for a hundred letters to be drawn on a loaded machine before their batch's wait ends:
-// the first two batches close full, the last one (50 letters) when its first letter has waited this long.
+// The first two batches close full. The last one (50 letters) would close once its first letter
+// had waited BATCH_MAX_WAIT_MS: the test moves its opening back instead (lastBatchDue), so that
+// the wait can be long enough for a hundred letters to be drawn on a loaded machine.
 // A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
-const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '100', BATCH_MAX_WAIT_MS: '30000', PRINT_TIMEOUT_MS: '5000' }
+const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '100', BATCH_MAX_WAIT_MS: '3600000', PRINT_TIMEOUT_MS: '5000' }
 const LETTERS = 250
 /** The test sends its 250 letters faster than a client may. */
 const gatewayEnv = { RATE_LIMIT_MAX: '100000' }
@@ -33,6 +34,19 @@ async function sendLetters(running: Pipeline): Promise<string[]> {
   return ids
 }
 
+/** Once every letter of `ids` is in a batch, their open batch is made due, as if its first letter had waited BATCH_MAX_WAIT_MS. */
+async function lastBatchDue(db: Db, ids: string[]): Promise<void> {
+  const inBatches = async () => (await db.select({ n: count() }).from(printBatchLetters).where(inArray(printBatchLetters.letterId, ids)))[0]!.n
+  await expect.poll(inBatches, { timeout: 150_000, interval: 500 }).toBe(LETTERS)
+  const theirs = db.select({ id: printBatchLetters.batchId }).from(printBatchLetters).where(inArray(printBatchLetters.letterId, ids))
+  const due = await db
+    .update(printBatches)
+    .set({ openedAt: sql`now() - interval '2 hours'` })
+    .where(and(eq(printBatches.status, 'open'), inArray(printBatches.id, theirs)))
+    .returning({ id: printBatches.id })
+  expect(due).toHaveLength(1)
+}
+
 const printedCount = async (running: Pipeline, ids: string[]) =>
   (await running.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printed').length
 
@@ -45,6 +59,7 @@ describe('batch printing (PRINTER=batch) on the running pipeline', () => {
       const pipeline = await startPipeline('batch', { env: { ...batchEnv, ...gatewayEnv } })
       onTestFinished(() => pipeline.close())
       const ids = await sendLetters(pipeline)
+      await lastBatchDue(pipeline.app.db, ids)
       await expect.poll(() => printedCount(pipeline, ids), { timeout: 150_000, interval: 500 }).toBe(LETTERS)
       expect(await expectBatchesAgree(pipeline.app.db, () => pipeline.spoolDir, ids)).toEqual([100, 100, 50])
       // Nothing else reached the spool: no letter's own files, only the batches'.
@@ -62,22 +77,37 @@ describe('batch printing (PRINTER=batch) on the running pipeline', () => {
       floorDir = await mkdtemp(join(tmpdir(), 'letters-batch-prints-'))
       const log = join(floorDir, 'prints.log')
       const names = [`batch-a-${Math.random().toString(36).slice(2, 8)}`, `batch-b-${Math.random().toString(36).slice(2, 8)}`]
-      // Each file takes the printer two seconds before it is accepted (logged): the kill lands while one is in its hands.
-      for (const name of names)
-        workers.push(await startFloorProcess(pipeline.config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 2 }), PGAPPNAME: name }))
+      // Each worker's printer takes a batch's cards at once and holds its envelopes at the worker's
+      // own gate, closed until the kill: the worker killed is mid-batch, and cannot print meanwhile.
+      const gates = names.map((name) => join(floorDir!, `${name}.gate`))
+      for (const [i, name] of names.entries())
+        workers.push(
+          await startFloorProcess(pipeline.config, {
+            ...batchEnv,
+            PRINT_COMMAND: loggingCommand(log, { gate: gates[i], envelopesOnly: true }),
+            PGAPPNAME: name,
+          }),
+        )
       const ids = await sendLetters(pipeline)
       const db = pipeline.app.db
 
-      // The first batch's first file is with the printer and recorded; the closer is on the next one.
-      await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 120_000, interval: 20 }).toBeGreaterThan(0)
-      const [holder] = await db.execute<{ name: string }>(sql`
+      // The first batch's cards are with the printer and recorded; its closer holds the envelopes.
+      await expect.poll(() => firstHeldGate(gates), { timeout: 120_000, interval: 20 }).toBeGreaterThanOrEqual(0)
+      const killed = await firstHeldGate(gates)
+      const holders = await db.execute<{ name: string }>(sql`
       SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.classid = 727013 AND l.granted`)
-      expect(holder && names.includes(holder.name), 'a closer holds the batch').toBe(true)
-      const killed = names.indexOf(holder!.name)
+      expect(
+        holders.map((holder) => holder.name),
+        'the held worker holds its batch',
+      ).toContain(names[killed])
       await workers[killed]!.kill()
+      // The watchdog ends the killed worker's print commands; then the printers answer again.
+      await expect.poll(() => processesMentioning(gates[killed]!), { timeout: 5000, interval: 20 }).toEqual([])
+      for (const gate of gates) await writeFile(gate, '')
       const handedAtKill = await db.select().from(printBatchHandoffs)
 
+      await lastBatchDue(db, ids)
       await expect.poll(() => printedCount(pipeline, ids), { timeout: 200_000, interval: 500 }).toBe(LETTERS)
       // The command printed the artifact store's copies: those are the files checked.
       expect(await expectBatchesAgree(db, (batchId) => join(pipeline.config.artifactsDir, 'batches', batchId), ids)).toEqual([100, 100, 50])

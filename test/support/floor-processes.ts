@@ -2,7 +2,8 @@ import { readdir, readFile } from 'node:fs/promises'
 
 /**
  * A PRINT_COMMAND that logs every file it prints to `log`, one line (the file's path) per print:
- * `before` seconds of work before the printer takes the file (only for envelopes, if asked),
+ * `before` seconds of work before the printer takes the file (only for envelopes, a letter's or a
+ * batch's, if asked),
  * `after` seconds after it took it. With a `gate` (a path), a command that finds no file there
  * holds its file until one appears, and says so first with a line in `heldAt(gate)`: a test
  * closes the gate, waits until the worker's commands all hold a file, and kills the worker at a
@@ -12,7 +13,7 @@ export function loggingCommand(log: string, timing: { before?: number; after?: n
   const gate =
     timing.gate && `if [ ! -e '${timing.gate}' ]; then echo {file} >> '${heldAt(timing.gate)}'; while [ ! -e '${timing.gate}' ]; do sleep 0.05; done; fi`
   const work = [timing.before && `sleep ${timing.before}`, gate].filter(Boolean).join('; ')
-  const before = !work ? '' : timing.envelopesOnly ? `case {file} in *envelope.pdf) ${work};; esac; ` : `${work}; `
+  const before = !work ? '' : timing.envelopesOnly ? `case {file} in *envelope.pdf|*envelopes.pdf) ${work};; esac; ` : `${work}; `
   return `${before}echo {file} >> '${log}'${timing.after ? `; sleep ${timing.after}` : ''}`
 }
 
@@ -42,38 +43,11 @@ export async function processesMentioning(text: string): Promise<string[]> {
   return found
 }
 
-/** A process's parent and command line, or undefined once it is gone. */
-async function processInfo(pid: number): Promise<{ ppid: number; commandLine: string } | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-    // The name, in parentheses, may hold spaces: the fields after it are counted from its end.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    return { ppid, commandLine: (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ') }
-  } catch {
-    return undefined
-  }
-}
-
 /**
- * The worker whose printer has a file right now and has not printed it yet: its print command (a
- * `loggingCommand` with `before`, writing to `log`) is still in its `sleep`, so a kill now is a
- * kill while the printer has the file, never one in the instant after the printer answered.
- * Undefined when no worker of `pids` is at that point.
+ * The first of `gates` (one per worker, each its print command's own gate) at which a command
+ * holds a file, or -1 while none does: the worker to kill, at a moment it cannot print.
  */
-export async function workerMidPrint(log: string, pids: readonly number[]): Promise<number | undefined> {
-  const all = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number)
-  const infos = new Map<number, { ppid: number; commandLine: string }>()
-  for (const pid of all) {
-    const info = await processInfo(pid)
-    if (info) infos.set(pid, info)
-  }
-  for (const [pid, info] of infos) {
-    // sleep ← the command's shell ← the watched shell the worker started.
-    if (!/^sleep /.test(info.commandLine)) continue
-    const command = infos.get(info.ppid)
-    const watched = command && infos.get(command.ppid)
-    if (!command?.commandLine.includes(log) || !watched?.commandLine.includes(log)) continue
-    if (pids.includes(watched.ppid) && (await processInfo(pid))) return watched.ppid
-  }
-  return undefined
+export async function firstHeldGate(gates: readonly string[]): Promise<number> {
+  for (const [index, gate] of gates.entries()) if ((await heldAtGate(gate)) > 0) return index
+  return -1
 }

@@ -92,30 +92,36 @@ describe('erasure while every connection is cut', () => {
     let cuts = 0
     let rounds = 0
     let failedRounds = 0
-    let cutting = true
     try {
-      const killing = (async () => {
-        while (cutting) {
-          await killer`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-          cuts++
-          await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 30))
-        }
-      })()
+      const cutAll = async () => {
+        await killer`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+        cuts++
+      }
       // Until ten rounds were cut and some letters are erased and the others not (counted on the
       // killer's own connection, which is never cut): a cut round may have committed its erasure
       // before the cut, so a count of whole rounds could leave every letter erased.
       const erasedSoFar = async () =>
         (await killer<Array<{ n: number }>>`SELECT count(*)::int AS n FROM letters WHERE id = ANY(${ids}::uuid[]) AND personal_data_erased_at IS NOT NULL`)[0]!
           .n
+      // One cut a round, at a random moment within one and a half times an uncut round's length,
+      // so that cuts land anywhere in a round (or after it) however fast this machine is today.
+      let roundMs = 100
       const deadline = Date.now() + 40_000
       for (let done = 0; (failedRounds < 10 || done === 0) && done < ids.length - 4 && Date.now() < deadline; done = await erasedSoFar()) {
+        const started = Date.now()
+        const cut = new Promise((resolve) => setTimeout(resolve, Math.random() * roundMs * 1.5)).then(cutAll)
         await eraser.tick().then(
-          () => rounds++,
-          () => failedRounds++,
+          () => {
+            rounds++
+            roundMs = Math.max(Date.now() - started, 10)
+          },
+          () => {
+            failedRounds++
+            roundMs *= 1.5
+          },
         )
+        await cut
       }
-      cutting = false
-      await killing
       await reconnected(app.db)
 
       let erased = 0

@@ -274,7 +274,18 @@ describe('PRINTER=batch: the tray', () => {
       const leaseA = (await leaseOf()).id
       // A's lease lapses (a closer cut off for longer than it lasts) and its connections go.
       await db.execute(sql`UPDATE print_batches SET closer_lease_until = now() - interval '1 second' WHERE id = ${batchId}`)
+      const { cut } = (await db.execute<{ cut: string }>(sql`SELECT clock_timestamp()::text AS cut`))[0]!
       await db.execute(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'closer-lapsed'`)
+      // A holds its record of the card file again, on a new connection, before B starts: B
+      // starting earlier could take the file first, as a lapsed lease allows.
+      const heldAgain = async () =>
+        (
+          await db.execute(sql`
+            SELECT a.pid FROM pg_stat_activity a
+            WHERE a.application_name = 'closer-lapsed' AND a.state = 'idle in transaction' AND a.backend_start > ${cut}::timestamptz
+              AND EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = a.pid AND c.relname = 'print_batch_handoffs')`)
+        ).length
+      await expect.poll(heldAgain, { timeout: 10_000, interval: 20 }).toBe(1)
       // B takes the batch over, then waits for A's record of the card file (held again by A
       // until its printer answers).
       const second = gated()

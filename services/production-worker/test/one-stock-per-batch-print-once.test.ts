@@ -3,11 +3,11 @@
 // and terminated connections.
 //
 //   npx vitest run services/production-worker/test/one-stock-per-batch-print-once.test.ts
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, vi } from 'vitest'
+import { afterEach, describe, expect } from 'vitest'
 import { parse } from 'csv-parse/sync'
 import { eq, inArray } from 'drizzle-orm'
 import { batchFileKey, batchFileNames } from '@letters/artifacts'
@@ -15,7 +15,7 @@ import { stocksOf } from '@letters/contracts'
 import { letters, printBatchHandoffs, printBatches, printBatchLetters } from '@letters/db'
 import { batchLetter } from '@letters/test/support/batches'
 import { ADMIN_TOKEN, terminateClientBackends } from '@letters/test/support/context'
-import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
+import { firstHeldGate, loggingCommand, printsIn, processesMentioning } from '@letters/test/support/floor-processes'
 import { it as base } from '@letters/test/support/fixtures'
 import { startPipeline, type Pipeline, type PipelineOptions } from '@letters/test/support/pipeline'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
@@ -124,9 +124,15 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
       BATCH_MAX_LETTERS: '4',
       BATCH_MAX_WAIT_MS: '3000',
       PRINT_TIMEOUT_MS: '5000',
-      PRINT_COMMAND: loggingCommand(log, { before: 1 }),
     }
-    for (const name of ['rtstocks-a', 'rtstocks-b']) workers.push(await startFloorProcess(config, { ...batchEnv, PGAPPNAME: name }))
+    // Each worker's printer takes a batch's cards at once and holds its envelopes at the worker's
+    // own gate, closed until the kill: the worker killed is mid-batch, and cannot print meanwhile.
+    const names = ['rtstocks-a', 'rtstocks-b']
+    const gates = names.map((name) => join(floorDir!, `${name}.gate`))
+    for (const [i, name] of names.entries())
+      workers.push(
+        await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { gate: gates[i], envelopesOnly: true }), PGAPPNAME: name }),
+      )
     const designs = [
       await newDesign(pipeline, 'card-designs', { name: 'Lisa', stockCode: 'LISA-A6' }),
       await newDesign(pipeline, 'card-designs', { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' }),
@@ -138,36 +144,16 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
       ids.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => pipeline.send({ ...batchLetter(from + i), cardDesignId: designs[(from + i) % 3] })))))
     await deleteKeys(config.redisUrl, `${config.queuePrefix}:*`)
     const terminate = () => terminateClientBackends(config.databaseUrl)
-    // SIGKILL a worker while its printer has a file of a batch it closes (its print command still
-    // in its sleep), once a first file has been handed over.
-    await expect
-      .poll(
-        async () =>
-          (
-            await db
-              .select()
-              .from(printBatchHandoffs)
-              .catch(() => [])
-          ).length,
-        { timeout: 40_000, interval: 20 },
-      )
-      .toBeGreaterThan(0)
-    const names = ['rtstocks-a', 'rtstocks-b']
-    const printing = await vi.waitFor(
-      async () => {
-        const pid = await workerMidPrint(
-          log,
-          workers.map((worker) => worker.child.pid!),
-        )
-        if (pid === undefined) throw new Error('no worker has a file at the printer')
-        return pid
-      },
-      { timeout: 30_000, interval: 10 },
-    )
-    const killed = workers.findIndex((worker) => worker.child.pid === printing)
+    // SIGKILL the first worker whose printer holds a batch's envelopes, its cards handed over.
+    await expect.poll(() => firstHeldGate(gates), { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(0)
+    const killed = await firstHeldGate(gates)
+    expect((await db.select().from(printBatchHandoffs)).length).toBeGreaterThan(0)
     await workers[killed]!.kill()
     expect(await workers[killed]!.exited).toBe('SIGKILL')
-    workers.push(await startFloorProcess(config, { ...batchEnv, PGAPPNAME: 'rtstocks-c' }))
+    // The watchdog ends the killed worker's print commands; then the printers answer again.
+    await expect.poll(() => processesMentioning(gates[killed]!), { timeout: 5000, interval: 20 }).toEqual([])
+    for (const gate of gates) await writeFile(gate, '')
+    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log), PGAPPNAME: 'rtstocks-c' }))
     const terminated = [await terminate()]
     await new Promise((resolve) => setTimeout(resolve, 1500))
     terminated.push(await terminate())

@@ -1,15 +1,15 @@
 // The floor under faults, printing each file once: Two batch-printing workers (one killed mid-batch, then replaced), the
 // queue prefix's Redis keys deleted while letters sit in trays, every client backend terminated during
 // a burst of scans and while a batch closes, and a scanner scanning every printed letter twice at once.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, vi } from 'vitest'
+import { afterAll, describe, expect } from 'vitest'
 import { and, eq, inArray } from 'drizzle-orm'
 import { terminateClientBackends } from '@letters/test/support/context'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
 import { batchLetter } from '@letters/test/support/batches'
-import { loggingCommand, printsIn, workerMidPrint } from '@letters/test/support/floor-processes'
+import { firstHeldGate, loggingCommand, printsIn, processesMentioning } from '@letters/test/support/floor-processes'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import { it } from '@letters/test/support/fixtures'
@@ -45,7 +45,13 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     floorDir = await mkdtemp(join(tmpdir(), 'letters-rtfloor-prints-'))
     const log = join(floorDir, 'prints.log')
     const names = ['rtfloor-a', 'rtfloor-b']
-    for (const name of names) workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: name }))
+    // Each worker's printer takes a batch's cards at once and holds its envelopes at the worker's
+    // own gate, closed until the kill: the worker killed is mid-batch, and cannot print meanwhile.
+    const gates = names.map((name) => join(floorDir!, `${name}.gate`))
+    for (const [i, name] of names.entries())
+      workers.push(
+        await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { gate: gates[i], envelopesOnly: true }), PGAPPNAME: name }),
+      )
     const hook = await pipeline.client('POST', '/webhooks', { url: 'https://93.184.216.34/hooks/floor' })
     expect(hook.statusCode, hook.body).toBe(201)
     expect((await pipeline.admin('POST', `/admin/accounts/${account.id}/credits`, { amount: 500, reason: 'lotes' })).statusCode).toBe(200)
@@ -87,28 +93,21 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
       }
     })()
 
-    // Kill (SIGKILL) the worker whose closer holds a batch while the printer has one of its files.
-    await expect.poll(async () => (await db.select().from(printBatchHandoffs)).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
-    // The one killed is a worker whose printer has a file and has not printed it yet (its print
-    // command still in its sleep): the scanner's terminations may have dropped the closer's lock
-    // meanwhile, but the lease keeps its batch; a test that never saw such a worker fails here.
-    const printingPid = await vi.waitFor(
-      async () => {
-        const pid = await workerMidPrint(
-          log,
-          workers.map((worker) => worker.child.pid!),
-        )
-        if (pid === undefined) throw new Error(`no worker of ${names.join(' or ')} has a file at the printer`)
-        return pid
-      },
-      { timeout: 30_000, interval: 10 },
-    )
-    const holder = names[workers.findIndex((worker) => worker.child.pid === printingPid)]!
-    const killed = workers[names.indexOf(holder)]!
+    // Kill (SIGKILL) the first worker whose printer holds a batch's envelopes, its cards handed
+    // over: the scanner's terminations may have dropped its closer's lock meanwhile, but the lease
+    // keeps its batch.
+    await expect.poll(() => firstHeldGate(gates), { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(0)
+    const heldBy = await firstHeldGate(gates)
+    expect((await db.select().from(printBatchHandoffs)).length).toBeGreaterThan(0)
+    const holder = names[heldBy]!
+    const killed = workers[heldBy]!
     await killed.kill()
     expect(await killed.exited).toBe('SIGKILL')
+    // The watchdog ends the killed worker's print commands; then the printers answer again.
+    await expect.poll(() => processesMentioning(gates[heldBy]!), { timeout: 5000, interval: 20 }).toEqual([])
+    for (const gate of gates) await writeFile(gate, '')
     // A replacement, so two closers are at work while the connections drop.
-    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: 'rtfloor-c' }))
+    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log), PGAPPNAME: 'rtfloor-c' }))
     console.log(`### killed worker: ${holder}`)
     // And while a batch is closing.
     for (let round = 0; round < 3; round++) {

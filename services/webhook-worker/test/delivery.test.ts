@@ -272,9 +272,11 @@ describe('a retry asked for while the delivery is in flight', () => {
     client,
   }) => {
     const { endpointId, received, release } = await holdingReceiver(client)
+    // Due only once retried: the running worker would otherwise take the lapsed lease itself,
+    // before the retry is asked for.
     const [event] = await app.db
       .insert(webhookEvents)
-      .values({ endpointId, type: 'webhook.test', body: '{}', ...heldByTest() })
+      .values({ endpointId, type: 'webhook.test', body: '{}', ...heldByTest(), nextAttemptAt: new Date(Date.now() + 3_600_000) })
       .returning()
     const stalled = deliverEvent(app.db, { timeoutMs: 10_000, retryScheduleMs: [], allowPrivateUrls: true, allowHttp: true }, leaseOf(event!))
     await expect.poll(() => received.length, { timeout: 10_000, interval: 20 }).toBe(1)
