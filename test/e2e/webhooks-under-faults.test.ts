@@ -25,7 +25,6 @@ import {
   inProcessWorker,
   receiver,
   reconnected,
-  removeEndpoints,
   report,
   sleep,
   type Account,
@@ -36,7 +35,7 @@ import { adminCampaign, issueTestKey, publicClient } from '../support/gateway.js
 import { silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startServiceProcess, type ServiceProcess } from '../support/processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
-import type { WebhookReceiver } from '../support/webhook-receiver.js'
+import { removeEndpoints, type WebhookReceiver } from '../support/webhook-receiver.js'
 
 afterAll(closeAll)
 

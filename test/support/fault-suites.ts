@@ -4,7 +4,7 @@
 import { expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
-import { SQLSTATE, sqlState, webhookEndpoints, type Db } from '@letters/db'
+import type { Db } from '@letters/db'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
 import type { adminAccount } from './accounts.js'
 import { openGateway, type Gateway } from './gateway.js'
@@ -29,23 +29,6 @@ export const closers: Array<() => Promise<unknown>> = []
 
 export async function closeAll(): Promise<void> {
   for (const close of closers.splice(0).reverse()) await close().catch(() => undefined)
-}
-
-/**
- * Removes every endpoint, and with them their events, once a test is done with them. A worker may
- * still be updating those events: its row locks and the cascade's meet in the other order, and
- * Postgres cancels one side as a deadlock, so the removal is tried again.
- */
-export async function removeEndpoints(db: Db): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await db.delete(webhookEndpoints)
-      return
-    } catch (error) {
-      if (sqlState(error) !== SQLSTATE.deadlockDetected || attempt >= 5) throw error
-      await sleep(50 * attempt)
-    }
-  }
 }
 
 /** An account made through the admin API: its id, live API key, designs, sender and signature. */

@@ -1,6 +1,8 @@
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import { eq } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
+import { SQLSTATE, sqlState, webhookEndpoints, type Db } from '@letters/db'
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders
@@ -63,3 +65,20 @@ export async function startWebhookReceiver(answer: Answer = () => 204) {
 }
 
 export type WebhookReceiver = Awaited<ReturnType<typeof startWebhookReceiver>>
+
+/**
+ * Removes the endpoints (every one, or an account's), and with them their events, once a test is
+ * done with them. A worker may still be updating those events: its row locks and the cascade's
+ * meet in the other order, and Postgres cancels one side as a deadlock, so the removal is tried again.
+ */
+export async function removeEndpoints(db: Db, accountId?: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.delete(webhookEndpoints).where(accountId === undefined ? undefined : eq(webhookEndpoints.accountId, accountId))
+      return
+    } catch (error) {
+      if (sqlState(error) !== SQLSTATE.deadlockDetected || attempt >= 5) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+    }
+  }
+}

@@ -6,6 +6,7 @@ import { events, outbox, webhookAttempts, webhookEndpoints, webhookEvents } from
 import type { App } from '../src/app.js'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
+import { removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
@@ -21,7 +22,7 @@ const create = async (app: App, owner: Account, body: object = { url: PUBLIC_URL
   expect(response.statusCode, response.body).toBe(201)
   return response.json<{ id: string; url: string; events: string[]; secret: string; createdAt: string }>()
 }
-const removeAll = (app: App, owner: Account) => app.db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, owner.id))
+const removeAll = (app: App, owner: Account) => removeEndpoints(app.db, owner.id)
 
 describe('POST /webhooks', () => {
   it('registers an endpoint for every event type when none are given, and shows its secret once', async ({ gateway: app, account }) => {

@@ -4,6 +4,7 @@ import { idempotencyKeys, letters, webhookEndpoints } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, adminCampaign, adminClient, expectError, publicClient, sendSingle, singleLetter, spanishRecipient } from './helpers.js'
 import { it as base } from '@letters/test/support/fixtures'
+import { removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { moneyState } from '@letters/test/support/ledger'
 
 /** A public address given as an IP literal: no DNS is asked, and nothing is ever sent to it here. */
@@ -223,7 +224,7 @@ describe('isolation between the modes', () => {
 })
 
 describe('webhook endpoints in test mode', () => {
-  const removeAll = (app: App, owner: { id: string }) => app.db.delete(webhookEndpoints).where(eq(webhookEndpoints.accountId, owner.id))
+  const removeAll = (app: App, owner: { id: string }) => removeEndpoints(app.db, owner.id)
   const create = async (app: App, key: string, url = PUBLIC_URL) => {
     const response = await publicClient(app, key).post('/webhooks', { url })
     expect(response.statusCode, response.body).toBe(201)

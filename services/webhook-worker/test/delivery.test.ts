@@ -4,9 +4,9 @@ import { createServer, type ServerResponse } from 'node:http'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import type { App } from '@letters/gateway/app'
-import { webhookEndpoints, webhookEvents } from '@letters/db'
+import { webhookEvents } from '@letters/db'
 import type { PublicClient } from '@letters/test/support/gateway'
-import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
+import { startWebhookReceiver, type WebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
 import { send } from '../src/send.js'
 import { it } from './fixtures.js'
@@ -20,7 +20,7 @@ it.override({ gatewayOptions: { isolate: 'webhooks', checkContract: false, env }
 const receivers: WebhookReceiver[] = []
 it.afterEach(async ({ gateway }) => {
   await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
-  await gateway.db.delete(webhookEndpoints)
+  await removeEndpoints(gateway.db)
 })
 
 async function endpointFor(client: PublicClient, answer: Parameters<typeof startWebhookReceiver>[0], url?: (receiver: WebhookReceiver) => string) {

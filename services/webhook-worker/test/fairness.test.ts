@@ -3,11 +3,10 @@ import { createServer as createHttpServer, type ServerResponse } from 'node:http
 import { createServer as createTcpServer, type Socket } from 'node:net'
 import { describe, expect } from 'vitest'
 import type { App } from '@letters/gateway/app'
-import { webhookEndpoints } from '@letters/db'
 import { adminAccount } from '@letters/test/support/accounts'
 import { adminCampaign, publicClient, type Account } from '@letters/test/support/gateway'
 import { spanishRecipient, singleLetter } from '@letters/test/support/factories'
-import { startWebhookReceiver, type WebhookReceiver } from '@letters/test/support/webhook-receiver'
+import { startWebhookReceiver, type WebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { it } from './fixtures.js'
 
 /**
@@ -26,7 +25,7 @@ it.override({ gatewayOptions: { isolate: 'webhook-fairness', checkContract: fals
 const closers: Array<() => Promise<void>> = []
 it.afterAll(async ({ gateway }) => {
   // Endpoints first: what is still pending for them is gone, and the worker has nothing more to take.
-  await gateway.db.delete(webhookEndpoints)
+  await removeEndpoints(gateway.db)
   await Promise.all(closers.splice(0).map((close) => close()))
 })
 

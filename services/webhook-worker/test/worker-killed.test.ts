@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { webhookEndpoints, webhookEvents } from '@letters/db'
+import { webhookEvents } from '@letters/db'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startServiceProcess, type ServiceProcess } from '@letters/test/support/processes'
-import { startWebhookReceiver } from '@letters/test/support/webhook-receiver'
+import { startWebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { it } from '@letters/test/support/fixtures'
 import { RECORDING_MARGIN_MS } from '../src/deliver.js'
 import { startWebhookWorker } from '../src/worker.js'
@@ -32,7 +32,7 @@ describe('a webhook worker killed mid-delivery', () => {
     const receiver = await startWebhookReceiver(() => (dead ? 'hang' : 204))
     onTestFinished(async () => {
       await killed?.kill()
-      await app.db.delete(webhookEndpoints)
+      await removeEndpoints(app.db)
       await survivor?.close()
       await receiver.close()
     })
