@@ -3,7 +3,7 @@ import { describe, expect } from 'vitest'
 import { pino } from 'pino'
 import postgres from 'postgres'
 import { metrics } from '@letters/observability'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 import { issueTestKey } from '../support/gateway.js'
 import { reachStatus } from '../support/pipeline.js'
 import { singleLetter } from '../support/factories.js'
@@ -20,7 +20,7 @@ const log = pino(
   }),
 )
 
-it.override({
+const it = base.extend({
   pipelineOptions: {
     label: 'loopfaults',
     reconcile: true,

@@ -10,11 +10,11 @@ import type { App } from '@letters/gateway/app'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { produceLetter } from '@letters/production-worker/produce-letter'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 import type { Account } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 
-it.override({ gatewayOptions: { checkContract: false }, accountCredits: 300 })
+const it = base.extend({ gatewayOptions: { checkContract: false }, accountCredits: 300 })
 
 let floorDir: string
 beforeAll(async () => {

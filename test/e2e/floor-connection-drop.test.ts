@@ -6,12 +6,12 @@ import { sql } from 'drizzle-orm'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
 /** The worker process's connections carry this name, so the test terminates them and no others. */
 const applicationName = `floor-drop-${Math.random().toString(36).slice(2, 8)}`
 
-it.override({ pipelineOptions: { label: 'drop', production: false } })
+const it = base.extend({ pipelineOptions: { label: 'drop', production: false } })
 
 let worker: ServiceProcess | undefined
 let floorDir: string

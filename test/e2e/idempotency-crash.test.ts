@@ -1,11 +1,11 @@
 import { afterAll, describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import { sampleRecipient } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 import { freePort, startGatewayProcess, type ServiceProcess } from '../support/processes.js'
 
 // The in-process gateway sets up the account and checks the outcome; the one that dies is a child process.
-it.override({ gatewayOptions: { checkContract: false }, accountCredits: 30 })
+const it = base.extend({ gatewayOptions: { checkContract: false }, accountCredits: 30 })
 
 let gateway: ServiceProcess | undefined
 afterAll(async () => {

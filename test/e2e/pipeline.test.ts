@@ -5,9 +5,9 @@ import { eq } from 'drizzle-orm'
 import { ledgerEntries, outbox } from '@letters/db'
 import { compact, pdfText } from '../support/pdf.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
-it.override({ pipelineOptions: { label: 'pipeline' } })
+const it = base.extend({ pipelineOptions: { label: 'pipeline' } })
 
 const ledgerOf = (pipeline: Pipeline, letterId: string) => pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, letterId))
 const productionJobOf = async (pipeline: Pipeline, letterId: string) => {

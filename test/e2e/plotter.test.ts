@@ -11,10 +11,10 @@ import { barWidths } from '../support/barcode.js'
 import { cardArea, envelopeArea, plottedBars, readGcode, readSvg } from '../support/plotter-files.js'
 import { reachStatus } from '../support/pipeline.js'
 import { singleLetter } from '../support/factories.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
 // Pen commands other than the defaults, as a servo plotter's firmware wants them.
-it.override({ pipelineOptions: { label: 'plotter', env: { PRINTER: 'plotter', PLOTTER_PEN_UP: 'M3 S30', PLOTTER_PEN_DOWN: 'M3 S90' } } })
+const it = base.extend({ pipelineOptions: { label: 'plotter', env: { PRINTER: 'plotter', PLOTTER_PEN_UP: 'M3 S30', PLOTTER_PEN_DOWN: 'M3 S90' } } })
 
 const message = 'Querida Lucía: ¡qué alegría verte! ¿Vendrás mañana al jardín? La cigüeña y el pingüino te esperan. Ça va. '.repeat(10).slice(0, 1000)
 const plotterFiles = (id: string) => [`${id}.card.gcode`, `${id}.card.svg`, `${id}.envelope.gcode`, `${id}.envelope.svg`]

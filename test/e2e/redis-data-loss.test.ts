@@ -9,12 +9,12 @@ import { ledgerEntries, letters, outbox } from '@letters/db'
 import type { Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 import { RESUMED_DETAIL } from '@letters/letters'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
 const RECONCILE_AFTER_MS = 3000
 
 const printLog = join(tmpdir(), `letters-dataloss-prints-${randomBytes(4).toString('hex')}.log`)
-it.override({
+const it = base.extend({
   pipelineOptions: {
     label: 'dataloss',
     production: false,

@@ -7,14 +7,14 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { letterEvents, letters } from '@letters/db'
 import { LetterClock, RELEASED_DETAIL } from '@letters/pipeline'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 import { issueTestKey } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { singleLetter } from '../support/factories.js'
 import { moneyState } from '@letters/test/support/ledger'
 
-it.override({
+const it = base.extend({
   pipelineOptions: {
     label: 'rtfaults',
     reconcile: true,

@@ -12,7 +12,7 @@ import { RELEASED_DETAIL } from '@letters/pipeline'
 import { loggingCommand, printsIn } from '../support/floor-processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
 import { reachStatus } from '../support/pipeline.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
 // Every file the printer takes is a line of this log: a reprint shows as a second line, where a
 // spool file of the same name would just be written over.
@@ -20,7 +20,7 @@ const printLog = join(tmpdir(), `letters-scheduled-prints-${randomBytes(4).toStr
 afterAll(() => rm(printLog, { force: true }))
 
 // The clock's default round: every second.
-it.override({ pipelineOptions: { label: 'scheduled', env: { PRINT_COMMAND: loggingCommand(printLog) } } })
+const it = base.extend({ pipelineOptions: { label: 'scheduled', env: { PRINT_COMMAND: loggingCommand(printLog) } } })
 
 const DAY = 86_400_000
 

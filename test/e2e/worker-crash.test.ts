@@ -9,9 +9,9 @@ import { ADMIN_TOKEN } from '../support/context.js'
 import { heldAtGate, loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
-import { it } from '../support/fixtures.js'
+import { it as base } from '../support/fixtures.js'
 
-it.override({ pipelineOptions: { label: 'crash', production: false } })
+const it = base.extend({ pipelineOptions: { label: 'crash', production: false } })
 
 let child: ServiceProcess | undefined
 /** Where the print commands of this file write their log (one line per print) and nothing else. */

@@ -3,8 +3,10 @@
  * (`async ({ gateway, account }) => …`) and gets it made, and closed after.
  *
  * - `gateway`: an in-process gateway (App), one per test file. Its options come from
- *   `gatewayOptions`, set per file with `test.override({ gatewayOptions: { env, isolate } })`
- *   at the top level (a file-scoped fixture cannot be overridden inside a describe).
+ *   `gatewayOptions`, set per file with `const it = base.extend({ gatewayOptions: { env, isolate } })`
+ *   at the top level (a file-scoped fixture cannot be overridden inside a describe). A file's
+ *   values go in a test API of its own: `override` at a file's top level would change the shared
+ *   one, and the next file run in the same worker would inherit them.
  * - `admin`: the admin API of that gateway.
  * - `account`: a fresh account for each test, with `accountCredits` credits (100 unless
  *   overridden), a live API key, a card and an envelope design, a sender and a signature;

@@ -2,10 +2,10 @@ import { describe, expect } from 'vitest'
 import { asc, eq } from 'drizzle-orm'
 import { ledgerEntries, type Db } from '@letters/db'
 import { newAccount, newCompanyData, newLetter } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { AccountNotFoundError, InsufficientCreditsError, adjust, balance, refundLetter, topUp } from '../src/index.js'
 
-it.override({ databaseLabel: 'ledger' })
+const it = base.extend({ databaseLabel: 'ledger' })
 
 async function entriesOf(db: Db, accountId: string) {
   return db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)).orderBy(asc(ledgerEntries.id))

@@ -1,11 +1,11 @@
 import { describe, expect } from 'vitest'
 import { asc, eq, inArray } from 'drizzle-orm'
 import { newLetter, type newCompanyData } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { events, letterEvents, webhookEndpoints, webhookEvents, type Db, type LetterStatus } from '@letters/db'
 import { moveLetter, moveLetters, recordLetterEvents } from '../src/index.js'
 
-it.override({ databaseLabel: 'letter-events' })
+const it = base.extend({ databaseLabel: 'letter-events' })
 
 type Owner = { accountId: string; company: Awaited<ReturnType<typeof newCompanyData>> }
 

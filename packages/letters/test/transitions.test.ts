@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { newLetter, type newCompanyData } from '@letters/test/support/factories'
-import { test, it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { letterEvents, letters, type Db } from '@letters/db'
 import {
   cancellableStatuses,
@@ -19,7 +19,7 @@ import {
   type LetterStatus,
 } from '../src/index.js'
 
-test.override({ databaseLabel: 'letter-transitions' })
+const it = base.extend({ databaseLabel: 'letter-transitions' })
 
 type Owner = { accountId: string; company: Awaited<ReturnType<typeof newCompanyData>> }
 

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { AdminClient } from '@letters/test/support/gateway'
 import { expectError } from './helpers.js'
 
@@ -9,7 +9,7 @@ type AccountList = { data: Array<{ id: string; name: string; balance: number; cr
 // A database of its own: the list shows every account, and other files make theirs side by side.
 // It starts with none, and no test here asks for the `account` fixture: the only accounts listed
 // are the five the second test makes, after the first found the list empty.
-it.override({ gatewayOptions: { isolate: 'accountlist' } })
+const it = base.extend({ gatewayOptions: { isolate: 'accountlist' } })
 
 async function listAll(admin: AdminClient, limit: number) {
   const pages: AccountList[] = []

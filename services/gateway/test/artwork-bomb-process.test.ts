@@ -2,13 +2,13 @@
 // settings, while a client keeps calling it: a latency claim (every answer under a second), so it
 // runs with the other timed files, alone, where the machine's load is the service's own.
 import { describe, expect } from 'vitest'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { adminAccount, overHttp } from '@letters/test/support/accounts'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { freePort, startGatewayProcess } from '@letters/test/support/processes'
 import { objectStreamBombPdf } from '@letters/test/support/hostile-artwork'
 
-it.override({ gatewayOptions: { isolate: 'rt-artwork-process' } })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-artwork-process' } })
 
 describe('fixed: the same bomb against a gateway process with the production settings', () => {
   // EVENT_LOOP_MAX_DELAY_MS keeps its default (1000): after the stall the gateway sheds load.

@@ -7,12 +7,12 @@ import { eq } from 'drizzle-orm'
 import sharp from 'sharp'
 import { RASTERIZE_TIMEOUT_MS } from '@letters/artwork'
 import { artworks } from '@letters/db'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { App } from '@letters/gateway/app'
 import type { AdminClient } from '@letters/test/support/gateway'
 import { morphologyCardSvg, nestedGroupsSvg, objectStreamBombPdf, probeEventLoop } from '@letters/test/support/hostile-artwork'
 
-it.override({ gatewayOptions: { isolate: 'rt-artwork' } })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-artwork' } })
 
 /**
  * After a stall the gateway sheds every request (503, @fastify/under-pressure) until its delay

@@ -1,6 +1,6 @@
 import { describe, expect, vi } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { App } from '../src/app.js'
 import { FLOOR_TOKEN, adminClient, expectError } from './helpers.js'
 
@@ -11,7 +11,7 @@ const WINDOW_MS = 3000
 let lastAddress = 0
 const newAddress = () => `198.18.9.${++lastAddress}`
 
-it.override({
+const it = base.extend({
   gatewayOptions: { env: { FLOOR_TOKEN, AUTH_FAILURES_MAX: String(MAX), AUTH_FAILURES_WINDOW_MS: String(WINDOW_MS) } },
   accountCredits: 0,
 })

@@ -4,9 +4,9 @@ import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { moneyState } from '@letters/test/support/ledger'
 import { christmasCampaign, spanishRecipient as recipient } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 
-it.override({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: christmasCampaign })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: christmasCampaign })
 
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'

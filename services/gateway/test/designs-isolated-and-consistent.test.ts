@@ -9,10 +9,10 @@ import { artworks, letters } from '@letters/db'
 import { adminAccount } from '@letters/test/support/accounts'
 import { cardSvg, logoSvg, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { singleLetter } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { publicClient } from '@letters/test/support/gateway'
 
-it.override({ gatewayOptions: { isolate: 'rt-designs-held', env: { PROOF_RATE_LIMIT_MAX: '1000' } }, accountCredits: 500 })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-designs-held', env: { PROOF_RATE_LIMIT_MAX: '1000' } }, accountCredits: 500 })
 
 const balanceOf = async (admin: { get(url: string): Promise<{ json<T>(): T }> }, id: string) =>
   (await admin.get(`/admin/accounts/${id}`)).json<{ balance: number }>().balance

@@ -2,12 +2,12 @@ import { describe, expect } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import { letterEvents, letters, webhookEvents, type LetterStatus } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
 import { FLOOR_TOKEN, expectError, sendSingle } from './helpers.js'
 
-it.override({ gatewayOptions: { env: { FLOOR_TOKEN } }, accountCredits: 200 })
+const it = base.extend({ gatewayOptions: { env: { FLOOR_TOKEN } }, accountCredits: 200 })
 
 /** A letter of the account in `status` (set by hand, as the admin API's tests do: the batch path is the page test's), with its code. */
 async function letterIn(app: App, account: Account, status: LetterStatus, overrides: Record<string, unknown> = {}) {

@@ -14,11 +14,11 @@ import { describeLetter, renderCard, renderEnvelope } from '@letters/render'
 import { cardSvg, pdfOf, pngOf } from '@letters/test/support/artwork'
 import { sampleRecipient } from '@letters/test/support/factories'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { AdminClient } from '@letters/test/support/gateway'
 import { pdfOfObjects, probeEventLoop } from '@letters/test/support/hostile-artwork'
 
-it.override({ gatewayOptions: { isolate: 'rt-artwork-held' } })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-artwork-held' } })
 
 const upload = (admin: AdminClient, accountId: string, path: string, body: Buffer | string, type: string) =>
   admin.put(`/admin/accounts/${accountId}/${path}/artwork`, body, type)

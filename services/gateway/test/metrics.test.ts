@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import { closeDb, createDb } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { buildApp, type App } from '../src/app.js'
 import { adminAccount, expectError, sendSingle } from './helpers.js'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
@@ -10,7 +10,7 @@ import { ADMIN_TOKEN } from '@letters/test/support/context'
 // Its own database and queue prefix: the pipeline gauges count everything in them.
 const METRICS_TOKEN = 'a-read-only-token-for-prometheus'
 
-it.override({ gatewayOptions: { isolate: 'metrics', env: { RECONCILE_AFTER_MS: '60000', METRICS_TOKEN, AUTH_FAILURES_MAX: '10' } } })
+const it = base.extend({ gatewayOptions: { isolate: 'metrics', env: { RECONCILE_AFTER_MS: '60000', METRICS_TOKEN, AUTH_FAILURES_MAX: '10' } } })
 
 it.afterAll(async ({ gateway }) => {
   await Promise.all(Object.values(gateway.queues).map((queue) => queue.obliterate({ force: true })))

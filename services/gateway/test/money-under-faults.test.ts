@@ -3,9 +3,9 @@ import { describe, expect } from 'vitest'
 import postgres from 'postgres'
 import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 import { christmasCampaign, spanishRecipient as recipient } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 
-it.override({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: christmasCampaign })
+const it = base.extend({ gatewayOptions: { isolate: 'rt-money' }, campaignOverrides: christmasCampaign })
 
 const r = (n: number) => ({ ...recipient, name: `Ana${n}`, variables: { cupon: 'A1' } })
 const bulk = (campaignId: string, count: number) => ({ campaignId, recipients: Array.from({ length: count }, (_, n) => r(n)) })

@@ -5,7 +5,7 @@ import { describe, expect } from 'vitest'
 import { eq, inArray } from 'drizzle-orm'
 import { idempotencyKeys, ledgerEntries } from '@letters/db'
 import { adminCampaign } from '@letters/test/support/gateway'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { reachStatus, silentLog, type Pipeline } from '@letters/test/support/pipeline'
 import { PersonalDataEraser } from '../src/services/personal-data.js'
 import { databaseDump, found, redisDump } from '@letters/test/support/personal-data-traces'
@@ -17,7 +17,7 @@ import { databaseDump, found, redisDump } from '@letters/test/support/personal-d
  * searched for what was erased.
  */
 const RETENTION_MS = 6000
-it.override({ pipelineOptions: { label: 'erasure', env: { PERSONAL_DATA_RETENTION_MS: String(RETENTION_MS) } } })
+const it = base.extend({ pipelineOptions: { label: 'erasure', env: { PERSONAL_DATA_RETENTION_MS: String(RETENTION_MS) } } })
 
 /** A public address given as an IP literal: no DNS is asked, and no webhook worker runs here, so nothing is sent. */
 const WEBHOOK_URL = 'https://93.184.216.34/hooks/letters'

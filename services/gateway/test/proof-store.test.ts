@@ -5,13 +5,13 @@ import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { proofKey } from '../src/services/proofs.js'
 import { sendSingle } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { PublicClient } from '@letters/test/support/gateway'
 import { verifiedAddress } from '@letters/test/support/factories'
 
 const verified = verifiedAddress()
 
-it.override({ gatewayOptions: { env: { PROOF_RATE_LIMIT_MAX: '1000' } } })
+const it = base.extend({ gatewayOptions: { env: { PROOF_RATE_LIMIT_MAX: '1000' } } })
 
 const proof = (client: PublicClient, id: string) => client.get(`/cards/${id}/proof`)
 

@@ -3,11 +3,11 @@ import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
 import type { App } from '../src/app.js'
 import { UNKNOWN_ID, adminAccount, expectError, publicClient, sendSingle } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-it.override({ accountCredits: 1000 })
+const it = base.extend({ accountCredits: 1000 })
 
 /** Puts a letter where a worker would have moved it. */
 const setStatus = (app: App, id: string, status: LetterStatus) => app.db.update(letters).set({ status }).where(eq(letters.id, id))

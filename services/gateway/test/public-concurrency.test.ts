@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 
-it.override({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
+const it = base.extend({ gatewayOptions: { env: { RATE_LIMIT_MAX: '1000' } } })
 
 describe('letters created in parallel', () => {
   it('lets exactly 40 of 100 parallel letters through on credits for 40, and the ledger agrees', async ({ gateway: app }) => {

@@ -6,7 +6,7 @@ import { requestFingerprint } from '../src/letters/idempotency.js'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
 import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
 import { holdAccountRow } from '@letters/test/support/account-lock'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
 /** Whether a transaction holds the key's claim (its advisory lock) right now. */
@@ -18,7 +18,7 @@ async function keyIsHeld(app: App, accountId: string, key: string): Promise<bool
 }
 
 // Each test's own account (the fixture's) opens with 30 credits.
-it.override({ accountCredits: 30 })
+const it = base.extend({ accountCredits: 30 })
 
 describe('Idempotency-Key on POST /single and POST /card', () => {
   it('replays the stored response for a retry and charges once', async ({ gateway: app, account, client }) => {

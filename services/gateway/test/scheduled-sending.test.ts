@@ -7,11 +7,11 @@ import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime, queryDateTime } from '../src/letters/send-at.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter } from './helpers.js'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { PublicClient } from '@letters/test/support/gateway'
 import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/ledger'
 
-it.override({ accountCredits: 1000 })
+const it = base.extend({ accountCredits: 1000 })
 
 const MINUTE = 60_000
 const DAY = 86_400_000

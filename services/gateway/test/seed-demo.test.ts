@@ -2,10 +2,10 @@ import { describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
 import sharp from 'sharp'
 import { publicClient } from '@letters/test/support/gateway'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { seedDemoAccount } from '../src/seed-demo.js'
 
-it.override({ gatewayOptions: { isolate: 'seeddemo' } })
+const it = base.extend({ gatewayOptions: { isolate: 'seeddemo' } })
 
 describe('the demo account (npm start on an empty database)', () => {
   // First in the file: it leaves the database as empty as it found it, for the test after it.

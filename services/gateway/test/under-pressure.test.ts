@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { overThreshold } from '../src/plugins/app/under-pressure.js'
 import { adminAccount, expectError, publicClient } from './helpers.js'
 
@@ -11,7 +11,7 @@ function blockEventLoop(ms: number) {
   }
 }
 
-it.override({ gatewayOptions: { env: { EVENT_LOOP_MAX_DELAY_MS: '100' } } })
+const it = base.extend({ gatewayOptions: { env: { EVENT_LOOP_MAX_DELAY_MS: '100' } } })
 
 describe('an event loop that falls behind', () => {
   it('answers 503 with Retry-After in our error shape, readiness 503 too, while liveness stays 200', async ({ gateway: app }) => {

@@ -7,11 +7,11 @@ import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { Pipeline } from '@letters/test/support/pipeline'
 import { farControlPointsSignatureSvg, manyStrokesSignatureSvg } from '@letters/test/support/hostile-artwork'
 
-it.override({ pipelineOptions: { label: 'rtplotsig', env: { PRINTER: 'plotter' } } })
+const it = base.extend({ pipelineOptions: { label: 'rtplotsig', env: { PRINTER: 'plotter' } } })
 
 /** The admin API of the pipeline's gateway; a string body is an artwork file (SVG). */
 function adminCall(pipeline: Pipeline, method: 'GET' | 'PUT', url: string, payload?: string) {

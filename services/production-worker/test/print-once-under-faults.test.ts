@@ -12,14 +12,14 @@ import { batchLetter } from '@letters/test/support/batches'
 import { firstHeldGate, loggingCommand, printsIn, processesMentioning } from '@letters/test/support/floor-processes'
 import { startFloorProcess, type ServiceProcess } from '@letters/test/support/processes'
 import { deleteKeys } from '@letters/test/support/redis-keys'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 
 const FLOOR_TOKEN = 'floor-token-redteam-0123456789'
 const LETTERS = 40
 // A short print timeout: a killed closer's batch is taken over once its lease (the print timeout and 30 s) has passed.
 const batchEnv = { PRINTER: 'batch', BATCH_MAX_LETTERS: '10', BATCH_MAX_WAIT_MS: '4000', PRINT_TIMEOUT_MS: '5000' }
 
-it.override({
+const it = base.extend({
   pipelineOptions: {
     label: 'rtfloor',
     production: false,

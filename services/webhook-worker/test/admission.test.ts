@@ -5,13 +5,13 @@ import { outbox, webhookEvents } from '@letters/db'
 import { adminAccount } from '@letters/test/support/accounts'
 import { publicClient, type Account } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { DeliveryAdmission, QUEUED_LEASE_MS } from '../src/admission.js'
 import { removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { deliverEvent } from '../src/deliver.js'
 
 // A database of its own: the admission takes every pending delivery it finds. No worker runs here.
-it.override({ gatewayOptions: { isolate: 'webhook-admission', checkContract: false }, accountCredits: 10 })
+const it = base.extend({ gatewayOptions: { isolate: 'webhook-admission', checkContract: false }, accountCredits: 10 })
 
 it.afterEach(async ({ gateway }) => {
   await removeEndpoints(gateway.db)

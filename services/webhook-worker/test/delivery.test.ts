@@ -9,13 +9,13 @@ import type { PublicClient } from '@letters/test/support/gateway'
 import { startWebhookReceiver, type WebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
 import { deliverEvent, DISABLE_AFTER_FAILED_EVENTS, retryDelay } from '../src/deliver.js'
 import { send } from '../src/send.js'
-import { it } from './fixtures.js'
+import { it as base } from './fixtures.js'
 
 /** Two quick retries, a short timeout: the schedule's shape, at test speed. */
 const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_SCHEDULE: '300,300', WEBHOOK_TIMEOUT_MS: '1000' }
 
 // A database and queue prefix of its own: the dispatcher and the worker would take other files' rows and jobs.
-it.override({ gatewayOptions: { isolate: 'webhooks', checkContract: false, env } })
+const it = base.extend({ gatewayOptions: { isolate: 'webhooks', checkContract: false, env } })
 
 const receivers: WebhookReceiver[] = []
 it.afterEach(async ({ gateway }) => {

@@ -7,7 +7,7 @@ import { adminAccount } from '@letters/test/support/accounts'
 import { adminCampaign, publicClient, type Account } from '@letters/test/support/gateway'
 import { spanishRecipient, singleLetter } from '@letters/test/support/factories'
 import { startWebhookReceiver, type WebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
-import { it } from './fixtures.js'
+import { it as base } from './fixtures.js'
 
 /**
  * Receivers that hold a delivery for seconds, at the default WEBHOOK_CONCURRENCY (100) and
@@ -20,7 +20,7 @@ const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: String(TIM
 const BACKLOG = 300
 const FAST_LETTERS = 30
 
-it.override({ gatewayOptions: { isolate: 'webhook-fairness', checkContract: false, env } })
+const it = base.extend({ gatewayOptions: { isolate: 'webhook-fairness', checkContract: false, env } })
 
 const closers: Array<() => Promise<void>> = []
 it.afterAll(async ({ gateway }) => {

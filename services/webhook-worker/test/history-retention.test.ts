@@ -6,13 +6,13 @@ import { EVENT_RETENTION_DAYS } from '@letters/contracts'
 import { publicClient } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { singleLetter } from '@letters/test/support/factories'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import type { App } from '@letters/gateway/app'
 import { HistoryRetention, OUTBOX_RETENTION_DAYS } from '../src/history-retention.js'
 import { deliverEvent } from '../src/deliver.js'
 
 // A database of its own: the retention deletes whatever is old enough, other files' rows included.
-it.override({ gatewayOptions: { isolate: 'history-retention', checkContract: false } })
+const it = base.extend({ gatewayOptions: { isolate: 'history-retention', checkContract: false } })
 
 const DAY = 86_400_000
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY)

@@ -4,7 +4,7 @@ import { webhookEvents } from '@letters/db'
 import { silentLog } from '@letters/test/support/pipeline'
 import { startServiceProcess, type ServiceProcess } from '@letters/test/support/processes'
 import { startWebhookReceiver, removeEndpoints } from '@letters/test/support/webhook-receiver'
-import { it } from '@letters/test/support/fixtures'
+import { it as base } from '@letters/test/support/fixtures'
 import { RECORDING_MARGIN_MS } from '../src/deliver.js'
 import { startWebhookWorker } from '../src/worker.js'
 
@@ -17,7 +17,7 @@ const env = {
   WEBHOOK_RETRY_SCHEDULE: '600000',
 }
 
-it.override({ gatewayOptions: { isolate: 'webhook-worker-killed', checkContract: false, env }, accountCredits: 10 })
+const it = base.extend({ gatewayOptions: { isolate: 'webhook-worker-killed', checkContract: false, env }, accountCredits: 10 })
 
 describe('a webhook worker killed mid-delivery', () => {
   it('holds its endpoint’s slots no longer than the timeout and the recording margin: then another worker sends what it held and the rest', async ({
