@@ -22,8 +22,8 @@
  * A public route's answer that /openapi.json does not list fails the file when `gateway` closes.
  *
  * Scopes: the gateway and the pipeline are 'file' (starting an app costs hundreds of
- * milliseconds and files run in isolated workers, so 'worker' would buy nothing); accounts
- * are per test, so no test sees another's balance or letters.
+ * milliseconds; each file's has its own options, database or queue prefix, so 'worker' would
+ * share what must not be); accounts are per test, so no test sees another's balance or letters.
  */
 import { test as base } from 'vitest'
 import { closeDb, createDb, type Db } from '@letters/db'
