@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { and, count, eq, inArray, sql } from 'drizzle-orm'
+import { batchFileNames } from '@letters/artifacts'
 import { letters, printBatches, printBatchHandoffs, printBatchLetters, type Db } from '@letters/db'
 import { batchLetter, expectBatchesAgree } from '../support/batches.js'
-import { firstHeldGate, loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
+import { batchHeldAt, firstHeldGate, loggingCommand, printsIn, processesMentioning } from '../support/floor-processes.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 
@@ -102,10 +103,14 @@ describe('batch printing (PRINTER=batch) on the running pipeline', () => {
         'the held worker holds its batch',
       ).toContain(names[killed])
       await workers[killed]!.kill()
+      // The killed worker's batch had its cards handed over, and only those.
+      const killedBatch = await batchHeldAt(gates[killed]!)
+      expect(killedBatch).toBeDefined()
+      const handedAtKill = await db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, killedBatch!))
+      expect(handedAtKill.map((handoff) => handoff.file)).toEqual([batchFileNames(killedBatch!).cards])
       // The watchdog ends the killed worker's print commands; then the printers answer again.
       await expect.poll(() => processesMentioning(gates[killed]!), { timeout: 5000, interval: 20 }).toEqual([])
       for (const gate of gates) await writeFile(gate, '')
-      const handedAtKill = await db.select().from(printBatchHandoffs)
 
       await lastBatchDue(db, ids)
       await expect.poll(() => printedCount(pipeline, ids), { timeout: 200_000, interval: 500 }).toBe(LETTERS)
@@ -118,7 +123,8 @@ describe('batch printing (PRINTER=batch) on the running pipeline', () => {
         JSON.stringify([...prints]),
       ).toBe(true)
       // The survivor finished the batch the killed worker had begun.
-      expect(handedAtKill.length).toBeLessThan(3)
+      const finished = await db.select({ file: printBatchHandoffs.file }).from(printBatchHandoffs).where(eq(printBatchHandoffs.batchId, killedBatch!))
+      expect(finished).toHaveLength(3)
     },
   )
 })

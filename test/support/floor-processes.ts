@@ -45,9 +45,16 @@ export async function processesMentioning(text: string): Promise<string[]> {
 
 /**
  * The first of `gates` (one per worker, each its print command's own gate) at which a command
- * holds a file, or -1 while none does: the worker to kill, at a moment it cannot print.
+ * holds a file now, or -1 while none does: the worker to kill, at a moment it cannot print. A
+ * command that held a file once but is gone (ended by the print timeout) does not count.
  */
 export async function firstHeldGate(gates: readonly string[]): Promise<number> {
-  for (const [index, gate] of gates.entries()) if ((await heldAtGate(gate)) > 0) return index
+  for (const [index, gate] of gates.entries()) if ((await heldAtGate(gate)) > 0 && (await processesMentioning(gate)).length > 0) return index
   return -1
+}
+
+/** The batch whose file a command first held at `gate` (its id, from the file's path under batches/). */
+export async function batchHeldAt(gate: string): Promise<string | undefined> {
+  const first = (await readFile(heldAt(gate), 'utf8').catch(() => '')).split('\n')[0] ?? ''
+  return /\/batches\/([0-9a-f-]{36})\//.exec(first)?.[1]
 }

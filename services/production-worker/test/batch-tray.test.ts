@@ -272,8 +272,7 @@ describe('PRINTER=batch: the tray', () => {
       const running = finishBatch({ ...floor, db: dbA, printer: first }, batchId)
       await first.started
       const leaseA = (await leaseOf()).id
-      // A's lease lapses (a closer cut off for longer than it lasts) and its connections go.
-      await db.execute(sql`UPDATE print_batches SET closer_lease_until = now() - interval '1 second' WHERE id = ${batchId}`)
+      // A's connections go, then its lease lapses (a closer cut off for longer than it lasts).
       const { cut } = (await db.execute<{ cut: string }>(sql`SELECT clock_timestamp()::text AS cut`))[0]!
       await db.execute(sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'closer-lapsed'`)
       // A holds its record of the card file again, on a new connection, before B starts: B
@@ -286,6 +285,9 @@ describe('PRINTER=batch: the tray', () => {
               AND EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = a.pid AND c.relname = 'print_batch_handoffs')`)
         ).length
       await expect.poll(heldAgain, { timeout: 10_000, interval: 20 }).toBe(1)
+      // Lapsed only now, just before B: A's lease renewal (every 2 s, while it waits for its
+      // printer) would otherwise make it live again while A reconnects.
+      await db.execute(sql`UPDATE print_batches SET closer_lease_until = now() - interval '1 second' WHERE id = ${batchId}`)
       // B takes the batch over, then waits for A's record of the card file (held again by A
       // until its printer answers).
       const second = gated()

@@ -153,7 +153,7 @@ describe('held: three stocks through a killed worker, lost Redis keys and termin
     // The watchdog ends the killed worker's print commands; then the printers answer again.
     await expect.poll(() => processesMentioning(gates[killed]!), { timeout: 5000, interval: 20 }).toEqual([])
     for (const gate of gates) await writeFile(gate, '')
-    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log), PGAPPNAME: 'rtstocks-c' }))
+    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: 'rtstocks-c' }))
     const terminated = [await terminate()]
     await new Promise((resolve) => setTimeout(resolve, 1500))
     terminated.push(await terminate())

@@ -94,11 +94,12 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     })()
 
     // Kill (SIGKILL) the first worker whose printer holds a batch's envelopes, its cards handed
-    // over: the scanner's terminations may have dropped its closer's lock meanwhile, but the lease
-    // keeps its batch.
+    // over, once every client backend was terminated while it holds them: its closer's lock goes
+    // with its connection, and the lease keeps its batch.
     await expect.poll(() => firstHeldGate(gates), { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(0)
     const heldBy = await firstHeldGate(gates)
     expect((await db.select().from(printBatchHandoffs)).length).toBeGreaterThan(0)
+    terminated.push(await terminate())
     const holder = names[heldBy]!
     const killed = workers[heldBy]!
     await killed.kill()
@@ -107,7 +108,7 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     await expect.poll(() => processesMentioning(gates[heldBy]!), { timeout: 5000, interval: 20 }).toEqual([])
     for (const gate of gates) await writeFile(gate, '')
     // A replacement, so two closers are at work while the connections drop.
-    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log), PGAPPNAME: 'rtfloor-c' }))
+    workers.push(await startFloorProcess(config, { ...batchEnv, PRINT_COMMAND: loggingCommand(log, { before: 1 }), PGAPPNAME: 'rtfloor-c' }))
     console.log(`### killed worker: ${holder}`)
     // And while a batch is closing.
     for (let round = 0; round < 3; round++) {
