@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { loggingCommand, printsIn } from '../support/floor-processes.js'
+import { printsIn } from '../support/floor-processes.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { startFloorProcess, type ServiceProcess } from '../support/processes.js'
 import { it as base } from '../support/fixtures.js'
@@ -40,10 +40,15 @@ async function terminateWorkerBackends(pipeline: Pipeline): Promise<number> {
 describe('the floor when its Postgres connections drop', () => {
   it('prints each file once when the connections drop after the printer took a file and before the letter is marked printed', async ({ pipeline }) => {
     const log = join(floorDir, 'prints.log')
-    // The printer takes the file (logged), then keeps the command busy for a moment.
-    worker = await startFloorProcess(pipeline.config, { PRINT_COMMAND: loggingCommand(log, { after: 0.5 }), PGAPPNAME: applicationName })
+    const gate = join(floorDir, 'envelope.gate')
+    // The printer takes the file (logged), then keeps the command busy: a card for a moment, an
+    // envelope until the test opens the gate, so that the worker's next write comes only once the
+    // test holds the letter's row, however slow the machine.
+    const command = `echo {file} >> '${log}'; case {file} in *envelope.pdf) while [ ! -e '${gate}' ]; do sleep 0.05; done;; *) sleep 0.5;; esac`
+    worker = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command, PGAPPNAME: applicationName })
     const ids: string[] = []
     for (let round = 0; round < 3; round++) {
+      await rm(gate, { force: true })
       const id = await pipeline.send()
       ids.push(id)
       const card = join(pipeline.config.artifactsDir, id, 'card.pdf')
@@ -57,7 +62,9 @@ describe('the floor when its Postgres connections drop', () => {
       // write waits, and its connections are dropped right there.
       await expect.poll(async () => (await printsIn(log)).has(envelope), { timeout: 15_000, interval: 10 }).toBe(true)
       await pipeline.app.db.transaction(async (tx) => {
-        await tx.execute(sql`SELECT 1 FROM letters WHERE id = ${id} FOR UPDATE`)
+        // NO KEY: the envelope's hand-over record, still open, holds the row FOR KEY SHARE.
+        await tx.execute(sql`SELECT 1 FROM letters WHERE id = ${id} FOR NO KEY UPDATE`)
+        await writeFile(gate, '')
         await expect.poll(() => workerBackends(pipeline, 'waiting on a lock'), { timeout: 10_000, interval: 10 }).toBeGreaterThan(0)
         expect(await terminateWorkerBackends(pipeline)).toBeGreaterThan(0)
       })

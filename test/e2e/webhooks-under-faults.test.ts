@@ -419,7 +419,10 @@ describe('webhooks: a worker killed after taking a job and before its lease rene
     )
     await removeEndpoints(app.db)
     expect(firstAt).toBeDefined()
-    expect(firstAt!).toBeLessThan(bound + 2000)
+    // The slot comes back when the lease ends, or at once if the worker died after that (its
+    // start and the blocked renewal took longer than the lease on a loaded machine): a worker
+    // must be there to send.
+    expect(firstAt!).toBeLessThan(Math.max(bound, killedAt) + 2000)
   }, 120_000)
 })
 
