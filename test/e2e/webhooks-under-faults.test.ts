@@ -4,7 +4,6 @@
 // database and queue prefix of its own, on 127.0.0.1 only. Each test is named after the rule it guards; every figure
 // measured is printed on a line starting with `###`.
 import { once } from 'node:events'
-import { createServer as createTcpServer, type Socket } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -35,7 +34,7 @@ import { adminCampaign, issueTestKey, publicClient } from '../support/gateway.js
 import { silentLog, startPipeline, type Pipeline } from '../support/pipeline.js'
 import { startServiceProcess, type ServiceProcess } from '../support/processes.js'
 import { deleteKeys } from '../support/redis-keys.js'
-import { removeEndpoints, type WebhookReceiver } from '../support/webhook-receiver.js'
+import { removeEndpoints, startDeadReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 
 afterAll(closeAll)
 
@@ -45,40 +44,13 @@ afterAll(closeAll)
  * happens when a lease ends does not depend on its length, and the run waits 10 s instead of 60.
  */
 const TEST_LEASE_MS = 10_000
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
-/** Accepts every TCP connection and never answers: a receiver that hangs until the sender gives up. */
+/** A receiver that never answers, closed at the end of the file. */
 async function deadReceiver() {
-  let held = 0
-  let most = 0
-  let accepted = 0
-  const sockets = new Set<Socket>()
-  const server = createTcpServer((socket) => {
-    sockets.add(socket)
-    accepted++
-    most = Math.max(most, ++held)
-    socket.on('close', () => {
-      sockets.delete(socket)
-      held--
-    })
-    socket.on('error', () => {})
-    socket.resume()
-  }).listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  closers.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    server.close()
-  })
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`,
-    get most() {
-      return most
-    },
-    get accepted() {
-      return accepted
-    },
-  }
+  const dead = await startDeadReceiver()
+  closers.push(dead.close)
+  return dead
 }
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 async function register(app: App, apiKey: string, url: string, events?: string[]) {
   const response = await publicClient(app, apiKey).post('/webhooks', { url, ...(events ? { events } : {}) })

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import { createServer as createTcpServer, type Socket } from 'node:net'
 import { eq } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import { SQLSTATE, sqlState, webhookEndpoints, type Db } from '@letters/db'
@@ -80,5 +81,43 @@ export async function removeEndpoints(db: Db, accountId?: string): Promise<void>
       if (sqlState(error) !== SQLSTATE.deadlockDetected || attempt >= 5) throw error
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
     }
+  }
+}
+
+/**
+ * Accepts every TCP connection and never answers on any: a receiver that hangs until the sender
+ * gives up. `most`: the most connections it held at once; `accepted`: all it took.
+ */
+export async function startDeadReceiver() {
+  let held = 0
+  let most = 0
+  let accepted = 0
+  const sockets = new Set<Socket>()
+  const server = createTcpServer((socket) => {
+    sockets.add(socket)
+    accepted++
+    most = Math.max(most, ++held)
+    socket.on('close', () => {
+      sockets.delete(socket)
+      held--
+    })
+    socket.on('error', () => {})
+    // Read and drop what comes, or the socket would never see the sender hang up.
+    socket.resume()
+  }).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hooks`,
+    get most() {
+      return most
+    },
+    get accepted() {
+      return accepted
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+      await once(server, 'close')
+    },
   }
 }
