@@ -1,7 +1,10 @@
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import { loadConfig, type Config } from '@letters/config'
@@ -14,6 +17,11 @@ import type { Cleanup } from './cleanup.js'
 export interface ServerOptions {
   postgresUrl: string
   redisUrl: string
+  /**
+   * Another release's checkout (`--against`): its gateway runs from there, on a database its own
+   * migrations made. This checkout's by default.
+   */
+  releaseDir?: string
 }
 
 /**
@@ -45,6 +53,15 @@ export interface BenchEnvironment {
   startBaseline(name: Baseline): Promise<string>
 }
 
+/** A database made by another release's own migrations, in a process run from its checkout. */
+async function prepareDatabaseOf(releaseDir: string, databaseUrl: string): Promise<void> {
+  const script = "const { prepareDatabase } = await import('@letters/db'); await prepareDatabase(process.env.BENCH_DATABASE_URL); process.exit(0)"
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+    cwd: releaseDir,
+    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
+  })
+}
+
 export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOptions): Promise<BenchEnvironment> {
   const runId = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`
   // Each undo is registered before its resource is made, and waits for the making to end: an
@@ -58,7 +75,7 @@ export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOption
 
   const databaseUrl = new URL(servers.postgresUrl)
   databaseUrl.pathname = `/letters_bench_${runId}`
-  const preparing = prepareDatabase(databaseUrl.toString())
+  const preparing = servers.releaseDir ? prepareDatabaseOf(servers.releaseDir, databaseUrl.toString()) : prepareDatabase(databaseUrl.toString())
   cleanup.defer(`the database ${databaseUrl.pathname.slice(1)}`, async () => {
     await preparing.catch(() => {})
     await dropDatabase(databaseUrl.toString())
@@ -88,7 +105,7 @@ export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOption
 
   const track = (started: ServiceProcess) => cleanup.defer(`process ${started.child.pid}`, () => started.kill())
   const startService = (name: ServiceName, env: Record<string, string> = {}) =>
-    startServiceProcess(name, config, { ...SETTINGS, ...env }, { throughTsxCli: true, onSpawn: track })
+    startServiceProcess(name, config, { ...SETTINGS, ...env }, { throughTsxCli: true, onSpawn: track, cwd: servers.releaseDir })
   return {
     config,
     adminToken,
@@ -106,5 +123,19 @@ export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOption
       await startHttpProcess(`bench/src/baselines/${name}.ts`, env, port, { throughTsxCli: true, onSpawn: track })
       return `http://127.0.0.1:${port}`
     },
+  }
+}
+
+/** Waits until the gateway's dispatcher has moved every outbox row to Redis, so the backlog of one row does not slow the next. */
+export async function untilOutboxEmpty(env: Pick<BenchEnvironment, 'sql'>, warn: (text: string) => void): Promise<void> {
+  const deadline = performance.now() + 60_000
+  for (;;) {
+    const [row] = await env.sql<Array<{ pending: number }>>`SELECT count(*)::int AS pending FROM outbox WHERE sent_at IS NULL`
+    if (!row || row.pending === 0) return
+    if (performance.now() > deadline) {
+      warn(`warning: ${row.pending} outbox rows still unsent after 60 s; going on`)
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }

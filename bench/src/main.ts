@@ -9,13 +9,14 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { createAccount, type BenchAccount } from './accounts.js'
 import { Cleanup } from './cleanup.js'
-import { prepareEnvironment, type BenchEnvironment } from './environment.js'
+import { prepareEnvironment, untilOutboxEmpty, type BenchEnvironment } from './environment.js'
 import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
 import { BULK_RECIPIENTS, createBulkCampaign, measureBulk, type BulkLatency } from './bulk.js'
 import { bareLetter, singleLetter } from './letter.js'
 import { measurePipeline } from './pipeline.js'
 import { measureProofs } from './proofs.js'
 import { runHistoryBench } from './history.js'
+import { runAgainst } from './against.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
 import { figure, markdownTable, ms, percent, perSecond, target, times, whole, wholeMs, type Row } from './report.js'
 
@@ -33,6 +34,9 @@ const USAGE = `npm run bench [-- options]
                       (one made through POST /single, the rest copied in SQL): about a minute
   --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute
   --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute
+  --against <ref>     this checkout beside another release (a commit, tag or branch, checked out in a scratch
+                      worktree): the creation and list rows of both, in turn, with their ratios; exits 1 when a
+                      row is slower than the other release's past the threshold (docs/benchmarks.md)
   --history <n>       only the history rows: each read, loop round, /metrics, the floor page and an endpoint's deletion on
                       a database of 1,000 letters and on one of <n> letters over 18 months, with their ratio, and the
                       bytes per letter once the retention has run (1000000: about 15 minutes)`
@@ -47,6 +51,7 @@ const { values: args } = parseArgs({
     redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     only: { type: 'string' },
     history: { type: 'string' },
+    against: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
@@ -82,20 +87,6 @@ const progress = (text: string) => process.stderr.write(`[${((performance.now() 
 /** About 20 s of one core's rendering, in tens, between 20 and 2,000 (the issue's figure, measured rather than projected once rendering is fast enough). */
 const pipelineLetters = (lettersPerSecond: number) => Math.min(2000, Math.max(20, Math.floor((lettersPerSecond * 20) / 10) * 10))
 
-/** Waits until the gateway's dispatcher has moved every outbox row to Redis, so the backlog of one row does not slow the next. */
-async function untilOutboxEmpty(env: BenchEnvironment): Promise<void> {
-  const deadline = performance.now() + 60_000
-  for (;;) {
-    const [row] = await env.sql<Array<{ pending: number }>>`SELECT count(*)::int AS pending FROM outbox WHERE sent_at IS NULL`
-    if (!row || row.pending === 0) return
-    if (performance.now() > deadline) {
-      progress(`warning: ${row.pending} outbox rows still unsent after 60 s; going on`)
-      return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
 const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
 
 /**
@@ -115,7 +106,7 @@ async function interleaved<Key extends string>(
       const result = await measureLoad(request, { ...load, warmUpSeconds: round === 0 ? load.warmUpSeconds : 0 })
       progress(`${label}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
       results.get(row)!.push(result)
-      await untilOutboxEmpty(env)
+      await untilOutboxEmpty(env, progress)
     }
   }
   return Object.fromEntries(entries.map(([row]) => [row, averaged(results.get(row)!)])) as Record<Key, LoadResult>
@@ -181,7 +172,7 @@ const BULK_TARGET_MS = 2000
 /** POST /cards/bulk on its own account and campaign, the outbox drained between requests. */
 async function measureBulkRow(env: BenchEnvironment, gateway: string, account: BenchAccount): Promise<BulkLatency> {
   const campaignId = await createBulkCampaign(gateway, env.adminToken, account)
-  const bulk = await measureBulk(gateway, account, campaignId, () => untilOutboxEmpty(env))
+  const bulk = await measureBulk(gateway, account, campaignId, () => untilOutboxEmpty(env, progress))
   progress(`POST /cards/bulk, ${BULK_RECIPIENTS} recipients: p50 ${ms(bulk.p50Ms)}, max ${ms(bulk.maxMs)}`)
   return bulk
 }
@@ -388,6 +379,17 @@ async function run(cleanup: Cleanup): Promise<string> {
   return report(rows)
 }
 
+/** `--against <ref>`: the table of both releases; a row past the threshold makes the run exit 1 once everything is cleaned up. */
+async function runComparison(ref: string, cleanup: Cleanup): Promise<string> {
+  const compared = await runAgainst({ ref, servers: { postgresUrl: args.postgres, redisUrl: args.redis }, load, rounds, progress }, cleanup)
+  if (compared.slower.length > 0) exitCode = 1
+  const cpu = cpus()
+  const header =
+    `letters bench --against ${ref}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}; ` +
+    `${load.connections} connections, ${rounds} rounds of ${load.durationSeconds} s a row and release (after ${load.warmUpSeconds} s of warm-up), in turn, averaged`
+  return `\n${header}\n\n${compared.table}`
+}
+
 const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
@@ -395,9 +397,11 @@ try {
   const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender }
   const table = await (historyLetters !== undefined
     ? runHistoryBench({ letters: historyLetters, postgresUrl: args.postgres, redisUrl: args.redis, progress }, cleanup)
-    : args.only === undefined
-      ? run(cleanup)
-      : sections[args.only]!(cleanup))
+    : args.against !== undefined
+      ? runComparison(args.against, cleanup)
+      : args.only === undefined
+        ? run(cleanup)
+        : sections[args.only]!(cleanup))
   progress('stopping everything and removing the run’s data')
   await cleanup.close()
   process.stdout.write(table)

@@ -17,7 +17,7 @@ interface LockFile {
   packages: Record<string, { version?: string }>
 }
 
-/** The packages both releases install at different versions: the previous one would not run on this checkout's. */
+/** The packages both releases install at different versions: the other one would not run on this checkout's. */
 function versionsApart(previous: LockFile, current: LockFile): string[] {
   return Object.entries(previous.packages)
     .filter(([path]) => path.startsWith('node_modules/') && !path.startsWith('node_modules/@letters/'))
@@ -41,60 +41,84 @@ async function workspacesOf(root: string): Promise<Array<{ folder: string; name:
   return found
 }
 
+export interface ReleaseCheckout {
+  dir: string
+  /** The commit checked out, in full. */
+  commit: string
+  remove: () => Promise<void>
+}
+
+export interface CheckoutOptions {
+  /**
+   * When the two lockfiles install a package at different versions: install the release's own
+   * packages in its worktree (`npm ci`, from npm's cache where it can) instead of refusing.
+   */
+  installWhenApart?: boolean
+}
+
 /**
- * The previous release's source in a worktree of its own, run with this checkout's installed
- * packages: every package but our workspaces is linked to this checkout's node_modules, and our
- * workspaces to the worktree's own folders. Refused, saying which, when the two lockfiles install
- * a package at different versions (the previous release would then need an install of its own).
+ * A release's source (`ref`: a commit, tag or branch) in a worktree of its own. It runs with this
+ * checkout's installed packages where both lockfiles agree: every package but our workspaces is
+ * linked to this checkout's node_modules, and our workspaces to the worktree's own folders. Where
+ * they install a package at different versions, the release needs an install of its own: made
+ * with `installWhenApart`, otherwise refused, saying which.
  */
-export async function checkoutPreviousRelease(): Promise<{ dir: string; remove: () => Promise<void> }> {
-  const present = () =>
-    git(['cat-file', '-e', `${PREVIOUS_RELEASE}^{commit}`]).then(
-      () => true,
-      () => false,
+export async function checkoutRelease(ref: string, options: CheckoutOptions = {}): Promise<ReleaseCheckout> {
+  const resolve = () =>
+    git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).then(
+      ({ stdout }) => stdout.trim(),
+      () => undefined,
     )
   // A shallow clone (as some CI checkouts are) lacks it: fetched from the clone's origin by its id.
-  if (!(await present())) await git(['fetch', '--no-tags', '--depth=1', 'origin', PREVIOUS_RELEASE]).catch(() => undefined)
-  if (!(await present())) {
-    throw new Error(
-      `the previous release ${PREVIOUS_RELEASE} is not in this clone's history and its origin did not give it: fetch it to run the rolling upgrade`,
-    )
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'letters-previous-'))
-  await git(['worktree', 'add', '--detach', '--force', dir, PREVIOUS_RELEASE])
+  if (!(await resolve())) await git(['fetch', '--no-tags', '--depth=1', 'origin', ref]).catch(() => undefined)
+  const commit = await resolve()
+  if (!commit) throw new Error(`${ref} is not in this clone's history and its origin did not give it: fetch it first`)
+  const dir = await mkdtemp(join(tmpdir(), 'letters-release-'))
+  await git(['worktree', 'add', '--detach', '--force', dir, commit])
   const remove = async () => {
     await git(['worktree', 'remove', '--force', dir]).catch(() => undefined)
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    const [previousLock, currentLock] = await Promise.all(
+    const [releaseLock, currentLock] = await Promise.all(
       [dir, repositoryRoot].map(async (root) => JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as LockFile),
     )
-    const apart = versionsApart(previousLock!, currentLock!)
-    if (apart.length > 0) throw new Error(`the previous release installs other versions than this checkout: ${apart.join(', ')}`)
-
-    const installed = join(repositoryRoot, 'node_modules')
-    const modules = join(dir, 'node_modules')
-    await mkdir(join(modules, '@letters'), { recursive: true })
-    for (const entry of await readdir(installed)) {
-      if (entry === '@letters' || entry === '.package-lock.json') continue
-      await symlink(join(installed, entry), join(modules, entry))
+    const apart = versionsApart(releaseLock!, currentLock!)
+    if (apart.length > 0 && options.installWhenApart) {
+      await promisify(execFile)('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+      return { dir, commit, remove }
     }
-    for (const { folder, name } of await workspacesOf(dir)) {
-      await symlink(folder, join(modules, name))
-      // A workspace's own node_modules (a version apart from the root's), where this checkout has one.
-      const nested = join(repositoryRoot, folder.slice(dir.length + 1), 'node_modules')
-      if (
-        await lstat(nested).then(
-          () => true,
-          () => false,
-        )
-      )
-        await symlink(nested, join(folder, 'node_modules'))
-    }
-    return { dir, remove }
+    if (apart.length > 0) throw new Error(`${ref} installs other versions than this checkout: ${apart.join(', ')}`)
+    await linkInstalledPackages(dir)
+    return { dir, commit, remove }
   } catch (error) {
     await remove()
     throw error
   }
 }
+
+/** This checkout's installed packages, linked into the worktree `dir`; our workspaces to its own folders. */
+async function linkInstalledPackages(dir: string): Promise<void> {
+  const installed = join(repositoryRoot, 'node_modules')
+  const modules = join(dir, 'node_modules')
+  await mkdir(join(modules, '@letters'), { recursive: true })
+  for (const entry of await readdir(installed)) {
+    if (entry === '@letters' || entry === '.package-lock.json') continue
+    await symlink(join(installed, entry), join(modules, entry))
+  }
+  for (const { folder, name } of await workspacesOf(dir)) {
+    await symlink(folder, join(modules, name))
+    // A workspace's own node_modules (a version apart from the root's), where this checkout has one.
+    const nested = join(repositoryRoot, folder.slice(dir.length + 1), 'node_modules')
+    if (
+      await lstat(nested).then(
+        () => true,
+        () => false,
+      )
+    )
+      await symlink(nested, join(folder, 'node_modules'))
+  }
+}
+
+/** The previous release, run with this checkout's packages (a rolling upgrade). */
+export const checkoutPreviousRelease = (): Promise<ReleaseCheckout> => checkoutRelease(PREVIOUS_RELEASE)

@@ -6,7 +6,7 @@ import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLo
 import { json } from './json.js'
 import { DeadlineExceededError, type LetterDraft, type LetterOrder, type OrderDeadline, type OrderOutcome } from './orders.js'
 import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
-import { letterEventsQuery } from '@letters/letters'
+import { firstLetterEventsCtes } from '@letters/letters'
 
 /**
  * The transaction failed while committing and what became of it could not be found out: it may
@@ -104,9 +104,8 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
  *
  * Round trips: BEGIN; for orders with keys, their advisory locks, then their stored answers;
  * the account rows locked `FOR UPDATE` in id order (concurrent batches never deadlock) together
- * with the ownership checks; the write statement; the letters' first events (the statement
- * every letter event is written with); COMMIT. Five for a batch without keys, seven with, however
- * many orders it holds.
+ * with the ownership checks; the write statement, which also writes the letters' first events;
+ * COMMIT. Four for a batch without keys, six with, however many orders it holds.
  *
  * Only statements that do not depend on each other share a round trip: postgres.js describes a
  * statement with parameters before its first run on a connection, and a statement queued behind
@@ -339,11 +338,16 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
 }
 
 /**
- * One statement writes the balances, the letters, their first letter_events rows, outbox rows and
- * charges, and the keys' answers. Counts that disagree with what the locks said roll it all back.
- * Then the letters' first events (letter.received, or letter.scheduled) for GET /events and the
- * endpoints are written by letterEventsQuery, as every other letter event is: a statement of its
- * own, since a statement does not see the rows its own CTEs insert.
+ * The letters' first events (letter.received, or letter.scheduled) for GET /events and the
+ * endpoints, from the write's own RETURNING rows: the same fan-out every other letter event goes
+ * through (firstLetterEventsCtes, packages/letters), as constant text.
+ */
+const FIRST_EVENTS = firstLetterEventsCtes('first_rows', 'stored')
+
+/**
+ * One statement writes the balances, the letters, their first letter_events rows and events (with
+ * their webhook copies), outbox rows and charges, and the keys' answers: one round trip, while
+ * the accounts' rows are locked. Counts that disagree with what the locks said roll it all back.
  *
  * A letter with a `sendAt` starts `scheduled`, without an address job: the clock releases it
  * (packages/pipeline, LetterClock). A test letter gets no charge and debits nothing.
@@ -388,13 +392,16 @@ async function write(
       JOIN specs s ON s.card = l."cardDesignId" AND s.envelope = l."envelopeDesignId" AND s.sender = l."senderId"
         AND s.signature IS NOT DISTINCT FROM l."signatureId"
       ORDER BY l.n
+      RETURNING *
     ),
-    first_events AS (
+    first_rows AS (
       INSERT INTO letter_events (letter_id, status, detail)
       SELECT id, CASE WHEN "sendAt" IS NULL THEN 'received' ELSE 'scheduled' END,
         CASE WHEN "sendAt" IS NULL THEN NULL ELSE 'Programada: entrará en producción en la fecha indicada' END
       FROM new_letters ORDER BY n
+      RETURNING letter_id, status, at
     ),
+    ${sql.unsafe(FIRST_EVENTS)},
     address_jobs AS (
       INSERT INTO outbox (queue, job_name, payload)
       -- The job's queue and name as literals from the job registry (outboxTargetSql), never a client's text.
@@ -425,10 +432,6 @@ async function write(
   }
   // A row an older replica wrote meanwhile: nothing of this batch may be kept.
   if (written.answers !== answers.length) throw new KeyTakenMeanwhileError()
-  // The one fan-out every status change uses (letterEventsSql), rendered by drizzle for this
-  // postgres.js transaction: the text and its parameters, never spliced.
-  const events = letterEventsQuery(letters.map((letter) => letter.id))
-  await sql.unsafe(events.sql, events.params as never[])
   return written.xid
 }
 

@@ -49,26 +49,51 @@ function letterEventBodySql(event: string, letter: string): SQL {
 }
 
 /**
+ * The fan-out's tail, as CTEs a statement ends with its own SELECT: each event of `newEvents` (a
+ * relation of id, letter_id, type, sequence and at) written once in `events` (what GET /events
+ * lists, with or without endpoints), with its letter's row from `letters`, and copied for every
+ * endpoint of the letter's account and mode subscribed to it, not disabled, into
+ * `webhook_events`, where the webhook worker's admission finds it. The endpoints are locked FOR
+ * KEY SHARE: one being deleted meanwhile (marked deleted and disabled under FOR UPDATE) is waited
+ * for, read again and left out.
+ *
+ * `letters` is the letters table for letters that exist, or the RETURNING rows of the statement
+ * that inserts them (a statement does not see the rows its own CTEs insert).
+ */
+function eventFanOutSql(newEvents: string, letters: string): SQL {
+  return sql`
+    stored_events AS (
+      INSERT INTO events (id, account_id, livemode, letter_id, type, sequence, occurred_at, body)
+      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${letterEventBodySql('ev', 'l')}
+      FROM ${sql.identifier(newEvents)} ev JOIN ${sql.identifier(letters)} l ON l.id = ev.letter_id
+      RETURNING account_id, livemode, type, body
+    ),
+    subscribed AS (
+      SELECT e.id, e.account_id, e.livemode, e.events FROM webhook_endpoints e
+      WHERE e.account_id IN (SELECT account_id FROM stored_events) AND NOT e.disabled
+      FOR KEY SHARE
+    ),
+    event_webhooks AS (
+      INSERT INTO webhook_events (endpoint_id, type, body)
+      SELECT e.id, s.type, s.body FROM stored_events s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND s.type = ANY(e.events)
+    )`
+}
+
+/**
  * The fan-out of letter events, one statement: each letter's event, as its latest letter_events
- * row tells (the status it just reached), written once in `events` (what GET /events lists, with
- * or without endpoints) and copied for every endpoint of the letter's account and mode subscribed
- * to it, not disabled, into `webhook_events`, where the webhook worker's admission finds it.
+ * row tells (the status it just reached), through eventFanOutSql.
  *
  * The sequence counts the letter's changes of status in its letter_events, so it holds however
  * long ago the earlier events were deleted; a row that repeats the status before it (a resumed
- * letter, a failed print attempt) is no change and has no event.
+ * letter, a failed print attempt) is no change and has no event. The ids go as one array
+ * parameter, so the statement's text is the same for any number of letters.
  */
 function letterEventsSql(letterIds: readonly string[]): SQL {
   // Raw SQL kept: window functions and INSERT … SELECT through data-modifying CTEs, in one statement.
-  // The endpoints are locked FOR KEY SHARE: one being deleted meanwhile (marked deleted and
-  // disabled under FOR UPDATE) is waited for, read again and left out.
   return sql`
-    WITH targets AS (
-      SELECT id, account_id FROM letters WHERE id IN ${letterIds}
-    ),
-    changes AS (
+    WITH changes AS (
       SELECT letter_id, id, status, at, status IS DISTINCT FROM lag(status) OVER (PARTITION BY letter_id ORDER BY id) AS changed
-      FROM letter_events WHERE letter_id IN (SELECT id FROM targets)
+      FROM letter_events WHERE letter_id = ANY(${sql.param([...letterIds])}::uuid[])
     ),
     latest AS (
       SELECT DISTINCT ON (letter_id) letter_id, status, at, sequence
@@ -79,19 +104,25 @@ function letterEventsSql(letterIds: readonly string[]): SQL {
     new_events AS MATERIALIZED (
       SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, sequence::int AS sequence, at FROM latest
     ),
-    stored AS (
-      INSERT INTO events (id, account_id, livemode, letter_id, type, sequence, occurred_at, body)
-      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${letterEventBodySql('ev', 'l')}
-      FROM new_events ev JOIN letters l ON l.id = ev.letter_id
-      RETURNING account_id, livemode, type, body
+    ${eventFanOutSql('new_events', 'letters')}
+    SELECT count(*)::int AS events FROM stored_events`
+}
+
+/**
+ * The first events of letters a statement inserts (the intake's write): each letter's first
+ * letter_events row is its first event, sequence 1. `firstRows` names the RETURNING rows of that
+ * letter_events insert (letter_id, status, at); `letters` those of the letters insert. CTEs to
+ * follow the statement's own, as constant text: no parameter, so that a statement of postgres.js's
+ * own (the intake's pipelined transaction) can hold it.
+ */
+export function firstLetterEventsCtes(firstRows: string, letters: string): string {
+  const { sql: text, params } = new PgDialect().sqlToQuery(sql`
+    first_letter_events AS MATERIALIZED (
+      SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, 1 AS sequence, at FROM ${sql.identifier(firstRows)}
     ),
-    subscribed AS (
-      SELECT e.id, e.account_id, e.livemode, e.events FROM webhook_endpoints e
-      WHERE e.account_id IN (SELECT account_id FROM targets) AND NOT e.disabled
-      FOR KEY SHARE
-    )
-    INSERT INTO webhook_events (endpoint_id, type, body)
-    SELECT e.id, s.type, s.body FROM stored s JOIN subscribed e ON e.account_id = s.account_id AND e.livemode = s.livemode AND s.type = ANY(e.events)`
+    ${eventFanOutSql('first_letter_events', letters)}`)
+  if (params.length > 0) throw new Error('the first events’ CTEs must be constant text')
+  return text
 }
 
 /**
@@ -101,13 +132,4 @@ function letterEventsSql(letterIds: readonly string[]): SQL {
 export async function recordLetterEvents(tx: Tx, letterIds: readonly string[]): Promise<void> {
   if (letterIds.length === 0) return
   await tx.execute(letterEventsSql(letterIds))
-}
-
-/**
- * The same statement for a transaction of postgres.js's own (the intake's, which writes new
- * letters in one statement of its own and then their first events with this one).
- */
-export function letterEventsQuery(letterIds: readonly string[]): { sql: string; params: unknown[] } {
-  const { sql: text, params } = new PgDialect().sqlToQuery(letterEventsSql(letterIds))
-  return { sql: text, params }
 }

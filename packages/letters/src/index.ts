@@ -22,7 +22,7 @@ export {
 export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type LetterMoved, type LettersMove } from './move.js'
 export { resumeLetter, RESUMED_DETAIL, statusListSql, withoutProgressSql } from './resume.js'
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
-export { isoInstant, letterEventsQuery, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
+export { firstLetterEventsCtes, isoInstant, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
 export { letterFileKey, letterFolder } from './artifacts.js'
 export { readLetterDrawings, type ArtworkPrint } from './drawing.js'
 export {

@@ -1,0 +1,135 @@
+/**
+ * `npm run bench -- --against <ref>`: this checkout's gateway and another release's, each on a
+ * database its own migrations made, measured on the same rows in turn (this, other, this,
+ * other…) in one run, so that the machine's mood weighs on both alike. Prints the ratios, and
+ * says whether this checkout is slower than the other by more than the threshold.
+ */
+import { checkoutRelease } from '@letters/test/support/previous-release'
+import { createAccount, type BenchAccount } from './accounts.js'
+import type { Cleanup } from './cleanup.js'
+import { prepareEnvironment, untilOutboxEmpty, type BenchEnvironment, type ServerOptions } from './environment.js'
+import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
+import { singleLetter } from './letter.js'
+import { grid, perSecond, wholeMs } from './report.js'
+
+/**
+ * How much slower than the other release a row may be before the comparison fails: its
+ * throughput under 85% of the other's, or its p99 over 115% of the other's plus 2 ms (a p99 of a
+ * few milliseconds moves by one or two between runs). Two runs of the same code side by side
+ * differ by less than 5% in throughput on an idle machine (docs/benchmarks.md).
+ */
+export const AGAINST_THRESHOLD = { throughput: 0.85, p99: 1.15, p99SlackMs: 2 }
+
+/** Accounts the spread rows share out, one per connection. */
+const SPREAD_ACCOUNTS = 50
+
+export interface AgainstOptions {
+  ref: string
+  servers: ServerOptions
+  load: LoadOptions
+  rounds: number
+  progress: (text: string) => void
+}
+
+export interface AgainstResult {
+  table: string
+  /** The rows past the threshold, in words; empty when none is. */
+  slower: string[]
+}
+
+interface Side {
+  name: string
+  env: BenchEnvironment
+  gateway: string
+  spread: BenchAccount[]
+  hot: BenchAccount
+}
+
+const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
+
+/** The rows both releases are measured on: creation (spread over accounts and on one) and the list read. */
+function rowsOf(side: Side): Array<{ label: string; request: LoadTarget }> {
+  return [
+    {
+      label: 'POST /single, 50 accounts',
+      request: {
+        url: `${side.gateway}/single`,
+        method: 'POST',
+        requests: side.spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })),
+      },
+    },
+    {
+      label: 'POST /single, one account',
+      request: { url: `${side.gateway}/single`, method: 'POST', requests: [{ headers: withKey(side.hot), body: singleLetter(side.hot) }] },
+    },
+    {
+      label: 'GET /cards?limit=20, 50 accounts',
+      request: { url: `${side.gateway}/cards?limit=20`, requests: side.spread.map((account) => ({ headers: withKey(account) })) },
+    },
+  ]
+}
+
+async function prepareSide(name: string, cleanup: Cleanup, servers: ServerOptions): Promise<Side> {
+  const env = await prepareEnvironment(cleanup, servers)
+  const gateway = await env.startGateway()
+  const newAccount = (label: string) => createAccount(gateway, env.adminToken, label)
+  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
+  return { name, env, gateway, spread, hot: await newAccount('Cuenta caliente') }
+}
+
+const ratio = (value: number) => `${value.toFixed(2)}×`
+
+export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Promise<AgainstResult> {
+  const { ref, servers, load, rounds, progress } = options
+  progress(`checking out ${ref} in a scratch worktree`)
+  const release = await checkoutRelease(ref, { installWhenApart: true })
+  cleanup.defer(`the worktree of ${ref}`, release.remove)
+  const other = release.commit.startsWith(ref) ? ref : `${ref} (${release.commit.slice(0, 7)})`
+
+  progress('this checkout: fresh database, Redis prefix, gateway and accounts')
+  const here = await prepareSide('this checkout', cleanup, servers)
+  progress(`${other}: fresh database (its own migrations), Redis prefix, gateway and accounts`)
+  const there = await prepareSide(other, cleanup, { ...servers, releaseDir: release.dir })
+
+  const sides = [here, there]
+  const rows = rowsOf(here).map(({ label }, index) => ({ label, bySide: sides.map((side) => ({ side, request: rowsOf(side)[index]!.request })) }))
+  const results = new Map<string, LoadResult[]>()
+  for (const row of rows) {
+    for (let round = 0; round < rounds; round++) {
+      // Which goes first alternates: the second of a pair does not always inherit the first's warm Postgres.
+      const order = round % 2 === 0 ? row.bySide : [...row.bySide].reverse()
+      for (const { side, request } of order) {
+        const result = await measureLoad(request, { ...load, warmUpSeconds: round < 2 ? load.warmUpSeconds : 0 })
+        progress(`${row.label}, ${side.name}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
+        const key = `${row.label}\u0000${side.name}`
+        results.set(key, [...(results.get(key) ?? []), result])
+        await untilOutboxEmpty(side.env, progress)
+      }
+    }
+  }
+
+  const slower: string[] = []
+  const lines = rows.map(({ label }) => {
+    const mine = averaged(results.get(`${label}\u0000${here.name}`)!)
+    const theirs = averaged(results.get(`${label}\u0000${there.name}`)!)
+    const throughput = mine.requestsPerSecond / theirs.requestsPerSecond
+    const p99 = mine.p99Ms / theirs.p99Ms
+    if (throughput < AGAINST_THRESHOLD.throughput) slower.push(`${label}: ${ratio(throughput)} the throughput of ${other}`)
+    if (mine.p99Ms > AGAINST_THRESHOLD.p99 * theirs.p99Ms + AGAINST_THRESHOLD.p99SlackMs) slower.push(`${label}: p99 ${ratio(p99)} that of ${other}`)
+    const failed = (result: LoadResult) => Object.values(result.failures).reduce((sum, count) => sum + count, 0)
+    return [
+      label,
+      `${perSecond(mine.requestsPerSecond, 'req')}, p99 ${wholeMs(mine.p99Ms)}`,
+      `${perSecond(theirs.requestsPerSecond, 'req')}, p99 ${wholeMs(theirs.p99Ms)}`,
+      ratio(throughput),
+      ratio(p99),
+      `${failed(mine)} / ${failed(theirs)}`,
+    ]
+  })
+  const table = grid(['Row', 'this checkout', other, 'throughput, this ÷ other', 'p99, this ÷ other', 'not 2xx (this / other)'], lines)
+  const verdict =
+    slower.length === 0
+      ? `No row is past the threshold (throughput ≥ ${AGAINST_THRESHOLD.throughput * 100}% of ${other}'s, p99 ≤ ${Math.round(AGAINST_THRESHOLD.p99 * 100)}% + ${AGAINST_THRESHOLD.p99SlackMs} ms).`
+      : `Slower than ${other} past the threshold:\n${slower.map((line) => `- ${line}`).join('\n')}`
+  return { table: `${table}\n\n${verdict}\n`, slower }
+}
