@@ -10,6 +10,8 @@ import type { Cleanup } from './cleanup.js'
 import { prepareEnvironment, untilOutboxEmpty, type BenchEnvironment, type ServerOptions } from './environment.js'
 import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
 import { singleLetter } from './letter.js'
+import { freePort } from '@letters/test/support/processes'
+import { canReadCpu, cpuSnapshot } from './cpu.js'
 import { grid, perSecond, wholeMs } from './report.js'
 
 /**
@@ -41,6 +43,8 @@ interface Side {
   name: string
   env: BenchEnvironment
   gateway: string
+  /** The gateway's process group, whose CPU time is read around each row. */
+  gatewayGroup: number
   spread: BenchAccount[]
   hot: BenchAccount
 }
@@ -71,10 +75,12 @@ function rowsOf(side: Side): Array<{ label: string; request: LoadTarget }> {
 
 async function prepareSide(name: string, cleanup: Cleanup, servers: ServerOptions): Promise<Side> {
   const env = await prepareEnvironment(cleanup, servers)
-  const gateway = await env.startGateway()
+  const port = await freePort()
+  const started = await env.startService('gateway', { PORT: String(port) })
+  const gateway = `http://127.0.0.1:${port}`
   const newAccount = (label: string) => createAccount(gateway, env.adminToken, label)
   const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
-  return { name, env, gateway, spread, hot: await newAccount('Cuenta caliente') }
+  return { name, env, gateway, gatewayGroup: started.child.pid!, spread, hot: await newAccount('Cuenta caliente') }
 }
 
 const ratio = (value: number) => `${value.toFixed(2)}×`
@@ -94,18 +100,35 @@ export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Pro
   const sides = [here, there]
   const rows = rowsOf(here).map(({ label }, index) => ({ label, bySide: sides.map((side) => ({ side, request: rowsOf(side)[index]!.request })) }))
   const results = new Map<string, LoadResult[]>()
+  /** CPU milliseconds per answered request, of the gateway and of Postgres, per row and side. */
+  const cpu = new Map<string, Array<{ gateway: number; postgres: number }>>()
   for (const row of rows) {
     for (let round = 0; round < rounds; round++) {
       // Which goes first alternates: the second of a pair does not always inherit the first's warm Postgres.
       const order = round % 2 === 0 ? row.bySide : [...row.bySide].reverse()
       for (const { side, request } of order) {
-        const result = await measureLoad(request, { ...load, warmUpSeconds: round < 2 ? load.warmUpSeconds : 0 })
-        progress(`${row.label}, ${side.name}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
+        // The warm-up apart, so that the CPU read around the row is the counted load's only.
+        if (round < 2 && load.warmUpSeconds > 0) await measureLoad(request, { ...load, durationSeconds: load.warmUpSeconds, warmUpSeconds: 0 })
+        const before = canReadCpu ? cpuSnapshot(side.gatewayGroup) : undefined
+        const result = await measureLoad(request, { ...load, warmUpSeconds: 0 })
         const key = `${row.label}\u0000${side.name}`
+        const answered = result.requestsPerSecond * load.durationSeconds
+        if (before && answered > 0) {
+          const after = cpuSnapshot(side.gatewayGroup)
+          const perRequest = { gateway: (1000 * (after.service - before.service)) / answered, postgres: (1000 * (after.postgres - before.postgres)) / answered }
+          cpu.set(key, [...(cpu.get(key) ?? []), perRequest])
+        }
+        progress(`${row.label}, ${side.name}, round ${round + 1} of ${rounds}: ${perSecond(result.requestsPerSecond, 'req')}, p99 ${wholeMs(result.p99Ms)}`)
         results.set(key, [...(results.get(key) ?? []), result])
         await untilOutboxEmpty(side.env, progress)
       }
     }
+  }
+  const cpuOf = (key: string) => {
+    const samples = cpu.get(key)
+    if (!samples || samples.length === 0) return ''
+    const mean = (pick: (sample: { gateway: number; postgres: number }) => number) => samples.reduce((sum, sample) => sum + pick(sample), 0) / samples.length
+    return `${mean((sample) => sample.gateway).toFixed(2)} / ${mean((sample) => sample.postgres).toFixed(2)}`
   }
 
   const slower: string[] = []
@@ -123,10 +146,24 @@ export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Pro
       `${perSecond(theirs.requestsPerSecond, 'req')}, p99 ${wholeMs(theirs.p99Ms)}`,
       ratio(throughput),
       ratio(p99),
+      cpuOf(`${label}\u0000${here.name}`),
+      cpuOf(`${label}\u0000${there.name}`),
       `${failed(mine)} / ${failed(theirs)}`,
     ]
   })
-  const table = grid(['Row', 'this checkout', other, 'throughput, this ÷ other', 'p99, this ÷ other', 'not 2xx (this / other)'], lines)
+  const table = grid(
+    [
+      'Row',
+      'this checkout',
+      other,
+      'throughput, this ÷ other',
+      'p99, this ÷ other',
+      'CPU ms a request, gateway / Postgres (this)',
+      `(${other})`,
+      'not 2xx (this / other)',
+    ],
+    lines,
+  )
   const verdict =
     slower.length === 0
       ? `No row is past the threshold (throughput ≥ ${AGAINST_THRESHOLD.throughput * 100}% of ${other}'s, p99 ≤ ${Math.round(AGAINST_THRESHOLD.p99 * 100)}% + ${AGAINST_THRESHOLD.p99SlackMs} ms).`

@@ -43,9 +43,15 @@ function checkChoicesSql(choices: Choice[]): SQL {
  * other statements (drizzle's transactions cannot pipeline): the same statement, rendered once.
  */
 export function checkChoices(client: Sql | TransactionSql, choices: Choice[]) {
-  const { sql: text, params } = new PgDialect().sqlToQuery(checkChoicesSql(choices))
-  return client.unsafe<CheckRow[]>(text, params as never[], { prepare: true })
+  return client.unsafe<CheckRow[]>(CHECK_CHOICES_TEXT, [json(choices)], { prepare: true })
 }
+
+/** The check's text, rendered once: its one parameter is the choices' JSON. */
+const CHECK_CHOICES_TEXT = (() => {
+  const { sql: text, params } = new PgDialect().sqlToQuery(checkChoicesSql([]))
+  if (params.length !== 1) throw new Error('the ownership check takes the choices as its one parameter')
+  return text
+})()
 
 /** The first refusal among an order's checks, in the order a client reads its fields. */
 export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefined {

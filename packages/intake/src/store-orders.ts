@@ -378,10 +378,12 @@ async function write(
       WHERE a.id = d.id
       RETURNING a.balance = d.expected AS as_expected
     ),
-    -- Each distinct choice's print spec once: a bulk order's thousand letters share one.
+    -- Each distinct choice's print spec once: a bulk order's thousand letters share one. The table
+    -- function is inlined into this statement's plan (letter_print_spec_of, migration 0017).
     specs AS (
-      SELECT c.card, c.envelope, c.sender, c.signature, letter_print_spec(c.card, c.envelope, c.sender, c.signature) AS spec
+      SELECT c.card, c.envelope, c.sender, c.signature, p.spec
       FROM (SELECT DISTINCT "cardDesignId" AS card, "envelopeDesignId" AS envelope, "senderId" AS sender, "signatureId" AS signature FROM new_letters) c
+      CROSS JOIN LATERAL letter_print_spec_of(c.card, c.envelope, c.sender, c.signature) AS p
     ),
     stored AS (
       INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, signature_id, print_spec,

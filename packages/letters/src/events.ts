@@ -15,7 +15,7 @@ const columnOf = (alias: string) => (column: string) => sql`${sql.identifier(ali
  * `sendAt` and `personalDataErasedAt` are null when the letter was not scheduled, or not erased
  * (to_char of null is null).
  */
-export function letterJsonSql(alias: string): SQL {
+function buildLetterJson(alias: string): SQL {
   const l = columnOf(alias)
   return sql`json_build_object('id', ${l('id')}, 'code', ${l('code')}, 'livemode', ${l('livemode')}, 'type', ${l('type')}, 'status', ${l('status')},
     'sendAt', ${isoInstant(l('send_at'))}, 'campaignId', ${l('campaign_id')},
@@ -24,6 +24,31 @@ export function letterJsonSql(alias: string): SQL {
     'addressLines', ${l('address_lines')}, 'cost', ${l('cost')},
     'createdAt', ${isoInstant(l('created_at'))}, 'updatedAt', ${isoInstant(l('updated_at'))},
     'personalDataErasedAt', ${isoInstant(l('personal_data_erased_at'))})`
+}
+
+const dialect = new PgDialect()
+
+/**
+ * A fragment without parameters (identifiers and constants only), rendered to its text once:
+ * drizzle walks a fragment's tree on every query that holds it, and the letter's shape, read by
+ * every page of GET /cards, is a large tree.
+ */
+function renderedOnce(fragment: SQL): SQL {
+  const { sql: text, params } = dialect.sqlToQuery(fragment)
+  if (params.length > 0) throw new Error(`a fragment rendered once must hold no parameter: ${text}`)
+  return sql.raw(text)
+}
+
+const letterJsonByAlias = new Map<string, SQL>()
+
+/** buildLetterJson for the row named `alias`, rendered once per alias (renderedOnce). */
+export function letterJsonSql(alias: string): SQL {
+  let fragment = letterJsonByAlias.get(alias)
+  if (!fragment) {
+    fragment = renderedOnce(buildLetterJson(alias))
+    letterJsonByAlias.set(alias, fragment)
+  }
+  return fragment
 }
 
 /**
@@ -116,13 +141,13 @@ function letterEventsSql(letterIds: readonly string[]): SQL {
  * own (the intake's pipelined transaction) can hold it.
  */
 export function firstLetterEventsCtes(firstRows: string, letters: string): string {
-  const { sql: text, params } = new PgDialect().sqlToQuery(sql`
+  return dialect.sqlToQuery(
+    renderedOnce(sql`
     first_letter_events AS MATERIALIZED (
       SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, 1 AS sequence, at FROM ${sql.identifier(firstRows)}
     ),
-    ${eventFanOutSql('first_letter_events', letters)}`)
-  if (params.length > 0) throw new Error('the first events’ CTEs must be constant text')
-  return text
+    ${eventFanOutSql('first_letter_events', letters)}`),
+  ).sql
 }
 
 /**

@@ -20,7 +20,8 @@ declare module 'fastify' {
 }
 
 interface Watch {
-  timers: NodeJS.Timeout[]
+  /** One timer at a time: the time to decide, then the answer time (most requests end before the first). */
+  timer: NodeJS.Timeout
   /** An answer is on its way (onSend ran): the timers have nothing more to say. */
   answering: boolean
 }
@@ -90,19 +91,24 @@ export default fp(
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) request.deadline.abandon()
       })
-      watches.set(request, {
+      const watch: Watch = {
         answering: false,
-        timers: [setTimeout(() => decide(request, reply), budget.decideWithinMs), setTimeout(() => giveUp(request, reply), budget.answerWithinMs)],
-      })
+        timer: setTimeout(() => {
+          decide(request, reply)
+          if (!watch.answering) watch.timer = setTimeout(() => giveUp(request, reply), budget.answerWithinMs - budget.decideWithinMs)
+        }, budget.decideWithinMs),
+      }
+      watches.set(request, watch)
     })
     app.addHook('onSend', async (request) => {
       const watch = watches.get(request)
       if (!watch) return
       watch.answering = true
-      for (const timer of watch.timers) clearTimeout(timer)
+      clearTimeout(watch.timer)
     })
     const forget = (request: FastifyRequest) => {
-      for (const timer of watches.get(request)?.timers ?? []) clearTimeout(timer)
+      const watch = watches.get(request)
+      if (watch) clearTimeout(watch.timer)
       watches.delete(request)
       live.delete(request)
     }
