@@ -3,6 +3,26 @@ import { defineConfig } from 'vitest/config'
 const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts']
 
 /**
+ * Run after the others, two at a time: the suites that start several processes of their own,
+ * kill them or cut their connections, and wait for another to take over (worker crashes, the
+ * floor's faults, a rolling upgrade, a gateway stopped or cut under requests, webhooks under
+ * faults). Four of them side by side, each with its stack of processes, overloaded a 2-core
+ * machine until their own waits ran out.
+ */
+const heavy = [
+  'test/e2e/worker-crash.test.ts',
+  'test/e2e/rolling-upgrade.test.ts',
+  'test/e2e/webhooks-under-faults.test.ts',
+  'test/e2e/batch-printing.test.ts',
+  'test/e2e/floor-connection-drop.test.ts',
+  'test/e2e/idempotency-crash.test.ts',
+  'services/production-worker/test/print-once-under-faults.test.ts',
+  'services/production-worker/test/one-stock-per-batch-print-once.test.ts',
+  'services/production-worker/test/floor-print-once-and-safe-manifest.test.ts',
+  'packages/startup/test/schema-at-start.test.ts',
+]
+
+/**
  * Run last, one at a time: the tests whose claim is a latency measured against the same machine
  * idle (a p99 within 2x), where other files beside them would measure the machine, not the
  * service; the proof limits, whose requests get 300 ms in all, so that a loaded machine's slow
@@ -23,13 +43,15 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Each file's duration and result, per run (test-results/, read by scripts/slowest-tests.mjs).
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
       {
         extends: true,
         test: {
           name: 'side by side',
           include,
-          exclude: timedAlone,
+          exclude: [...heavy, ...timedAlone],
           // Four files at a time on the 2-core machine CI runs on (vitest would take one: cores - 1).
           // Most of a file's time is spent waiting (for workers, leases, deadlines, Postgres), so
           // they overlap; each file has its own database or accounts, and its own queue prefix.
@@ -44,7 +66,12 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'timed alone', include: timedAlone, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        // Each in a module graph of its own: they are few, and most of their time is their processes'.
+        test: { name: 'processes and faults', include: heavy, maxWorkers: 2, isolate: true, sequence: { groupOrder: 1 } },
+      },
+      { extends: true, test: { name: 'timed alone', include: timedAlone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 })
