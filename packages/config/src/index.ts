@@ -56,7 +56,10 @@ const EnvSchema = Type.Object({
   RECONCILE_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
   HTTP_REQUEST_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '30000' }),
   HTTP_HEADERS_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '5000' }),
+  // 75 s: longer than the proxies in front keep an idle connection to the gateway (ingress-nginx's
+  // upstream keep-alive and AWS load balancers: 60 s), so that the gateway never closes one they
+  // may still send a request on.
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '75000' }),
   HTTP_MAX_CONNECTIONS: Type.String({ pattern: '^[1-9][0-9]*$', default: '10000' }),
   PROOF_RATE_LIMIT_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
   PROOF_RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
@@ -137,7 +140,11 @@ export interface Config {
   reconcileAfterMs: number
   /** How often the reconciler looks for such letters. */
   reconcileIntervalMs: number
-  /** The gateway's HTTP server: timeouts and the most sockets it keeps open at once. */
+  /**
+   * The gateway's HTTP server: timeouts and the most sockets it keeps open at once. An idle
+   * keep-alive connection stays open `keepAliveTimeoutMs` (its answers advertise it); the request
+   * and headers timeouts count from a request's first byte, so they may be shorter.
+   */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number }
   /** Proofs: their own rate limit per key, the render threads and how many renders may wait for one. */
   proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number }
@@ -254,6 +261,35 @@ function fail(name: keyof typeof rules, value: unknown): never {
   throw new ConfigError(`${name}=${String(value)}: ${rules[name]}`)
 }
 
+/** Node's longest timer, 2^31 - 1 ms (24.8 days): setTimeout runs a longer one at once, a socket's timeout is cut to it. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * The gateway's HTTP timeouts, each one a timer Node must be able to keep. The keep-alive is the
+ * one a client and a proxy rely on: an answer advertises it (`Keep-Alive: timeout=<s>`) and they
+ * send the next request on the connection within it, so the socket must not close sooner. Node
+ * keeps an idle connection at least that long whatever the other two are (while a connection is
+ * idle its silence timeout is the keep-alive's, not HTTP_REQUEST_TIMEOUT_MS, and the request and
+ * headers timeouts start again at a request's first byte), except past its longest timer, to
+ * which it cuts the socket's: the connection would close before the keep-alive it advertises.
+ */
+function httpTimeouts(vars: Record<'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS', string>) {
+  const keepAliveTimeoutMs = Number(vars.HTTP_KEEP_ALIVE_TIMEOUT_MS)
+  if (keepAliveTimeoutMs > LONGEST_TIMER_MS) {
+    throw new ConfigError(
+      `HTTP_KEEP_ALIVE_TIMEOUT_MS=${vars.HTTP_KEEP_ALIVE_TIMEOUT_MS}: must be at most ${LONGEST_TIMER_MS} ms (24.8 days), the longest timer Node keeps; past it Node cuts the connection's timer short, and an idle connection would close sooner than this keep-alive, which its answers advertise (Keep-Alive: timeout=${Math.floor(keepAliveTimeoutMs / 1000)})`,
+    )
+  }
+  for (const name of ['HTTP_REQUEST_TIMEOUT_MS', 'HTTP_HEADERS_TIMEOUT_MS'] as const) {
+    if (Number(vars[name]) > LONGEST_TIMER_MS) {
+      throw new ConfigError(
+        `${name}=${vars[name]}: must be at most ${LONGEST_TIMER_MS} ms (24.8 days), the longest timer Node keeps; a longer one would fire at once or be cut short`,
+      )
+    }
+  }
+  return { requestTimeoutMs: Number(vars.HTTP_REQUEST_TIMEOUT_MS), headersTimeoutMs: Number(vars.HTTP_HEADERS_TIMEOUT_MS), keepAliveTimeoutMs }
+}
+
 /** The first and last address of IPv4 and of IPv6: a range that holds both holds everyone of that family. */
 const ADDRESS_SPACES = [
   ['0.0.0.0', '255.255.255.255'],
@@ -328,7 +364,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   )
   const { ['*']: otherwise, ...byCountry } = costs
   if (otherwise === undefined) fail('LETTER_COSTS', vars.LETTER_COSTS)
-  const budget = requestBudget(Number(vars.HTTP_REQUEST_TIMEOUT_MS))
+  const http = httpTimeouts(vars)
+  const budget = requestBudget(http.requestTimeoutMs)
   // Half the time a request has to be decided: a request's transaction (a lock waited for, then
   // a write) then ends before its answer is due, rather than after the client was answered.
   const statementBudgetMs = Math.floor(budget.decideWithinMs / 2)
@@ -385,12 +422,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     floorCountry: vars.FLOOR_COUNTRY,
     reconcileAfterMs: Number(vars.RECONCILE_AFTER_MS),
     reconcileIntervalMs: Number(vars.RECONCILE_INTERVAL_MS),
-    http: {
-      requestTimeoutMs: Number(vars.HTTP_REQUEST_TIMEOUT_MS),
-      headersTimeoutMs: Number(vars.HTTP_HEADERS_TIMEOUT_MS),
-      keepAliveTimeoutMs: Number(vars.HTTP_KEEP_ALIVE_TIMEOUT_MS),
-      maxConnections: Number(vars.HTTP_MAX_CONNECTIONS),
-    },
+    http: { ...http, maxConnections: Number(vars.HTTP_MAX_CONNECTIONS) },
     proofs: {
       rateLimit: { max: Number(vars.PROOF_RATE_LIMIT_MAX), windowMs: Number(vars.PROOF_RATE_LIMIT_WINDOW_MS) },
       renderThreads: vars.RENDER_THREADS === undefined ? undefined : Number(vars.RENDER_THREADS),

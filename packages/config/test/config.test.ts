@@ -31,7 +31,7 @@ describe('loadConfig', () => {
       floorCountry: 'ES',
       reconcileAfterMs: 600_000,
       reconcileIntervalMs: 30_000,
-      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 10_000 },
+      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000, maxConnections: 10_000 },
       proofs: { rateLimit: { max: 10, windowMs: 60_000 }, renderThreads: undefined, renderQueueMax: 16 },
       eventLoopMaxDelayMs: 1000,
       authFailures: { max: 10, windowMs: 60_000 },
@@ -199,7 +199,7 @@ describe('loadConfig', () => {
     })
     expect(config.reconcileAfterMs).toBe(2000)
     expect(config.reconcileIntervalMs).toBe(500)
-    expect(config.http).toEqual({ requestTimeoutMs: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000, maxConnections: 50 })
+    expect(config.http).toEqual({ requestTimeoutMs: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000, maxConnections: 50 })
     expect(config.proofs).toEqual({ rateLimit: { max: 3, windowMs: 60_000 }, renderThreads: 2, renderQueueMax: 0 })
     expect(config.authFailures).toEqual({ max: 5, windowMs: 60_000 })
     expect(config.metricsPort).toBe(9101)

@@ -5,6 +5,7 @@ import { Piscina } from 'piscina'
 import { metrics } from '@letters/observability'
 import type { LetterToRender } from './letter.js'
 import type { Rendered } from './render-thread.js'
+import { isThreadReady, type RenderPoolControl } from './thread-control.js'
 
 export type RenderKind = 'card' | 'envelope' | 'proof' | 'plotter-proof'
 
@@ -22,6 +23,12 @@ export class RenderQueueFull extends Error {
 
 // Piscina rejects with plain Errors; these are its two messages for a full queue.
 const QUEUE_FULL = /^(Task queue is at limit|No task queue available and all Workers are busy)$/
+
+/**
+ * How long closing waits for the threads still warming up to finish the proof in hand. A proof
+ * takes milliseconds, a second on a starved machine; past this the threads are stopped anyway.
+ */
+const WARM_UP_STOP_WAIT_MS = 5000
 
 /** One thread per core, less the one the event loop runs on; at least one. */
 export function defaultRenderThreads(): number {
@@ -56,10 +63,18 @@ export interface RenderPoolOptions {
  */
 export class RenderPool {
   private readonly pool: Piscina
+  /** `closing[0]`, shared with every thread: 1 once the pool closes, which stops their warm-ups. */
+  private readonly closing = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+  /** The threads whose warm-up is over: from then on they draw only the renders they are given. */
+  private readonly warmedUp = new Set<number>()
 
   constructor(options: RenderPoolOptions) {
     const threads = options.threads ?? defaultRenderThreads()
-    this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax })
+    const control: RenderPoolControl = { closing: this.closing.buffer }
+    this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax, workerData: control })
+    this.pool.on('message', (message: unknown) => {
+      if (isThreadReady(message)) this.warmedUp.add(message.renderThreadReady)
+    })
   }
 
   /** Renders finished (or failed) since the pool started. */
@@ -83,8 +98,21 @@ export class RenderPool {
     return Buffer.from(rendered.pdf.buffer, rendered.pdf.byteOffset, rendered.pdf.byteLength)
   }
 
-  /** Lets the renders in hand finish, then stops the threads. */
-  close(): Promise<void> {
-    return this.pool.close()
+  /**
+   * Lets the renders in hand finish, then stops the threads. Never a thread that is drawing:
+   * stopping a thread ends its JavaScript wherever it is, and pdfkit compresses every stream
+   * with zlib.deflateSync, whose native handle is made one statement before it is initialised;
+   * a thread stopped between the two leaves an uninitialised handle, and Node's cleanup of it
+   * aborts the whole process (node_zlib.cc, "close before init"). Piscina waits for the renders
+   * it was given, not for a thread's warm-up (drawn before it takes any): a warm-up is told to
+   * stop, and closing waits until each thread has put down the proof in hand.
+   */
+  async close(): Promise<void> {
+    Atomics.store(this.closing, 0, 1)
+    const until = Date.now() + WARM_UP_STOP_WAIT_MS
+    while (this.pool.threads.some((thread) => !this.warmedUp.has(thread.threadId)) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    await this.pool.close()
   }
 }

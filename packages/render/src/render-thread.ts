@@ -1,10 +1,12 @@
 import { constants, setPriority } from 'node:os'
 import { performance } from 'node:perf_hooks'
+import { parentPort, threadId, workerData } from 'node:worker_threads'
 import { cardFormatNames, envelopeFormatNames, fontNames } from '@letters/contracts'
 import type { DesignToRender } from './design.js'
 import { addressLines, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 import { renderPlotterProof } from './plotter/plot.js'
 import type { RenderKind, RenderTask } from './render-pool.js'
+import { isRenderPoolControl, type ThreadReady } from './thread-control.js'
 
 /** What a render thread hands back: the file and how long drawing it took (the pool records it). */
 export interface Rendered {
@@ -27,6 +29,10 @@ const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undef
     return renderPlotterProof(letter, penWidth)
   },
 }
+
+/** Set by the pool when it closes: the warm-up stops at the end of the proof it is drawing. */
+const closing = isRenderPoolControl(workerData) ? new Int32Array(workerData.closing) : undefined
+const poolClosing = () => closing !== undefined && Atomics.load(closing, 0) === 1
 
 /** Proofs drawn in each font before the thread takes its first render. */
 const WARM_UP_ROUNDS = 4
@@ -66,6 +72,7 @@ async function warmUp(): Promise<void> {
   })
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
     for (const fontName of fontNames) {
+      if (poolClosing()) return
       const letterId = `00000000-0000-4000-8000-${String(round).padStart(12, '0')}`
       const letter: LetterToRender = {
         letterId,
@@ -94,8 +101,13 @@ async function renderInThread({ kind, letter, penWidth }: RenderTask): Promise<R
 // Piscina calls the default export; given a promise, it waits for it before the thread takes
 // tasks. (Not top-level await: Piscina tries require() first, which refuses such a module.) A
 // warm-up that fails (a font file missing) must not stop the thread from starting, over and over:
-// each render then fails with that same cause, answered to whoever asked for it.
-export default warmUp().then(
-  () => renderInThread,
-  () => renderInThread,
-)
+// each render then fails with that same cause, answered to whoever asked for it. The pool is
+// told when the warm-up is over: until then the thread is drawing, and it must not be stopped
+// mid-drawing (see RenderPool.close).
+export default warmUp()
+  .catch(() => undefined)
+  .then(() => {
+    const ready: ThreadReady = { renderThreadReady: threadId }
+    parentPort?.postMessage(ready)
+    return renderInThread
+  })

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyServerOptions, type onRouteHookHandler } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type onRouteHookHandler } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
@@ -45,6 +45,13 @@ export const BODY_LIMIT_BYTES = 64 * 1024
  * The server's limits: a socket that sends nothing, a request that never finishes and an idle
  * keep-alive connection are all closed, and past `maxConnections` new sockets are refused, so
  * idle clients cannot take every file descriptor the process has.
+ *
+ * The keep-alive must outlast the idle time of whoever reuses the connections: a proxy in front
+ * (60 s for ingress-nginx and AWS load balancers) sends a request on a connection it still
+ * thinks open, and one the gateway closed under it fails unanswered (the proxy answers 502, and
+ * does not retry a POST; a pooled client gets "other side closed"). The other timeouts need not
+ * be as long: Node swaps the socket's silence timeout for the keep-alive while a connection is
+ * idle, and the request and headers timeouts start at a request's first byte.
  */
 function httpLimits(http: Config['http']) {
   // Node refuses a headers timeout above the request timeout.
@@ -52,11 +59,33 @@ function httpLimits(http: Config['http']) {
   return {
     requestTimeout: http.requestTimeoutMs,
     keepAliveTimeout: http.keepAliveTimeoutMs,
-    // A socket silent this long (a client that stopped reading its response, too) is dropped.
+    // A socket silent this long while a request is under way (a client that stopped reading its
+    // response, too) is dropped.
     connectionTimeout: http.requestTimeoutMs,
     // Node checks the two timeouts every 30 s by default: a 1 s timeout would fire up to 31 s late.
     http: { headersTimeout, connectionsCheckingInterval: Math.min(1000, headersTimeout) },
   }
+}
+
+/**
+ * Once the gateway is stopping, every answer closes its connection. Closing, the server ends the
+ * connections idle at that moment; one whose answer was still being written then would stay open
+ * for the whole keep-alive, holding the stop past its drain time, and a client could send its next
+ * request on it just as the process exits. So each later answer says `Connection: close`, and any
+ * connection left idle by an answer written before the stop began is ended as that answer ends.
+ */
+function closeConnectionsWhenStopping(app: FastifyInstance): void {
+  let stopping = false
+  // Registered before every plugin: runs before the request deadline's grace for the requests in hand.
+  app.addHook('preClose', async () => {
+    stopping = true
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) reply.header('connection', 'close')
+  })
+  app.addHook('onResponse', async () => {
+    if (stopping) app.server.closeIdleConnections()
+  })
 }
 
 /** Assembles the gateway: external plugins, then app plugins, then routes. */
@@ -94,6 +123,7 @@ export async function buildApp(options: AppOptions) {
     void parseJson(request, body as string, done)
   })
 
+  closeConnectionsWhenStopping(app)
   if (options.onRoute) app.addHook('onRoute', options.onRoute)
   await app.register(configPlugin, { config: options.config })
   await app.register(helmet)
