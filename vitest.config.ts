@@ -20,6 +20,8 @@ const heavy = [
   'services/production-worker/test/one-stock-per-batch-print-once.test.ts',
   'services/production-worker/test/floor-print-once-and-safe-manifest.test.ts',
   'packages/startup/test/schema-at-start.test.ts',
+  'services/gateway/test/drain-on-sigterm.test.ts',
+  'services/gateway/test/killed-gateway-keyed-retries-store-once.test.ts',
 ]
 
 /**
