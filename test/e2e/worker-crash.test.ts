@@ -33,20 +33,27 @@ const printFilesOf = (pipeline: Pipeline, id: string): [card: string, envelope: 
   join(pipeline.config.artifactsDir, id, 'envelope.pdf'),
 ]
 
+/**
+ * How long a wait on the floor may last before the test gives up on it: a process started, a
+ * letter drawn and printed, a job taken over once its lock has lapsed. Each takes seconds alone
+ * and several times that on a loaded machine; only a wait that never ends reaches this.
+ */
+const FLOOR_WAIT_MS = 120_000
+// Each test gives itself 400 s: a few of those waits, which take 10-15 s in all alone.
+
 describe('a production worker killed in the middle of a job', () => {
   it('loses no letter and charges none twice: another worker takes the jobs over and prints them once', async ({ pipeline }) => {
-    // Its printer takes five seconds per file: the kill lands while the letters are in its hands.
-    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    // Its printer holds each file at a closed gate: the kill lands while the letters are in its
+    // hands, however long the machine takes to get them there.
+    const gate = join(floorDir, 'in-its-hands.gate')
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: loggingCommand(join(floorDir, 'in-its-hands.log'), { gate }) })
     const ids = await Promise.all([pipeline.send(), pipeline.send(), pipeline.send()])
     // It works on two at a time: two letters printing, the third waiting in the queue.
-    await expect
-      .poll(
-        async () =>
-          (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing')
-            .length,
-        { timeout: 10_000, interval: 50 },
-      )
-      .toBe(2)
+    await expect.poll(() => heldAtGate(gate), { timeout: FLOOR_WAIT_MS, interval: 50 }).toBe(2)
+    expect(
+      (await pipeline.app.db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((row) => row.status === 'printing')
+        .length,
+    ).toBe(2)
 
     await child.kill()
     child = undefined
@@ -56,7 +63,7 @@ describe('a production worker killed in the middle of a job', () => {
     // A surviving worker finds the dead one's jobs once their locks expire.
     pipeline.startProductionWorker({ stalledIntervalMs: 300 })
     for (const id of ids) {
-      const card = await reachStatus(pipeline, id, 'printed', 20_000)
+      const card = await reachStatus(pipeline, id, 'printed', FLOOR_WAIT_MS)
       const statuses = card.events.map((event) => event.status)
       expect(statuses.filter((status) => status === 'printed')).toHaveLength(1)
       expect(statuses.slice(0, 3)).toEqual(['received', 'ready_for_print', 'printing'])
@@ -69,22 +76,26 @@ describe('a production worker killed in the middle of a job', () => {
     expect(resumed).toHaveLength(2)
     expect(await pipeline.balance()).toBe(1000 - 3 * 3)
     expect(await pipeline.spooled()).toEqual(ids.flatMap((id) => [`${id}.card.pdf`, `${id}.envelope.pdf`]).sort())
-  })
+  }, 400_000)
 
   it('marks a letter failed, for ops, when its job has been abandoned more often than allowed', async ({ pipeline }) => {
-    await pipeline.productionWorker!.close()
-    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: 'sleep 5 && test -f {file}' })
+    // The worker the test before started, if it got that far.
+    await pipeline.productionWorker?.close()
+    // The kill lands while its printer holds the letter's card at a closed gate.
+    const gate = join(floorDir, 'abandoned.gate')
+    child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: loggingCommand(join(floorDir, 'abandoned.log'), { gate }) })
     const id = await pipeline.send()
-    await reachStatus(pipeline, id, 'printing')
+    await expect.poll(() => heldAtGate(gate), { timeout: FLOOR_WAIT_MS, interval: 50 }).toBe(1)
+    expect((await pipeline.card(id)).status).toBe('printing')
     await child.kill()
     child = undefined
     // No second chance: BullMQ fails the job without running it, and the letter must not stay `printing`.
     pipeline.startProductionWorker({ stalledIntervalMs: 300, maxStalledCount: 0 })
-    const failed = await reachStatus(pipeline, id, 'failed', 20_000)
+    const failed = await reachStatus(pipeline, id, 'failed', FLOOR_WAIT_MS)
     expect(failed.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'failed'])
     const entries = await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.letterId, id))
     expect(entries.map((entry) => entry.kind)).toEqual(['charge'])
-  })
+  }, 400_000)
 
   it('prints each file once when a worker is killed while its print command runs: the command dies with it', async ({ pipeline }) => {
     await pipeline.productionWorker?.close()
@@ -98,25 +109,26 @@ describe('a production worker killed in the middle of a job', () => {
     // once both of its commands hold a file, neither job is between its printer's answer and
     // the record of the handoff (a moment no worker can die in without printing again), and the
     // kill lands with both files in the printer's hands.
-    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6, { timeout: 30_000, interval: 20 }).toBe(true)
+    await expect.poll(async () => [...(await printsIn(log)).values()].length >= 6, { timeout: FLOOR_WAIT_MS, interval: 20 }).toBe(true)
     await rm(gate)
-    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(2)
+    await expect.poll(() => heldAtGate(gate), { timeout: FLOOR_WAIT_MS, interval: 20 }).toBe(2)
     await child.kill()
     child = undefined
-    // The watchdog kills the command's group as soon as the worker's end of its pipe closes.
-    await expect.poll(() => processesMentioning(log), { timeout: 5000, interval: 20 }).toEqual([])
+    // The watchdog kills the command's group as soon as the worker's end of its pipe closes. A
+    // command it missed would hold its file until the gate opens below, and print it then.
+    await expect.poll(() => processesMentioning(log), { timeout: FLOOR_WAIT_MS, interval: 20 }).toEqual([])
 
     // The worker restarted, the printer answering again: it takes the dead one's jobs over once
     // their locks expire.
     await writeFile(gate, '')
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    for (const id of ids) await reachStatus(pipeline, id, 'printed', 60_000)
+    for (const id of ids) await reachStatus(pipeline, id, 'printed', FLOOR_WAIT_MS)
     const prints = await printsIn(log)
     expect([...prints.keys()].sort()).toEqual(ids.flatMap((id) => printFilesOf(pipeline, id)).sort())
     expect([...prints.values()].filter((count) => count !== 1)).toEqual([])
     await child.kill()
     child = undefined
-  }, 120_000)
+  }, 400_000)
 
   it('prints only the envelope when ops retry a letter whose workers both died while its envelope was printing', async ({ pipeline }) => {
     const log = join(floorDir, 'second-kill.log')
@@ -128,32 +140,32 @@ describe('a production worker killed in the middle of a job', () => {
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
     const id = await pipeline.send()
     const [cardFile, envelopeFile] = printFilesOf(pipeline, id)
-    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(1)
+    await expect.poll(() => heldAtGate(gate), { timeout: FLOOR_WAIT_MS, interval: 20 }).toBe(1)
     expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1 })
     await child.kill()
 
     // A second worker takes it over, and dies on the envelope too.
     child = await startFloorProcess(pipeline.config, { PRINT_COMMAND: command })
-    await expect.poll(() => heldAtGate(gate), { timeout: 30_000, interval: 20 }).toBe(2)
+    await expect.poll(() => heldAtGate(gate), { timeout: FLOOR_WAIT_MS, interval: 20 }).toBe(2)
     expect((await pipeline.card(id)).events.filter((event) => event.status === 'printing')).toHaveLength(2)
     await child.kill()
     child = undefined
-    await expect.poll(() => processesMentioning(log), { timeout: 5000, interval: 20 }).toEqual([])
+    await expect.poll(() => processesMentioning(log), { timeout: FLOOR_WAIT_MS, interval: 20 }).toEqual([])
 
     // Abandoned twice, the job fails for good and the letter waits for ops.
     pipeline.startProductionWorker({ stalledIntervalMs: 300, printer: new CommandPrinter(loggingCommand(log), 10_000) })
-    await reachStatus(pipeline, id, 'failed', 20_000)
+    await reachStatus(pipeline, id, 'failed', FLOOR_WAIT_MS)
     const [row] = (await pipeline.app.db.select().from(outbox).where(eq(outbox.jobName, 'produce-letter'))).filter((job) => job.payload.letterId === id)
-    await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: 5000, interval: 20 }).toBe('failed')
+    await expect.poll(async () => (await pipeline.app.queues.production.getJob(row!.id))?.getState(), { timeout: FLOOR_WAIT_MS, interval: 20 }).toBe('failed')
     const retried = await pipeline.app.inject({
       method: 'PUT',
       url: `/ops/queues/api/queues/production/${row!.id}/retry`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     })
     expect(retried.statusCode, retried.body).toBe(204)
-    const printed = await reachStatus(pipeline, id, 'printed', 20_000)
+    const printed = await reachStatus(pipeline, id, 'printed', FLOOR_WAIT_MS)
     expect(printed.events.slice(-2).map((event) => event.status)).toEqual(['printing', 'printed'])
     expect(Object.fromEntries(await printsIn(log))).toEqual({ [cardFile]: 1, [envelopeFile]: 1 })
     expect(await processesMentioning(log)).toEqual([])
-  }, 180_000)
+  }, 400_000)
 })

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { expect } from 'vitest'
+import { expect, vi } from 'vitest'
 import { parse } from 'csv-parse/sync'
-import { asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, type Db } from '@letters/db'
 import { compact, pdfText, pdfTextBoxes } from './pdf.js'
 
@@ -122,4 +122,34 @@ export async function expectBatchesAgree(db: Db, printedDir: (batchId: string) =
   }
   expect([...seen.keys()].sort()).toEqual([...letterIds].sort())
   return batches.map((batch) => batch.letterCount).sort((a, b) => b - a)
+}
+
+/**
+ * Ends the lease a closer killed mid-batch still holds on its batch (PRINT_TIMEOUT_MS and 30 s
+ * from its last renewal), as if that time had passed: a surviving closer then takes the batch
+ * over at its next round, without the test waiting for it. Only once the dead worker's
+ * connections (`applicationName`, its PGAPPNAME) are gone, so that no renewal it sent before it
+ * died can land afterwards. Returns whether the lease still held the batch then, as it must: a
+ * killed closer cannot let go of it. Each statement is tried again when it fails, for tests that
+ * terminate every backend meanwhile.
+ */
+export async function lapseKilledCloserLease(db: Db, batchId: string, applicationName: string): Promise<boolean> {
+  const again = { timeout: 60_000, interval: 50 }
+  const backends = async () =>
+    (await db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${applicationName}`))[0]!.n
+  await expect.poll(backends, again).toBe(0)
+  const held = await vi.waitFor(async () => {
+    const [batch] = await db
+      .select({ held: sql<boolean>`${printBatches.status} = 'closing' AND coalesce(${printBatches.closerLeaseUntil} > now(), false)` })
+      .from(printBatches)
+      .where(eq(printBatches.id, batchId))
+    return batch?.held ?? false
+  }, again)
+  await vi.waitFor(async () => {
+    await db
+      .update(printBatches)
+      .set({ closerLeaseUntil: sql`now() - interval '1 second'` })
+      .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
+  }, again)
+  return held
 }

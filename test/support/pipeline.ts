@@ -115,8 +115,13 @@ export async function startPipeline(label: string, options: Omit<PipelineOptions
 
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>
 
-/** Waits until the letter reaches `status` (the workers run in the background). */
-export async function reachStatus(pipeline: Pipeline, id: string, status: string, timeout = 10_000) {
+/**
+ * Waits until the letter reaches `status` (the workers run in the background). The default
+ * ceiling leaves a loaded machine room (a letter printed in about a second alone takes several
+ * times that beside three other files on two cores) and stays under vitest's 30 s test timeout,
+ * so that a letter that never gets there fails with its status; a test that waits longer says so.
+ */
+export async function reachStatus(pipeline: Pipeline, id: string, status: string, timeout = 25_000) {
   await expect.poll(async () => (await pipeline.card(id)).status, { timeout, interval: 50 }).toBe(status)
   return pipeline.card(id)
 }

@@ -7,8 +7,13 @@ import type { Config, ProcessName } from '@letters/config'
 
 export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url))
 
-/** How long a process may take to be ready: tsx compiles on start, and the machine is shared. */
-const READY_TIMEOUT_MS = 30_000
+/**
+ * How long a process may take to be ready: tsx compiles on start, and the machine is shared. A
+ * start is about 3 s of CPU; on two cores shared by a dozen busy processes (CI's load beside
+ * other test files that start processes too) that is 20 s or more. A process that dies is
+ * reported at once, not at this deadline.
+ */
+const READY_TIMEOUT_MS = 120_000
 
 /** A port nobody listens on now, for a process (or a server of the test's own) to take. */
 export async function freePort(): Promise<number> {
@@ -31,6 +36,9 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
     ...(config.adminToken === undefined ? {} : { ADMIN_TOKEN: config.adminToken }),
     ARTIFACTS_DIR: config.artifactsDir,
     SPOOL_DIR: config.spoolDir,
+    // The config's shedding threshold: a child gateway on a loaded machine would otherwise shed
+    // the test's requests with 503 at the default 1 s of event-loop delay.
+    EVENT_LOOP_MAX_DELAY_MS: String(config.eventLoopMaxDelayMs),
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',
     ...env,
@@ -119,7 +127,8 @@ async function untilReady(name: string, started: ServiceProcess, ready: () => bo
   return started
 }
 
-const answersHealthz = (port: string) => async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })).ok
+/** One probe of /healthz; a starting process on a loaded machine may take seconds to answer it, and a probe given up early only starts the next. */
+const answersHealthz = (port: string) => async () => (await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(10_000) })).ok
 
 export type ServiceName = ProcessName
 

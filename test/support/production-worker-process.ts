@@ -1,9 +1,11 @@
 /**
  * A production worker in a process of its own, for a test to kill: the real worker module,
  * configured from the environment like services/production-worker, with short locks so that
- * another worker takes over its jobs within seconds of its death. Not shorter: rendering blocks
- * the event loop for about a second on a loaded machine, and a lock that lapses while its worker
- * lives hands the job to a second run.
+ * another worker takes over its jobs within seconds of its death. Not shorter: BullMQ renews a
+ * lock at half its duration, and drawing blocks the event loop meanwhile: up to half a second
+ * alone while a batch's files are drawn, about 3 s with a sixth of a core (a load of 12 on two
+ * cores), more than the 2.5 s a 5 s lock allowed. A lock that lapses while its worker lives hands
+ * the job to a second run, and a job found abandoned twice fails.
  */
 import { pino } from 'pino'
 import { loadConfigOrExit } from '@letters/config'
@@ -15,7 +17,7 @@ const running = startProductionWorker({
   config,
   db: createDb(config.databaseUrl),
   log: pino({ level: 'silent' }),
-  lockDurationMs: 5000,
+  lockDurationMs: 10_000,
   stalledIntervalMs: 500,
 })
 await running.worker.waitUntilReady()

@@ -172,13 +172,17 @@ describe('guessing API keys', () => {
    * any moment, counts no scan, and neither does anything else a gateway does in the background.
    */
   async function keyReads(): Promise<number> {
-    // A backend reports its counts as it exits: on a loaded machine that can take a while.
-    for (let i = 0; i < 50; i++) {
-      const [row] = await stats<Array<{ count: string }>>`
-        SELECT count(*) AS count FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-      if (Number(row!.count) === 0) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    // A backend reports its counts as it exits: on a loaded machine that can take a while. Read
+    // before every one has gone, the count would miss reads, and a test would compare counts of
+    // different things.
+    await vi.waitFor(
+      async () => {
+        const [row] = await stats<Array<{ count: string }>>`
+          SELECT count(*) AS count FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+        expect(Number(row!.count), 'client backends still connected to the guessing database').toBe(0)
+      },
+      { timeout: 60_000, interval: 100 },
+    )
     let previous = -1
     for (let i = 0; i < 50; i++) {
       const [row] = await stats<Array<{ count: string }>>`
@@ -194,12 +198,16 @@ describe('guessing API keys', () => {
   /** Reads of api_keys a gateway of its own makes while `work` runs. */
   async function keyReadsDuring(work: (app: App) => Promise<void>): Promise<number> {
     const before = await keyReads()
-    // A queue prefix of its own: the set of valid keys it fills is its alone.
+    // A queue prefix of its own: the set of valid keys it fills is its alone. One window of
+    // failures for the whole of the work, however slow the machine: the claims are about what
+    // happens past AUTH_FAILURES_MAX within a window, and a window that ended part-way (a minute
+    // by default; 2,000 guesses take 4 s alone, and the test may take minutes) would start the
+    // count again.
     const prefix = `${inject('queuePrefix')}-guessing-${randomBytes(3).toString('hex')}`
-    const app = await startGateway({ ...throttled, DATABASE_URL: database.url, QUEUE_PREFIX: prefix })
+    const app = await startGateway({ ...throttled, AUTH_FAILURES_WINDOW_MS: '3600000', DATABASE_URL: database.url, QUEUE_PREFIX: prefix })
     try {
       // Its first fill of that set done before the work starts, so that both cost the same in every run.
-      await vi.waitFor(async () => expect(await app.apiKeyAuth.whole()).toBe(true))
+      await vi.waitFor(async () => expect(await app.apiKeyAuth.whole()).toBe(true), { timeout: 60_000, interval: 50 })
       await work(app)
     } finally {
       // Its connections report their counts as they close.
@@ -218,6 +226,8 @@ describe('guessing API keys', () => {
     return (await keyReadsDuring(work)) - idle
   }
 
+  // Its 2,000 requests one after another and three gateways started: 6-9 s alone, 25 s beside two
+  // CPU-bound processes on two cores.
   it(`refuses ${GUESSES} random keys from one IP with no Postgres lookup past AUTH_FAILURES_MAX, while a valid key from that IP keeps working`, async () => {
     const setup = await startGateway({ ...throttled, DATABASE_URL: database.url })
     const account = await adminAccount(setup, 0)
@@ -248,8 +258,10 @@ describe('guessing API keys', () => {
     expect(valid!.statusCode, valid!.body).toBe(200)
     // At most one lookup per counted failure, plus the valid key's lookup.
     expect(spent, `${spent} reads of api_keys for ${GUESSES} guesses`).toBeLessThanOrEqual(MAX + 1)
-  })
+  }, 300_000)
 
+  // Five gateways started and closed, and the statistics read settled around each: 6-9 s alone,
+  // 29 s beside two CPU-bound processes on two cores.
   it('never looks up a key whose checksum does not hold, from however many addresses, by a count shown to move for a valid key', async () => {
     const setup = await startGateway({ ...throttled, DATABASE_URL: database.url })
     const account = await adminAccount(setup, 0)
@@ -273,5 +285,5 @@ describe('guessing API keys', () => {
     })
     expect(statuses).toEqual(Array(200).fill(401))
     expect(spent).toBe(0)
-  })
+  }, 300_000)
 })
