@@ -10,3 +10,14 @@ export const OPENING_CREDITS = 10_000_000
 export function createAccount(gateway: string, adminToken: string, name: string): Promise<BenchAccount> {
   return adminAccount(overHttp(gateway), OPENING_CREDITS, SENDER_NAME, { name, adminToken })
 }
+
+/** Accounts the spread rows share out, one per connection. */
+export const SPREAD_ACCOUNTS = 50
+
+/** The headers that send a request as `account`. */
+export const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
+
+/** The spread rows' accounts, made through the admin API. */
+export function spreadAccounts(gateway: string, adminToken: string): Promise<BenchAccount[]> {
+  return Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => createAccount(gateway, adminToken, `Cuenta ${index + 1}`)))
+}

@@ -5,11 +5,11 @@
  * says whether this checkout is slower than the other by more than the threshold.
  */
 import { checkoutRelease } from '@letters/test/support/previous-release'
-import { createAccount, type BenchAccount } from './accounts.js'
+import { createAccount, spreadAccounts, type BenchAccount } from './accounts.js'
 import type { Cleanup } from './cleanup.js'
 import { prepareEnvironment, untilOutboxEmpty, type BenchEnvironment, type ServerOptions } from './environment.js'
 import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
-import { singleLetter } from './letter.js'
+import { creationTarget, listTarget } from './letter.js'
 import { freePort } from '@letters/test/support/processes'
 import { canReadCpu, cpuSnapshot } from './cpu.js'
 import { grid, perSecond, wholeMs } from './report.js'
@@ -22,9 +22,6 @@ import { grid, perSecond, wholeMs } from './report.js'
  */
 export const AGAINST_THRESHOLD = { throughput: 0.85, p99: 1.15, p99SlackMs: 2 }
 
-/** Accounts the spread rows share out, one per connection. */
-const SPREAD_ACCOUNTS = 50
-
 export interface AgainstOptions {
   ref: string
   servers: ServerOptions
@@ -35,7 +32,7 @@ export interface AgainstOptions {
 
 export interface AgainstResult {
   table: string
-  /** The rows past the threshold, in words; empty when none is. */
+  /** The rows past the threshold (or with answers that were not 2xx), in words; empty when none is. */
   slower: string[]
 }
 
@@ -49,27 +46,12 @@ interface Side {
   hot: BenchAccount
 }
 
-const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
-
 /** The rows both releases are measured on: creation (spread over accounts and on one) and the list read. */
 function rowsOf(side: Side): Array<{ label: string; request: LoadTarget }> {
   return [
-    {
-      label: 'POST /single, 50 accounts',
-      request: {
-        url: `${side.gateway}/single`,
-        method: 'POST',
-        requests: side.spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })),
-      },
-    },
-    {
-      label: 'POST /single, one account',
-      request: { url: `${side.gateway}/single`, method: 'POST', requests: [{ headers: withKey(side.hot), body: singleLetter(side.hot) }] },
-    },
-    {
-      label: 'GET /cards?limit=20, 50 accounts',
-      request: { url: `${side.gateway}/cards?limit=20`, requests: side.spread.map((account) => ({ headers: withKey(account) })) },
-    },
+    { label: 'POST /single, 50 accounts', request: creationTarget(side.gateway, side.spread) },
+    { label: 'POST /single, one account', request: creationTarget(side.gateway, [side.hot]) },
+    { label: 'GET /cards?limit=20, 50 accounts', request: listTarget(side.gateway, side.spread) },
   ]
 }
 
@@ -78,9 +60,8 @@ async function prepareSide(name: string, cleanup: Cleanup, servers: ServerOption
   const port = await freePort()
   const started = await env.startService('gateway', { PORT: String(port) })
   const gateway = `http://127.0.0.1:${port}`
-  const newAccount = (label: string) => createAccount(gateway, env.adminToken, label)
-  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
-  return { name, env, gateway, gatewayGroup: started.child.pid!, spread, hot: await newAccount('Cuenta caliente') }
+  const spread = await spreadAccounts(gateway, env.adminToken)
+  return { name, env, gateway, gatewayGroup: started.child.pid!, spread, hot: await createAccount(gateway, env.adminToken, 'Cuenta caliente') }
 }
 
 const ratio = (value: number) => `${value.toFixed(2)}×`
@@ -112,7 +93,7 @@ export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Pro
         const before = canReadCpu ? cpuSnapshot(side.gatewayGroup) : undefined
         const result = await measureLoad(request, { ...load, warmUpSeconds: 0 })
         const key = `${row.label}\u0000${side.name}`
-        const answered = result.requestsPerSecond * load.durationSeconds
+        const { answered } = result
         if (before && answered > 0) {
           const after = cpuSnapshot(side.gatewayGroup)
           const perRequest = { gateway: (1000 * (after.service - before.service)) / answered, postgres: (1000 * (after.postgres - before.postgres)) / answered }
@@ -140,6 +121,13 @@ export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Pro
     if (throughput < AGAINST_THRESHOLD.throughput) slower.push(`${label}: ${ratio(throughput)} the throughput of ${other}`)
     if (mine.p99Ms > AGAINST_THRESHOLD.p99 * theirs.p99Ms + AGAINST_THRESHOLD.p99SlackMs) slower.push(`${label}: p99 ${ratio(p99)} that of ${other}`)
     const failed = (result: LoadResult) => Object.values(result.failures).reduce((sum, count) => sum + count, 0)
+    // A side that answered anything but 2xx measured something else (a refusal is fast): no verdict.
+    for (const [side, result] of [
+      [here.name, mine],
+      [other, theirs],
+    ] as const) {
+      if (failed(result) > 0) slower.push(`${label}: ${side} answered ${failed(result)} requests with no 2xx (${JSON.stringify(result.failures)})`)
+    }
     return [
       label,
       `${perSecond(mine.requestsPerSecond, 'req')}, p99 ${wholeMs(mine.p99Ms)}`,
@@ -167,6 +155,6 @@ export async function runAgainst(options: AgainstOptions, cleanup: Cleanup): Pro
   const verdict =
     slower.length === 0
       ? `No row is past the threshold (throughput ≥ ${AGAINST_THRESHOLD.throughput * 100}% of ${other}'s, p99 ≤ ${Math.round(AGAINST_THRESHOLD.p99 * 100)}% + ${AGAINST_THRESHOLD.p99SlackMs} ms).`
-      : `Slower than ${other} past the threshold:\n${slower.map((line) => `- ${line}`).join('\n')}`
+      : `Slower than ${other} past the threshold, or not comparable:\n${slower.map((line) => `- ${line}`).join('\n')}`
   return { table: `${table}\n\n${verdict}\n`, slower }
 }

@@ -23,6 +23,8 @@ export interface LoadOptions {
 export interface LoadResult {
   /** Successful (2xx) answers per second. */
   requestsPerSecond: number
+  /** Successful (2xx) answers in all (summed over rounds when averaged). */
+  answered: number
   p50Ms: number
   p99Ms: number
   /** Answers that were not 2xx by status code, and requests without an answer (errors, timeouts) under "no answer". */
@@ -55,7 +57,7 @@ export async function measureLoad(target: LoadTarget, options: LoadOptions): Pro
       .map(([status, { count }]) => [status, count ?? 0]),
   )
   if (result.errors > 0) failures['no answer'] = result.errors
-  return { requestsPerSecond: result['2xx'] / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, failures }
+  return { requestsPerSecond: result['2xx'] / result.duration, answered: result['2xx'], p50Ms: result.latency.p50, p99Ms: result.latency.p99, failures }
 }
 
 /** One target's rounds as one figure: rates and percentiles averaged, failures added up. */
@@ -65,6 +67,7 @@ export function averaged(rounds: LoadResult[]): LoadResult {
   for (const round of rounds) for (const [status, count] of Object.entries(round.failures)) failures[status] = (failures[status] ?? 0) + count
   return {
     requestsPerSecond: mean((result) => result.requestsPerSecond),
+    answered: rounds.reduce((sum, result) => sum + result.answered, 0),
     p50Ms: mean((result) => result.p50Ms),
     p99Ms: mean((result) => result.p99Ms),
     failures,

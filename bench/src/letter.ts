@@ -1,4 +1,5 @@
-import type { BenchAccount } from './accounts.js'
+import { withKey, type BenchAccount } from './accounts.js'
+import type { LoadTarget } from './http-load.js'
 
 /** The letter every row sends, renders and prints: a 600-character message, a full card. */
 export const MESSAGE =
@@ -21,3 +22,16 @@ export function singleLetter(account: BenchAccount) {
 export function bareLetter(account: BenchAccount) {
   return { accountId: account.id, ...singleLetter(account) }
 }
+
+/** POST /single on `gateway`, connection i sending as accounts[i % length]. */
+export const creationTarget = (gateway: string, accounts: BenchAccount[]): LoadTarget => ({
+  url: `${gateway}/single`,
+  method: 'POST',
+  requests: accounts.map((account) => ({ headers: withKey(account), body: singleLetter(account) })),
+})
+
+/** GET /cards?limit=20 on `gateway`, connection i reading as accounts[i % length]. */
+export const listTarget = (gateway: string, accounts: BenchAccount[]): LoadTarget => ({
+  url: `${gateway}/cards?limit=20`,
+  requests: accounts.map((account) => ({ headers: withKey(account) })),
+})

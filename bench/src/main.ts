@@ -7,12 +7,12 @@
 import { cpus } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
-import { createAccount, type BenchAccount } from './accounts.js'
+import { createAccount, spreadAccounts, withKey, type BenchAccount } from './accounts.js'
 import { Cleanup } from './cleanup.js'
 import { prepareEnvironment, untilOutboxEmpty, type BenchEnvironment } from './environment.js'
 import { averaged, measureLoad, type LoadOptions, type LoadResult, type LoadTarget } from './http-load.js'
 import { BULK_RECIPIENTS, createBulkCampaign, measureBulk, type BulkLatency } from './bulk.js'
-import { bareLetter, singleLetter } from './letter.js'
+import { bareLetter, creationTarget, listTarget, singleLetter } from './letter.js'
 import { measurePipeline } from './pipeline.js'
 import { measureProofs } from './proofs.js'
 import { runHistoryBench } from './history.js'
@@ -76,8 +76,6 @@ const rounds = positive('rounds', args.rounds)
 const historyLetters = args.history === undefined ? undefined : positive('history', args.history)
 const lettersAsked = args.letters === undefined ? undefined : positive('letters', args.letters)
 
-/** Accounts the spread rows share out, one per connection. */
-const SPREAD_ACCOUNTS = 50
 /** Letters whose proofs are timed. */
 const PROOF_LETTERS = 8
 
@@ -86,8 +84,6 @@ const progress = (text: string) => process.stderr.write(`[${((performance.now() 
 
 /** About 20 s of one core's rendering, in tens, between 20 and 2,000 (the issue's figure, measured rather than projected once rendering is fast enough). */
 const pipelineLetters = (lettersPerSecond: number) => Math.min(2000, Math.max(20, Math.floor((lettersPerSecond * 20) / 10) * 10))
-
-const withKey = (account: BenchAccount) => ({ 'x-api-key': account.apiKey })
 
 /**
  * Measures a group of targets in turn, `rounds` times over (A B A B…), each target's figures
@@ -131,7 +127,7 @@ function measureLists(env: BenchEnvironment, gateway: string, helloWorld: string
     },
     cardList: {
       label: 'GET /cards?limit=20, 50 accounts',
-      request: { url: `${gateway}/cards?limit=20`, requests: spread.map((account) => ({ headers: withKey(account) })) },
+      request: listTarget(gateway, spread),
     },
   })
 }
@@ -237,7 +233,7 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   progress(`starting the gateway and hello-world (${env.config.queuePrefix})`)
   const [gateway, helloWorld, bareRead] = await Promise.all([env.startGateway(), env.startBaseline('hello-world'), env.startBaseline('bare-read')])
   progress(`creating accounts through the admin API, ${LIST_LETTERS} letters each`)
-  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => createAccount(gateway, env.adminToken, `Cuenta ${index + 1}`)))
+  const spread = await spreadAccounts(gateway, env.adminToken)
   await Promise.all(
     spread.map(async (account) => {
       const response = await fetch(`${gateway}/single`, {
@@ -286,7 +282,7 @@ async function run(cleanup: Cleanup): Promise<string> {
 
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
-  const spread = await Promise.all(Array.from({ length: SPREAD_ACCOUNTS }, (_, index) => newAccount(`Cuenta ${index + 1}`)))
+  const spread = await spreadAccounts(gateway, env.adminToken)
   const [hot, pipelineOne, pipelineTwo, bulkAccount] = await Promise.all([
     newAccount('Cuenta caliente'),
     newAccount('Tubería 1'),
@@ -322,14 +318,14 @@ async function run(cleanup: Cleanup): Promise<string> {
     },
     singleSpread: {
       label: 'POST /single, 50 accounts',
-      request: { url: `${gateway}/single`, method: 'POST', requests: spread.map((account) => ({ headers: withKey(account), body: singleLetter(account) })) },
+      request: creationTarget(gateway, spread),
     },
   })
   const { bareHot, singleHot } = await interleaved(env, {
     bareHot: { label: 'bare path, one account', request: { url: `${barePath}/single`, method: 'POST', requests: [{ body: bareLetter(hot) }] } },
     singleHot: {
       label: 'POST /single, one account',
-      request: { url: `${gateway}/single`, method: 'POST', requests: [{ headers: withKey(hot), body: singleLetter(hot) }] },
+      request: creationTarget(gateway, [hot]),
     },
   })
   const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)

@@ -64,14 +64,22 @@ export interface CheckoutOptions {
  * with `installWhenApart`, otherwise refused, saying which.
  */
 export async function checkoutRelease(ref: string, options: CheckoutOptions = {}): Promise<ReleaseCheckout> {
-  const resolve = () =>
-    git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).then(
+  const resolve = (name: string) =>
+    git(['rev-parse', '--verify', '--quiet', `${name}^{commit}`]).then(
       ({ stdout }) => stdout.trim(),
       () => undefined,
     )
-  // A shallow clone (as some CI checkouts are) lacks it: fetched from the clone's origin by its id.
-  if (!(await resolve())) await git(['fetch', '--no-tags', '--depth=1', 'origin', ref]).catch(() => undefined)
-  const commit = await resolve()
+  // A clone that lacks it (a shallow CI checkout, a ref only the origin has) fetches it, keeping
+  // a full clone full.
+  let commit = await resolve(ref)
+  if (!commit) {
+    const shallow = (await git(['rev-parse', '--is-shallow-repository'])).stdout.trim() === 'true'
+    const fetched = await git(['fetch', '--no-tags', ...(shallow ? ['--depth=1'] : []), 'origin', ref]).then(
+      () => true,
+      () => false,
+    )
+    if (fetched) commit = await resolve('FETCH_HEAD')
+  }
   if (!commit) throw new Error(`${ref} is not in this clone's history and its origin did not give it: fetch it first`)
   const dir = await mkdtemp(join(tmpdir(), 'letters-release-'))
   await git(['worktree', 'add', '--detach', '--force', dir, commit])
@@ -84,6 +92,12 @@ export async function checkoutRelease(ref: string, options: CheckoutOptions = {}
       [dir, repositoryRoot].map(async (root) => JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as LockFile),
     )
     const apart = versionsApart(releaseLock!, currentLock!)
+    // The same versions patched otherwise (patches/, applied by postinstall) are apart too.
+    const patchedAlike = await git(['diff', '--quiet', commit, '--', 'patches']).then(
+      () => true,
+      () => false,
+    )
+    if (!patchedAlike) apart.push('patches/ differs')
     if (apart.length > 0 && options.installWhenApart) {
       await promisify(execFile)('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024 })
       return { dir, commit, remove }

@@ -29,26 +29,26 @@ function buildLetterJson(alias: string): SQL {
 const dialect = new PgDialect()
 
 /**
- * A fragment without parameters (identifiers and constants only), rendered to its text once:
- * drizzle walks a fragment's tree on every query that holds it, and the letter's shape, read by
- * every page of GET /cards, is a large tree.
+ * The text of a fragment without parameters (identifiers and constants only): rendered once by
+ * its caller and kept, since drizzle walks a fragment's tree on every query that holds it, and
+ * the letter's shape, read by every page of GET /cards, is a large tree.
  */
-function renderedOnce(fragment: SQL): SQL {
+function constantText(fragment: SQL): string {
   const { sql: text, params } = dialect.sqlToQuery(fragment)
-  if (params.length > 0) throw new Error(`a fragment rendered once must hold no parameter: ${text}`)
-  return sql.raw(text)
+  if (params.length > 0) throw new Error(`a fragment kept as text must hold no parameter: ${text}`)
+  return text
 }
 
-const letterJsonByAlias = new Map<string, SQL>()
+const letterJsonByAlias = new Map<string, string>()
 
-/** buildLetterJson for the row named `alias`, rendered once per alias (renderedOnce). */
+/** buildLetterJson for the row named `alias`: its text rendered once per alias, a fragment of its own for each caller. */
 export function letterJsonSql(alias: string): SQL {
-  let fragment = letterJsonByAlias.get(alias)
-  if (!fragment) {
-    fragment = renderedOnce(buildLetterJson(alias))
-    letterJsonByAlias.set(alias, fragment)
+  let text = letterJsonByAlias.get(alias)
+  if (text === undefined) {
+    text = constantText(buildLetterJson(alias))
+    letterJsonByAlias.set(alias, text)
   }
-  return fragment
+  return sql.raw(text)
 }
 
 /**
@@ -134,20 +134,19 @@ function letterEventsSql(letterIds: readonly string[]): SQL {
 }
 
 /**
- * The first events of letters a statement inserts (the intake's write): each letter's first
- * letter_events row is its first event, sequence 1. `firstRows` names the RETURNING rows of that
- * letter_events insert (letter_id, status, at); `letters` those of the letters insert. CTEs to
- * follow the statement's own, as constant text: no parameter, so that a statement of postgres.js's
+ * The first events of letters a statement inserts (the intake's write), as CTEs to follow the
+ * statement's own: each letter's first letter_events row is its first event, sequence 1.
+ * `firstRows` names the CTE that inserts those letter_events rows, `RETURNING letter_id, status,
+ * at`; `letters` the one that inserts the letters, `RETURNING *` (the event's body is the letter
+ * as the API shows it). Constant text, without parameters, so that a statement of postgres.js's
  * own (the intake's pipelined transaction) can hold it.
  */
 export function firstLetterEventsCtes(firstRows: string, letters: string): string {
-  return dialect.sqlToQuery(
-    renderedOnce(sql`
+  return constantText(sql`
     first_letter_events AS MATERIALIZED (
       SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, 1 AS sequence, at FROM ${sql.identifier(firstRows)}
     ),
-    ${eventFanOutSql('first_letter_events', letters)}`),
-  ).sql
+    ${eventFanOutSql('first_letter_events', letters)}`)
 }
 
 /**

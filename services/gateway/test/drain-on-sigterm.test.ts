@@ -23,14 +23,13 @@ import {
   tally,
   until,
 } from './support/deadline-faults.js'
+import { CLOSING_GRACE_MS } from '../src/plugins/app/request-deadline.js'
 
 const it = deadlineTest()
 it.override({ gatewayOptions: { isolate: 'sigterm', checkContract: false, env: ENV } })
 
 /** The stopped gateway's connections, by the application_name its DATABASE_URL gives them. */
 const STOPPED = 'rt-stopped-gateway'
-/** How long a stopping gateway lets the requests under way finish (request-deadline.ts) before it answers them. */
-const CLOSING_GRACE_MS = 3000
 
 describe('a gateway process stopped (SIGTERM) while its creations wait on a held account row', () => {
   it('answers every waiting creation 503 after its 3 s grace, writes nothing, and exits within its drain time', async ({ target }) => {

@@ -9,6 +9,7 @@ import { markFailed } from '@letters/production-worker/produce-letter'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Pipeline } from '@letters/test/support/pipeline'
 import { FLOOR_TOKEN, expectError } from './helpers.js'
+import { until } from '@letters/test/support/wait'
 
 const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
 
@@ -20,16 +21,6 @@ const floorGet = (pipeline: Pipeline, url: string) => pipeline.app.inject({ meth
 /** The page's HTML with its layout whitespace (between tags, runs of spaces) squeezed, to read it as markup. */
 const squeezed = (page: string) => page.replace(/>\s+</g, '><').replace(/\s+/g, ' ')
 const codeOf = async (pipeline: Pipeline, id: string) => (await pipeline.app.db.select({ code: letters.code }).from(letters).where(eq(letters.id, id)))[0]!.code
-/** Waits until `check` answers something; the floor's set-up fails, naming `what`, if it never does. */
-async function until<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 const batchOf = async (pipeline: Pipeline, id: string) =>
   (await pipeline.app.db.select().from(printBatchLetters).where(eq(printBatchLetters.letterId, id)))[0]?.batchId
 
@@ -45,13 +36,14 @@ const it = base.extend('floor', { scope: 'file' }, async ({ pipeline }) => {
     luisa: await pipeline.send({ name: 'Luisa', surname: 'Gómez', city: 'Bilbao', zip: '48001' }),
     nandu: await pipeline.send({ name: 'Ñandú & "Hijos"', surname: 'S.L.', city: 'Valencia', zip: '46001' }),
   }
-  for (const id of Object.values(ids)) await until(async () => (await pipeline.card(id)).status === 'printed', `letter ${id} printed`)
+  for (const id of Object.values(ids))
+    await until(`letter ${id} printed`, async () => (await pipeline.card(id)).status === 'printed', { timeoutMs: 90_000, everyMs: 100 })
   const handed = {
     batchId: (await batchOf(pipeline, ids.script))!,
     codes: { script: await codeOf(pipeline, ids.script), luisa: await codeOf(pipeline, ids.luisa), nandu: await codeOf(pipeline, ids.nandu) },
   }
   const failedId = await pipeline.send({ name: IMG_NAME, surname: 'Ruiz', city: 'Madrid', zip: '28013' })
-  const trayBatchId = await until(() => batchOf(pipeline, failedId), 'the fourth letter in the tray')
+  const trayBatchId = await until('the fourth letter in the tray', () => batchOf(pipeline, failedId), { timeoutMs: 90_000, everyMs: 100 })
   expect(await markFailed(pipeline.app.db, failedId, 3, 'any')).toBe(true)
   return { handed, trayBatchId, failedId }
 })

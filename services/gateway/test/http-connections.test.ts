@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest'
 import { it as base } from '@letters/test/support/fixtures'
 import { singleLetter } from './helpers.js'
 import { moneyState } from '@letters/test/support/ledger'
+import { until } from '@letters/test/support/wait'
 
 const MAX_CONNECTIONS = 50
 const HEADERS_TIMEOUT_MS = 1000
@@ -46,11 +47,6 @@ function open(port: number): Promise<Watched> {
   })
 }
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25))
-}
-
 /** Status line and JSON body of a raw HTTP response. */
 function parseResponse(raw: string) {
   const [head = '', body = ''] = raw.split('\r\n\r\n')
@@ -70,7 +66,7 @@ describe('HTTP connection limits', () => {
 
       // The server drops every socket itself: those beyond the maximum at once, the others once
       // they have sent nothing for the headers timeout. The ceiling is for a loaded machine.
-      await until(() => sockets.every((s) => s.closedAt !== undefined), 60_000)
+      await until('every socket closed', () => sockets.every((s) => s.closedAt !== undefined), { timeoutMs: 60_000, everyMs: 25 })
       expect(sockets.filter((s) => s.closedAt === undefined)).toHaveLength(0)
       const beyond = sockets.filter((s) => s.received === '')
       const accepted = sockets.filter((s) => s.received !== '')
@@ -113,7 +109,7 @@ describe('HTTP connection limits', () => {
       if (watched.socket.writable && sent < body.length - 1) watched.socket.write(body[sent++]!)
     }, 100)
     try {
-      await until(() => watched.closedAt !== undefined, REQUEST_TIMEOUT_MS + 10_000)
+      await until('the slow request’s socket closed', () => watched.closedAt !== undefined, { timeoutMs: REQUEST_TIMEOUT_MS + 10_000, everyMs: 25 })
     } finally {
       clearInterval(drip)
       watched.socket.destroy()
@@ -137,10 +133,10 @@ describe('HTTP connection limits', () => {
   it('closes a keep-alive connection left idle after HTTP_KEEP_ALIVE_TIMEOUT_MS', async ({ port }) => {
     const watched = await open(port)
     watched.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
-    await until(() => watched.received.includes('"status":"ok"'), 5000)
+    await until('the first answer', () => watched.received.includes('"status":"ok"'), { timeoutMs: 5000, everyMs: 25 })
     expect(watched.received).toMatch(/^HTTP\/1\.1 200 OK/)
     const answeredAt = Date.now()
-    await until(() => watched.closedAt !== undefined, KEEP_ALIVE_TIMEOUT_MS + 10_000)
+    await until('the idle socket closed', () => watched.closedAt !== undefined, { timeoutMs: KEEP_ALIVE_TIMEOUT_MS + 10_000, everyMs: 25 })
     watched.socket.destroy()
     expect(watched.closedAt, 'the idle keep-alive socket stayed open').toBeDefined()
     expect(watched.closedAt! - answeredAt).toBeGreaterThanOrEqual(KEEP_ALIVE_TIMEOUT_MS - 100)

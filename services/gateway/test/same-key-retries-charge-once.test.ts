@@ -6,6 +6,7 @@ import { describe, expect } from 'vitest'
 import { createClient, LettersApiError, LettersConnectionError } from '@letters/sdk'
 import { singleLetter } from '@letters/test/support/factories'
 import {
+  ANSWER,
   DECIDE,
   ENV,
   deadlineTest,
@@ -127,6 +128,9 @@ describe('retries with the same Idempotency-Key while the original may still be 
       // Every 409 a client got came from the intake, where the check above saw it (the intake may
       // have given more: to attempts their clients had already abandoned).
       expect(inFlight.length).toBeGreaterThanOrEqual(conflicts.length)
+      // Once the row is free, no original stays undecided longer than its own request may last
+      // (answered by ANSWER after it arrived): a 409 later than that is a key left in progress.
+      expect(lastConflictAfterReleaseMs, 'last 409 after the row was let go, by the gateway').toBeLessThan(ANSWER)
       await expectMoneyConsistent(target, owner)
     }, 120_000)
 })

@@ -143,7 +143,7 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
     }
 
     // The killed closer's batch has been closing all along, kept by its lease: its time passes now.
-    await lapseKilledCloserLease(db, killedBatch!, holder)
+    expect(await lapseKilledCloserLease(db, killedBatch!, holder), 'the killed closer still held its lease').toBe(true)
 
     // Every letter ends mailed (the scanner keeps scanning what gets printed).
     await expect

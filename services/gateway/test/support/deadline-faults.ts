@@ -26,6 +26,7 @@ import { adminCampaign } from '@letters/test/support/gateway'
 import { expectLedgerMatchesLetters } from '@letters/test/support/ledger'
 import type { ServiceProcess } from '@letters/test/support/processes'
 import type { App } from '../../src/app.js'
+import { until } from '@letters/test/support/wait'
 
 export const T = 4000
 const budget = requestBudget(T)
@@ -57,36 +58,7 @@ export function deadlineTest() {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
-/**
- * Resolves with the first value of `check` that is neither false nor undefined, asking every
- * `everyMs`; fails after `timeoutMs`, saying what it waited for. The ceiling is far above what
- * the wait takes on an idle machine: a busy one makes the test slower, not red.
- */
-export async function until<V>(
-  what: string,
-  check: () => V | false | undefined | Promise<V | false | undefined>,
-  { timeoutMs = 60_000, everyMs = 50 } = {},
-): Promise<V> {
-  let timer: NodeJS.Timeout | undefined
-  let waiting = true
-  const ceiling = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms for ${what}`)), timeoutMs)
-  })
-  const poll = async (): Promise<V> => {
-    for (;;) {
-      const value = await check()
-      if (value !== false && value !== undefined) return value
-      if (!waiting) return undefined as never
-      await sleep(everyMs)
-    }
-  }
-  try {
-    return await Promise.race([poll(), ceiling])
-  } finally {
-    waiting = false
-    clearTimeout(timer)
-  }
-}
+export { until }
 
 // ---------------------------------------------------------------------------------------------
 // Requests, tagged: every letter of a request carries its tag as the recipient's surname.
@@ -409,9 +381,9 @@ export function terminator(target: Target, everyMs: () => number) {
 }
 
 /**
- * Terminates, as fast as it can look, the backends at the end of an intake transaction (the
- * letters' events written, COMMIT next or under way) and the intake's check of what became of a
- * failed commit (committed(): the account row locked FOR UPDATE, then the witness letter).
+ * Terminates, as fast as it can look, the backends at the end of an intake transaction (its write
+ * statement done, COMMIT next or under way) and the intake's check of what became of a failed
+ * commit (committed(): the transaction's status asked of Postgres by its id).
  */
 export function commitKiller(target: Target, options: { spareVerification?: boolean } = {}) {
   let running = true
@@ -420,14 +392,14 @@ export function commitKiller(target: Target, options: { spareVerification?: bool
     while (running) {
       const killed = await target.own<Array<{ what: string }>>`
         WITH b AS (
-          SELECT pid, state, regexp_replace(btrim(query), '\\s+', ' ', 'g') AS q FROM pg_stat_activity
+          SELECT pid, state, btrim(regexp_replace(query, '\\s+', ' ', 'g')) AS q FROM pg_stat_activity
           WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND application_name <> ${OWN}
         )
-        SELECT CASE WHEN q LIKE 'SELECT 1 FROM accounts WHERE id = $1::uuid FOR UPDATE%' THEN 'verification' ELSE 'commitWindow' END AS what,
+        SELECT CASE WHEN q LIKE 'SELECT txid_status(%' THEN 'verification' ELSE 'commitWindow' END AS what,
           pg_terminate_backend(pid) AS done
         FROM b
-        WHERE (state = 'idle in transaction' AND q LIKE 'WITH targets AS ( SELECT id, account_id FROM letters WHERE id IN%')
-          OR lower(q) = 'commit' OR (NOT ${options.spareVerification ?? false} AND q LIKE 'SELECT 1 FROM accounts WHERE id = $1::uuid FOR UPDATE%')`
+        WHERE (state = 'idle in transaction' AND q LIKE 'WITH new_letters AS (%')
+          OR lower(q) = 'commit' OR (NOT ${options.spareVerification ?? false} AND q LIKE 'SELECT txid_status(%')`
       for (const row of killed) seen[row.what as keyof typeof seen]++
       // Looks again at once, letting the event loop turn.
       await sleep(0)
@@ -609,7 +581,6 @@ export function countTransactions(target: Target) {
  */
 export const processEnv = (target: Target, env: Record<string, string> = {}) => ({
   ...ENV,
-  EVENT_LOOP_MAX_DELAY_MS: String(target.app.config.eventLoopMaxDelayMs),
   LOG_LEVEL: 'info',
   ...env,
 })

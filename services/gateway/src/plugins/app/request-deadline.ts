@@ -27,7 +27,7 @@ interface Watch {
 }
 
 /** How long a stopping gateway lets the requests under way finish before it answers them: well within its drain time. */
-const CLOSING_GRACE_MS = 3000
+export const CLOSING_GRACE_MS = 3000
 
 const watches = new WeakMap<FastifyRequest, Watch>()
 
@@ -95,7 +95,8 @@ export default fp(
         answering: false,
         timer: setTimeout(() => {
           decide(request, reply)
-          if (!watch.answering) watch.timer = setTimeout(() => giveUp(request, reply), budget.answerWithinMs - budget.decideWithinMs)
+          // At the answer time itself, however late this one ran (an event loop stalled meanwhile).
+          if (!watch.answering) watch.timer = setTimeout(() => giveUp(request, reply), Math.max(0, start + budget.answerWithinMs - Date.now()))
         }, budget.decideWithinMs),
       }
       watches.set(request, watch)
