@@ -22,12 +22,14 @@ const variableValue = 'valor-secreto-de-variable'
 
 /**
  * A gateway that logs at info level into `lines`, on a database of its own (`url`): the tests add
- * constraints that other files must not meet. Its pool `db` has a short statement timeout, so a
- * statement that waits for a lock fails with its parameters.
+ * constraints that other files must not meet. The gateway's pool `db` has a short statement
+ * timeout, so a statement that waits for a lock fails with its parameters; the test's own reads
+ * and changes go through `reader`, without one, so that a slow machine does not fail them.
  */
 const it = base.extend('logged', { scope: 'file' }, async ({ databaseLabel }, { onCleanup }) => {
   const database = await isolatedDatabase(databaseLabel)
   const db = createDb(database.url, { statementTimeoutMs: 300 })
+  const reader = createDb(database.url)
   const lines: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -39,10 +41,11 @@ const it = base.extend('logged', { scope: 'file' }, async ({ databaseLabel }, { 
   onCleanup(async () => {
     await app.close()
     await closeDb(db)
+    await closeDb(reader)
     await database.drop()
   })
   await app.ready()
-  return { app, db, url: database.url, lines }
+  return { app, reader, url: database.url, lines }
 })
 
 it.override({ databaseLabel: 'logs' })
@@ -53,7 +56,7 @@ function expectNoRecipientData(found: string[]) {
 }
 
 describe('logs of failed database statements', () => {
-  it('keep the recipient out when a statement times out, and still say what failed', async ({ logged: { app, db, url, lines } }) => {
+  it('keep the recipient out when a statement times out, and still say what failed', async ({ logged: { app, reader, url, lines } }) => {
     const account = await adminAccount(app, 30)
     lines.length = 0
     // A slow concurrent charge holds the account's row past the statement timeout.
@@ -81,7 +84,7 @@ describe('logs of failed database statements', () => {
     // A statement that timed out did nothing: the client may retry (503 with Retry-After).
     expectError(response, 503, 'Service Unavailable')
     expect(response.headers['retry-after']).toBe('5')
-    expect((await moneyState(db, account.id)).balance).toBe(30)
+    expect((await moneyState(reader, account.id)).balance).toBe(30)
 
     expectNoRecipientData(lines)
     const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
@@ -95,11 +98,11 @@ describe('logs of failed database statements', () => {
     })
   })
 
-  it('keep the recipient and the campaign variables out when a constraint refuses the row', async ({ logged: { app, db, lines } }) => {
+  it('keep the recipient and the campaign variables out when a constraint refuses the row', async ({ logged: { app, reader, lines } }) => {
     const account = await adminAccount(app, 30)
     const campaignId = await adminCampaign(app, account)
     // A constraint only this test's letters break, to make Postgres refuse a row it would print in its detail.
-    await db.execute(sql.raw(`ALTER TABLE letters ADD CONSTRAINT logs_test_refused CHECK (message NOT LIKE '%${variableValue}%')`))
+    await reader.execute(sql.raw(`ALTER TABLE letters ADD CONSTRAINT logs_test_refused CHECK (message NOT LIKE '%${variableValue}%')`))
     lines.length = 0
     const { message: _message, ...recipient } = secret
     const response = await publicClient(app, account.apiKey).post('/card', {
@@ -108,9 +111,9 @@ describe('logs of failed database statements', () => {
       ...recipient,
       variables: { cupon: 'X1', nombre: variableValue },
     })
-    await db.execute(sql`ALTER TABLE letters DROP CONSTRAINT logs_test_refused`)
+    await reader.execute(sql`ALTER TABLE letters DROP CONSTRAINT logs_test_refused`)
     expectError(response, 500, 'Internal Server Error')
-    expect((await moneyState(db, account.id)).balance).toBe(30)
+    expect((await moneyState(reader, account.id)).balance).toBe(30)
 
     expectNoRecipientData(lines)
     const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
@@ -126,17 +129,17 @@ describe('logs of failed database statements', () => {
 })
 
 describe('logs of webhook endpoints', () => {
-  it('never carry a webhook secret, when the endpoint is created or when its row is refused', async ({ logged: { app, db, lines } }) => {
+  it('never carry a webhook secret, when the endpoint is created or when its row is refused', async ({ logged: { app, reader, lines } }) => {
     const account = await adminAccount(app, 1)
     lines.length = 0
     const created = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/ok' })
     expect(created.statusCode, created.body).toBe(201)
     expect(lines.join('\n')).not.toContain(created.json<{ secret: string }>().secret)
 
-    await db.execute(sql.raw(`ALTER TABLE webhook_endpoints ADD CONSTRAINT logs_test_refused CHECK (url NOT LIKE '%refuse-me%')`))
+    await reader.execute(sql.raw(`ALTER TABLE webhook_endpoints ADD CONSTRAINT logs_test_refused CHECK (url NOT LIKE '%refuse-me%')`))
     lines.length = 0
     const refused = await publicClient(app, account.apiKey).post('/webhooks', { url: 'https://93.184.216.34/refuse-me' })
-    await db.execute(sql`ALTER TABLE webhook_endpoints DROP CONSTRAINT logs_test_refused`)
+    await reader.execute(sql`ALTER TABLE webhook_endpoints DROP CONSTRAINT logs_test_refused`)
     expectError(refused, 500, 'Internal Server Error')
     const failed = lines.map((line) => JSON.parse(line) as { msg: string; err?: Record<string, unknown> }).filter((line) => line.msg === 'request failed')
     expect(JSON.stringify(failed[0]!.err)).toMatch(/insert into \\"webhook_endpoints\\"[\s\S]*params: \[redacted\]/)
