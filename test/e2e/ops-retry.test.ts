@@ -105,7 +105,10 @@ describe('POST /admin/cards/{id}/retry on the running pipeline', () => {
     const balance = await pipeline.balance()
     const retried = await pipeline.admin('POST', `/admin/cards/${id}/retry`)
     expect(retried.statusCode, retried.body).toBe(200)
-    expect(retried.json()).toMatchObject({ id, accountId: pipeline.account.id, status: 'ready_for_print' })
+    // The answer is the letter as it stands once its new job is queued: the running production
+    // worker may already have taken it (on a loaded machine, before the answer is read).
+    expect(retried.json()).toMatchObject({ id, accountId: pipeline.account.id })
+    expect(['ready_for_print', 'printing', 'printed']).toContain(retried.json<{ status: string }>().status)
 
     const printed = await reachStatus(pipeline, id, 'printed')
     expect(printed.events.slice(-4).map((event) => [event.status, event.detail])).toEqual([
