@@ -40,12 +40,21 @@ export function defaultRenderThreads(): number {
  * thread's .ts file; a compiled build loads the .js file as it is. Under the tsx CLI the threads
  * inherit the loader already, so it is only added where the parent runs without it (vitest).
  */
-function threadSetup(): { filename: string; execArgv: string[] } {
+function threadSetup(): { filename: string; execArgv: string[]; env?: NodeJS.ProcessEnv } {
   const fromSource = import.meta.url.endsWith('.ts')
   const filename = new URL(fromSource ? './render-thread.ts' : './render-thread.js', import.meta.url).href
   if (!fromSource) return { filename, execArgv: process.execArgv }
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-  return { filename, execArgv: process.execArgv.includes(tsxLoader) ? process.execArgv : [...process.execArgv, '--import', tsxLoader] }
+  return {
+    filename,
+    execArgv: process.execArgv.includes(tsxLoader) ? process.execArgv : [...process.execArgv, '--import', tsxLoader],
+    // From the sources (tests, npm start), tsx compiles the thread's modules without its disk
+    // cache: it writes each entry asynchronously, and a thread stopped while a write is under way
+    // leaves that file open for the rest of the process (a descriptor is the process's, not the
+    // thread's). A few hundred were left per pool, and a test worker starting a gateway per file
+    // ran out of descriptors (EMFILE). Compiling costs about 0.4 s of CPU per thread started.
+    env: { ...process.env, TSX_DISABLE_CACHE: '1' },
+  }
 }
 
 export interface RenderPoolOptions {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 import { afterAll, describe, expect, it } from 'vitest'
 import { metrics } from '@letters/observability'
@@ -79,4 +79,27 @@ describe('RenderPool', () => {
     for (const result of refused) expect(result.reason).toBeInstanceOf(RenderQueueFull)
     expect(results.filter((result) => result.status === 'fulfilled').length).toBeGreaterThanOrEqual(2)
   })
+})
+
+describe('a render pool run from the TypeScript sources', () => {
+  /** The process's open descriptors on files of tsx's compile cache. */
+  const tsxCacheFiles = () =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return /\/tsx-[^/]*\/[^/]+$/.test(readlinkSync(`/proc/self/fd/${fd}`))
+      } catch {
+        return false
+      }
+    }).length
+
+  it('leaves no file of the compile cache open once closed, however many pools come and go', async () => {
+    const before = tsxCacheFiles()
+    for (let round = 0; round < 3; round++) {
+      const pool = new RenderPool({ threads: 1, queueMax: 4 })
+      await pool.render('card', letter)
+      await pool.close()
+    }
+    expect(tsxCacheFiles() - before).toBe(0)
+    // Three pools, each drawing its warm-up proofs before it closes: seconds on a busy machine.
+  }, 180_000)
 })
