@@ -55,11 +55,8 @@ export interface BenchEnvironment {
 
 /** A database made by another release's own migrations, in a process run from its checkout. */
 async function prepareDatabaseOf(releaseDir: string, databaseUrl: string): Promise<void> {
-  const script = "const { prepareDatabase } = await import('@letters/db'); await prepareDatabase(process.env.BENCH_DATABASE_URL); process.exit(0)"
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
-    cwd: releaseDir,
-    env: { ...process.env, BENCH_DATABASE_URL: databaseUrl },
-  })
+  const script = `const { prepareDatabase } = await import('@letters/db'); await prepareDatabase(${JSON.stringify(databaseUrl)}); process.exit(0)`
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: releaseDir })
 }
 
 export async function prepareEnvironment(cleanup: Cleanup, servers: ServerOptions): Promise<BenchEnvironment> {
