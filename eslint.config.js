@@ -41,10 +41,11 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // Plain JavaScript that node runs as it is (the supervisor of npm start): Node's globals.
-    files: ['scripts/**/*.mjs'],
+    // Plain JavaScript that node runs as it is (the supervisor of npm start, a test's load
+    // generator): Node's globals.
+    files: ['scripts/**/*.mjs', '**/test/support/**/*.mjs'],
     languageOptions: {
-      globals: { process: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', console: 'readonly' },
+      globals: { process: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', console: 'readonly', fetch: 'readonly' },
     },
   },
   prettier,

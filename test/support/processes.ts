@@ -39,6 +39,7 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
     // The config's shedding threshold: a child gateway on a loaded machine would otherwise shed
     // the test's requests with 503 at the default 1 s of event-loop delay.
     EVENT_LOOP_MAX_DELAY_MS: String(config.eventLoopMaxDelayMs),
+    RENDER_WARM_UP: String(config.proofs.renderWarmUp),
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',
     ...env,

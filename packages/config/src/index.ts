@@ -65,6 +65,7 @@ const EnvSchema = Type.Object({
   PROOF_RATE_LIMIT_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
   RENDER_THREADS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
   RENDER_QUEUE_MAX: Type.String({ pattern: '^[0-9]+$', default: '16' }),
+  RENDER_WARM_UP: Type.Optional(Flag),
   EVENT_LOOP_MAX_DELAY_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   AUTH_FAILURES_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
   AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
@@ -147,7 +148,7 @@ export interface Config {
    */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number }
   /** Proofs: their own rate limit per key, the render threads and how many renders may wait for one. */
-  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number }
+  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number; renderWarmUp: boolean }
   /** Past this event-loop delay the gateway answers 503 instead of queueing more work. */
   eventLoopMaxDelayMs: number
   /** Failed authentications allowed per client IP and window, for API keys, the admin token and the floor token each apart, then 429. */
@@ -238,6 +239,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   PROOF_RATE_LIMIT_WINDOW_MS: 'must be a positive integer of milliseconds',
   RENDER_THREADS: 'must be a positive integer (at most 999)',
   RENDER_QUEUE_MAX: 'must be a non-negative integer',
+  RENDER_WARM_UP: 'must be "true" or "false"',
   EVENT_LOOP_MAX_DELAY_MS: 'must be a positive integer of milliseconds',
   AUTH_FAILURES_MAX: 'must be a positive integer',
   AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
@@ -427,6 +429,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rateLimit: { max: Number(vars.PROOF_RATE_LIMIT_MAX), windowMs: Number(vars.PROOF_RATE_LIMIT_WINDOW_MS) },
       renderThreads: vars.RENDER_THREADS === undefined ? undefined : Number(vars.RENDER_THREADS),
       renderQueueMax: Number(vars.RENDER_QUEUE_MAX),
+      renderWarmUp: vars.RENDER_WARM_UP !== 'false',
     },
     eventLoopMaxDelayMs: Number(vars.EVENT_LOOP_MAX_DELAY_MS),
     authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },

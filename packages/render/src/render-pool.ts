@@ -62,6 +62,11 @@ export interface RenderPoolOptions {
   threads?: number | undefined
   /** Renders that may wait for a free thread; one more is refused with RenderQueueFull. */
   queueMax: number
+  /**
+   * Whether each thread draws sample proofs before its first render (default true): a client's
+   * first proofs are then as fast as the later ones, for a few seconds of CPU at the start.
+   */
+  warmUp?: boolean | undefined
 }
 
 /**
@@ -76,14 +81,22 @@ export class RenderPool {
   private readonly closing = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
   /** The threads whose warm-up is over: from then on they draw only the renders they are given. */
   private readonly warmedUp = new Set<number>()
+  private samples = 0
 
   constructor(options: RenderPoolOptions) {
     const threads = options.threads ?? defaultRenderThreads()
-    const control: RenderPoolControl = { closing: this.closing.buffer }
+    const control: RenderPoolControl = { closing: this.closing.buffer, warmUp: options.warmUp ?? true }
     this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax, workerData: control })
     this.pool.on('message', (message: unknown) => {
-      if (isThreadReady(message)) this.warmedUp.add(message.renderThreadReady)
+      if (!isThreadReady(message)) return
+      this.warmedUp.add(message.renderThreadReady)
+      this.samples += message.samples
     })
+  }
+
+  /** Threads whose warm-up is over (or was skipped), and the sample proofs they drew in it. */
+  get warmUp(): { threadsReady: number; sampleProofs: number } {
+    return { threadsReady: this.warmedUp.size, sampleProofs: this.samples }
   }
 
   /** Renders finished (or failed) since the pool started. */

@@ -31,8 +31,12 @@ const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undef
 }
 
 /** Set by the pool when it closes: the warm-up stops at the end of the proof it is drawing. */
-const closing = isRenderPoolControl(workerData) ? new Int32Array(workerData.closing) : undefined
+const control = isRenderPoolControl(workerData) ? workerData : undefined
+const closing = control && new Int32Array(control.closing)
 const poolClosing = () => closing !== undefined && Atomics.load(closing, 0) === 1
+
+/** The warm-up's proofs drawn so far, told to the pool when it is over. */
+let samplesDrawn = 0
 
 /** Proofs drawn in each font before the thread takes its first render. */
 const WARM_UP_ROUNDS = 4
@@ -84,9 +88,13 @@ async function warmUp(): Promise<void> {
         senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
       }
       await renderProof(letter)
+      samplesDrawn++
       // One letter with a design per round, not per font: the layout code is shared, and a
       // longer warm-up only keeps the cores from the event loop that answers requests meanwhile.
-      if (fontName === fontNames[0]) await renderProof({ ...letter, design: warmUpDesign(round) })
+      if (fontName === fontNames[0]) {
+        await renderProof({ ...letter, design: warmUpDesign(round) })
+        samplesDrawn++
+      }
     }
   }
 }
@@ -104,10 +112,10 @@ async function renderInThread({ kind, letter, penWidth }: RenderTask): Promise<R
 // each render then fails with that same cause, answered to whoever asked for it. The pool is
 // told when the warm-up is over: until then the thread is drawing, and it must not be stopped
 // mid-drawing (see RenderPool.close).
-export default warmUp()
+export default (control?.warmUp === false ? Promise.resolve() : warmUp())
   .catch(() => undefined)
   .then(() => {
-    const ready: ThreadReady = { renderThreadReady: threadId }
+    const ready: ThreadReady = { renderThreadReady: threadId, samples: samplesDrawn }
     parentPort?.postMessage(ready)
     return renderInThread
   })

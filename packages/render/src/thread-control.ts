@@ -7,6 +7,8 @@
 /** Handed to every thread as its workerData: `closing[0]` becomes 1 when the pool closes. */
 export interface RenderPoolControl {
   closing: SharedArrayBuffer
+  /** Whether the thread draws its sample proofs before it takes its first render. */
+  warmUp: boolean
 }
 
 export function isRenderPoolControl(data: unknown): data is RenderPoolControl {
@@ -16,6 +18,8 @@ export function isRenderPoolControl(data: unknown): data is RenderPoolControl {
 /** Posted by a thread once its warm-up is over, drawn to the end, failed or cut short. */
 export interface ThreadReady {
   renderThreadReady: number
+  /** The sample proofs it drew first (none when the pool said not to warm up). */
+  samples: number
 }
 
 export function isThreadReady(message: unknown): message is ThreadReady {

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 import { afterAll, describe, expect, it } from 'vitest'
+import { fontNames } from '@letters/contracts'
 import { metrics } from '@letters/observability'
 import { RenderPool, RenderQueueFull, addressLines, renderCard, renderProof, type LetterToRender } from '../src/index.js'
 import { sampleRecipient } from '@letters/test/support/factories'
@@ -50,6 +51,20 @@ describe('RenderPool', () => {
     const drawn: LetterToRender = { ...letter, design: { ...design, signature: { kind: 'image', width: 600, height: 200, png: await signaturePng() } } }
     expect((await pool.render('proof', drawn)).equals(await renderProof(drawn))).toBe(true)
     expect((await pool.render('card', drawn)).equals(await renderCard(drawn))).toBe(true)
+  })
+
+  it('draws sample proofs in every font before its first render, and none when told not to warm up', async () => {
+    const warm = new RenderPool({ threads: 1, queueMax: 1 })
+    const cold = new RenderPool({ threads: 1, queueMax: 1, warmUp: false })
+    try {
+      await Promise.all([warm.render('proof', letter), cold.render('proof', letter)])
+      // A thread tells its warm-up is over before it takes a render, on a port of its own.
+      await expect.poll(() => [warm.warmUp.threadsReady, cold.warmUp.threadsReady], { timeout: 10_000 }).toEqual([1, 1])
+      expect(warm.warmUp.sampleProofs).toBeGreaterThanOrEqual(fontNames.length)
+      expect(cold.warmUp.sampleProofs).toBe(0)
+    } finally {
+      await Promise.all([warm.close(), cold.close()])
+    }
   })
 
   it('keeps the event loop free while it draws', async () => {

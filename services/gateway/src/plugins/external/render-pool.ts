@@ -10,8 +10,8 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const { renderThreads, renderQueueMax } = app.config.proofs
-    const pool = new RenderPool({ threads: renderThreads, queueMax: renderQueueMax })
+    const { renderThreads, renderQueueMax, renderWarmUp } = app.config.proofs
+    const pool = new RenderPool({ threads: renderThreads, queueMax: renderQueueMax, warmUp: renderWarmUp })
     app.decorate('renderPool', pool)
     app.addHook('onClose', () => pool.close())
   },
