@@ -40,11 +40,13 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // Postgres with the stock 100 connections: 4 per pool keeps the run well inside them. A test
     // of pool pressure sets its own.
     DATABASE_POOL_MAX: '4',
-    // Each gateway's render threads would draw two dozen sample proofs at its start, about 3 s of
-    // CPU, for a hundred gateways in a run; and at below-normal priority on a machine the other
-    // files keep busy, a test's first proof waited behind them past its deadline. A test of the
-    // production setting sets it.
+    // Each gateway's render threads would start with it and draw two dozen sample proofs, about
+    // 3 s of CPU, for a hundred gateways in a run, most of which draw nothing. And below the normal
+    // priority, on a machine the other test files keep busy, a render thread gets a sliver of a
+    // core: a test's first proof waited past its deadline. The tests of the production setting
+    // (proof load) set both.
     RENDER_WARM_UP: 'false',
+    RENDER_PRIORITY: 'normal',
     ...overrides,
   })
 }

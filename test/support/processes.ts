@@ -40,6 +40,7 @@ export function serviceEnv(config: Config, env: Record<string, string> = {}): No
     // the test's requests with 503 at the default 1 s of event-loop delay.
     EVENT_LOOP_MAX_DELAY_MS: String(config.eventLoopMaxDelayMs),
     RENDER_WARM_UP: String(config.proofs.renderWarmUp),
+    RENDER_PRIORITY: config.proofs.renderPriority,
     LOG_LEVEL: 'silent',
     SEED_DEMO: 'false',
     ...env,

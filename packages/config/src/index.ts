@@ -66,6 +66,7 @@ const EnvSchema = Type.Object({
   RENDER_THREADS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
   RENDER_QUEUE_MAX: Type.String({ pattern: '^[0-9]+$', default: '16' }),
   RENDER_WARM_UP: Type.Optional(Flag),
+  RENDER_PRIORITY: Type.Union([Type.Literal('below-normal'), Type.Literal('normal')], { default: 'below-normal' }),
   EVENT_LOOP_MAX_DELAY_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   AUTH_FAILURES_MAX: Type.String({ pattern: '^[1-9][0-9]*$', default: '10' }),
   AUTH_FAILURES_WINDOW_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '60000' }),
@@ -148,7 +149,7 @@ export interface Config {
    */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number }
   /** Proofs: their own rate limit per key, the render threads and how many renders may wait for one. */
-  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number; renderWarmUp: boolean }
+  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number; renderWarmUp: boolean; renderPriority: 'below-normal' | 'normal' }
   /** Past this event-loop delay the gateway answers 503 instead of queueing more work. */
   eventLoopMaxDelayMs: number
   /** Failed authentications allowed per client IP and window, for API keys, the admin token and the floor token each apart, then 429. */
@@ -240,6 +241,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   RENDER_THREADS: 'must be a positive integer (at most 999)',
   RENDER_QUEUE_MAX: 'must be a non-negative integer',
   RENDER_WARM_UP: 'must be "true" or "false"',
+  RENDER_PRIORITY: 'must be below-normal or normal',
   EVENT_LOOP_MAX_DELAY_MS: 'must be a positive integer of milliseconds',
   AUTH_FAILURES_MAX: 'must be a positive integer',
   AUTH_FAILURES_WINDOW_MS: 'must be a positive integer of milliseconds',
@@ -430,6 +432,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       renderThreads: vars.RENDER_THREADS === undefined ? undefined : Number(vars.RENDER_THREADS),
       renderQueueMax: Number(vars.RENDER_QUEUE_MAX),
       renderWarmUp: vars.RENDER_WARM_UP !== 'false',
+      renderPriority: vars.RENDER_PRIORITY,
     },
     eventLoopMaxDelayMs: Number(vars.EVENT_LOOP_MAX_DELAY_MS),
     authFailures: { max: Number(vars.AUTH_FAILURES_MAX), windowMs: Number(vars.AUTH_FAILURES_WINDOW_MS) },

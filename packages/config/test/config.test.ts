@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       reconcileAfterMs: 600_000,
       reconcileIntervalMs: 30_000,
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000, maxConnections: 10_000 },
-      proofs: { rateLimit: { max: 10, windowMs: 60_000 }, renderThreads: undefined, renderQueueMax: 16, renderWarmUp: true },
+      proofs: { rateLimit: { max: 10, windowMs: 60_000 }, renderThreads: undefined, renderQueueMax: 16, renderWarmUp: true, renderPriority: 'below-normal' },
       eventLoopMaxDelayMs: 1000,
       authFailures: { max: 10, windowMs: 60_000 },
       trustProxy: [],
@@ -195,13 +195,14 @@ describe('loadConfig', () => {
       RENDER_THREADS: '2',
       RENDER_QUEUE_MAX: '0',
       RENDER_WARM_UP: 'false',
+      RENDER_PRIORITY: 'normal',
       AUTH_FAILURES_MAX: '5',
       METRICS_PORT: '9101',
     })
     expect(config.reconcileAfterMs).toBe(2000)
     expect(config.reconcileIntervalMs).toBe(500)
     expect(config.http).toEqual({ requestTimeoutMs: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000, maxConnections: 50 })
-    expect(config.proofs).toEqual({ rateLimit: { max: 3, windowMs: 60_000 }, renderThreads: 2, renderQueueMax: 0, renderWarmUp: false })
+    expect(config.proofs).toEqual({ rateLimit: { max: 3, windowMs: 60_000 }, renderThreads: 2, renderQueueMax: 0, renderWarmUp: false, renderPriority: 'normal' })
     expect(config.authFailures).toEqual({ max: 5, windowMs: 60_000 })
     expect(config.metricsPort).toBe(9101)
   })
@@ -290,6 +291,7 @@ describe('loadConfig', () => {
     ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],
     ['RENDER_THREADS', '0', 'RENDER_THREADS=0: must be a positive integer'],
     ['RENDER_WARM_UP', 'no', 'RENDER_WARM_UP=no: must be "true" or "false"'],
+    ['RENDER_PRIORITY', 'low', 'RENDER_PRIORITY=low: must be below-normal or normal'],
     ['AUTH_FAILURES_MAX', '1e3', 'AUTH_FAILURES_MAX=1e3: must be a positive integer'],
     ['INTAKE_CONCURRENT_BATCHES', '0', 'INTAKE_CONCURRENT_BATCHES=0: must be an integer from 1 to 99'],
     ['METRICS_PORT', '99999', 'METRICS_PORT=99999: must be a port number (1-65535)'],

@@ -63,10 +63,17 @@ export interface RenderPoolOptions {
   /** Renders that may wait for a free thread; one more is refused with RenderQueueFull. */
   queueMax: number
   /**
-   * Whether each thread draws sample proofs before its first render (default true): a client's
-   * first proofs are then as fast as the later ones, for a few seconds of CPU at the start.
+   * Whether the threads start with the pool and draw sample proofs before its first render
+   * (default true): a client's first proofs are then as fast as the later ones, for a few seconds
+   * of CPU at the start. Without it a thread starts at the first render that needs it, and a
+   * process that draws nothing starts none.
    */
   warmUp?: boolean | undefined
+  /**
+   * Whether the threads run below the normal CPU priority (default true, Linux only): when cores
+   * are short the event loop answering requests goes first, and a proof waits.
+   */
+  belowNormal?: boolean | undefined
 }
 
 /**
@@ -85,8 +92,17 @@ export class RenderPool {
 
   constructor(options: RenderPoolOptions) {
     const threads = options.threads ?? defaultRenderThreads()
-    const control: RenderPoolControl = { closing: this.closing.buffer, warmUp: options.warmUp ?? true }
-    this.pool = new Piscina({ ...threadSetup(), minThreads: threads, maxThreads: threads, maxQueue: options.queueMax, workerData: control })
+    const warmUp = options.warmUp ?? true
+    const control: RenderPoolControl = { closing: this.closing.buffer, warmUp, belowNormal: options.belowNormal ?? true }
+    this.pool = new Piscina({
+      ...threadSetup(),
+      minThreads: warmUp ? threads : 0,
+      maxThreads: threads,
+      // A thread, once started, stays: starting one costs its imports and their compilation.
+      idleTimeout: Infinity,
+      maxQueue: options.queueMax,
+      workerData: control,
+    })
     this.pool.on('message', (message: unknown) => {
       if (!isThreadReady(message)) return
       this.warmedUp.add(message.renderThreadReady)
@@ -97,6 +113,11 @@ export class RenderPool {
   /** Threads whose warm-up is over (or was skipped), and the sample proofs they drew in it. */
   get warmUp(): { threadsReady: number; sampleProofs: number } {
     return { threadsReady: this.warmedUp.size, sampleProofs: this.samples }
+  }
+
+  /** Threads started so far. */
+  get threads(): number {
+    return this.pool.threads.length
   }
 
   /** Renders finished (or failed) since the pool started. */

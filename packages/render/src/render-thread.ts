@@ -14,11 +14,6 @@ export interface Rendered {
   seconds: number
 }
 
-// A proof may wait; the requests the event loop answers may not. On Linux a thread has its own
-// nice value, and setpriority on "this process" (0) changes only the calling thread: the render
-// threads give way to the event loop (and to Postgres) when cores are short. Elsewhere the call
-// would lower the whole process, so it is left out.
-if (process.platform === 'linux') setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 
 const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undefined) => Promise<Buffer>> = {
   card: renderCard,
@@ -33,6 +28,12 @@ const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undef
 /** Set by the pool when it closes: the warm-up stops at the end of the proof it is drawing. */
 const control = isRenderPoolControl(workerData) ? workerData : undefined
 const closing = control && new Int32Array(control.closing)
+
+// A proof may wait; the requests the event loop answers may not. On Linux a thread has its own
+// nice value, and setpriority on "this process" (0) changes only the calling thread: the render
+// threads give way to the event loop (and to Postgres) when cores are short. Elsewhere the call
+// would lower the whole process, so it is left out.
+if (process.platform === 'linux' && control?.belowNormal !== false) setPriority(0, constants.priority.PRIORITY_BELOW_NORMAL)
 const poolClosing = () => closing !== undefined && Atomics.load(closing, 0) === 1
 
 /** The warm-up's proofs drawn so far, told to the pool when it is over. */

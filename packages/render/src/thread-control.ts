@@ -9,6 +9,8 @@ export interface RenderPoolControl {
   closing: SharedArrayBuffer
   /** Whether the thread draws its sample proofs before it takes its first render. */
   warmUp: boolean
+  /** Whether the thread runs below the normal CPU priority (Linux only). */
+  belowNormal: boolean
 }
 
 export function isRenderPoolControl(data: unknown): data is RenderPoolControl {

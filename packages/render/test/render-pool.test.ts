@@ -22,6 +22,14 @@ function loopThreadCpuNs(): number {
   return Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0])
 }
 
+/** The threads of this process running at `nice` (Linux keeps a nice value per thread: field 19 of its stat). */
+function threadsAtNice(nice: number): number {
+  return readdirSync(`/proc/${process.pid}/task`).filter((tid) => {
+    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) === nice
+  }).length
+}
+
 async function proofRenders(): Promise<number> {
   const { values } = await metrics.renderSeconds.get()
   return values.find((value) => value.metricName === 'letters_render_seconds_count' && value.labels.kind === 'proof')?.value ?? 0
@@ -53,17 +61,33 @@ describe('RenderPool', () => {
     expect((await pool.render('card', drawn)).equals(await renderCard(drawn))).toBe(true)
   })
 
-  it('draws sample proofs in every font before its first render, and none when told not to warm up', async () => {
+  it('starts its threads at once and draws sample proofs in every font before its first render; told not to warm up, neither', async () => {
     const warm = new RenderPool({ threads: 1, queueMax: 1 })
     const cold = new RenderPool({ threads: 1, queueMax: 1, warmUp: false })
     try {
+      expect([warm.threads, cold.threads]).toEqual([1, 0])
       await Promise.all([warm.render('proof', letter), cold.render('proof', letter)])
+      expect(cold.threads).toBe(1)
       // A thread tells its warm-up is over before it takes a render, on a port of its own.
       await expect.poll(() => [warm.warmUp.threadsReady, cold.warmUp.threadsReady], { timeout: 10_000 }).toEqual([1, 1])
       expect(warm.warmUp.sampleProofs).toBeGreaterThanOrEqual(fontNames.length)
       expect(cold.warmUp.sampleProofs).toBe(0)
     } finally {
       await Promise.all([warm.close(), cold.close()])
+    }
+  })
+
+  it.runIf(process.platform === 'linux')('runs its threads below the normal priority, unless told to run them at the normal one', async () => {
+    const before = threadsAtNice(10)
+    const normal = new RenderPool({ threads: 1, queueMax: 1, warmUp: false, belowNormal: false })
+    const below = new RenderPool({ threads: 1, queueMax: 1, warmUp: false })
+    try {
+      await normal.render('proof', letter)
+      expect(threadsAtNice(10)).toBe(before)
+      await below.render('proof', letter)
+      expect(threadsAtNice(10)).toBe(before + 1)
+    } finally {
+      await Promise.all([normal.close(), below.close()])
     }
   })
 

@@ -44,8 +44,8 @@ const it = test.extend('processUrl', { scope: 'file' }, async ({ gateway }, { on
     gateway.config,
     port,
     // Only the renders' effect on the others is measured here: neither limit may refuse.
-    // The render threads as in production, warmed up at the start.
-    { PROOF_RATE_LIMIT_MAX: '100000', RATE_LIMIT_MAX: '100000', RENDER_QUEUE_MAX: '64', RENDER_WARM_UP: 'true' },
+    // The render threads as in production: warmed up at the start, below the normal priority.
+    { PROOF_RATE_LIMIT_MAX: '100000', RATE_LIMIT_MAX: '100000', RENDER_QUEUE_MAX: '64', RENDER_WARM_UP: 'true', RENDER_PRIORITY: 'below-normal' },
     { throughTsxCli: true },
   )
   onCleanup(() => child.kill())

@@ -10,8 +10,8 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const { renderThreads, renderQueueMax, renderWarmUp } = app.config.proofs
-    const pool = new RenderPool({ threads: renderThreads, queueMax: renderQueueMax, warmUp: renderWarmUp })
+    const { renderThreads, renderQueueMax, renderWarmUp, renderPriority } = app.config.proofs
+    const pool = new RenderPool({ threads: renderThreads, queueMax: renderQueueMax, warmUp: renderWarmUp, belowNormal: renderPriority === 'below-normal' })
     app.decorate('renderPool', pool)
     app.addHook('onClose', () => pool.close())
   },
