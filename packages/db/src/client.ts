@@ -29,6 +29,12 @@ export function createDb(url: string, options: DbOptions = {}): Db {
   return drizzle(client, { schema })
 }
 
+/** The statement timeout every connection of the pool starts with (ms), if it sets one. */
+export function connectionStatementTimeoutMs(db: Db): number | undefined {
+  const value = db.$client.options.connection?.statement_timeout
+  return value === undefined ? undefined : Number(value)
+}
+
 export async function closeDb(db: Db): Promise<void> {
   await db.$client.end({ timeout: 5 })
 }

@@ -1,6 +1,6 @@
 export * as schema from './schema.js'
 export * from './schema.js'
-export { createDb, closeDb, type Db, type Tx, type Executor, type DbOptions } from './client.js'
+export { createDb, closeDb, connectionStatementTimeoutMs, type Db, type Tx, type Executor, type DbOptions } from './client.js'
 export {
   prepareDatabase,
   ensureDatabase,

@@ -1,6 +1,6 @@
 import type { TransactionSql } from 'postgres'
 import { modeLabel } from '@letters/contracts'
-import { outboxTargetSql, type Db } from '@letters/db'
+import { connectionStatementTimeoutMs, outboxTargetSql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
@@ -118,7 +118,7 @@ export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreO
   validateOrders(orders)
   if (orders.length === 0) return []
   if (orders.some((order) => order.deadline?.abandoned)) throw new DeadlineExceededError()
-  const transaction: Transaction = { options, writing: [] }
+  const transaction: Transaction = { options, writing: [], statementTimeoutMs: connectionStatementTimeoutMs(db) }
   // Nothing was written: the orders being written may be written again, or abandoned.
   const notWriting = () => transaction.writing.forEach((deadline) => deadline.stopWriting())
   try {
@@ -172,6 +172,8 @@ const WRITE_ANSWER_MARGIN_MS = 100
 
 interface Transaction {
   options: StoreOptions
+  /** The connection's own statement timeout: a write allowed at least this long needs no shorter one of its own. */
+  statementTimeoutMs: number | undefined
   /** The deadlines of the orders this transaction has started writing. */
   writing: OrderDeadline[]
   /** Set once something was written and the transaction is about to commit: from then on a failure leaves the outcome to be found out. */
@@ -331,7 +333,11 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
       transaction,
       undecided.filter((n) => outcomes[n]?.outcome === 'stored').map((n) => orders[n]!),
     )
-    const xid = await write(sql, letters, answers, balances, writeTimeoutMs)
+    // Most writes have far longer than the connection's statement timeout left: that timeout already
+    // cancels them in time, and setting the same bound again would cost a statement per batch.
+    const { statementTimeoutMs } = transaction
+    const ownTimeoutMs = writeTimeoutMs !== undefined && statementTimeoutMs !== undefined && writeTimeoutMs >= statementTimeoutMs ? undefined : writeTimeoutMs
+    const xid = await write(sql, letters, answers, balances, ownTimeoutMs)
     transaction.committing = { outcomes: outcomes as Outcome[], witness: { xid, letterId: letters[0]!.id } }
   }
   return outcomes as Outcome[]

@@ -76,7 +76,7 @@ export class ApiKeyAuth {
   /** Lookups under way, by key hash: concurrent requests with one key share one query. */
   private readonly lookups = new Map<string, Promise<Caller | null>>()
   /** Hashes of keys this replica found valid (it tells the shared set the first time). */
-  private readonly seenValid = new Set<string>()
+  private readonly seenValidHashes = new Set<string>()
   private subscriber: Redis | undefined
   /** Fills the set when this replica starts and whenever it is found no longer whole. */
   private readonly filler: BackgroundLoop
@@ -103,7 +103,7 @@ export class ApiKeyAuth {
     this.subscriber.on('error', () => {})
     this.subscriber.on('message', (_channel, keyHash: string) => {
       this.cache.delete(keyHash)
-      this.seenValid.delete(keyHash)
+      this.seenValidHashes.delete(keyHash)
     })
     // Start even while Redis is down: ioredis subscribes once it connects (and again after each
     // reconnection), and until then the one-second expiry bounds what a replica may miss.
@@ -125,6 +125,11 @@ export class ApiKeyAuth {
   knownCaller(key: string): Caller | undefined {
     const cached = this.cache.get(hashApiKey(key))
     return cached && cached.expiresAt > Date.now() && cached.caller ? cached.caller : undefined
+  }
+
+  /** Whether this replica has found `key` valid (and not heard of its revocation since): a key always worth a lookup. */
+  seenValid(key: string): boolean {
+    return this.seenValidHashes.has(hashApiKey(key))
   }
 
   /** The account behind a key, or null. A string that cannot be a key (wrong shape or checksum) is null without a lookup. */
@@ -149,7 +154,7 @@ export class ApiKeyAuth {
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
     this.cache.set(keyHash, { caller, expiresAt: Date.now() + CACHE_TTL_MS })
     // Not waited for: the answer does not depend on them, and the next lookup writes again.
-    if (caller && !this.seenValid.has(keyHash)) void this.rememberValid(keyHash)
+    if (caller && !this.seenValidHashes.has(keyHash)) void this.rememberValid(keyHash)
     if (!caller) void this.forgetValid(keyHash)
     return caller
   }
@@ -164,7 +169,7 @@ export class ApiKeyAuth {
     if (!apiKeyFormat(key)) return true
     const keyHash = hashApiKey(key)
     const cached = this.cache.get(keyHash)
-    if ((cached && cached.expiresAt > Date.now()) || this.lookups.has(keyHash) || this.seenValid.has(keyHash)) return true
+    if ((cached && cached.expiresAt > Date.now()) || this.lookups.has(keyHash) || this.seenValidHashes.has(keyHash)) return true
     // With Redis away only what this replica has seen counts, as if the set were whole.
     const [known, whole] = await this.redis.smismember(this.validKeys, keyHash, FILLED).catch(() => [0, 1])
     if (known === 1) return true
@@ -244,13 +249,13 @@ export class ApiKeyAuth {
   }
 
   private async rememberValid(keyHash: string): Promise<void> {
-    if (this.seenValid.size >= MAX_CACHED_KEYS) this.seenValid.clear()
-    this.seenValid.add(keyHash)
+    if (this.seenValidHashes.size >= MAX_CACHED_KEYS) this.seenValidHashes.clear()
+    this.seenValidHashes.add(keyHash)
     await this.redis.sadd(this.validKeys, keyHash).catch(() => {})
   }
 
   private async forgetValid(keyHash: string): Promise<void> {
-    this.seenValid.delete(keyHash)
+    this.seenValidHashes.delete(keyHash)
     await this.redis.srem(this.validKeys, keyHash).catch(() => {})
   }
 }
@@ -286,14 +291,14 @@ export function identifyCaller(app: FastifyInstance) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const key = request.headers['x-api-key']
     if (typeof key !== 'string' || !key) return
-    request.caller =
-      app.apiKeyAuth.knownCaller(key) ??
-      (await app.authFailures.check(
-        'api-key',
-        request,
-        reply,
-        () => app.apiKeyAuth.identify(key),
-        () => app.apiKeyAuth.worthChecking(key),
-      ))
+    const known = app.apiKeyAuth.knownCaller(key)
+    if (known) {
+      request.caller = known
+      return
+    }
+    const identify = () => app.apiKeyAuth.identify(key)
+    request.caller = app.apiKeyAuth.seenValid(key)
+      ? await app.authFailures.checkWorthIt('api-key', request, reply, identify)
+      : await app.authFailures.check('api-key', request, reply, identify, () => app.apiKeyAuth.worthChecking(key))
   }
 }

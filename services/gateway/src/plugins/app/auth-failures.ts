@@ -90,6 +90,22 @@ export class AuthFailures {
     return null
   }
 
+  /**
+   * The same check for a credential worth checking whatever its address's window says (an API
+   * key this replica has seen valid): verified first, so that a right one costs no read of the
+   * window; a wrong one is then answered as `check` would have, 429 past the limit, else
+   * counted and null.
+   */
+  async checkWorthIt<T>(credential: Credential, request: FastifyRequest, reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
+    const result = await verify()
+    if (result !== null) return result
+    const counter = `${credential}:${clientAddress(request.ip)}`
+    const window = await this.current(counter)
+    if (window.count >= this.max) throw this.refusal(reply, window)
+    await this.countFailure(counter)
+    return null
+  }
+
   private refusal(reply: FastifyReply, window: Window): ApiError {
     const seconds = Math.max(1, Math.ceil((window.endsAt - Date.now()) / 1000))
     reply.header('retry-after', String(seconds))
