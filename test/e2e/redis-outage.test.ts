@@ -4,9 +4,11 @@ import { describe, expect } from 'vitest'
 import { inArray } from 'drizzle-orm'
 import { Redis } from 'ioredis'
 import { ledgerEntries, letters, outbox } from '@letters/db'
+import { metrics } from '@letters/observability'
 import { it as base } from '../support/fixtures.js'
 import { reachStatus } from '../support/pipeline.js'
 import { freePort } from '../support/processes.js'
+import { until } from '../support/wait.js'
 
 /**
  * This test stops Redis, so it runs a Redis server of its own (the one other test files share
@@ -59,23 +61,30 @@ const it = base.extend('redisServer', { scope: 'file' }, async ({}, { onCleanup 
 // The pipeline's Redis is that server: its cleanup closes the pipeline first, then kills the server.
 it.override('pipelineOptions', ({ redisServer }) => ({ label: 'outage', env: { REDIS_URL: `redis://127.0.0.1:${redisServer.port}` } }))
 
+/** Failed rounds of the outbox dispatchers in this process (the pipeline's and its address worker's). */
+const dispatchFailures = async () => (await metrics.backgroundLoopFailures.get()).values.find((value) => value.labels.loop === 'outbox dispatch')?.value ?? 0
+
 describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () => {
   // Redis is back before the pipeline closes, whatever the test left it in.
   it.afterAll(async ({ redisServer }) => {
     if (!redisServer.running) await redisServer.start()
   })
 
-  it('takes the letters, keeps their jobs in the outbox, and dispatches each once Redis is back', async ({ pipeline, redisServer }) => {
+  // It starts and stops Redis and waits for letters to be dispatched and printed: its waits' ceilings (30 + 15 + 60 s) are under this.
+  it('takes the letters, keeps their jobs in the outbox, and dispatches each once Redis is back', { timeout: 120_000 }, async ({ pipeline, redisServer }) => {
     const before = await pipeline.send()
-    await reachStatus(pipeline, before, 'printed')
+    await reachStatus(pipeline, before, 'printed', 30_000)
 
     await redisServer.stop()
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push(await pipeline.send({ message: `Carta escrita sin Redis, número ${i}` }))
     const charges = await pipeline.app.db.select().from(ledgerEntries).where(inArray(ledgerEntries.letterId, ids))
     expect(charges.map((entry) => entry.kind)).toEqual(Array(5).fill('charge'))
-    // The dispatchers keep trying; nothing is marked sent while Redis is away.
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // The dispatchers keep trying; nothing is marked sent while Redis is away. Three more failed
+    // rounds: more than the two dispatchers can have had under way once the letters were
+    // written, so at least one round took these letters' rows and failed.
+    const failedBefore = await dispatchFailures()
+    await until('three failed rounds of the outbox dispatchers', async () => (await dispatchFailures()) >= failedBefore + 3, { timeoutMs: 15_000 })
     const waiting = await pipeline.app.db
       .select()
       .from(outbox)
@@ -93,10 +102,8 @@ describe.skipIf(!hasRedisServer)('Redis stopped while letters are created', () =
 
     // An empty Redis comes back on the same port, as after a restart without persistence.
     await redisServer.start()
-    for (const id of ids) {
-      const card = await reachStatus(pipeline, id, 'printed', 30_000)
-      expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])
-    }
+    const cards = await Promise.all(ids.map((id) => reachStatus(pipeline, id, 'printed', 60_000)))
+    for (const card of cards) expect(card.events.map((event) => event.status)).toEqual(['received', 'ready_for_print', 'printing', 'printed'])
     const jobs = (await pipeline.app.db.select().from(outbox)).filter((row) => ids.includes(row.payload.letterId!))
     expect(jobs.map((row) => row.jobName).sort()).toEqual([...Array(5).fill('normalize-address'), ...Array(5).fill('produce-letter')])
     expect(jobs.every((row) => row.sentAt !== null && row.attempts === 1)).toBe(true)

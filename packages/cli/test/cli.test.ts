@@ -751,23 +751,26 @@ describe('errors', () => {
     await cliFails([], 2, /Usage: admin \[options\] \[command\]/)
   })
 
-  it('the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only', async ({ run }) => {
-    const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
-    const listed = await entry(['accounts', 'list', '--json'])
-    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(JSON.parse(listed.stdout)).toMatchObject({ data: expect.any(Array) })
-    expect(await entry(['accounts', 'show', '00000000-0000-4000-8000-000000000000'])).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'Error 404: La cuenta no existe\n',
-    })
-    expect(await entry(['accounts', 'list'], { ADMIN_TOKEN: undefined })).toMatchObject({
-      code: 1,
-      stdout: '',
-      stderr: expect.stringMatching(/^Falta ADMIN_TOKEN/),
-    })
-    expect(await entry(['accounts', 'borrar'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown command 'borrar'") })
-  })
+  // Four processes each starting Node and tsx: 1.5 s on an idle machine, ten times that on a busy one.
+  it(
+    'the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only',
+    { timeout: 120_000 },
+    async ({ run }) => {
+      const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+      // Each reads only, so they run side by side.
+      const [listed, unknown, tokenless, usage] = await Promise.all([
+        entry(['accounts', 'list', '--json']),
+        entry(['accounts', 'show', '00000000-0000-4000-8000-000000000000']),
+        entry(['accounts', 'list'], { ADMIN_TOKEN: undefined }),
+        entry(['accounts', 'borrar']),
+      ])
+      expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(JSON.parse(listed.stdout)).toMatchObject({ data: expect.any(Array) })
+      expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'Error 404: La cuenta no existe\n' })
+      expect(tokenless).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^Falta ADMIN_TOKEN/) })
+      expect(usage).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown command 'borrar'") })
+    },
+  )
 })
 
 describe('--help', () => {

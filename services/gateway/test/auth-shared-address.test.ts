@@ -21,14 +21,32 @@ async function get(baseUrl: string, path: string, headers: Record<string, string
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Calls `request` every `everyMs` until `until` (epoch ms) and returns every answer. */
-async function repeat(until: number, everyMs: number, request: (turn: number) => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = []
-  for (let turn = 0; Date.now() < until; turn++) {
-    answers.push(await request(turn))
-    await sleep(everyMs)
-  }
-  return answers
+/** A client that sends `request` again and again, `everyMs` apart, `atLeast` times or more. */
+interface Client {
+  everyMs: number
+  atLeast: number
+  request: (turn: number) => Promise<Answer>
+}
+
+/**
+ * Runs the clients side by side until `forMs` has passed and each has sent its `atLeast`
+ * requests; each goes on until all are done, so that they overlap from the first request to the
+ * last whatever the machine's speed (a slow one takes longer, with as many requests). Returns
+ * each client's answers.
+ */
+async function together<const Clients extends readonly Client[]>(forMs: number, clients: Clients): Promise<{ [K in keyof Clients]: Answer[] }> {
+  const until = Date.now() + forMs
+  const answers: Answer[][] = clients.map(() => [])
+  const done = () => Date.now() >= until && clients.every((client, index) => answers[index]!.length >= client.atLeast)
+  await Promise.all(
+    clients.map(async ({ everyMs, request }, index) => {
+      for (let turn = 0; !done(); turn++) {
+        answers[index]!.push(await request(turn))
+        await sleep(everyMs)
+      }
+    }),
+  )
+  return answers as { [K in keyof Clients]: Answer[] }
 }
 
 const statuses = (answers: Answer[]) => answers.map((answer) => answer.status)
@@ -74,15 +92,15 @@ describe('clients sharing one address', () => {
     })
     expect(Number(first[MAX]!.retryAfter)).toBeGreaterThanOrEqual(1)
 
-    // It keeps going for longer than a replica caches a key, next to an honest poller whose key
-    // was never used before, the admin API and Prometheus, all from the same address.
-    const until = Date.now() + 2500
+    // It keeps going for longer than a replica caches a key (2.5 s, and 21 requests at least),
+    // next to an honest poller whose key was never used before, the admin API and Prometheus,
+    // all from the same address, each with requests of its own to both replicas throughout.
     const bearer = { authorization: `Bearer ${ADMIN_TOKEN}` }
-    const [job, poller, admin, metrics] = await Promise.all([
-      repeat(until, 25, forgottenJob),
-      repeat(until, 100, (turn) => get(baseUrls[turn % 2]!, '/campaigns', { 'x-api-key': account.apiKey })),
-      repeat(until, 250, (turn) => get(baseUrls[turn % 2]!, `/admin/accounts/${account.id}`, bearer)),
-      repeat(until, 500, (turn) => get(baseUrls[turn % 2]!, '/metrics', bearer)),
+    const [job, poller, admin, metrics] = await together(2500, [
+      { everyMs: 25, atLeast: 21, request: forgottenJob },
+      { everyMs: 100, atLeast: 10, request: (turn) => get(baseUrls[turn % 2]!, '/campaigns', { 'x-api-key': account.apiKey }) },
+      { everyMs: 250, atLeast: 5, request: (turn) => get(baseUrls[turn % 2]!, `/admin/accounts/${account.id}`, bearer) },
+      { everyMs: 500, atLeast: 3, request: (turn) => get(baseUrls[turn % 2]!, '/metrics', bearer) },
     ])
     expect(job.length).toBeGreaterThan(20)
     expect(new Set(statuses(job))).toEqual(new Set([429]))
