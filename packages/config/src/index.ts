@@ -149,7 +149,13 @@ export interface Config {
    */
   http: { requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number }
   /** Proofs: their own rate limit per key, the render threads and how many renders may wait for one. */
-  proofs: { rateLimit: { max: number; windowMs: number }; renderThreads: number | undefined; renderQueueMax: number; renderWarmUp: boolean; renderPriority: 'below-normal' | 'normal' }
+  proofs: {
+    rateLimit: { max: number; windowMs: number }
+    renderThreads: number | undefined
+    renderQueueMax: number
+    renderWarmUp: boolean
+    renderPriority: 'below-normal' | 'normal'
+  }
   /** Past this event-loop delay the gateway answers 503 instead of queueing more work. */
   eventLoopMaxDelayMs: number
   /** Failed authentications allowed per client IP and window, for API keys, the admin token and the floor token each apart, then 429. */

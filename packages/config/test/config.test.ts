@@ -202,7 +202,13 @@ describe('loadConfig', () => {
     expect(config.reconcileAfterMs).toBe(2000)
     expect(config.reconcileIntervalMs).toBe(500)
     expect(config.http).toEqual({ requestTimeoutMs: 1000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 75_000, maxConnections: 50 })
-    expect(config.proofs).toEqual({ rateLimit: { max: 3, windowMs: 60_000 }, renderThreads: 2, renderQueueMax: 0, renderWarmUp: false, renderPriority: 'normal' })
+    expect(config.proofs).toEqual({
+      rateLimit: { max: 3, windowMs: 60_000 },
+      renderThreads: 2,
+      renderQueueMax: 0,
+      renderWarmUp: false,
+      renderPriority: 'normal',
+    })
     expect(config.authFailures).toEqual({ max: 5, windowMs: 60_000 })
     expect(config.metricsPort).toBe(9101)
   })

@@ -14,7 +14,6 @@ export interface Rendered {
   seconds: number
 }
 
-
 const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undefined) => Promise<Buffer>> = {
   card: renderCard,
   envelope: renderEnvelope,
