@@ -46,6 +46,9 @@ export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
+    // Services started as processes, and render threads, run from the build the global setup
+    // brings up to date (test/support/processes.ts, packages/render/src/render-pool.ts).
+    env: { RUN_FROM_BUILD: process.env.RUN_FROM_BUILD ?? '1' },
     hookTimeout: 60_000,
     // Each file's duration and result, per run (test-results/, read by scripts/slowest-tests.mjs).
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],

@@ -6,6 +6,7 @@ import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
 import { runDirectory } from './context.js'
 import { deleteKeys } from './redis-keys.js'
+import { runBuild } from './production-build.js'
 import { missingSystemTools } from './system-tools.js'
 
 const localPostgres = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -55,6 +56,17 @@ async function startContainers(needPostgres: boolean, needRedis: boolean) {
   return { postgresUrl, redisUrl, stop: () => Promise.all(stops.map((stop) => stop())) }
 }
 
+/**
+ * `npm run build`, once per run: the root and each project run this setup, side by side, and two
+ * builds writing the same files at once could leave one half-written. Kept on globalThis, which
+ * every setup of the run shares, whichever module graph loaded it.
+ */
+function buildOnce(): Promise<void> {
+  const holder = globalThis as { lettersTestBuild?: Promise<void> }
+  holder.lettersTestBuild ??= runBuild()
+  return holder.lettersTestBuild
+}
+
 export default async function setup(project: TestProject) {
   const missing = missingSystemTools()
   if (missing) throw new Error(missing)
@@ -62,6 +74,9 @@ export default async function setup(project: TestProject) {
   const needRedis = !(await redisReachable(localRedis))
   const servers =
     needPostgres || needRedis ? await startContainers(needPostgres, needRedis) : { postgresUrl: localPostgres, redisUrl: localRedis, stop: async () => {} }
+
+  // The services' processes run from the build (servicesFromBuild, ./processes.ts): brought up to date once, here.
+  if (project.config.env?.RUN_FROM_BUILD === '1') await buildOnce()
 
   const runId = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
   const databaseUrl = servers.postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}`)

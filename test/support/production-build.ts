@@ -3,13 +3,9 @@ import { readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { processNames, type ProcessName } from '@letters/config'
-import { repositoryRoot } from './processes.js'
+import { BUILT_CONDITION, repositoryRoot } from './processes.js'
 
-/**
- * The package export condition under which a workspace package resolves to its compiled
- * `dist/*.js` instead of its `src/*.ts` (the default, which tsx, vitest and tsc read).
- */
-export const BUILT_CONDITION = 'letters-dist'
+export { BUILT_CONDITION } from './processes.js'
 
 /** A command as `npm run start:prod` runs it: `node`, node's own arguments, then the entry. */
 export interface ProductionCommand {

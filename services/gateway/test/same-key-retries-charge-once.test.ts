@@ -1,7 +1,9 @@
 // Retries with the same Idempotency-Key, sent while the original may still be in its transaction
 // (a held account row, attempts abandoned client-side, terminated backends), store and charge
 // each key once, and no key stays "in progress" (409) once its original is decided (the
-// requests, audit and waits in ./support/deadline-faults.ts).
+// requests, audit and waits in ./support/deadline-faults.ts). A creation still being written
+// when its answer is due is answered 500 "outcome unknown" (docs/api-guide.md, Deadlines): on a
+// loaded machine that happens, and the client then retries with the same key, as told.
 import { describe, expect } from 'vitest'
 import { createClient, LettersApiError, LettersConnectionError } from '@letters/sdk'
 import { singleLetter } from '@letters/test/support/factories'
@@ -27,6 +29,7 @@ import {
   type Answer,
   type Plan,
 } from './support/deadline-faults.js'
+import { outcomeUnknownMessage } from '../src/letters/deadline.js'
 
 const it = deadlineTest()
 it.override({ gatewayOptions: { isolate: 'samekey', checkContract: false, env: ENV } })
@@ -34,12 +37,20 @@ it.override({ gatewayOptions: { isolate: 'samekey', checkContract: false, env: E
 /** How long a key may take to be answered 200 before it counts as never settled: far above the seconds it takes. */
 const SETTLE_WITHIN_MS = 45_000
 
+/**
+ * The 500 a creation gets when whether it was stored cannot be told (its write still under way at
+ * its answer time, or its commit's outcome lost), with the message that says so and tells the
+ * client to retry with the same key; any other 500 is an error.
+ */
+const outcomeUnknown = (plan: Plan, answer: Answer) =>
+  answer.status === 500 && [outcomeUnknownMessage(), outcomeUnknownMessage(letterCount(plan))].includes(answer.body.message ?? '')
+
 describe('retries with the same Idempotency-Key while the original may still be in its transaction', () => {
   for (const holdMs of [DECIDE - 100, DECIDE + 700])
     it(`charges each key once, and no key stays 409 once its original is decided (lock released at ${holdMs} ms)`, async ({ target }) => {
       const owner = await newOwner(target, 20_000)
       const plans: Plan[] = [
-        // Retried at once after each non-200 answer, ignoring Retry-After.
+        // Retried at once after each 503, 409 or 500 "outcome unknown", ignoring Retry-After.
         ...Array.from({ length: 20 }, (_, i): Plan => ({ kind: 'single', tag: `rs${i}`, key: `r-s${i}` })),
         ...Array.from({ length: 6 }, (_, i): Plan => ({ kind: 'card', tag: `rc${i}`, key: `r-c${i}` })),
         ...[300, 50].map((size, i): Plan => ({ kind: 'bulk', tag: `rb${i}`, key: `r-b${i}`, size })),
@@ -59,6 +70,8 @@ describe('retries with the same Idempotency-Key while the original may still be 
       const tally = { statuses: {} as Record<number, number>, attempts: 0, neverSettled: [] as string[] }
       /** The attempts answered 409 (their key still in progress). */
       const conflicts: Array<string | undefined> = []
+      /** The attempts answered 500 "outcome unknown" (whether they were stored could not be told in time). */
+      const unknown: Array<string | undefined> = []
       const finals = await Promise.all(
         plans.map(async (plan): Promise<Answer> => {
           while (Date.now() - t0 < SETTLE_WITHIN_MS) {
@@ -68,9 +81,13 @@ describe('retries with the same Idempotency-Key while the original may still be 
             tally.statuses[key as unknown as number] = (tally.statuses[key as unknown as number] ?? 0) + 1
             if (answer.status === 200) return answer
             if (answer.status === 409) conflicts.push(answer.attempt)
+            // Retried with the same key, as its answer says: the key's replay, or the key stored
+            // then, must name exactly its letters (checked below).
+            if (outcomeUnknown(plan, answer)) unknown.push(answer.attempt)
             // A cut connection not caused by the client's own abort is an answer missing.
             if (answer.status === 0 && !plan.abortAfterMs) return answer
-            if (answer.status !== 0 && ![503, 409].includes(answer.status)) return answer
+            // Any other answer ends the key: a 500 other than "outcome unknown" is a fault.
+            if (answer.status !== 0 && ![503, 409].includes(answer.status) && !outcomeUnknown(plan, answer)) return answer
             // The client's pace between attempts, not a wait for anything.
             await sleep(plan.abortAfterMs ? 0 : 5)
           }
@@ -117,6 +134,7 @@ describe('retries with the same Idempotency-Key while the original may still be 
         keys: plans.length,
         ...tally,
         conflicts: conflicts.length,
+        outcomeUnknown: unknown.length,
         conflictsInTheIntake: inFlight.length,
         lastConflictAfterReleaseMs,
         state,
