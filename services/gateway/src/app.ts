@@ -13,6 +13,7 @@ import httpMetrics from './plugins/app/metrics.js'
 import openapi from './plugins/app/openapi.js'
 import requestDeadline from './plugins/app/request-deadline.js'
 import underPressure from './plugins/app/under-pressure.js'
+import { sharedSerializers } from './plugins/app/serialization.js'
 import { spanishValidatorCompiler } from './plugins/app/validation.js'
 import artifacts from './plugins/external/artifacts.js'
 import configPlugin from './plugins/external/config.js'
@@ -104,6 +105,7 @@ export async function buildApp(options: AppOptions) {
     ...httpLimits(options.config.http),
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.server.maxConnections = options.config.http.maxConnections
   app.setValidatorCompiler(spanishValidatorCompiler)
