@@ -39,9 +39,10 @@ import { removeEndpoints, startDeadReceiver, type WebhookReceiver } from '../sup
 afterAll(closeAll)
 
 /**
- * The queued lease of the admissions these tests make themselves, shorter than a worker's
- * (QUEUED_LEASE_MS, which services/webhook-worker/test/admission.test.ts holds to a minute): what
- * happens when a lease ends does not depend on its length, and the run waits 10 s instead of 60.
+ * The queued lease of these tests' admissions, their own and their workers' (WEBHOOK_QUEUED_LEASE_MS),
+ * shorter than the default (QUEUED_LEASE_MS, which services/webhook-worker/test/admission.test.ts
+ * holds to a minute): what happens when a lease ends does not depend on its length, and the run
+ * waits 10 s instead of 60.
  */
 const TEST_LEASE_MS = 10_000
 /** A receiver that never answers, closed at the end of the file. */
@@ -187,7 +188,12 @@ const allDelivered = (db: Db, endpointId: string) => async () =>
 describe('webhooks: a worker SIGKILLed mid-delivery', () => {
   it('held: nothing is lost; what the dead worker had in flight is sent again (at most once more each) once its leases pass', async () => {
     const TIMEOUT_MS = 3000
-    const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_SCHEDULE: '1000,1000,1000' }
+    const env = {
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      WEBHOOK_RETRY_SCHEDULE: '1000,1000,1000',
+      WEBHOOK_QUEUED_LEASE_MS: String(TEST_LEASE_MS),
+    }
     const { app } = await gateway('rtw-kill', env)
     const owner = await adminAccount(app, 1000)
     const slow = await delayedReceiver(1500)

@@ -14,6 +14,16 @@ export const printerModes = ['spool', 'plotter', 'batch'] as const
 export type PrinterMode = (typeof printerModes)[number]
 
 /** Every variable the processes read, with the defaults that serve a local run. */
+/**
+ * A minute: how long an admitted webhook delivery keeps its endpoint's slot before a worker starts
+ * it (WEBHOOK_QUEUED_LEASE_MS). It is what a lost job costs its endpoint, one slot for at most this
+ * long, and how long a job may wait in the queue before it is given again. The queue is short: the
+ * caps per endpoint and per account admit only what the workers can start soon, and a job that does
+ * wait past it costs an extra row lookup (it finds its lease gone and sends nothing), never a
+ * second send.
+ */
+export const QUEUED_LEASE_MS = 60_000
+
 const EnvSchema = Type.Object({
   NODE_ENV: Type.String({ default: 'development' }),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/letters' }),
@@ -79,6 +89,7 @@ const EnvSchema = Type.Object({
   WEBHOOK_CONCURRENCY: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '100' }),
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '10' }),
   WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: Type.String({ pattern: '^[1-9][0-9]{0,3}$', default: '20' }),
+  WEBHOOK_QUEUED_LEASE_MS: Type.String({ pattern: '^[1-9][0-9]{3,8}$', default: String(QUEUED_LEASE_MS) }),
   WEBHOOK_ALLOW_HTTP: Type.Optional(Flag),
   CLOCK_INTERVAL_MS: Type.String({ pattern: '^[1-9][0-9]*$', default: '1000' }),
   TEST_MAILED_AFTER_MS: Type.String({ pattern: '^[0-9]+$', default: '60000' }),
@@ -188,6 +199,8 @@ export interface Config {
      * account whose every endpoint is dead holds this many slots, and the rest stay for others.
      */
     maxInFlightPerAccount: number
+    /** How long an admitted delivery keeps its slot before a worker starts it (QUEUED_LEASE_MS by default). */
+    queuedLeaseMs: number
     /** Whether an endpoint may be registered with a plain http:// URL (default: everywhere but production). */
     allowHttp: boolean
   }
@@ -260,6 +273,7 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   WEBHOOK_CONCURRENCY: 'must be an integer from 1 to 9999',
   WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: 'must be an integer from 1 to 9999',
   WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT: 'must be an integer from 1 to 9999',
+  WEBHOOK_QUEUED_LEASE_MS: 'must be an integer of milliseconds from 1000 to 999999999',
   WEBHOOK_ALLOW_HTTP: 'must be "true" or "false"',
   CLOCK_INTERVAL_MS: 'must be a positive integer of milliseconds',
   TEST_MAILED_AFTER_MS: 'must be a non-negative integer of milliseconds',
@@ -452,6 +466,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: Number(vars.WEBHOOK_CONCURRENCY),
       maxInFlightPerEndpoint: Number(vars.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT),
       maxInFlightPerAccount: Number(vars.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT),
+      queuedLeaseMs: Number(vars.WEBHOOK_QUEUED_LEASE_MS),
       // Event bodies carry recipients' names and addresses: in production they travel over TLS unless WEBHOOK_ALLOW_HTTP=true.
       allowHttp: vars.WEBHOOK_ALLOW_HTTP === undefined ? vars.NODE_ENV !== 'production' : vars.WEBHOOK_ALLOW_HTTP === 'true',
     },

@@ -45,6 +45,7 @@ describe('loadConfig', () => {
         concurrency: 100,
         maxInFlightPerEndpoint: 10,
         maxInFlightPerAccount: 20,
+        queuedLeaseMs: 60_000,
         allowHttp: true,
       },
       clockIntervalMs: 1000,
@@ -74,6 +75,7 @@ describe('loadConfig', () => {
       concurrency: 20,
       maxInFlightPerEndpoint: 10,
       maxInFlightPerAccount: 20,
+      queuedLeaseMs: 60_000,
       allowHttp: true,
     })
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '5s,30s' })).toThrow('WEBHOOK_RETRY_SCHEDULE=5s,30s: must list delays')
@@ -84,6 +86,16 @@ describe('loadConfig', () => {
     for (const bad of ['0', '-1', '2.5', 'ten', '10000']) {
       expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: bad })).toThrow(
         `WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT=${bad}: must be an integer from 1 to 9999`,
+      )
+    }
+  })
+
+  it('keeps an admitted delivery’s slot a minute unless told otherwise, and refuses a lease under a second or not a number', () => {
+    expect(loadConfig({}).webhooks.queuedLeaseMs).toBe(60_000)
+    expect(loadConfig({ WEBHOOK_QUEUED_LEASE_MS: '10000' }).webhooks.queuedLeaseMs).toBe(10_000)
+    for (const bad of ['0', '999', '-1000', '2.5', '1m', '1000000000']) {
+      expect(() => loadConfig({ WEBHOOK_QUEUED_LEASE_MS: bad })).toThrow(
+        `WEBHOOK_QUEUED_LEASE_MS=${bad}: must be an integer of milliseconds from 1000 to 999999999`,
       )
     }
   })

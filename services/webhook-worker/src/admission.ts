@@ -1,3 +1,4 @@
+import { QUEUED_LEASE_MS } from '@letters/config'
 import { sql } from 'drizzle-orm'
 import { enqueue, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
@@ -15,22 +16,14 @@ export interface AdmissionOptions {
   /** Deliveries admitted per round at most. */
   batchSize?: number
   /**
-   * How long an admitted delivery keeps its slot before a worker starts it (QUEUED_LEASE_MS unless
-   * told otherwise). Once it passes (the job was lost with Redis, or its worker died before starting
+   * How long an admitted delivery keeps its slot before a worker starts it (the config's
+   * QUEUED_LEASE_MS, a minute, unless told otherwise: WEBHOOK_QUEUED_LEASE_MS). Once it passes (the job was lost with Redis, or its worker died before starting
    * it), the slot is given again, and the job, if it ever runs, finds its lease gone and sends nothing.
    */
   queuedLeaseMs?: number
   /** Called after a round that queued jobs (the worker pokes its outbox dispatcher, so they reach BullMQ at once). */
   onAdmitted?: (count: number) => void
 }
-
-/**
- * A minute: what a lost job costs its endpoint, one slot for at most this long. It is also how long
- * a job may wait in the queue before it is given again, and the queue is short: the caps per
- * endpoint and per account admit only what the workers can start soon, and a job that does wait
- * past it costs an extra row lookup (it finds its lease gone and sends nothing), never a second send.
- */
-export const QUEUED_LEASE_MS = 60_000
 
 /** One round never waits on another: admission rounds of every worker replica take turns on this lock. */
 const ADMISSION_LOCK = 'webhook-admission'

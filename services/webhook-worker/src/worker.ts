@@ -34,6 +34,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions) {
   const admission = new DeliveryAdmission(db, log.child({ component: 'admission' }), {
     maxInFlightPerEndpoint: config.webhooks.maxInFlightPerEndpoint,
     maxInFlightPerAccount: config.webhooks.maxInFlightPerAccount,
+    queuedLeaseMs: config.webhooks.queuedLeaseMs,
     intervalMs: options.admissionIntervalMs,
     onAdmitted: () => dispatcher.poke(),
   })
