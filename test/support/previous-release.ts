@@ -134,5 +134,9 @@ async function linkInstalledPackages(dir: string): Promise<void> {
   }
 }
 
-/** The previous release, run with this checkout's packages (a rolling upgrade). */
-export const checkoutPreviousRelease = (): Promise<ReleaseCheckout> => checkoutRelease(PREVIOUS_RELEASE)
+/**
+ * The previous release (a rolling upgrade), run with this checkout's packages where both install
+ * and patch them alike, or else with an install of its own (`npm ci`, from npm's cache): the
+ * release runs as it shipped, its own patches included.
+ */
+export const checkoutPreviousRelease = (): Promise<ReleaseCheckout> => checkoutRelease(PREVIOUS_RELEASE, { installWhenApart: true })

@@ -40,4 +40,23 @@ describe('postgres.js array types', () => {
       await sql.end()
     }
   })
+
+  it('hand a reservation a new connection of a client that has read them, which parses arrays too', async () => {
+    const sql = postgres(testConfig().databaseUrl, { max: 2, onnotice: () => {} })
+    try {
+      const first = await sql.reserve()
+      await first`SELECT 1`
+      // The second connection opens for this reservation, without reading the types again.
+      const second = await Promise.race([
+        sql.reserve(),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the reservation of a new connection was never handed over')), 10_000)),
+      ])
+      const [row] = await second<Array<{ tags: string[] }>>`SELECT ARRAY['x', 'y']::text[] AS tags`
+      expect(row!.tags).toEqual(['x', 'y'])
+      second.release()
+      first.release()
+    } finally {
+      await sql.end()
+    }
+  })
 })
