@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
-import { letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
+import { isConnectionError, letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
 import { batchFileKey, PrintJournal } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/pipeline'
 import { drawingOf } from '@letters/render'
@@ -68,7 +68,33 @@ export async function finishBatch(floor: Floor, batchId: string): Promise<Finish
   } finally {
     clearInterval(renewal)
     // Nothing of this closer is at the printer any more: the next round need not wait for the lease to pass.
-    if (lease.held) await releaseLease(db, batchId, lease).catch(() => undefined)
+    if (lease.held) await releaseCloserLease(db, batchId, lease, floor.log)
+  }
+}
+
+/** Attempts at releasing a lease, while its statement's connection keeps dropping. */
+const RELEASE_ATTEMPTS = 5
+const RELEASE_RETRY_MS = 200
+
+/**
+ * Releases the closer's own lease. A connection that drops under the release (a failover, a
+ * pooler restart) would otherwise leave the lease for its whole term (the print timeout and 30
+ * s, two and a half minutes by default), in which no closer finishes the batch: the release is
+ * keyed by the lease's id, so it is sent again on a new connection. Any other failure, or a
+ * connection still down after the attempts, leaves the lease to pass; true when released.
+ */
+export async function releaseCloserLease(db: Db, batchId: string, lease: Pick<Lease, 'id'>, log?: Floor['log']): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await releaseLease(db, batchId, lease)
+      return true
+    } catch (error) {
+      if (!isConnectionError(error) || attempt >= RELEASE_ATTEMPTS) {
+        log?.warn({ err: error, batchId }, 'could not release the closer lease; the batch waits for it to pass')
+        return false
+      }
+      await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS * attempt))
+    }
   }
 }
 
@@ -109,7 +135,7 @@ async function renewLease(db: Db, batchId: string, lease: Lease): Promise<boolea
   return renewed.length > 0
 }
 
-const releaseLease = (db: Db, batchId: string, lease: Lease) =>
+const releaseLease = (db: Db, batchId: string, lease: Pick<Lease, 'id'>) =>
   db
     .update(printBatches)
     .set({ closerLeaseUntil: null, closerLeaseId: null })

@@ -150,7 +150,8 @@ describe('held: the floor through a killed worker, lost Redis keys and terminate
       .poll(
         async () => (await db.select({ status: letters.status }).from(letters).where(inArray(letters.id, ids))).filter((l) => l.status === 'mailed').length,
         {
-          // A closer whose lease a terminated connection kept it from releasing waits for it to
+          // A closer sends its release again on a new connection when one is cut under it, a few
+          // times; one whose every attempt fell in a round of terminations leaves its lease to
           // pass (PRINT_TIMEOUT_MS + 30 s), on a loaded machine more than once.
           timeout: 600_000,
           interval: 500,
