@@ -37,26 +37,39 @@ export type TrayOutcome = { outcome: 'added'; batchId: string; closed: boolean }
  * it closes it. A batch holds one card stock and one envelope stock: the floor loads one of each.
  */
 export async function putInTray(db: Db, letterId: string, claim: number, rules: BatchRules): Promise<TrayOutcome> {
-  return db.transaction(async (tx) => {
-    const [letter] = await tx
-      .select({ status: letters.status, printClaim: letters.printClaim, printSpec: letters.printSpec })
-      .from(letters)
-      .where(eq(letters.id, letterId))
-      .for('share')
-    if (letter?.status !== 'printing' || letter.printClaim !== claim) return { outcome: 'superseded' as const }
-    const batchId = await openBatch(tx, stocksOf(letter.printSpec))
-    const [added] = await tx.insert(printBatchLetters).values({ batchId, letterId }).onConflictDoNothing().returning({ letterId: printBatchLetters.letterId })
-    if (!added) return { outcome: 'already_batched' as const }
-    const [batch] = await tx
-      .update(printBatches)
-      .set({ letterCount: sql`${printBatches.letterCount} + 1` })
-      .where(eq(printBatches.id, batchId))
-      .returning({ letterCount: printBatches.letterCount })
-    const full = (batch?.letterCount ?? 0) >= rules.maxLetters
-    if (full) await closeBatch(tx, batchId)
-    return { outcome: 'added' as const, batchId, closed: full }
-  })
+  try {
+    return await db.transaction(async (tx) => {
+      const [letter] = await tx
+        .select({ status: letters.status, printClaim: letters.printClaim, printSpec: letters.printSpec })
+        .from(letters)
+        .where(eq(letters.id, letterId))
+        .for('share')
+      if (letter?.status !== 'printing' || letter.printClaim !== claim) return { outcome: 'superseded' as const }
+      // A letter's job run again once the letter is in a batch changes nothing, and opens no tray:
+      // with its batch closed, one would be opened for it and left empty.
+      const [member] = await tx.select({ letterId: printBatchLetters.letterId }).from(printBatchLetters).where(eq(printBatchLetters.letterId, letterId))
+      if (member) return { outcome: 'already_batched' as const }
+      const batchId = await openBatch(tx, stocksOf(letter.printSpec))
+      const [added] = await tx.insert(printBatchLetters).values({ batchId, letterId }).onConflictDoNothing().returning({ letterId: printBatchLetters.letterId })
+      // Batched meanwhile by another run of its job: whatever this one opened is rolled back.
+      if (!added) throw new BatchedMeanwhile()
+      const [batch] = await tx
+        .update(printBatches)
+        .set({ letterCount: sql`${printBatches.letterCount} + 1` })
+        .where(eq(printBatches.id, batchId))
+        .returning({ letterCount: printBatches.letterCount })
+      const full = (batch?.letterCount ?? 0) >= rules.maxLetters
+      if (full) await closeBatch(tx, batchId)
+      return { outcome: 'added' as const, batchId, closed: full }
+    })
+  } catch (error) {
+    if (error instanceof BatchedMeanwhile) return { outcome: 'already_batched' as const }
+    throw error
+  }
 }
+
+/** Thrown inside putInTray's transaction to roll it back: the letter went into a batch through another run. */
+class BatchedMeanwhile extends Error {}
 
 /** The open batch of these stocks, row-locked for this transaction; opened now if there is none (a unique index allows one per pair). */
 async function openBatch(tx: Tx, stocks: Stocks): Promise<string> {

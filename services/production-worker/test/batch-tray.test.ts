@@ -94,6 +94,24 @@ describe('PRINTER=batch: the tray', () => {
     expect(await membershipsOf(db, letter.id)).toHaveLength(1)
   })
 
+  it('opens no tray for a run of a letter already in a batch that has closed (a job run again): it stays in its batch, and no empty tray is left', async ({
+    database: db,
+    owner,
+  }) => {
+    const letter = await readyLetter(db, owner, true, 'printing')
+    await db.update(letters).set({ printClaim: 1 }).where(eq(letters.id, letter.id))
+    const first = await putInTray(db, letter.id, 1, rules)
+    expect(first).toMatchObject({ outcome: 'added' })
+    // Its batch closes (full, or due) and is being handed over: no tray of its stocks is open.
+    await db
+      .update(printBatches)
+      .set({ status: 'closing' })
+      .where(eq(printBatches.id, (first as { batchId: string }).batchId))
+    expect(await putInTray(db, letter.id, 1, rules)).toEqual({ outcome: 'already_batched' })
+    expect(await membershipsOf(db, letter.id)).toHaveLength(1)
+    expect(await db.select({ id: printBatches.id }).from(printBatches).where(eq(printBatches.status, 'open'))).toEqual([])
+  })
+
   it('closes the batch at BATCH_MAX_LETTERS, pokes the closer, and opens the next for the letter after', async ({ database: db, floor, pokes, owner }) => {
     const before = pokes.count
     const batch = [await readyLetter(db, owner), await readyLetter(db, owner), await readyLetter(db, owner), await readyLetter(db, owner)]
