@@ -4,6 +4,7 @@ import { Compile } from 'typebox/compile'
 import { Value } from 'typebox/value'
 import { NON_BLANK } from '@letters/contracts'
 import { ApiError } from '../../errors.js'
+import { compiledOnce } from './compiled-once.js'
 
 interface SchemaError {
   keyword: string
@@ -133,24 +134,15 @@ function unreadableText(value: unknown, path = ''): string | undefined {
   return undefined
 }
 
-/**
- * TypeBox's compiled check of each request schema, once per process rather than once per app:
- * the schemas are module constants, a check is a pure function of its schema, and a process that
- * builds many apps (the test suite builds a hundred) compiled every one of them each time.
- */
-const checks = new WeakMap<TSchema, ReturnType<typeof Compile<TSchema>>>()
-function compiledCheck(schema: TSchema): ReturnType<typeof Compile<TSchema>> {
-  let check = checks.get(schema)
-  if (!check) checks.set(schema, (check = Compile(schema)))
-  return check
-}
+/** TypeBox's compiled check of each request schema, once per process. */
+const checks = compiledOnce<TSchema, ReturnType<typeof Compile<TSchema>>>()
 
 /**
  * Validates with TypeBox (no coercion of bodies, nothing silently removed) and answers the
  * first broken rule as a 400 whose message is in Spanish.
  */
 export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = compiledCheck(schema)
+  const check = checks(schema, () => Compile(schema))
   const part = (httpPart ?? 'body') as HttpPart
   return (input): { value: unknown } | { error: Error } => {
     const value = part === 'body' ? input : Value.Convert(schema, input)
