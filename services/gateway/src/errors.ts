@@ -17,7 +17,11 @@ export class ApiError extends Error {
  */
 export class Unavailable extends ApiError {
   override name = 'Unavailable'
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The Retry-After it is answered with; the error handler's default where unset. */
+    readonly retryAfterSeconds?: number,
+  ) {
     super(503, message)
   }
 }

@@ -10,6 +10,9 @@ import { bulkCampaign, bulkRecipient } from './bulk-fixtures.js'
 import { holdAccountRow } from '@letters/test/support/account-lock'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as test } from '@letters/test/support/fixtures'
+import { OrderDeadline } from '@letters/intake'
+import { Unavailable } from '../src/errors.js'
+import { submitOrder } from '../src/letters/create-letter.js'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
 
 const REQUEST_TIMEOUT_MS = 3000
@@ -64,7 +67,6 @@ describe('a creation whose account row is held past the request timeout', () => 
     }
     await app.intake.drained()
     await new Promise((resolve) => setTimeout(resolve, 500))
-    console.log(`### answers: ${JSON.stringify(answers.map((a) => [a.status, a.ms]))}`)
     for (const answer of answers) {
       expect(answer.status, answer.body).toBe(503)
       // The deadline's own answer, not a timeout's that reached the error handler on its own.
@@ -81,6 +83,20 @@ describe('a creation whose account row is held past the request timeout', () => 
     expect(retry.status, retry.body).toBe(200)
     expect((await moneyOf(app, account.id)).letters).toBe(1)
   }, 30_000)
+
+  // On a busy machine the intake's own wait (the account row's lock timeout, cut to the time
+  // left) can run out before the deadline's timer fires: the client is told the same thing.
+  it("answers a creation the intake gives up on at its deadline with the deadline timer's Retry-After", async ({ gateway: app, account }) => {
+    const decided = Date.now() - 1
+    const refusal = await submitOrder(app.intake, {
+      accountId: account.id,
+      livemode: true,
+      letters: [],
+      deadline: new OrderDeadline(decided, decided + 500),
+    }).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(Unavailable)
+    expect(refusal).toMatchObject({ statusCode: 503, retryAfterSeconds: 2, message: expect.stringMatching(/no se ha guardado ni cobrado nada/) })
+  })
 
   it('stores a creation whose lock is released before its deadline, answered once', async ({ gateway: app, account, base }) => {
     const release = await holdAccountRow(app.db, account.id)

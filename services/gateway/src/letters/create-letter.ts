@@ -16,7 +16,7 @@ import {
   type UnstoredOutcome,
 } from '@letters/intake'
 import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
-import { deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
+import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertWritable, checkedFont } from '../services/fonts.js'
@@ -228,8 +228,9 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
     // An older replica claimed the key while this request was being stored: nothing was.
     if (error instanceof KeyTakenMeanwhileError) throw inFlight()
     if (error instanceof CommitUnknownError) throw outcomeUnknown(error, order.letters.length)
-    // Its deadline came first: nothing was written, and nothing will be.
-    if (error instanceof DeadlineExceededError) throw new Unavailable(deadlinePassedMessage)
+    // Its deadline came first (the deadline's timer, or a wait inside the intake that ran out
+    // first on a busy machine): nothing was written, and nothing will be. Told as the timer tells it.
+    if (error instanceof DeadlineExceededError) throw new Unavailable(deadlinePassedMessage, DEADLINE_RETRY_AFTER_SECONDS)
     throw error
   })
 }

@@ -97,7 +97,7 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
   const status = declared === 500 && !(error instanceof OutcomeUnknown) && isDependencyUnavailable(error) ? 503 : declared
-  if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '5')
+  if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String((error instanceof Unavailable && error.retryAfterSeconds) || 5))
   if (error instanceof Unavailable) request.log.warn({ status }, 'request shed')
   else if (status >= 500) request.log.error({ err: error }, 'request failed')
   // Not the message: some echo what the client sent (a postal code), which stays out of the logs.

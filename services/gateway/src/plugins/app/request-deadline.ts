@@ -46,7 +46,6 @@ function answer(request: FastifyRequest, reply: FastifyReply, error: Unavailable
   // A body still on its way: the server's request timeout answers it (408) and closes the connection.
   if (!request.raw.complete) return
   watch.answering = true
-  if (error instanceof Unavailable) reply.header('retry-after', String(DEADLINE_RETRY_AFTER_SECONDS))
   request.log.warn({ status: error.statusCode, writing: request.deadline.writing }, 'request answered at its deadline')
   // Through the one error handler; sent from a timer, the reply (a thenable) is nobody's to await.
   void reply.send(error)
@@ -55,7 +54,7 @@ function answer(request: FastifyRequest, reply: FastifyReply, error: Unavailable
 /** At the time to decide: a request safe to retry is abandoned and answered 503. */
 function decide(request: FastifyRequest, reply: FastifyReply): void {
   if (!safeToRetry(request) || !request.deadline.abandon()) return
-  answer(request, reply, new Unavailable(request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage))
+  answer(request, reply, new Unavailable(request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS))
 }
 
 /** At the answer time: whatever is still unanswered is told its outcome is unknown. */
