@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { startingWith } from './test/support/sequencer.js'
 
 const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts']
 
@@ -10,18 +11,34 @@ const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts',
  * machine until their own waits ran out.
  */
 const heavy = [
-  'test/e2e/worker-crash.test.ts',
+  // Longest first (their times in a whole run), so that the last to start are short ones.
   'test/e2e/rolling-upgrade.test.ts',
   'test/e2e/webhooks-under-faults.test.ts',
-  'test/e2e/batch-printing.test.ts',
-  'test/e2e/floor-connection-drop.test.ts',
-  'test/e2e/idempotency-crash.test.ts',
-  'services/production-worker/test/print-once-under-faults.test.ts',
+  'test/e2e/worker-crash.test.ts',
   'services/production-worker/test/one-stock-per-batch-print-once.test.ts',
-  'services/production-worker/test/floor-print-once-and-safe-manifest.test.ts',
+  'test/e2e/batch-printing.test.ts',
+  'services/production-worker/test/print-once-under-faults.test.ts',
   'packages/startup/test/schema-at-start.test.ts',
-  'services/gateway/test/drain-on-sigterm.test.ts',
+  'services/production-worker/test/floor-print-once-and-safe-manifest.test.ts',
   'services/gateway/test/killed-gateway-keyed-retries-store-once.test.ts',
+  'test/e2e/floor-connection-drop.test.ts',
+  'services/gateway/test/drain-on-sigterm.test.ts',
+  'test/e2e/idempotency-crash.test.ts',
+]
+
+/**
+ * The files side by side that take longest, most of it waiting on processes of their own: started
+ * first, so that the group does not end with one of them running alone.
+ */
+const longSideBySide = [
+  'test/e2e/scheduled-sending.test.ts',
+  'test/e2e/restore-without-reprints.test.ts',
+  'test/e2e/production-build.test.ts',
+  'services/gateway/test/cut-commit-answered-with-what-was-stored.test.ts',
+  'services/gateway/test/same-key-retries-charge-once.test.ts',
+  'test/e2e/npm-start.test.ts',
+  'services/gateway/test/keep-alive-outlasts-proxies.test.ts',
+  'test/e2e/redis-data-loss.test.ts',
 ]
 
 /**
@@ -50,6 +67,7 @@ export default defineConfig({
     // brings up to date (test/support/processes.ts, packages/render/src/render-pool.ts).
     env: { RUN_FROM_BUILD: process.env.RUN_FROM_BUILD ?? '1' },
     hookTimeout: 60_000,
+    sequence: { sequencer: startingWith([...longSideBySide, ...heavy]) },
     // Each file's duration and result, per run (test-results/, read by scripts/slowest-tests.mjs).
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
@@ -76,9 +94,9 @@ export default defineConfig({
       {
         extends: true,
         // Each in a module graph of its own: they are few, and most of their time is their processes'.
-        test: { name: 'processes and faults', include: heavy, maxWorkers: 2, isolate: true, sequence: { groupOrder: 1 } },
+        test: { name: 'processes and faults', include: heavy, maxWorkers: 3, isolate: true, sequence: { groupOrder: 1 } },
       },
-      { extends: true, test: { name: 'timed alone', include: timedAlone, maxWorkers: 1, sequence: { groupOrder: 2 } } },
+      { extends: true, test: { name: 'timed alone', include: timedAlone, maxWorkers: 1, isolate: false, sequence: { groupOrder: 2 } } },
     ],
   },
 })
