@@ -4,11 +4,11 @@ import { startingWith } from './test/support/sequencer.js'
 const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'test/**/*.test.ts', 'bench/test/**/*.test.ts']
 
 /**
- * Run after the others, two at a time: the suites that start several processes of their own,
+ * Run after the others, three at a time: the suites that start several processes of their own,
  * kill them or cut their connections, and wait for another to take over (worker crashes, the
  * floor's faults, a rolling upgrade, a gateway stopped or cut under requests, webhooks under
  * faults). Four of them side by side, each with its stack of processes, overloaded a 2-core
- * machine until their own waits ran out.
+ * machine until their own waits ran out; two left it a quarter idle.
  */
 const heavy = [
   // Longest first (their times in a whole run), so that the last to start are short ones.
