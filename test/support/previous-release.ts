@@ -9,7 +9,7 @@ import { repositoryRoot } from './processes.js'
  * The last commit of the release before this one: a rolling upgrade runs its processes beside
  * this code's, on this code's schema. Move it on when a release ships.
  */
-export const PREVIOUS_RELEASE = '8553d0c3fef2f76260ba24f254a0823e1d247232'
+export const PREVIOUS_RELEASE = 'f0865f021c46cd02ba8db8c79f2ffdb512c9617b'
 
 const git = (args: string[]) => promisify(execFile)('git', args, { cwd: repositoryRoot })
 

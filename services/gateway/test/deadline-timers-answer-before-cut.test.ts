@@ -28,9 +28,12 @@ const it = deadlineTest()
 it.override({ gatewayOptions: { isolate: 'dltimers', checkContract: false, env: ENV } })
 
 describe('the deadline timers and a gateway pool busy with lock waits', () => {
-  // A creation held past decideBy by its account's row is answered by the deadline's timer
-  // (Retry-After: 2), not later by the intake's refusal through the error handler (Retry-After: 5).
-  it("answers a creation with a body at decideBy from the deadline's timer (Retry-After 2, not the intake's 5)", async ({ target }) => {
+  // A creation held past decideBy by its account's row is answered at decideBy: by the deadline's
+  // timer, or by the intake when its wait for the row (cut to the time left) runs out first. Either
+  // way the client is told the same: 503 with the deadline's Retry-After, before the cut at T.
+  it("answers a creation with a body held past decideBy 503 with the deadline's Retry-After, as a bodiless DELETE beside it is answered", async ({
+    target,
+  }) => {
     const owner = await newOwner(target, 100)
     const [cardId] = await someLetters(target, owner, 'm', 1)
     const release = await holdAccountRow(target, owner.id)
@@ -46,7 +49,7 @@ describe('the deadline timers and a gateway pool busy with lock waits', () => {
       // The bodiless DELETE is answered by a timer (503 at decideBy, or 500 at answerBy where only GETs and creations are 503'd).
       expect(cancelled.status).not.toBe(0)
       expect(created.status).toBe(503)
-      expect(created.retryAfter, "the timer's Retry-After").toBe('2')
+      expect(created.retryAfter, "the deadline's Retry-After").toBe('2')
     } finally {
       await release()
     }

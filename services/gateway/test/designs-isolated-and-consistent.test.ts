@@ -123,18 +123,23 @@ describe('held: another account’s designs and signatures, on every new route',
 describe('held: uploads racing letters, each other and dropped connections', () => {
   it('gives every letter accepted during a stream of uploads one stored version, named with its own hash', async ({ gateway, admin, account, client }) => {
     const colours = ['#aa0000', '#00aa00', '#0000aa', '#aaaa00', '#00aaaa', '#aa00aa']
+    let uploaded = 0
     const uploads = (async () => {
       const answers: number[] = []
-      for (const fill of colours)
+      for (const fill of colours) {
         answers.push(
           (await admin.put(`/admin/accounts/${account.id}/card-designs/${account.cardDesignId}/artwork`, cardSvg('A6', { fill }), 'image/svg+xml')).statusCode,
         )
+        uploaded++
+      }
       return answers
     })()
     const sent: string[] = []
     const sending = (async () => {
       for (let round = 0; round < 6; round++) {
-        await new Promise((resolve) => setTimeout(resolve, 150))
+        // Each round once the uploads before it are stored, while the next one is under way: the
+        // rounds race different uploads however slow the machine makes them.
+        await expect.poll(() => uploaded, { timeout: 30_000, interval: 10 }).toBeGreaterThanOrEqual(round)
         const answers = await Promise.all([0, 1, 2, 3].map(() => client.post('/single', singleLetter(account))))
         for (const answer of answers) {
           expect(answer.statusCode, answer.body).toBe(200)

@@ -69,7 +69,8 @@ describe('a creation whose account row is held past the request timeout', () => 
     await new Promise((resolve) => setTimeout(resolve, 500))
     for (const answer of answers) {
       expect(answer.status, answer.body).toBe(503)
-      // The deadline's own answer, not a timeout's that reached the error handler on its own.
+      // The deadline's own answer (whether its timer or the intake's wait gave up first), not
+      // another failure's that reached the error handler with its default of 5.
       expect(answer.retryAfter).toBe('2')
       // An answer at all is what proves it came before the cut (a cut connection is status 0);
       // its time is bounded loosely, since a loaded machine delays every timer alike.
@@ -83,20 +84,6 @@ describe('a creation whose account row is held past the request timeout', () => 
     expect(retry.status, retry.body).toBe(200)
     expect((await moneyOf(app, account.id)).letters).toBe(1)
   }, 30_000)
-
-  // On a busy machine the intake's own wait (the account row's lock timeout, cut to the time
-  // left) can run out before the deadline's timer fires: the client is told the same thing.
-  it("answers a creation the intake gives up on at its deadline with the deadline timer's Retry-After", async ({ gateway: app, account }) => {
-    const decided = Date.now() - 1
-    const refusal = await submitOrder(app.intake, {
-      accountId: account.id,
-      livemode: true,
-      letters: [],
-      deadline: new OrderDeadline(decided, decided + 500),
-    }).catch((error: unknown) => error)
-    expect(refusal).toBeInstanceOf(Unavailable)
-    expect(refusal).toMatchObject({ statusCode: 503, retryAfterSeconds: 2, message: expect.stringMatching(/no se ha guardado ni cobrado nada/) })
-  })
 
   it('stores a creation whose lock is released before its deadline, answered once', async ({ gateway: app, account, base }) => {
     const release = await holdAccountRow(app.db, account.id)
@@ -215,4 +202,22 @@ describe('a creation whose account row is held past the request timeout', () => 
     if (answer.status === 200) expect((await moneyOf(app, account.id)).balance).toBe(150)
     if (answer.status === 500) expect(JSON.parse(answer.body).message).toMatch(/No se ha podido confirmar si la petición se completó/)
   }, 30_000)
+})
+
+describe('a creation the intake refuses at its deadline', () => {
+  // On a busy machine the intake's own wait (an account's row, its lock timeout cut to the time
+  // left) can run out before the deadline's timer fires: the intake refuses the order, and the
+  // client must be told what the timer would have told it. An order already past its time is
+  // refused by the intake the same way, before any wait.
+  it("is told the deadline timer's 503 and Retry-After", async ({ gateway: app, account }) => {
+    const decided = Date.now() - 1
+    const refusal = await submitOrder(app.intake, {
+      accountId: account.id,
+      livemode: true,
+      letters: [],
+      deadline: new OrderDeadline(decided, decided + 500),
+    }).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(Unavailable)
+    expect(refusal).toMatchObject({ statusCode: 503, retryAfterSeconds: 2, message: expect.stringMatching(/no se ha guardado ni cobrado nada/) })
+  })
 })

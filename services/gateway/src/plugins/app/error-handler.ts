@@ -39,6 +39,9 @@ const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'])
 const TIMED_OUT = new Set<string>([SQLSTATE.queryCanceled, SQLSTATE.lockNotAvailable])
 const redisUnavailable = /enableOfflineQueue options is false|Connection is closed|MaxRetriesPerRequestError|Reached the max retries per request/
 
+/** The Retry-After of a 503 whose error does not set its own: a dependency down, a load shed. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5
+
 /** A dependency that is down is the client's cue to retry later (503), not a bug of ours (500). */
 function isDependencyUnavailable(error: unknown): boolean {
   if (isConnectionError(error)) return true
@@ -97,7 +100,8 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   const declared = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500
   const status = declared === 500 && !(error instanceof OutcomeUnknown) && isDependencyUnavailable(error) ? 503 : declared
-  if (status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String((error instanceof Unavailable && error.retryAfterSeconds) || 5))
+  if (status === 503 && !reply.hasHeader('retry-after'))
+    reply.header('retry-after', String((error instanceof Unavailable ? error.retryAfterSeconds : undefined) ?? UNAVAILABLE_RETRY_AFTER_SECONDS))
   if (error instanceof Unavailable) request.log.warn({ status }, 'request shed')
   else if (status >= 500) request.log.error({ err: error }, 'request failed')
   // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
