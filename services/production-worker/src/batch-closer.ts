@@ -4,6 +4,7 @@ import type { VerifiedAddress } from '@letters/contracts'
 import { isConnectionError, letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
 import { batchFileKey, PrintJournal } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/pipeline'
+import { withTries } from './tries.js'
 import { drawingOf } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
@@ -84,17 +85,12 @@ const RELEASE_RETRY_MS = 200
  * connection still down after the attempts, leaves the lease to pass; true when released.
  */
 export async function releaseCloserLease(db: Db, batchId: string, lease: Pick<Lease, 'id'>, log?: Floor['log']): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await releaseLease(db, batchId, lease)
-      return true
-    } catch (error) {
-      if (!isConnectionError(error) || attempt >= RELEASE_ATTEMPTS) {
-        log?.warn({ err: error, batchId }, 'could not release the closer lease; the batch waits for it to pass')
-        return false
-      }
-      await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS * attempt))
-    }
+  try {
+    await withTries(() => releaseLease(db, batchId, lease), { attempts: RELEASE_ATTEMPTS, pauseMs: RELEASE_RETRY_MS, again: isConnectionError })
+    return true
+  } catch (error) {
+    log?.warn({ err: error, batchId }, 'could not release the closer lease; the batch waits for it to pass')
+    return false
   }
 }
 

@@ -6,6 +6,7 @@ import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db, type
 import { metrics } from '@letters/observability'
 import type { PrintFile } from './printer.js'
 import type { Floor } from './produce-letter.js'
+import { withTries } from './tries.js'
 
 /**
  * The files of a letter the printer has accepted, under any claim: its handoff rows, and the
@@ -52,17 +53,11 @@ const JOURNAL_TRIES = 3
  * floor goes by): it is logged and counted, for ops to see what a restore could print again.
  */
 async function journalHandoff(step: RecordFirst, log: Logger): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await step.journal()
-    } catch (err) {
-      if (attempt < JOURNAL_TRIES) {
-        await new Promise((resolve) => setTimeout(resolve, 100 * attempt))
-        continue
-      }
-      metrics.printJournalWriteFailures.inc()
-      return log.error({ err, ...step.what }, 'could not write the print journal record of a file the printer took')
-    }
+  try {
+    await withTries(() => step.journal(), { attempts: JOURNAL_TRIES, pauseMs: 100 })
+  } catch (err) {
+    metrics.printJournalWriteFailures.inc()
+    log.error({ err, ...step.what }, 'could not write the print journal record of a file the printer took')
   }
 }
 
