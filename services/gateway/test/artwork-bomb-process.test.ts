@@ -10,7 +10,7 @@ import { objectStreamBombPdf } from '@letters/test/support/hostile-artwork'
 
 const it = base.extend({ gatewayOptions: { isolate: 'rt-artwork-process' } })
 
-describe('fixed: the same bomb against a gateway process with the production settings', () => {
+describe('a PDF bomb sent to a gateway process with the production settings', () => {
   // EVENT_LOOP_MAX_DELAY_MS keeps its default (1000): after the stall the gateway sheds load.
   it('keeps answering a client’s requests (200, under a second) while a 0.3 MB PDF is refused', async ({ gateway }) => {
     const config = gateway.config
