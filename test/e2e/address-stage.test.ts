@@ -76,6 +76,18 @@ describe('the address stage', () => {
     expect(jobs.filter((job) => job.payload.letterId === id)).toHaveLength(1)
   })
 
+  it('cases an address typed in small letters but for its door’s capital as one typed all in small letters', async ({ gateway: app, account }) => {
+    const id = await send(app, account, { name: 'lucía', surname: 'García', address: 'calle mayor 12, 3º B', zip: '28013', city: 'madrid', country: 'ES' })
+    await expect.poll(async () => (await card(app, account, id)).status, { timeout: 5000, interval: 50 }).toBe('ready_for_print')
+    expect((await card(app, account, id)).address).toMatchObject({
+      name: 'Lucía',
+      surname: 'García',
+      address: 'Calle Mayor 12, 3º B',
+      city: 'Madrid',
+      deliverability: 'corrected',
+    })
+  })
+
   it('rejects an undeliverable address and refunds the letter exactly once', async ({ gateway: app, account }) => {
     const before = await balance(app, account)
     const id = await send(app, account, { name: 'Ana', surname: 'Ruiz', address: '...', zip: '28013', city: 'Madrid', country: 'ES' })

@@ -101,13 +101,18 @@ function streetWord(words: readonly string[], index: number): string {
 /**
  * Fixes a street line typed all in capitals or all in small letters, as fixCasing does a name,
  * keeping the capitals of roman numerals, road codes and the letters of a staircase or door:
- * "CALLE ALFONSO XII 3, 2º A" → "Calle Alfonso XII 3, 2º A". A street type already spelt out
- * ("Calle", "Avenida") is left out of the judgement, so that "Calle MAYOR 3" (a type glued to a
- * shouted name) is fixed and "Calle McDonald 3" is not.
+ * "CALLE ALFONSO XII 3, 2º A" → "Calle Alfonso XII 3, 2º A". Those capitals are written so
+ * whatever the casing around them, so typed right they say nothing of how the rest was typed:
+ * "calle alfonso XII 3, 2º A" is a line in small letters too. A street type already spelt out
+ * ("Calle", "Avenida") is left out of the judgement as well, so that "Calle MAYOR 3" (a type
+ * glued to a shouted name) is fixed and "Calle McDonald 3" is not.
  */
 export function fixStreetCasing(street: string): string {
   const type = streetTypes.find(({ full }) => street.startsWith(`${full} `))?.full
-  if (!isCarelesslyCased(type ? street.slice(type.length + 1) : street)) return street
-  const words = street.toLowerCase().split(' ')
-  return words.map((word, index) => (index === 0 && type ? type : streetWord(words, index))).join(' ')
+  const typed = street.split(' ')
+  const lower = street.toLowerCase().split(' ')
+  const fixed = lower.map((word, index) => (index === 0 && type ? type : streetWord(lower, index)))
+  const inCapitals = (word: string) => /\p{Lu}/u.test(word) && word === word.toUpperCase()
+  const judged = typed.filter((word, index) => !(index === 0 && type) && !(inCapitals(word) && word === fixed[index]))
+  return isCarelesslyCased(judged.join(' ')) ? fixed.join(' ') : street
 }

@@ -67,6 +67,12 @@ describe('normalizeAddress', () => {
     ['CALLE MAYOR 3 Y 5', 'Calle Mayor 3 y 5'],
     ['CTRA. N-II KM 12', 'Carretera N-II Km 12'],
     ['CARRER D’ARAGÓ 12', 'Carrer d’Aragó 12'],
+    ['calle mayor 12, 3º B', 'Calle Mayor 12, 3º B'],
+    ['calle alfonso XII 3, 2º A', 'Calle Alfonso XII 3, 2º A'],
+    ['calle mayor 12, esc. B', 'Calle Mayor 12, Esc. B'],
+    ['avda. juan carlos I 12, 4º E', 'Avenida Juan Carlos I 12, 4º E'],
+    ['Calle McDonald 3, 2º B', 'Calle McDonald 3, 2º B'],
+    ['Carretera de Valencia km 7', 'Carretera de Valencia km 7'],
   ])('fixes the casing of the Spanish street %s', (street, expected) => {
     expect(normalizeAddress({ ...clean, address: street }).address).toBe(expected)
   })
