@@ -38,7 +38,7 @@ describe('a gateway process stopped (SIGTERM) while its creations wait on a held
     const child = await startGatewayProcess(
       target.app.config,
       port,
-      processEnv(target, { HTTP_REQUEST_TIMEOUT_MS: '20000', DATABASE_URL: `${target.app.config.databaseUrl}?application_name=${STOPPED}` }),
+      processEnv({ HTTP_REQUEST_TIMEOUT_MS: '20000', DATABASE_URL: `${target.app.config.databaseUrl}?application_name=${STOPPED}` }),
     )
     const url = `http://127.0.0.1:${port}`
     const owner = await newOwner(target, 20_000)

@@ -79,7 +79,7 @@ describe('a gateway process killed (SIGKILL) while its creations wait or are bei
     it(`${name}: each keyed request, retried on another gateway, is stored once; nothing is charged twice`, async ({ target }) => {
       const port = await freePort()
       const killedUrl = `${target.app.config.databaseUrl}?application_name=${KILLED}`
-      const child = await startGatewayProcess(target.app.config, port, processEnv(target, { ...env, DATABASE_URL: killedUrl }))
+      const child = await startGatewayProcess(target.app.config, port, processEnv({ ...env, DATABASE_URL: killedUrl }))
       const url = `http://127.0.0.1:${port}`
       const owner = await newOwner(target, 20_000)
       const plans = mixedPlans(label, { singles: 24, cards: 8, bulks: [1000, 300, 100, 10] })

@@ -574,12 +574,12 @@ export function countTransactions(target: Target) {
 }
 
 /**
- * The environment of a gateway process of these tests, `env` on top: the file's, load shedding set
- * as the in-process gateway has it (testConfig turns it off: on a loaded machine it would answer
- * creations 503 on arrival, before they could wait for anything), and every request logged
- * (LOG_LEVEL info), for the test to read when each arrived and was answered by the process's clock.
+ * The environment of a gateway process of these tests beyond serviceEnv's (which sets load
+ * shedding as the in-process gateway has it): the file's settings, `env` on top, and every request
+ * logged (LOG_LEVEL info), for the test to read when each arrived and was answered by the
+ * process's clock.
  */
-export const processEnv = (target: Target, env: Record<string, string> = {}) => ({
+export const processEnv = (env: Record<string, string> = {}) => ({
   ...ENV,
   LOG_LEVEL: 'info',
   ...env,
