@@ -81,6 +81,9 @@ const it = base.extend('production', { scope: 'file' }, async ({ databaseUrl }, 
 })
 it.override({ databaseLabel: 'prod' })
 
+/** What each worker logs once it consumes its queue (runWorkerProcess). */
+const CONSUMING = ['address worker consuming', 'production worker consuming', 'webhook worker consuming']
+
 describe.skipIf(!onLinux)('the production build (npm run build, then npm run start:prod)', () => {
   // The first test also waits for the build and for the services to start.
   it('runs every service as compiled JavaScript under plain node: no tsx in any command line or environment', async ({ production: { started } }) => {
@@ -156,7 +159,8 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
     const port = await freePort()
     const npm = spawn('npm', ['run', 'start:prod'], {
       cwd: repositoryRoot,
-      env: serviceEnv(config, { HOST: '127.0.0.1', NODE_ENV: 'production', NODE_OPTIONS: '', LOG_LEVEL: 'warn', PORT: String(port) }),
+      // info: each worker's line once it consumes, which the test waits for.
+      env: serviceEnv(config, { HOST: '127.0.0.1', NODE_ENV: 'production', NODE_OPTIONS: '', LOG_LEVEL: 'info', PORT: String(port) }),
       // A group of its own: the signal below reaches npm only, not through a terminal's group.
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -170,6 +174,10 @@ describe.skipIf(!onLinux)('the production build (npm run build, then npm run sta
       const services = async () => (await processTree(npm.pid!)).filter((proc) => /services\/[a-z-]+\/dist\/main\.js$/.test(proc.args))
       await expect.poll(async () => (await services()).length, { timeout: 30_000, interval: 200 }).toBe(processNames.length)
       const pids = (await services()).map((proc) => proc.pid)
+      // A running stack: every worker past its start (a process still loading its modules has no
+      // handler for the signal yet, and ends by it rather than with code 0).
+      const consuming = () => CONSUMING.filter((message) => output.includes(`"msg":"${message}"`))
+      await expect.poll(consuming, { timeout: 60_000, interval: 200 }).toEqual(CONSUMING)
 
       npm.kill('SIGTERM')
       const [code, signal] = await exited
