@@ -250,10 +250,14 @@ export class LetterIntake {
             pending.resolve(outcome!)
           },
           (error: unknown) => {
-            // Held up again: tried again later, as long as it may still be decided.
-            if (isHeldUp(error)) this.held.set(pending.order.accountId, Date.now() + HELD_ACCOUNT_ASIDE_MS)
-            if (isHeldUp(error) && ++pending.heldUp < this.maxHeldUp && !expired(pending)) this.alone.push(pending)
-            else pending.reject(error)
+            if (isHeldUp(error)) {
+              this.held.set(pending.order.accountId, Date.now() + HELD_ACCOUNT_ASIDE_MS)
+              // Nothing was written (the lock was never had): past its time, the order is answered
+              // as such, whichever hold-up it was; before, it is tried again up to maxHeldUp times.
+              if (expired(pending)) return
+              if (++pending.heldUp < this.maxHeldUp) return void this.alone.push(pending)
+            }
+            pending.reject(error)
           },
         )
         .finally(() => {

@@ -7,7 +7,17 @@ import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries,
 import { metrics } from '@letters/observability'
 import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
-import { LetterIntake, RolledBackError, idempotencyLockName, storeOrders, type LetterDraft, type LetterOrder, type OrderOutcome } from '../src/index.js'
+import {
+  DeadlineExceededError,
+  LetterIntake,
+  OrderDeadline,
+  RolledBackError,
+  idempotencyLockName,
+  storeOrders,
+  type LetterDraft,
+  type LetterOrder,
+  type OrderOutcome,
+} from '../src/index.js'
 
 const it = base
   /** A second pool, for what happens beside the intake: held locks, killed connections. */
@@ -455,6 +465,33 @@ describe('a commit whose answer is lost', () => {
 })
 
 describe('an account whose row is held', () => {
+  it('answers an order given up during its last wait for the row as past its time, not with the lock error', async ({ database: db, other }) => {
+    const held = await customer(db, 30)
+    // One wait alone allowed after the batch gave way (maxWaitForLockMs = lockTimeoutMs).
+    const intake = new LetterIntake(db, { concurrentBatches: 1, lockTimeoutMs: 300, maxWaitForLockMs: 300 })
+    const release = await holdAccountRow(other, held.account.id)
+    try {
+      const deadline = new OrderDeadline(Date.now() + 60_000, Date.now() + 60_000)
+      const answered = intake.submit(order(held.account.id, held.company, { deadline }))
+      answered.catch(() => {})
+      // The batch's wait, then the order's own: given up (its request answered 503) during the second.
+      const waitStarts = async () =>
+        (
+          await other.execute<{ started: string }>(
+            sql`SELECT query_start::text AS started FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND datname = current_database()`,
+          )
+        ).map((row) => row.started)
+      let first: string | undefined
+      await expect.poll(async () => (first ??= (await waitStarts())[0]), { timeout: 10_000, interval: 10 }).toBeDefined()
+      await expect.poll(async () => (await waitStarts()).some((started) => started !== first), { timeout: 10_000, interval: 10 }).toBe(true)
+      expect(deadline.abandon()).toBe(true)
+      await expect(answered).rejects.toBeInstanceOf(DeadlineExceededError)
+    } finally {
+      await release()
+    }
+    expect((await expectConsistent(db, held.account.id)).letters).toHaveLength(0)
+  })
+
   it('does not hold up the orders of other accounts: its batches give way and its orders wait alone', async ({ database: db, other }) => {
     const held = await customer(db, 30)
     const free = await customer(db, 30)
