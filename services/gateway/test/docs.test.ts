@@ -62,7 +62,8 @@ describe('GET /docs', () => {
 
       // Open POST /single, so that the screenshot shows its Spanish example body.
       await page.locator('#operations-Letters-post_single .opblock-summary').click()
-      await expect(page.locator('#operations-Letters-post_single').innerText()).resolves.toMatch(/Querida Lucía/)
+      // The operation's body renders after the click, in a later frame: wait for its example.
+      await page.locator('#operations-Letters-post_single').getByText('Querida Lucía').first().waitFor({ timeout: 30_000 })
 
       await mkdir(ARTIFACTS, { recursive: true })
       await page.screenshot({ path: new URL('docs.png', ARTIFACTS).pathname, fullPage: true })
