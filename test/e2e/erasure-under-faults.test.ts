@@ -60,7 +60,7 @@ async function storedOf(db: Db, id: string) {
 }
 
 describe('erasure while the letter is printed and its webhooks are being delivered', () => {
-  it('held: 409 while printing, 204 once printed; no delivery after the 204 carries the recipient, nothing is printed again, the ledger is untouched, and neither pg_dump nor Redis keeps a trace', async () => {
+  it('409 while printing, 204 once printed; no delivery after the 204 carries the recipient, nothing is printed again, the ledger is untouched, and neither pg_dump nor Redis keeps a trace', async () => {
     const printer = gatedPrinter()
     const pipeline: Pipeline = await startPipeline('rte-print', {
       production: { printer },
@@ -112,7 +112,7 @@ describe('erasure while the letter is printed and its webhooks are being deliver
 })
 
 describe('erasure while pg_terminate_backend cuts every connection', () => {
-  it('held: each letter is erased whole or not at all; retried, all are erased, the ledger untouched, no name in pg_dump or Redis', async () => {
+  it('each letter is erased whole or not at all; retried, all are erased, the ledger untouched, no name in pg_dump or Redis', async () => {
     const { app, config } = await gateway('rte-kill', { RATE_LIMIT_MAX: '100000' })
     const owner = await adminAccount(app, 10_000)
     const hook = await publicClient(app, owner.apiKey).post('/webhooks', { url: 'https://93.184.216.34/hooks/letters' })
@@ -183,7 +183,7 @@ describe('erasure while pg_terminate_backend cuts every connection', () => {
 })
 
 describe('erasure: hostile ids, another account’s letter, the other mode', () => {
-  it('held: nothing but the key’s own letter of its own mode is ever erased, and no hostile id is a 5xx', async () => {
+  it('nothing but the key’s own letter of its own mode is ever erased, and no hostile id is a 5xx', async () => {
     const { app } = await gateway('rte-ids', { RATE_LIMIT_MAX: '100000' })
     const a = await adminAccount(app, 100)
     const b = await adminAccount(app, 100)

@@ -24,7 +24,7 @@ const it = base.extend({
 
 const DAY = 86_400_000
 
-describe('held: scheduled and test letters through Redis key loss, racing clocks, cancels and dropped connections', () => {
+describe('scheduled and test letters through Redis key loss, racing clocks, cancels and dropped connections', () => {
   it('releases each scheduled letter once or cancels it, never prints a test letter, and the ledger agrees', { timeout: 150_000 }, async ({ pipeline }) => {
     const { app, account } = pipeline
     const testKey = await issueTestKey(app, account.id)

@@ -95,7 +95,7 @@ describe('webhooks: a receiver that never answers next to a fast one of another 
   const TIMEOUT_MS = 5000
   const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_RETRY_SCHEDULE: '600000', RATE_LIMIT_MAX: '100000' }
 
-  it('held: one dead endpoint with 150 events queued delays another account’s letter.received by less than 2 s (p99)', async () => {
+  it('one dead endpoint with 150 events queued delays another account’s letter.received by less than 2 s (p99)', async () => {
     const { app } = await gateway('rtw-fair1', env)
     inProcessWorker(app)
     const deadOwner = await adminAccount(app, 1000)
@@ -115,7 +115,7 @@ describe('webhooks: a receiver that never answers next to a fast one of another 
     await removeEndpoints(app.db)
   }, 60_000)
 
-  it('held: one account’s 10 free test-mode endpoints on a dead receiver hold at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT slots, and another account’s p99 stays under 2 s', async () => {
+  it('one account’s 10 free test-mode endpoints on a dead receiver hold at most WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT slots, and another account’s p99 stays under 2 s', async () => {
     const { app } = await gateway('rtw-fair10', env)
     inProcessWorker(app)
     const attacker = await adminAccount(app, 1000)
@@ -186,7 +186,7 @@ const allDelivered = (db: Db, endpointId: string) => async () =>
   )
 
 describe('webhooks: a worker SIGKILLed mid-delivery', () => {
-  it('held: nothing is lost; what the dead worker had in flight is sent again (at most once more each) once its leases pass', async () => {
+  it('nothing is lost; what the dead worker had in flight is sent again (at most once more each) once its leases pass', async () => {
     const TIMEOUT_MS = 3000
     const env = {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
@@ -241,7 +241,7 @@ describe('webhooks: a worker SIGKILLed mid-delivery', () => {
 })
 
 describe('webhooks: the Redis keys of the queue prefix deleted while deliveries are admitted', () => {
-  it('held: nothing is lost nor sent twice once the lost jobs’ leases pass (QUEUED_LEASE_MS, a minute; 10 s here)', async () => {
+  it('nothing is lost nor sent twice once the lost jobs’ leases pass (QUEUED_LEASE_MS, a minute; 10 s here)', async () => {
     const CAP = 3
     const env = {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
@@ -296,7 +296,7 @@ describe('webhooks: the Redis keys of the queue prefix deleted while deliveries 
 })
 
 describe('webhooks: the worker’s Postgres connections terminated during admission and delivery', () => {
-  it('held: every event is delivered; connections cut between a send and its record only send it again', async () => {
+  it('every event is delivered; connections cut between a send and its record only send it again', async () => {
     const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE: '500,500,500,500,500' }
     const { app, config } = await gateway('rtw-pgkill', env)
     const owner = await adminAccount(app, 1000)
@@ -330,7 +330,7 @@ describe('webhooks: the worker’s Postgres connections terminated during admiss
 })
 
 describe('webhooks: a worker killed after taking a job and before its lease renewal committed', () => {
-  it('held: the endpoint’s slot comes back when the job’s queued lease from its admission ends (QUEUED_LEASE_MS, a minute; 10 s here)', async () => {
+  it('the endpoint’s slot comes back when the job’s queued lease from its admission ends (QUEUED_LEASE_MS, a minute; 10 s here)', async () => {
     const TIMEOUT_MS = 2000
     const env = {
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
@@ -409,7 +409,7 @@ describe('webhooks: a worker killed after taking a job and before its lease rene
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('webhooks: POST /webhooks/{id}/deliveries/{deliveryId}/retry across accounts, modes and malformed ids', () => {
-  it('held: every cross-account, cross-mode or malformed retry is a 4xx and changes no delivery', async () => {
+  it('every cross-account, cross-mode or malformed retry is a 4xx and changes no delivery', async () => {
     const { app } = await gateway('rtw-retry', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', RATE_LIMIT_MAX: '100000' })
     const a = await adminAccount(app, 100)
     const b = await adminAccount(app, 100)
@@ -492,7 +492,7 @@ describe('webhooks: a retry asked while the delivery is being sent', () => {
 })
 
 describe('GET /events: cursor tampering, filter injection, huge limits, cross-account and cross-mode', () => {
-  it('held: no event of another account or mode is ever listed, every hostile parameter is a 400, and paging by one sees every event once', async () => {
+  it('no event of another account or mode is ever listed, every hostile parameter is a 400, and paging by one sees every event once', async () => {
     const { app } = await gateway('rtw-events', { RATE_LIMIT_MAX: '100000' })
     const a = await adminAccount(app, 1000)
     const b = await adminAccount(app, 1000)
@@ -614,7 +614,7 @@ describe('GET /events: cursor tampering, filter injection, huge limits, cross-ac
 })
 
 describe('event sequences when moves race (the clock releasing, the address worker, cancels, extra clocks)', () => {
-  it('held: each letter’s events are numbered 1..n without gap or repeat, in the order of its letter_events changes', async () => {
+  it('each letter’s events are numbered 1..n without gap or repeat, in the order of its letter_events changes', async () => {
     const { LetterClock } = await import('@letters/pipeline')
     const pipeline: Pipeline = await startPipeline('rtw-seq', { production: false, env: { CLOCK_INTERVAL_MS: '50', RATE_LIMIT_MAX: '100000' } })
     closers.push(() => pipeline.close())
@@ -687,7 +687,7 @@ describe('event sequences when moves race (the clock releasing, the address work
 })
 
 describe('webhooks: plain http:// once WEBHOOK_ALLOW_HTTP is false', () => {
-  it('held: a worker with WEBHOOK_ALLOW_HTTP=false sends nothing to an http:// endpoint registered while http was allowed, and records the attempt as refused_address', async () => {
+  it('a worker with WEBHOOK_ALLOW_HTTP=false sends nothing to an http:// endpoint registered while http was allowed, and records the attempt as refused_address', async () => {
     // Registered while http was allowed (development default, or WEBHOOK_ALLOW_HTTP=true once).
     const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_RETRY_SCHEDULE: '600000' }
     const { app, config } = await gateway('rtw-http', env)

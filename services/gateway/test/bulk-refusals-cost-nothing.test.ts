@@ -11,7 +11,7 @@ const it = base.extend({ gatewayOptions: { isolate: 'rt-findings' }, campaignOve
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'
 
-describe('fixed: a CSV of millions of blank or empty rows costs no more than a full request', () => {
+describe('a CSV of millions of blank or empty rows costs no more than a full request', () => {
   it('reads a CSV past its blank rows and past its 1,001st row no further: 8 MiB of line breaks answered at once', async ({
     gateway,
     account,
@@ -34,7 +34,7 @@ describe('fixed: a CSV of millions of blank or empty rows costs no more than a f
   }, 120_000)
 })
 
-describe('fixed: a campaign variable named __proto__ drops the CSV cell', () => {
+describe('a campaign variable named __proto__ prints its CSV cell, or is refused when the campaign is made', () => {
   it('prints the value of the CSV column, not the default, or refuses the variable name when the campaign is made', async ({
     gateway,
     admin,
@@ -66,7 +66,7 @@ describe('fixed: a campaign variable named __proto__ drops the CSV cell', () => 
   })
 })
 
-describe('fixed: a sendAt in the past is said to be "less than a minute away"', () => {
+describe('a sendAt in the past is refused as past, not as less than a minute away', () => {
   it('says the date has passed', async ({ campaign: campaignId, client }) => {
     const answer = await client.post('/card', { campaignId, ...recipient, variables: { cupon: 'A1' }, sendAt: '2020-01-01T00:00:00Z' })
     expect(answer.statusCode).toBe(400)
@@ -81,7 +81,7 @@ describe('fixed: a sendAt in the past is said to be "less than a minute away"', 
   })
 })
 
-describe('fixed: unclear refusals of a bulk body in the wrong encoding or media type', () => {
+describe('a bulk body in the wrong encoding or media type is refused naming the encoding or type it needs', () => {
   it('names UTF-16 for a UTF-16 CSV without BOM instead of quoting a column full of NUL characters', async ({ campaign: campaignId, client }) => {
     const answer = await client.post(`/cards/bulk?campaignId=${campaignId}`, Buffer.from(`${HEADER}\n${ROW}\n`, 'utf16le'), { 'content-type': 'text/csv' })
     expect(answer.statusCode).toBe(400)

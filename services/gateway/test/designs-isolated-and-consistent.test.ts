@@ -17,7 +17,7 @@ const it = base.extend({ gatewayOptions: { isolate: 'rt-designs-held', env: { PR
 const balanceOf = async (admin: { get(url: string): Promise<{ json<T>(): T }> }, id: string) =>
   (await admin.get(`/admin/accounts/${id}`)).json<{ balance: number }>().balance
 
-describe('held: another account’s designs and signatures, on every new route', () => {
+describe('another account’s designs and signatures, on every new route', () => {
   it('answers 404 for another account’s (or a non-UUID) design on GET, preview, PATCH and PUT …/artwork, and stores nothing', async ({
     gateway,
     admin,
@@ -120,7 +120,7 @@ describe('held: another account’s designs and signatures, on every new route',
   })
 })
 
-describe('held: uploads racing letters, each other and dropped connections', () => {
+describe('uploads racing letters, each other and dropped connections', () => {
   it('gives every letter accepted during a stream of uploads one stored version, named with its own hash', async ({ gateway, admin, account, client }) => {
     const colours = ['#aa0000', '#00aa00', '#0000aa', '#aaaa00', '#00aaaa', '#aa00aa']
     let uploaded = 0
@@ -202,7 +202,7 @@ describe('held: uploads racing letters, each other and dropped connections', () 
   }, 60_000)
 })
 
-describe('held: hostile text in designs, senders and return addresses', () => {
+describe('hostile text in designs, senders and return addresses', () => {
   it('refuses 10,000-character names and return addresses the handwriting fonts cannot write', async ({ admin, account }) => {
     const long = 'x'.repeat(10_000)
     const answers = [

@@ -50,7 +50,7 @@ function letterWith(design: { front?: Buffer | null; logo?: Buffer | null; signa
   } as Parameters<typeof renderCard>[0]
 }
 
-describe('held: SVG that would read a file, reach the network or run code is refused, and nothing is stored', () => {
+describe('SVG that would read a file, reach the network or run code is refused, and nothing is stored', () => {
   const hostile: Record<string, string> = {
     xxe: `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg ${NS} viewBox="0 0 90 36"><text>&x;</text></svg>`,
     billionLaughs: `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><svg ${NS} viewBox="0 0 90 36"><text>&c;</text></svg>`,
@@ -134,7 +134,7 @@ describe('held: SVG that would read a file, reach the network or run code is ref
   })
 })
 
-describe('held: wrong types, polyglots and sizes', () => {
+describe('wrong types, polyglots and sizes', () => {
   it('refuses bytes that are not what their Content-Type says, storing nothing', async ({ gateway, admin, account }) => {
     const png = await pngOf(1800, 1280)
     const pdf = await pdfOf(154, 111)
@@ -222,7 +222,7 @@ describe('held: wrong types, polyglots and sizes', () => {
   }, 120_000)
 })
 
-describe('held: PNGs the renderer could not read never become print forms; PNG and PDF bombs are refused by their headers', () => {
+describe('PNGs the renderer could not read never become print forms; PNG and PDF bombs are refused by their headers', () => {
   it('turns 16-bit, interlaced, grey and palette PNGs into print forms the floor’s renderer draws', async ({ gateway, admin, account }) => {
     const variants: Record<string, (image: Sharp) => Sharp> = {
       '16-bit': (image) => image.toColourspace('rgb16').png(),
@@ -347,7 +347,7 @@ describe('held: PNGs the renderer could not read never become print forms; PNG a
   }, 60_000)
 })
 
-describe('held: a signature of many path segments is refused at upload, quickly (PRINTER=spool)', () => {
+describe('a signature of many path segments is refused at upload, quickly (PRINTER=spool)', () => {
   // Drawn, 200,000 segments took the card PDF 0.7 s, but the plotter minutes: refused at upload.
   it('refuses a 200,000-segment signature in under 5 s, storing nothing', async ({ gateway, admin, account }) => {
     const segments: string[] = []

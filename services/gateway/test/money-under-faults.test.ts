@@ -10,7 +10,7 @@ const it = base.extend({ gatewayOptions: { isolate: 'rt-money' }, campaignOverri
 const r = (n: number) => ({ ...recipient, name: `Ana${n}`, variables: { cupon: 'A1' } })
 const bulk = (campaignId: string, count: number) => ({ campaignId, recipients: Array.from({ length: count }, (_, n) => r(n)) })
 
-describe('held: 120 parallel bulk requests mixing live and test keys on one small balance', () => {
+describe('120 parallel bulk requests mixing live and test keys on one small balance', () => {
   it.override({ accountCredits: 30 })
   it('never overspends, charges no test letter, and every request is all or nothing', async ({
     gateway,
@@ -41,7 +41,7 @@ describe('held: 120 parallel bulk requests mixing live and test keys on one smal
   }, 60_000)
 })
 
-describe('held: one Idempotency-Key across modes and routes', () => {
+describe('one Idempotency-Key across modes and routes', () => {
   it('keeps modes apart, and refuses the key on another route or in the other format with 422', async ({
     gateway,
     account,

@@ -79,7 +79,7 @@ async function dropWhileEnvelopesPrint(
   }
 }
 
-describe('fixed: a batch closer whose connection drops while the printer has a file printed it twice', () => {
+describe('a batch closer whose connection drops while the printer has a file prints it once', () => {
   it(
     'prints each of the three files once when every backend is terminated while the envelopes are at the printer',
     { timeout: 60_000 },
@@ -92,7 +92,7 @@ describe('fixed: a batch closer whose connection drops while the printer has a f
   )
 })
 
-describe('fixed: with a second worker, its closer took the batch over and printed the file again', () => {
+describe('with a second worker, its closer does not take the batch over nor print the file again', () => {
   it('prints each file once when the backends are terminated mid-print with two workers closing batches', { timeout: 60_000 }, async ({ startOwnPipeline }) => {
     // Before the fix, the second worker's closer took the lock the first one lost with its
     // connection and printed the envelopes the printer still had.
@@ -100,7 +100,7 @@ describe('fixed: with a second worker, its closer took the batch over and printe
   })
 })
 
-describe('fixed: a recipient name starting with = was a formula in the manifest the floor opens in Excel', () => {
+describe('a recipient name starting with = is text, not a formula, in the manifest the floor opens in Excel', () => {
   it(
     'writes client text that Excel would run (= + - @) with a leading apostrophe, and nothing else changed',
     { timeout: 60_000 },
@@ -122,7 +122,7 @@ describe('fixed: a recipient name starting with = was a formula in the manifest 
   )
 })
 
-describe('fixed: an ops retry of a failed letter waiting in a tray stranded it in ready_for_print, cancellable, though its batch printed it', () => {
+describe('an ops retry of a failed letter waiting in a tray leaves it printed with its batch, never stranded in ready_for_print and cancellable', () => {
   it(
     'leaves the batched letter to its batch: not cancellable, and printed when the batch is handed over',
     { timeout: 60_000 },
@@ -149,7 +149,7 @@ describe('fixed: an ops retry of a failed letter waiting in a tray stranded it i
   )
 })
 
-describe('held: hostile input, tokens and markup on /floor', () => {
+describe('hostile input, tokens and markup on /floor', () => {
   let address = 0
   /** Each call from an address of its own: failed authentications are counted per address. */
   const floor = (gateway: App, method: 'GET' | 'POST', url: string, payload?: string | object, headers: Record<string, string> = {}) =>

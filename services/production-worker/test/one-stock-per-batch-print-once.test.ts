@@ -54,7 +54,7 @@ async function newDesign(pipeline: Pipeline, kind: 'card-designs' | 'envelope-de
 /** The cells of a CSV line as Excel reads it where the list separator is ';' (Spain, and most of Europe): split on every ';'. */
 const excelSemicolonCells = (line: string) => line.split(';')
 
-describe('fixed: a design name splits into a formula cell in a Spanish Excel', () => {
+describe('a design name stays one text cell in a Spanish Excel, never a formula', () => {
   // manifestText neutralises a cell that *starts* with = + - @; a ';' inside a design name is left
   // as it is (csv-stringify quotes only commas, quotes and line breaks). Excel in es-ES opens a
   // .csv with ';' as its separator, so "Lisa;=1+2;" puts "=1+2" in a cell of its own, and runs it.
@@ -81,7 +81,7 @@ describe('fixed: a design name splits into a formula cell in a Spanish Excel', (
   }, 60_000)
 })
 
-describe('held: /floor shows hostile design names as text (a real page fetch)', () => {
+describe('/floor shows hostile design names as text (a real page fetch)', () => {
   it('escapes a design name in the stock of an open tray', async ({ startOwnPipeline }) => {
     const pipeline = await startOwnPipeline('rtfloorpage', { env: { PRINTER: 'batch', BATCH_MAX_LETTERS: '50', BATCH_MAX_WAIT_MS: '60000', FLOOR_TOKEN } })
     // No stock code: the floor names the stock after the design (and its artwork version).
@@ -106,7 +106,7 @@ describe('held: /floor shows hostile design names as text (a real page fetch)', 
   }, 60_000)
 })
 
-describe('held: three stocks through a killed worker, lost Redis keys and terminated connections', () => {
+describe('three stocks through a killed worker, lost Redis keys and terminated connections', () => {
   it('puts every letter in one batch of its own stock, prints each file once, and the manifest names the stock', async ({ startOwnPipeline }) => {
     const LETTERS = 30
     floorDir = await mkdtemp(join(tmpdir(), 'letters-rtstocks-'))

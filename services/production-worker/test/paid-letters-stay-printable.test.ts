@@ -31,7 +31,7 @@ async function settle(pipeline: Pipeline, id: string, timeout: number): Promise<
   return status
 }
 
-describe('fixed: a signature of paths that the pen plotter could not draw was accepted, then broke letters already paid for (PRINTER=plotter)', () => {
+describe('a signature of paths the pen plotter cannot draw is refused at upload, and letters already paid for stay printable (PRINTER=plotter)', () => {
   // Measured before the fix, each upload accepted and each letter charged:
   // - 70,000 short strokes (688 KB, a signature pad's raw export): fitInto spread every point into
   //   Math.min(...), RangeError past ~120,000 points; every plotter letter with it failed.

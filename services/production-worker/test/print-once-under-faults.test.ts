@@ -42,7 +42,7 @@ afterAll(async () => {
 
 const count = <T>(items: T[]) => items.reduce((acc, item) => acc.set(item, (acc.get(item) ?? 0) + 1), new Map<T, number>())
 
-describe('held: the floor through a killed worker, lost Redis keys and terminated connections', () => {
+describe('the floor through a killed worker, lost Redis keys and terminated connections', () => {
   // 40 letters drawn and scanned, three worker processes started, a batch taken over: about a
   // minute alone, several times that on a loaded machine. Each wait below has a ceiling that
   // only a hang reaches.
