@@ -12,7 +12,7 @@ import {
   cardProductions,
   envelopeFormatNames,
 } from './designs.js'
-import { FontNameField } from './fonts.js'
+import { FontNameField, InkColorField } from './fonts.js'
 import { Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
 
 export const CreateAccountBody = Type.Object({ name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) }, strict)
@@ -168,6 +168,7 @@ export const CreateCampaignBody = Type.Object(
     senderId: Uuid(),
     signatureId: SignatureIdField,
     fontName: FontNameField,
+    inkColor: InkColorField,
     message: Type.String({ minLength: 1, maxLength: 1000 }),
     variables: Type.Array(CampaignVariable, { maxItems: 50 }),
   },

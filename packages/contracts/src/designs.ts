@@ -175,6 +175,9 @@ export interface LetterDrawingSource {
   letterId: string
   code: string
   fontName: string
+  /** The drawing the letter was accepted with (DRAWING_REVISION then). */
+  drawing: number
+  inkColor: string
   message: string
   senderName: string
   recipient: Recipient

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Literals } from './common.js'
 
 /**
  * The handwriting fonts a letter can be written in. The renderer loads each from its font
@@ -29,3 +30,40 @@ export function isFontName(name: string): name is FontName {
 export const FontNameField = Type.Optional(
   Type.Union([Type.String({ maxLength: 50 }), Type.Null()], { errorMessage: `El campo 'fontName' debe ser uno de: ${fontNames.join(', ')}` }),
 )
+
+/**
+ * The inks a letter can be written in: each a ballpoint's colour (the renderer's `inkRgb`), never
+ * a printer's pure primary. Blue unless the request says otherwise.
+ */
+export const inkColors = ['blue', 'black', 'green', 'purple', 'red'] as const
+export type InkColor = (typeof inkColors)[number]
+
+export const DEFAULT_INK: InkColor = 'blue'
+
+export function isInkColor(name: string): name is InkColor {
+  return (inkColors as readonly string[]).includes(name)
+}
+
+const INK_RULE = `El campo 'inkColor' debe ser uno de: ${inkColors.join(', ')}`
+
+/** `inkColor` in a request body (and a bulk request's recipient): null or absent for the next choice down (the request's, the campaign's, blue). */
+export const InkColorField = Type.Optional(
+  Type.Union([Literals(inkColors), Type.Null()], {
+    errorMessage: INK_RULE,
+    description: `The ink the letter is written in: ${inkColors.join(', ')}. Absent or null: the request's, then the campaign's, then blue.`,
+  }),
+)
+
+/**
+ * How a letter's writing is drawn, which each letter keeps from when it was accepted (its
+ * `drawing`), so that a reprint draws the same bytes: 4 writes each glyph as its font has it, in
+ * black; 5 gives every glyph a shape of its own, lets the lines flow as a hand's do, and writes in
+ * the letter's ink. DRAWING_REVISION is the one new letters get. A change to what a letter's
+ * files show makes a new drawing; the old one stays as it was, for the letters that have it.
+ */
+export const drawings = [4, 5] as const
+export type Drawing = (typeof drawings)[number]
+export const DRAWING_REVISION: Drawing = 5
+
+/** Cursive hands: their letters join at their sides, and the drawing keeps the joins meeting. */
+export const joinedHands: ReadonlySet<FontName> = new Set(['dancing-script', 'homemade-apple'])

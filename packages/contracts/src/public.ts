@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
-import { Label, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
+import { Label, Literals, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
 import { CampaignVariable } from './campaign-variables.js'
-import { FontNameField } from './fonts.js'
+import { FontNameField, InkColorField, inkColors } from './fonts.js'
 import { letterStatuses } from './letter-statuses.js'
 
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
@@ -55,6 +55,7 @@ export const SingleLetterBody = Type.Object(
     senderId: Uuid(),
     signatureId: SignatureIdField,
     fontName: FontNameField,
+    inkColor: InkColorField,
     message: Type.Optional(Type.Union([Type.String({ maxLength: MESSAGE_MAX_CHARACTERS }), Type.Null()])),
     company: OptionalText(100),
     ...recipient,
@@ -68,6 +69,7 @@ export const SingleLetterBody = Type.Object(
         envelopeDesignId: '7a2d3c8f-4e5b-4d6c-8f9a-2b3c4d5e6f70',
         senderId: '8b3e4d9a-5f6c-4e7d-9a0b-3c4d5e6f7081',
         fontName: 'caveat',
+        inkColor: 'blue',
         message: 'Querida Lucía, gracias por confiar en nosotros este año. ¡Felices fiestas!',
         name: 'Lucía',
         surname: 'García Pérez',
@@ -86,6 +88,7 @@ export type SingleLetterBody = Static<typeof SingleLetterBody>
 const campaignRecipient = {
   ...recipient,
   company: OptionalText(100),
+  inkColor: InkColorField,
   variables: Type.Optional(
     Type.Record(Type.String(), Type.String(), {
       errorMessage: "El campo 'variables' debe ser un objeto cuyos valores sean textos",
@@ -163,6 +166,7 @@ export const BulkLetterBody = Type.Object(
     campaignId: Uuid(),
     sendAt: SendAtField,
     signatureId: SignatureIdField,
+    inkColor: InkColorField,
     recipients: Type.Array(BulkRecipient, {
       minItems: 1,
       maxItems: BULK_MAX_RECIPIENTS,
@@ -223,6 +227,12 @@ export const BulkLetterQuery = Type.Object(
     signatureId: Type.Optional(
       Type.With(Uuid("El parámetro 'signatureId' debe ser el id (UUID) de una de tus firmas"), {
         description: "With a text/csv body, and only then: the signature of its letters (a JSON body names it in the body); absent: the campaign's.",
+      }),
+    ),
+    inkColor: Type.Optional(
+      Type.With(Literals(inkColors, { errorMessage: `El parámetro 'inkColor' debe ser uno de: ${inkColors.join(', ')}` }), {
+        description:
+          "With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue.",
       }),
     ),
   },
@@ -290,6 +300,9 @@ const cardFields = {
     description: "The signature drawn under the message; null: signed with the sender's name.",
   }),
   fontName: Type.String(),
+  inkColor: Literals(inkColors, {
+    description: 'The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).',
+  }),
   message: Type.String(),
   recipient: Recipient,
   address: Type.Union([VerifiedAddress, Type.Null()], {

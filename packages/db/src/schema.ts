@@ -9,6 +9,7 @@ import {
   erasableStatuses,
   cardProductions,
   envelopeFormatNames,
+  inkColors,
   letterStatuses,
   type LetterStatus,
   type PrintSpec,
@@ -168,12 +169,14 @@ export const campaigns = pgTable(
     active: boolean('active').notNull().default(true),
     ...designRefs(),
     fontName: text('font_name'),
+    /** The ink of its letters unless a request says otherwise; null: blue. */
+    inkColor: text('ink_color', { enum: inkColors }),
     /** A template with `{{variable}}` placeholders, each a declared variable. */
     message: text('message').notNull(),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [index('campaigns_account_idx').on(table.accountId, table.createdAt)],
+  (table) => [index('campaigns_account_idx').on(table.accountId, table.createdAt), knownInk('campaigns_ink_color_known')],
 )
 
 export const campaignVariables = pgTable(
@@ -207,6 +210,11 @@ function literalList(values: readonly string[]): string {
   return values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ')
 }
 
+/** The database refuses an ink outside the one list, whoever writes it. */
+function knownInk(name: string) {
+  return check(name, sql.raw(`ink_color IN (${literalList(inkColors)})`))
+}
+
 /** The database refuses a status outside the one list, whoever writes it. */
 const knownStatus = (name: string) => check(name, sql.raw(`status IN (${literalList(letterStatuses)})`))
 
@@ -227,6 +235,14 @@ export const letters = pgTable(
     addressLines: jsonb('address_lines').$type<string[]>(),
     /** The designs, artwork versions, signature and return address the letter was accepted with (`letter_print_spec`); null on letters older than designs with a product. */
     printSpec: jsonb('print_spec').$type<PrintSpec>(),
+    /**
+     * The drawing the letter was accepted with (@letters/render's DRAWING_REVISION then), which
+     * every file of it is drawn with: 4 for letters accepted before each glyph had a shape of its
+     * own, and for a row an earlier release writes during an upgrade.
+     */
+    drawing: integer('drawing').notNull().default(4),
+    /** The ink it is written in; black for letters of drawing 4, which were drawn in black. */
+    inkColor: text('ink_color', { enum: inkColors }).notNull().default('black'),
     status: text('status', { enum: letterStatuses }).notNull(),
     /** What the letter costs; a test letter (`livemode` false) shows it but was never charged. */
     cost: integer('cost').notNull(),
@@ -272,6 +288,7 @@ export const letters = pgTable(
     index('letters_status_updated_idx').on(table.status, table.updatedAt),
     check('letters_cost_positive', sql`${table.cost} > 0`),
     knownStatus('letters_status_known'),
+    knownInk('letters_ink_color_known'),
     uniqueIndex('letters_code_unique').on(table.code),
     // The erasure's scans, over letters still holding personal data in a status that no longer
     // needs it (erasableStatuses): by age for the retention, by account for ops. Erased letters

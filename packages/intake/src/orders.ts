@@ -1,4 +1,4 @@
-import type { FontName, Recipient } from '@letters/contracts'
+import type { FontName, InkColor, Recipient } from '@letters/contracts'
 
 /** A letter checked by the gateway and ready to be stored: everything but what needs the database. */
 export interface LetterDraft {
@@ -11,6 +11,7 @@ export interface LetterDraft {
   /** Drawn under the message; null: signed with the sender's name. */
   signatureId: string | null
   fontName: FontName
+  inkColor: InkColor
   message: string
   recipient: Recipient
   /** Credits, a positive whole number: charged for a live letter, shown only for a test letter. */

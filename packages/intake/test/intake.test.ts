@@ -41,6 +41,7 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     senderId: company.senderId,
     signatureId: null,
     fontName: 'caveat',
+    inkColor: 'blue',
     message: 'Gracias por tu pedido',
     recipient: sampleRecipient,
     cost: 3,

@@ -71,6 +71,8 @@ export async function readLetterDrawings(ex: Executor, letterIds: readonly strin
       letterId: letters.id,
       code: letters.code,
       fontName: letters.fontName,
+      drawing: letters.drawing,
+      inkColor: letters.inkColor,
       message: letters.message,
       senderName: senders.name,
       recipient: letters.recipient,

@@ -20,7 +20,7 @@ function buildLetterJson(alias: string): SQL {
   return sql`json_build_object('id', ${l('id')}, 'code', ${l('code')}, 'livemode', ${l('livemode')}, 'type', ${l('type')}, 'status', ${l('status')},
     'sendAt', ${isoInstant(l('send_at'))}, 'campaignId', ${l('campaign_id')},
     'cardDesignId', ${l('card_design_id')}, 'envelopeDesignId', ${l('envelope_design_id')}, 'senderId', ${l('sender_id')},
-    'signatureId', ${l('signature_id')}, 'fontName', ${l('font_name')}, 'message', ${l('message')}, 'recipient', ${l('recipient')}, 'address', ${l('address')},
+    'signatureId', ${l('signature_id')}, 'fontName', ${l('font_name')}, 'inkColor', ${l('ink_color')}, 'message', ${l('message')}, 'recipient', ${l('recipient')}, 'address', ${l('address')},
     'addressLines', ${l('address_lines')}, 'cost', ${l('cost')},
     'createdAt', ${isoInstant(l('created_at'))}, 'updatedAt', ${isoInstant(l('updated_at'))},
     'personalDataErasedAt', ${isoInstant(l('personal_data_erased_at'))})`

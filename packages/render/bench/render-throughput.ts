@@ -1,27 +1,9 @@
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
 import { fontNames, type FontName } from '@letters/contracts'
+import type { Drawing } from '@letters/contracts'
 import { addressLines, renderCard, renderEnvelope, type DesignToRender, type LetterToRender } from '../src/index.js'
-import { seededRandom } from '../src/random.js'
-import { frontJpeg, logoPng, sampleDesign } from '../test/samples.js'
-
-const words = (
-  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ¡y qué bien lo pasamos! ' +
-  '¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. Si te apetece pasar a verlos, estaremos encantados. ' +
-  'Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, quizá en primavera, cuando los naranjos están en flor y las tardes son largas.'
-).split(' ')
-
-/**
- * A card's worth of Spanish, `length` characters, different for every letter (the same words in
- * another order): each letter is laid out afresh, as on the floor, while its words recur as a
- * language's do.
- */
-function messageOf(index: number, length: number): string {
-  const random = seededRandom(`message ${index}`)
-  let message = ''
-  while (message.length < length) message += `${words[Math.floor(random() * words.length)]} `
-  return message.slice(0, length)
-}
+import { cardMessage, frontJpeg, logoPng, sampleDesign } from '../test/samples.js'
 
 export interface RenderThroughputOptions {
   /** Letters measured, after the warm-up. */
@@ -39,6 +21,8 @@ export interface RenderThroughputOptions {
    * accepted before designs (one page each).
    */
   designed?: boolean
+  /** The drawing the letters are written in: the current one if absent; 4 for the glyphs as their fonts have them. */
+  drawing?: Drawing
 }
 
 export interface RenderThroughput {
@@ -62,14 +46,15 @@ async function benchDesign(): Promise<DesignToRender> {
   return sampleDesign({ card: 'A6', envelope: 'C6', production: 'printed', front: await frontJpeg('A6'), logo: await logoPng() })
 }
 
-function letterNumber(index: number, messageLength: number, fonts: readonly FontName[], design: DesignToRender | undefined): LetterToRender {
+function letterNumber(index: number, messageLength: number, fonts: readonly FontName[], design: DesignToRender | undefined, drawing?: Drawing): LetterToRender {
   return {
     design,
+    drawing,
     // A different hand per letter, as on the floor.
     letterId: `00000000-0000-4000-8000-${index.toString().padStart(12, '0')}`,
     code: 'BENCH00001',
     fontName: fonts[index % fonts.length]!,
-    message: messageOf(index, messageLength),
+    message: cardMessage(messageLength, index),
     signature: 'Ana, de Papelería Luna',
     recipientLines: addressLines({
       name: 'Lucía',
@@ -89,17 +74,17 @@ function letterNumber(index: number, messageLength: number, fonts: readonly Font
 export async function measureRenderThroughput(options: RenderThroughputOptions = {}): Promise<RenderThroughput> {
   // A render takes a few milliseconds: 20 letters of warm-up ended before the engine had compiled
   // the drawing code, and 200 measured ones took well under a second, both a matter of noise.
-  const { letters = 1000, warmup = 200, messageLength = 600, fonts = fontNames, designed = false } = options
+  const { letters = 1000, warmup = 200, messageLength = 600, fonts = fontNames, designed = false, drawing } = options
   const design = designed ? await benchDesign() : undefined
   for (let index = 0; index < warmup; index++) {
-    const letter = letterNumber(index, messageLength, fonts, design)
+    const letter = letterNumber(index, messageLength, fonts, design, drawing)
     await renderCard(letter)
     await renderEnvelope(letter)
   }
   const started = performance.now()
   const cpuBefore = process.cpuUsage()
   for (let index = 0; index < letters; index++) {
-    const letter = letterNumber(warmup + index, messageLength, fonts, design)
+    const letter = letterNumber(warmup + index, messageLength, fonts, design, drawing)
     await renderCard(letter)
     await renderEnvelope(letter)
   }
@@ -116,12 +101,13 @@ export async function measureRenderThroughput(options: RenderThroughputOptions =
   }
 }
 
-// node --import tsx packages/render/bench/render-throughput.ts [letters] [warm-up] [--designed]
+// node --import tsx packages/render/bench/render-throughput.ts [letters] [warm-up] [--designed] [--drawing-4]
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2)
   const designed = args.includes('--designed')
-  const [letters, warmup] = args.filter((arg) => arg !== '--designed').map(Number)
-  const result = await measureRenderThroughput({ letters: letters || undefined, warmup: Number.isInteger(warmup) ? warmup : undefined, designed })
+  const drawing = args.includes('--drawing-4') ? 4 : undefined
+  const [letters, warmup] = args.filter((arg) => !arg.startsWith('--')).map(Number)
+  const result = await measureRenderThroughput({ letters: letters || undefined, warmup: Number.isInteger(warmup) ? warmup : undefined, designed, drawing })
   // The command's answer, for a person at a terminal: not a log line.
   process.stdout.write(
     `${result.letters} ${designed ? 'designed letters (card with its front page + envelope with a logo' : 'letters (card + envelope'}, 600 characters) in ${result.seconds.toFixed(2)} s (${result.cpuSeconds.toFixed(2)} s of CPU): ` +

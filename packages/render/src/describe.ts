@@ -1,5 +1,5 @@
 import { recipientBlock } from '@letters/address'
-import { artworkKey, isFontName, type LetterDrawingSource, type SignatureDrawing } from '@letters/contracts'
+import { artworkKey, drawings, isFontName, isInkColor, type Drawing, type LetterDrawingSource, type SignatureDrawing } from '@letters/contracts'
 import type { DesignToRender } from './design.js'
 import { describeLetter, type LetterToRender } from './letter.js'
 
@@ -12,18 +12,24 @@ import { describeLetter, type LetterToRender } from './letter.js'
  */
 export function drawingOf(source: LetterDrawingSource, floorCountry: string): LetterToRender {
   if (!isFontName(source.fontName)) throw new Error(`letter ${source.letterId} uses the unknown font ${source.fontName}`)
+  if (!(drawings as readonly number[]).includes(source.drawing)) throw new Error(`letter ${source.letterId} has the unknown drawing ${source.drawing}`)
+  if (!isInkColor(source.inkColor)) throw new Error(`letter ${source.letterId} has the unknown ink ${source.inkColor}`)
+  const hand = { drawing: source.drawing as Drawing, ink: source.inkColor }
   const recipient = source.address ?? source.recipient
   const spec = source.printSpec
   if (!spec) {
-    return describeLetter({
-      letterId: source.letterId,
-      code: source.code,
-      fontName: source.fontName,
-      message: source.message,
-      senderName: source.senderName,
-      recipient,
-      floorCountry,
-    })
+    return {
+      ...describeLetter({
+        letterId: source.letterId,
+        code: source.code,
+        fontName: source.fontName,
+        message: source.message,
+        senderName: source.senderName,
+        recipient,
+        floorCountry,
+      }),
+      ...hand,
+    }
   }
   const artwork = (ownerId: string, version: { version: number } | null) => (version ? source.artworks.get(artworkKey(ownerId, version.version)) : undefined)
   const front = artwork(spec.card.designId, spec.card.artwork)
@@ -42,6 +48,7 @@ export function drawingOf(source: LetterDrawingSource, floorCountry: string): Le
     letterId: source.letterId,
     code: source.code,
     fontName: source.fontName,
+    ...hand,
     message: source.message,
     // The name as the sender had it when the letter was accepted: renaming a sender never alters a letter already paid for.
     signature: spec.senderName,

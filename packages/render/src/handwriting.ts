@@ -1,6 +1,11 @@
 import type PDFDocument from 'pdfkit'
 import type * as Fontkit from 'fontkit'
+import { constants, type ZlibOptions } from 'node:zlib'
+import type { Drawing } from '@letters/contracts'
+import { AsciiWriter, INT_BYTES, writeInt } from './ascii.js'
 import { wobble } from './random.js'
+import { TEXT_LAYER_FONT, textLayerCodes, textLayerFont } from './text-layer.js'
+import { CLOSE, CURVE, LINE, outlineOf, shapeRandom, simplifiedPath, varyOutline, type Outline } from './shape.js'
 
 type Doc = InstanceType<typeof PDFDocument>
 
@@ -40,6 +45,8 @@ interface PdfFont {
   /** The ascender, in thousandths of the font size. */
   ascender: number
   encode(text: string): [string[], GlyphPosition[]]
+  /** The font's glyphs for a text and their places, as `encode` lays them out (pdfkit keeps each layout). */
+  layout(text: string): { glyphs: Fontkit.Glyph[]; positions: GlyphPosition[] }
   /** Per glyph code in the subset, the characters a reader gets from it (the ToUnicode map). */
   unicode: number[][]
   widthOfString(text: string, size: number): number
@@ -48,7 +55,7 @@ interface PdfFont {
 
 interface DocInternals {
   _font: PdfFont
-  page: { fonts: Record<string, unknown> }
+  page: { fonts: Record<string, unknown>; content: { deflateOptions?: ZlibOptions } }
 }
 
 const internals = (doc: Doc) => doc as unknown as DocInternals
@@ -249,12 +256,16 @@ export interface Written<G extends PlacedGlyph = PlacedGlyph> {
 export interface Pen<G extends PlacedGlyph = PlacedGlyph> {
   /** The font's ascender, in ems: a line is placed by its top. */
   ascender: number
+  /** A cursive hand's letters join at their sides: the layout keeps each next to the last, on one baseline. */
+  joined?: boolean
   character(character: string): Written<G>
   /**
    * Draws a glyph whose em space (y up, origin on the baseline) maps to the page (points, y
-   * down) by the matrix (a b b -a e f): size, slant and place in one.
+   * down) by the matrix (a b b -a e f): size, slant and place in one. `shape` seeds this
+   * instance's own shape (shape.ts); without it the glyph is drawn as its font has it, as every
+   * glyph of a letter of the drawing before shapes was.
    */
-  glyph(glyph: G, a: number, b: number, e: number, f: number): void
+  glyph(glyph: G, a: number, b: number, e: number, f: number, shape?: number): void
   startLine?(): void
   endLine?(): void
   /** All lines are written. */
@@ -269,10 +280,32 @@ export interface Pen<G extends PlacedGlyph = PlacedGlyph> {
 const UNITS_PER_POINT = 100
 const units = (points: number) => Math.round(points * UNITS_PER_POINT)
 
+/** How a hand's writing flows along a line, in the drawing with shapes: amplitudes in ems unless said. */
+const flow = {
+  /** The baseline rises and falls along a line as two waves: their heights, and their lengths (from, to). */
+  drift: [
+    { height: 0.035, length: [6, 14] },
+    { height: 0.015, length: [2, 4] },
+  ],
+  /** A glyph's own step off the drifting baseline: none in a joined hand, whose letters meet. */
+  jitter: 0.012,
+  /** Each line's start moves from the last's by up to this, pulled back towards the margin by `pull`, within `indent`. */
+  indentStep: 0.08,
+  pull: 0.6,
+  indent: [-0.12, 0.2],
+  /** Each word gap wider or narrower than the font's by up to this share, the line's gaps adding up as measured. */
+  wordGap: 0.2,
+  /** A joined hand's letters step less than a print hand's, so that each entry still meets the exit before it. */
+  joinedSpacing: 0.012,
+}
+
 /**
- * Writes lines glyph by glyph as a hand would: each glyph a little off the baseline, a little
- * bigger or smaller, slanted and spaced its own way; each line starting a little in or out and
- * drifting slightly up or down. The same random sequence gives the same variation whatever the pen.
+ * Writes lines glyph by glyph as a hand would. Each glyph is a little bigger or smaller, slanted
+ * and spaced its own way, and (from drawing 5) has a shape of its own; each line starts a little
+ * in or out and slopes slightly. In drawing 5 the baseline drifts smoothly along the line (a
+ * glyph never jumps off it mid-word), a line's start drifts from the last's, and word gaps vary.
+ * The same random sequence gives the same layout whatever the pen: a pen's shapes draw from
+ * their own generators, seeded from it.
  */
 export function writeByHand<G extends PlacedGlyph>(
   pen: Pen<G>,
@@ -281,8 +314,82 @@ export function writeByHand<G extends PlacedGlyph>(
   size: number,
   lineHeight: number,
   random: () => number,
+  drawing: Drawing,
 ): void {
-  const { ascender } = pen
+  if (drawing === 4) writeAsDrawing4(pen, lines, origin, size, lineHeight, random)
+  else writeFlowing(pen, lines, origin, size, lineHeight, random)
+}
+
+/**
+ * Places a character's glyphs with their top left corner at (x, y), as a line of text is placed,
+ * slanted about their bottom left corner. The page's space runs downwards (pdfkit turns it upside
+ * down), hence the matrix's negative d: glyphs stand upright.
+ */
+function place<G extends PlacedGlyph>(pen: Pen<G>, glyphs: G[], x: number, y: number, glyphSize: number, angle: number, shape?: number): void {
+  const a = glyphSize * Math.cos(angle)
+  const b = glyphSize * Math.sin(angle)
+  const drop = pen.ascender - 1
+  const e = x - b * drop
+  const f = y + glyphSize + a * drop
+  // Mostly one glyph; a character the font composes of several (a letter and its accent)
+  // places each by its offset, each with a shape of its own.
+  glyphs.forEach((glyph, index) =>
+    pen.glyph(glyph, a, b, e + a * glyph.dx + b * glyph.dy, f + b * glyph.dx - a * glyph.dy, shape === undefined ? undefined : (shape + index) >>> 0),
+  )
+}
+
+function writeFlowing<G extends PlacedGlyph>(
+  pen: Pen<G>,
+  lines: string[],
+  origin: { x: number; y: number },
+  size: number,
+  lineHeight: number,
+  random: () => number,
+): void {
+  const joined = pen.joined ?? false
+  let indent = 0
+  lines.forEach((line, index) => {
+    const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
+    indent = Math.min(flow.indent[1]!, Math.max(flow.indent[0]!, indent * flow.pull + wobble(random) * flow.indentStep))
+    let x = origin.x + indent * size
+    const lineY = origin.y + index * size * lineHeight
+    const waves = flow.drift.map(({ height, length: [shortest, longest] }) => ({
+      height: height * size * (0.5 + random() / 2),
+      frequency: (2 * Math.PI) / ((shortest! + random() * (longest! - shortest!)) * size),
+      phase: random() * 2 * Math.PI,
+    }))
+    const gaps = Array.from(line.matchAll(/ /g), () => wobble(random) * flow.wordGap)
+    const meanGap = gaps.reduce((sum, gap) => sum + gap, 0) / (gaps.length || 1)
+    let gap = 0
+    pen.startLine?.()
+    for (const character of line) {
+      const { advance, glyphs } = pen.character(character)
+      if (glyphs) {
+        const glyphSize = size * (1 + wobble(random) * hand.size)
+        const along = x - origin.x
+        let drift = 0
+        for (const wave of waves) drift += wave.height * Math.sin(wave.frequency * along + wave.phase)
+        const y = lineY + along * slope + drift + (joined ? 0 : wobble(random) * flow.jitter * size)
+        const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
+        place(pen, glyphs, x, y, glyphSize, angle, (random() * 0x100000000) >>> 0)
+      }
+      x += advance * size + wobble(random) * (joined ? flow.joinedSpacing : hand.spacing) * size
+      if (character === ' ') x += (gaps[gap++]! - meanGap) * advance * size
+    }
+    pen.endLine?.()
+  })
+  pen.finish?.()
+}
+
+/** Writing as letters of drawing 4 were written, kept byte for byte: each glyph its font's outline, moved, sized and slanted, a little off the baseline. */
+function writeAsDrawing4<G extends PlacedGlyph>(
+  pen: Pen<G>,
+  lines: string[],
+  origin: { x: number; y: number },
+  size: number,
+  lineHeight: number,
+  random: () => number,
+): void {
   lines.forEach((line, index) => {
     const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
     let x = origin.x + wobble(random) * hand.lineIndent * size
@@ -294,17 +401,7 @@ export function writeByHand<G extends PlacedGlyph>(
         const glyphSize = size * (1 + wobble(random) * hand.size)
         // The glyph's top left corner, as a line of text is placed from it.
         const y = lineY + (x - origin.x) * slope + wobble(random) * hand.baseline * size
-        // Slanted about its bottom left corner. The page's space runs downwards (pdfkit turns it
-        // upside down), hence the matrix's negative d: glyphs stand upright.
-        const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
-        const a = glyphSize * Math.cos(angle)
-        const b = glyphSize * Math.sin(angle)
-        const drop = ascender - 1
-        const e = x - b * drop
-        const f = y + glyphSize + a * drop
-        // Mostly one glyph; a character the font composes of several (a letter and its accent)
-        // places each by its offset.
-        for (const glyph of glyphs) pen.glyph(glyph, a, b, e + a * glyph.dx + b * glyph.dy, f + b * glyph.dx - a * glyph.dy)
+        place(pen, glyphs, x, y, glyphSize, (wobble(random) * hand.slantDegrees * Math.PI) / 180)
       }
       x += advance * size + wobble(random) * hand.spacing * size
     }
@@ -318,33 +415,162 @@ export function writeByHand<G extends PlacedGlyph>(
  * by its own text matrix (position, size and slant in one) inside one text object per line:
  * drawn through pdfkit's `text`, each glyph cost a saved and restored graphics state, two
  * transformations and a text object.
+ *
+ * With `ink`, a glyph given a shape is drawn as its own outline (shape.ts), filled in the ink:
+ * a path per glyph, in thousandths of an em under the glyph's matrix. The text stays, invisible
+ * (render mode 3) where the glyph is, so that a reader still finds the words and copies them.
+ * Without `ink` (drawing 4) the glyphs are the font's, in black.
  */
-export function pdfPen(doc: Doc): Pen<PdfGlyph> {
+export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number]; joined: boolean }): Pen<PdfGlyph> {
   const { _font: pdfFont, page } = internals(doc)
-  page.fonts[pdfFont.id] ??= pdfFont.ref()
   const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
+  const text = (a: number, b: number, e: number, f: number, code: string) =>
+    `${units(a)} ${units(b)} ${units(b)} ${units(-a)} ${units(e)} ${units(f)} Tm <${code}> Tj`
+  if (!ink) {
+    page.fonts[pdfFont.id] ??= pdfFont.ref()
+    return {
+      ascender: pdfFont.ascender / 1000,
+      character: charactersOf(doc, true),
+      startLine: () => content.push(`BT /${pdfFont.id} 1 Tf`),
+      glyph: ({ code }, a, b, e, f) => content.push(text(a, b, e, f, code)),
+      endLine: () => content.push('ET'),
+      finish() {
+        content.push('Q')
+        doc.addContent(content.join('\n'))
+      },
+    }
+  }
+  const out = new AsciiWriter()
+  out.text(`${content[0]}\n${ink.rgb.map((part) => part.toFixed(3)).join(' ')} rg\n`)
+  page.fonts[TEXT_LAYER_FONT] ??= textLayerFont(doc)
+  const outlines = outlinesOf(pdfFont.font, ink.joined)
+  const characters = charactersOf(doc, false)
+  // The invisible text, a word at a time: placed where its first glyph is and stretched (Tz) to
+  // end where its last does, for a reader to find, select and copy as the eye sees it.
+  let words = ''
+  let word: { matrix: string; codes: string; characters: number; start: number; end: number; size: number } | null = null
+  let pending: { codes: string; advance: number } | null = null
+  let varied = new Float64Array(1024)
+  // The glyph's matrix maps outline units to the stream's hundredths of a point.
+  const scale = UNITS_PER_POINT / OUTLINE_UNITS
+  const endWord = () => {
+    if (!word) return
+    // Each code of the layer's font is half an em wide.
+    const stretch = Math.max(1, Math.round((100 * (word.end - word.start)) / (word.characters * 0.5 * word.size)))
+    words += `${stretch} Tz ${word.matrix} Tm <${word.codes}> Tj\n`
+    word = null
+  }
   return {
     ascender: pdfFont.ascender / 1000,
-    character: charactersOf(doc),
-    startLine: () => content.push(`BT /${pdfFont.id} 1 Tf`),
-    glyph: ({ code }, a, b, e, f) => content.push(`${units(a)} ${units(b)} ${units(b)} ${units(-a)} ${units(e)} ${units(f)} Tm <${code}> Tj`),
-    endLine: () => content.push('ET'),
+    joined: ink.joined,
+    character(character) {
+      const written = characters(character)
+      if (written.glyphs) pending = { codes: textLayerCodes(character), advance: written.advance }
+      else endWord()
+      return written
+    },
+    glyph({ glyph }, a, b, e, f, shape) {
+      // The character's text goes with its first glyph.
+      if (pending) {
+        word ??= { matrix: `${units(a)} ${units(b)} ${units(b)} ${units(-a)} ${units(e)} ${units(f)}`, codes: '', characters: 0, start: e, end: e, size: a }
+        word.codes += pending.codes
+        word.characters += pending.codes.length / 4
+        word.end = e + pending.advance * a
+        pending = null
+      }
+      const outline = outlines(glyph)
+      if (outline.ops.length === 0) return
+      if (outline.points.length > varied.length) varied = new Float64Array(outline.points.length)
+      if (shape === undefined) varied.set(outline.points)
+      else varyOutline(outline, shapeRandom(shape), varied)
+      out.text('q ')
+      out.fixed4(a * scale)
+      out.fixed4(b * scale)
+      out.fixed4(b * scale)
+      out.fixed4(-a * scale)
+      out.int(units(e))
+      out.int(units(f))
+      out.text('cm ')
+      writePath(out, outline.ops, varied, outline.points.length)
+      out.text('f Q\n')
+    },
+    endLine() {
+      endWord()
+      out.text(`q BT /${TEXT_LAYER_FONT} 1 Tf 3 Tr\n${words}ET Q\n`)
+      words = ''
+    },
     finish() {
-      content.push('Q')
-      doc.addContent(content.join('\n'))
+      out.text('Q\n')
+      // The outlines' numbers, all different, barely repeat: Huffman coding alone packs them
+      // within a few percent of zlib's fastest matching, in half the time.
+      page.content.deflateOptions = SHAPED_DEFLATE
+      doc.addContent(out.take())
     },
   }
 }
 
+const SHAPED_DEFLATE: ZlibOptions = { level: constants.Z_BEST_SPEED, strategy: constants.Z_HUFFMAN_ONLY }
+
+/**
+ * An outline's points are written in 400ths of an em, under a matrix written to four decimals (a
+ * glyph's few hundred units land within a tenth of one): 0.012 mm at a card's 14 pt, a third of a
+ * 600 dpi printer's dot; whole numbers of at most three digits keep a card's stream short.
+ */
+const OUTLINE_UNITS = 400
+
+/**
+ * An outline's path with the points of `points` (ems), in the page stream's operators. Each
+ * contour is closed by the fill that follows, so `h` is not written.
+ */
+function writePath(out: AsciiWriter, ops: Uint8Array, points: Float64Array, count: number): void {
+  out.reserve(count * INT_BYTES + ops.length * 2)
+  const bytes = out.bytes
+  let at = out.at
+  let point = 0
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!
+    if (op === CLOSE) continue
+    const end = point + (op === CURVE ? 6 : 2)
+    for (; point < end; point++) at = writeInt(bytes, at, Math.round(points[point]! * OUTLINE_UNITS))
+    bytes[at++] = op === CURVE ? 99 : op === LINE ? 108 : 109 // c, l, m
+    bytes[at++] = 32
+  }
+  out.at = at
+}
+
+/** How far a glyph's simplified outline may stray from its font's, in ems: 0.04 mm at a card's 14 pt, a 600 dpi printer's dot. */
+const OUTLINE_TOLERANCE = 0.008
+
+/** Per font and hand (joined or not), each glyph's outline by its id, prepared once per process. */
+const preparedOutlines = new WeakMap<Fontkit.Font, [Map<number, Outline>, Map<number, Outline>]>()
+
+function outlinesOf(font: Fontkit.Font, joined: boolean): (glyph: Fontkit.Glyph) => Outline {
+  let both = preparedOutlines.get(font)
+  if (!both) preparedOutlines.set(font, (both = [new Map(), new Map()]))
+  const known = both[joined ? 1 : 0]
+  return (glyph) => {
+    const key = glyph.id
+    let outline = known.get(key)
+    if (!outline) {
+      const path = simplifiedPath(glyph.path, OUTLINE_TOLERANCE * font.unitsPerEm)
+      known.set(key, (outline = outlineOf(path, font.unitsPerEm, joined ? glyph.advanceWidth / font.unitsPerEm : null)))
+    }
+    return outline
+  }
+}
+
 interface PdfGlyph extends PlacedGlyph {
+  /** Its code in the document's subset of the font, when the font is embedded (drawing 4); empty otherwise. */
   code: string
+  /** The font's glyph, whose outline a shaped glyph is drawn from. */
+  glyph: Fontkit.Glyph
 }
 
 /**
  * Each character as the document's font writes it, worked out once per document: the glyph
  * codes are those of the document's font subset, which `encode` fills as it goes.
  */
-function charactersOf(doc: Doc): (character: string) => Written<PdfGlyph> {
+function charactersOf(doc: Doc, embedded: boolean): (character: string) => Written<PdfGlyph> {
   const pdfFont = internals(doc)._font
   const measure = measureOf(doc)
   const known = new Map<string, Written<PdfGlyph>>()
@@ -354,18 +580,22 @@ function charactersOf(doc: Doc): (character: string) => Written<PdfGlyph> {
     if (character === ' ') written = { advance: measure.space, glyphs: null }
     else if (!character.trim()) written = { advance: measure.width(character), glyphs: null }
     else {
-      const [codes, positions] = pdfFont.encode(character)
-      // The text a reader copies from a glyph is the character it was written for. pdfkit takes
-      // it from the parsed glyph, made the first time the process met it, and shared by every
-      // document since: a glyph first read as part of another (the U of a Ú) has no character,
-      // and the file would depend on what the process drew before. The first glyph carries the
-      // character, any others (a separate accent) nothing.
-      const codePoints = Array.from(character, (part) => part.codePointAt(0)!)
-      codes.forEach((code, index) => (pdfFont.unicode[parseInt(code, 16)] = index === 0 ? codePoints : []))
+      const { glyphs: fontGlyphs, positions } = pdfFont.layout(character)
+      // Written as the embedded font's glyphs: their codes in the document's subset.
+      const codes = embedded ? pdfFont.encode(character)[0] : fontGlyphs.map(() => '')
+      if (embedded) {
+        // The text a reader copies from a glyph is the character it was written for. pdfkit takes
+        // it from the parsed glyph, made the first time the process met it, and shared by every
+        // document since: a glyph first read as part of another (the U of a Ú) has no character,
+        // and the file would depend on what the process drew before. The first glyph carries the
+        // character, any others (a separate accent) nothing.
+        const codePoints = Array.from(character, (part) => part.codePointAt(0)!)
+        codes.forEach((code, index) => (pdfFont.unicode[parseInt(code, 16)] = index === 0 ? codePoints : []))
+      }
       let pen = 0
       const glyphs = codes.map((code, index) => {
         const { xAdvance, xOffset, yOffset } = positions[index]!
-        const glyph = { code, dx: (pen + xOffset) / 1000, dy: yOffset / 1000 }
+        const glyph = { code, glyph: fontGlyphs[index]!, dx: (pen + xOffset) / 1000, dy: yOffset / 1000 }
         pen += xAdvance
         return glyph
       })

@@ -1,6 +1,15 @@
 import { constants, type ZlibOptions } from 'node:zlib'
 import PDFDocument from 'pdfkit'
-import { DEFAULT_CARD_FORMAT, DEFAULT_ENVELOPE_FORMAT, type FontName } from '@letters/contracts'
+import {
+  DEFAULT_CARD_FORMAT,
+  DEFAULT_ENVELOPE_FORMAT,
+  DEFAULT_INK,
+  DRAWING_REVISION,
+  joinedHands,
+  type Drawing,
+  type FontName,
+  type InkColor,
+} from '@letters/contracts'
 import { barsWidth, code128Bars, code128Layout, type Bar } from './barcode.js'
 import type { DesignToRender } from './design.js'
 import { handFont } from './fonts.js'
@@ -41,15 +50,36 @@ export interface LetterToRender {
    * byte (their kept proofs and reprints must not change).
    */
   design?: DesignToRender | undefined
+  /**
+   * The drawing the letter was accepted with (letters.drawing): 4 writes each glyph as its font
+   * has it, in black; 5 gives every glyph its own shape and writes in the letter's ink. Absent:
+   * the current one, DRAWING_REVISION.
+   */
+  drawing?: Drawing | undefined
+  /** The ink of drawing 5 on: the message, the envelope's writing and a drawn signature. Blue if absent. */
+  ink?: InkColor | undefined
 }
 
 /**
- * Which drawing a file was made with. A letter's proof is kept once its content is final; bump
- * this with any change that alters the files drawn for a letter (the drawing here or in
- * handwriting.ts, pdfkit, a font package), so that kept proofs are drawn again as the floor now
- * prints them.
+ * Which drawing a file is made with, for a letter that does not say (LetterToRender.drawing); a
+ * kept proof's name carries it, so that proofs are drawn again when it changes.
  */
-export const DRAWING_REVISION = 4
+export { DRAWING_REVISION }
+
+/** The drawing a letter is written in. */
+export const letterDrawing = (letter: Pick<LetterToRender, 'drawing'>): Drawing => letter.drawing ?? DRAWING_REVISION
+
+/** Each ink as a ballpoint writes it: deep, a little greyed, never a printer's pure primary. */
+export const inkRgb: Record<InkColor, string> = {
+  blue: '#1b3a8c',
+  black: '#232326',
+  green: '#1f5e3b',
+  purple: '#4a2c7a',
+  red: '#a8262e',
+}
+
+/** The ink a letter's drawn signature is in: its writing's ink, or (drawing 4) the dark blue-black INK. */
+export const signatureInk = (letter: Pick<LetterToRender, 'drawing' | 'ink'>) => (letterDrawing(letter) === 4 ? INK : inkRgb[letter.ink ?? DEFAULT_INK])
 
 declare global {
   namespace PDFKit {
@@ -156,19 +186,29 @@ export function signaturePlace(drawing: Size, card: CardGeometry): Placement {
  * caches a font by the name it was registered with, and a batch's file mixes fonts. Its
  * signatures' images are among the document's `images`.
  */
-function pdfHand(doc: PDFDoc, fontName: FontName, images?: DocumentImages): Hand {
+function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'drawing' | 'ink'>, images?: DocumentImages): Hand {
+  const { fontName } = letter
   const name = `hand-${fontName}`
   doc.registerFont(name, handFont(fontName))
   doc.font(name)
-  return { measure: pdfMeasure(doc), pen: () => pdfPen(doc), sign: (drawing, place) => (drawSignature(doc, drawing, place, images), true) }
+  const ink = letterDrawing(letter) === 4 ? undefined : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined: joinedHands.has(fontName) }
+  const signatureColor = signatureInk(letter)
+  return {
+    measure: pdfMeasure(doc),
+    pen: () => pdfPen(doc, ink),
+    sign: (drawing, place) => (drawSignature(doc, drawing, place, signatureColor, images), true),
+  }
 }
+
+/** A colour's #rrggbb as fractions of one, as a PDF sets it. */
+export const rgbOf = (hex: string) => [1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16) / 255) as [number, number, number]
 
 /**
  * A signature's drawing on a PDF page: its paths stroked (never filled) with a pen's line in the
  * ink, or its transparent image. Clipped to its box, widened by half the pen's line, so that a
  * drawing that overruns the box it declares never writes over the message.
  */
-function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, images: DocumentImages | undefined): void {
+function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, color: string, images: DocumentImages | undefined): void {
   const { x, y, scale } = place
   if (drawing.kind === 'image') {
     if (!images) throw new Error("a signature's image needs the document's images")
@@ -183,7 +223,7 @@ function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, 
     .lineWidth(pen)
     .lineCap('round')
     .lineJoin('round')
-    .strokeColor(INK)
+    .strokeColor(color)
   for (const path of drawing.paths) {
     for (const segment of pathSegments(path)) {
       if (segment.kind === 'move') doc.moveTo(...segment.to)
@@ -199,7 +239,7 @@ function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, 
 /** The size and lines the message is written at: the largest that fits the card's message box. */
 export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message' | 'design'>): { size: number; lines: string[]; lineHeight: number } {
   const card = cardOf(letter)
-  return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter.fontName).measure, letter.message, card)
+  return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter).measure, letter.message, card)
 }
 
 export const messageLayout = (measure: Measure, message: string, card: CardGeometry = cardGeometry(DEFAULT_CARD_FORMAT)) =>
@@ -214,7 +254,7 @@ export function drawCard(hand: Hand, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:card`)
   const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message, card)
   const { margin } = card
-  writeByHand(hand.pen(), lines, card.message, size, lineHeight, random)
+  writeByHand(hand.pen(), lines, card.message, size, lineHeight, random, letterDrawing(letter))
   const drawing = letter.design?.signature
   if (drawing && hand.sign(drawing, signaturePlace(drawing, card))) return
 
@@ -225,7 +265,7 @@ export function drawCard(hand: Hand, letter: LetterToRender): void {
   signature.lines.forEach((line, index) => {
     const x = Math.max(margin, card.size.width - margin - handWidth(hand.measure, line, signature.size))
     const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
-    writeByHand(hand.pen(), [line], { x, y }, signature.size, lineHeight, random)
+    writeByHand(hand.pen(), [line], { x, y }, signature.size, lineHeight, random, letterDrawing(letter))
   })
 }
 
@@ -279,7 +319,7 @@ export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
   const random = seededRandom(`${letter.letterId}:envelope`)
   const corner = senderCorner(letter, envelope)
   const sender = fitSize(hand.measure, corner.lines.join('\n'), corner.box, corner.maxSize, MIN_FONT_SIZE, corner.wrapping)
-  writeByHand(hand.pen(), sender.lines, corner.box, sender.size, sender.lineHeight, random)
+  writeByHand(hand.pen(), sender.lines, corner.box, sender.size, sender.lineHeight, random, letterDrawing(letter))
   const recipient = fitSize(
     hand.measure,
     letter.recipientLines.join('\n'),
@@ -288,7 +328,7 @@ export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
     MIN_FONT_SIZE,
     letter.design ? 'address' : 'prose',
   )
-  writeByHand(hand.pen(), recipient.lines, envelope.recipient, recipient.size, recipient.lineHeight, random)
+  writeByHand(hand.pen(), recipient.lines, envelope.recipient, recipient.size, recipient.lineHeight, random, letterDrawing(letter))
 }
 
 /** A printed envelope: the logo, the hand's drawing, and the letter's code as bars with the code in small print. */
@@ -297,7 +337,7 @@ function drawPrintedEnvelope(doc: PDFDoc, letter: LetterToRender, images: Docume
   const logo = logoOf(letter)
   const logoBox = logo && senderCorner(letter, envelope).logo
   if (logo && logoBox) doc.image(images.get(logo), logoBox.x, logoBox.y, { width: logoBox.width, height: logoBox.height, ignoreOrientation: true })
-  drawEnvelope(pdfHand(doc, letter.fontName, images), letter)
+  drawEnvelope(pdfHand(doc, letter, images), letter)
   const code = envelopeCode(letter.code, envelope)
   for (const bar of code.bars) doc.rect(bar.x, code.top, bar.width, code.height)
   doc.fillColor('black').fill()
@@ -365,7 +405,7 @@ function drawFront(doc: PDFDoc, front: OpenedImage, card: CardGeometry, x: numbe
 /** The card's writing on the current page, its trim's top left corner at `at` (the page's origin if absent). */
 function writeCard(doc: PDFDoc, letter: LetterToRender, images: DocumentImages, at?: { x: number; y: number }): void {
   if (at) doc.save().translate(at.x, at.y)
-  drawCard(pdfHand(doc, letter.fontName, images), letter)
+  drawCard(pdfHand(doc, letter, images), letter)
   if (at) doc.restore()
 }
 

@@ -226,8 +226,11 @@ describe('the card file of a letter with a design', () => {
     const [content] = await pageContents(pdf)
     // One stroke per path, nothing filled, and the name not written.
     expect(content!.match(/^S$/gm)).toHaveLength(signaturePaths.paths.length)
-    // The ink, #1a2a6c, as the stroking colour.
-    expect(content).toMatch(/0\.10196\d* 0\.16470\d* 0\.42352\d* SCN/)
+    // The letter's ink (blue, #1b3a8c) as the stroking colour: signed with the pen it was written with.
+    expect(content).toMatch(/0\.10588\d* 0\.22745\d* 0\.54901\d* SCN/)
+    const green = (await pageContents(await renderCard({ ...designed({ production: 'preprinted' }), ink: 'green' })))[0]
+    // #1f5e3b
+    expect(green).toMatch(/0\.12156\d* 0\.36862\d* 0\.23137\d* SCN/)
     expect((await pdfText(pdf)).text).not.toContain(compact(letter.signature))
     const named = await renderCard(designed({ production: 'preprinted', signature: null }))
     expect((await pdfText(named)).text).toContain(compact(letter.signature))

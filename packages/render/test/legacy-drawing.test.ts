@@ -24,6 +24,7 @@ import {
 const letter: LetterToRender = {
   letterId: '6d1f0c2a-7b3e-4f5a-8c9d-0e1f2a3b4c5d',
   code: 'PIN0LEGACY',
+  drawing: 4,
   fontName: 'caveat',
   message:
     'Querida Lucía: ¡muchas gracias por venir a la inauguración! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego, en azul y en verde. ' +
@@ -49,6 +50,7 @@ const letter: LetterToRender = {
 const doorLetter: LetterToRender = {
   letterId: '6d1f0c2a-7b3e-4f5a-8c9d-0e1f2a3b4c5e',
   code: 'PIN0LEGDOR',
+  drawing: 4,
   fontName: 'caveat',
   message: 'Gracias por todo.',
   signature: 'Ana',

@@ -4,6 +4,7 @@
 import sharp from 'sharp'
 import { BLEED_MM, cardFormats, type CardFormat, type EnvelopeFormat } from '@letters/contracts'
 import type { DesignToRender, DesignSignature } from '../src/index.js'
+import { seededRandom } from '../src/random.js'
 
 /** Print resolution of the artwork's print forms. */
 const DPI = 300
@@ -81,4 +82,22 @@ export function sampleDesign(options: SampleDesign): DesignToRender {
     signature: options.signature === undefined ? signaturePaths : options.signature,
     returnAddressLines: options.returnAddressLines === undefined ? ['Papelería Luna', 'Calle Sierpes 4, 2º B', '41004 Sevilla'] : options.returnAddressLines,
   }
+}
+
+const words = (
+  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ¡y qué bien lo pasamos! ' +
+  '¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. Si te apetece pasar a verlos, estaremos encantados. ' +
+  'Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, quizá en primavera, cuando los naranjos están en flor y las tardes son largas.'
+).split(' ')
+
+/**
+ * A card's worth of Spanish, `length` characters, different for every `index` (the same words in
+ * another order): each letter is laid out afresh, as on the floor, while its words recur as a
+ * language's do.
+ */
+export function cardMessage(length: number, index = 0): string {
+  const random = seededRandom(`message ${index}`)
+  let message = ''
+  while (message.length < length) message += `${words[Math.floor(random() * words.length)]} `
+  return message.slice(0, length)
 }

@@ -1062,6 +1062,7 @@ export interface paths {
                      *       "envelopeDesignId": "7a2d3c8f-4e5b-4d6c-8f9a-2b3c4d5e6f70",
                      *       "senderId": "8b3e4d9a-5f6c-4e7d-9a0b-3c4d5e6f7081",
                      *       "fontName": "caveat",
+                     *       "inkColor": "blue",
                      *       "message": "Querida Lucía, gracias por confiar en nosotros este año. ¡Felices fiestas!",
                      *       "name": "Lucía",
                      *       "surname": "García Pérez",
@@ -1081,6 +1082,8 @@ export interface paths {
                         senderId: string;
                         signatureId?: string | null;
                         fontName?: string | null;
+                        /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
+                        inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
                         message?: string | null;
                         company?: string | null;
                         name: string;
@@ -1297,6 +1300,8 @@ export interface paths {
                         province?: string | null;
                         country: string;
                         company?: string | null;
+                        /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
+                        inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
                         variables?: {
                             [key: string]: string;
                         };
@@ -1480,6 +1485,8 @@ export interface paths {
                     sendAt?: string | null;
                     /** @description With a text/csv body, and only then: the signature of its letters (a JSON body names it in the body); absent: the campaign's. */
                     signatureId?: string;
+                    /** @description With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue. */
+                    inkColor?: "blue" | "black" | "green" | "purple" | "red";
                 };
                 header?: {
                     /**
@@ -1534,6 +1541,8 @@ export interface paths {
                          */
                         sendAt?: string | null;
                         signatureId?: string | null;
+                        /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
+                        inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
                         /** @description 1 to 1000 recipients, each checked as a POST /card would check it; more than 1000 is a 413. */
                         recipients: {
                             name: string;
@@ -1544,6 +1553,8 @@ export interface paths {
                             province?: string | null;
                             country: string;
                             company?: string | null;
+                            /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
+                            inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
                             variables?: {
                                 [key: string]: string;
                             };
@@ -1766,6 +1777,11 @@ export interface paths {
                                 /** @description The signature drawn under the message; null: signed with the sender's name. */
                                 signatureId: string | null;
                                 fontName: string;
+                                /**
+                                 * @description The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).
+                                 * @enum {unknown}
+                                 */
+                                inkColor: "blue" | "black" | "green" | "purple" | "red";
                                 message: string;
                                 recipient: {
                                     name: string;
@@ -1942,6 +1958,11 @@ export interface paths {
                             /** @description The signature drawn under the message; null: signed with the sender's name. */
                             signatureId: string | null;
                             fontName: string;
+                            /**
+                             * @description The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).
+                             * @enum {unknown}
+                             */
+                            inkColor: "blue" | "black" | "green" | "purple" | "red";
                             message: string;
                             recipient: {
                                 name: string;
@@ -2113,6 +2134,11 @@ export interface paths {
                             /** @description The signature drawn under the message; null: signed with the sender's name. */
                             signatureId: string | null;
                             fontName: string;
+                            /**
+                             * @description The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).
+                             * @enum {unknown}
+                             */
+                            inkColor: "blue" | "black" | "green" | "purple" | "red";
                             message: string;
                             recipient: {
                                 name: string;
@@ -3506,6 +3532,11 @@ export interface paths {
                                     /** @description The signature drawn under the message; null: signed with the sender's name. */
                                     signatureId: string | null;
                                     fontName: string;
+                                    /**
+                                     * @description The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).
+                                     * @enum {unknown}
+                                     */
+                                    inkColor: "blue" | "black" | "green" | "purple" | "red";
                                     message: string;
                                     recipient: {
                                         name: string;

@@ -14,6 +14,7 @@ import {
   type CreationDeps,
   type CreationResult,
   type KeyedRequest,
+  type RequestChoices,
 } from './create-letter.js'
 import { requestFingerprint } from './idempotency.js'
 import { checkedSendAt, queryDateTime } from './send-at.js'
@@ -36,16 +37,10 @@ function checkedInput(input: unknown): publicApi.BulkRecipient {
   return result.value as publicApi.BulkRecipient
 }
 
-/** What a bulk request gives once for all its letters: when they enter production, and the signature (else the campaign's). */
-interface Shared {
-  sendAt: Date | null
-  signatureId: string | null | undefined
-}
-
 /** One recipient as a letter, or the 400 a POST /card with it would get. */
-function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, shared: Shared, input: unknown): LetterDraft | ApiError {
+function draftOrRefusal(deps: CreationDeps, campaign: CampaignForLetter, shared: RequestChoices, input: unknown): LetterDraft | ApiError {
   try {
-    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), shared.sendAt, shared.signatureId)
+    return campaignLetterDraft(deps.letterCosts, campaign, checkedInput(input), shared)
   } catch (error) {
     if (error instanceof ApiError) return error
     throw error
@@ -80,14 +75,14 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
     const given = Object.keys(request.query).map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
-    const shared = { sendAt: checkedSendAt(request.body.sendAt), signatureId: request.body.signatureId }
+    const shared = { sendAt: checkedSendAt(request.body.sendAt), signatureId: request.body.signatureId, inkColor: request.body.inkColor }
     const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
     return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, shared, input))
   }
   if (request.query.campaignId === undefined) throw badRequest("El parámetro 'campaignId' es obligatorio al enviar un CSV")
   const table = parseCsv(request.text)
   assertRecipientCount('csv', table.overLimit ? undefined : table.rows.length)
-  const shared = { sendAt: checkedSendAt(queryDateTime(request.query.sendAt)), signatureId: request.query.signatureId }
+  const shared = { sendAt: checkedSendAt(queryDateTime(request.query.sendAt)), signatureId: request.query.signatureId, inkColor: request.query.inkColor }
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
   return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, shared, row.input)))
 }

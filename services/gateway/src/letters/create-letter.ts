@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Config } from '@letters/config'
 import { isAssignedCountry, isPostalCodeOf, padPostalCode } from '@letters/address'
-import { publicApi } from '@letters/contracts'
+import { DEFAULT_INK, publicApi, type InkColor } from '@letters/contracts'
 import type { Db, Recipient } from '@letters/db'
 import {
   CommitUnknownError,
@@ -142,6 +142,7 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     senderId: body.senderId,
     signatureId: body.signatureId ?? null,
     fontName: checkedFont(body.fontName),
+    inkColor: body.inkColor ?? DEFAULT_INK,
     message: checkedMessage(body.message ?? ''),
     recipient,
     cost: costOf(letterCosts, recipient.country),
@@ -149,6 +150,16 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
   }
   assertDrawable(draft)
   return draft
+}
+
+/** What a campaign letter's request chooses for all its letters, over the campaign's own choices. */
+export interface RequestChoices {
+  /** When they enter production (checked: checkedSendAt); null: at once. */
+  sendAt: Date | null
+  /** Absent or null: the campaign's signature, if it has one. */
+  signatureId?: string | null | undefined
+  /** Absent or null: a recipient's own, else the campaign's, else blue. */
+  inkColor?: InkColor | null | undefined
 }
 
 /**
@@ -161,9 +172,7 @@ export function campaignLetterDraft(
   letterCosts: Config['letterCosts'],
   campaign: CampaignForLetter,
   input: publicApi.BulkRecipient,
-  sendAt: Date | null,
-  /** POST /card's own choice; absent or null: the campaign's signature, if it has one. */
-  signatureId?: string | null,
+  request: RequestChoices,
 ): LetterDraft {
   const recipient = checkedRecipient(input)
   const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
@@ -174,12 +183,13 @@ export function campaignLetterDraft(
     cardDesignId: campaign.cardDesignId,
     envelopeDesignId: campaign.envelopeDesignId,
     senderId: campaign.senderId,
-    signatureId: signatureId ?? campaign.signatureId,
+    signatureId: request.signatureId ?? campaign.signatureId,
     fontName: checkedFont(campaign.fontName),
+    inkColor: input.inkColor ?? request.inkColor ?? campaign.inkColor ?? DEFAULT_INK,
     message: checkedMessage(message),
     recipient,
     cost: costOf(letterCosts, recipient.country),
-    sendAt,
+    sendAt: request.sendAt,
   }
   assertDrawable(draft)
   return draft
@@ -254,7 +264,7 @@ export async function createLetter(
     else {
       const sendAt = checkedSendAt(request.body.sendAt)
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
-      draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, sendAt, request.body.signatureId)
+      draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId })
     }
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.

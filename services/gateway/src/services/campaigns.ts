@@ -9,10 +9,10 @@ import { characterCount, literalText, placeholdersOf } from './templates.js'
 
 const campaignNotFound = () => notFound('La campaña no existe')
 
-/** What a letter takes from its campaign: designs, sender, font, template and variables. */
+/** What a letter takes from its campaign: designs, sender, font, ink, template and variables. */
 export type CampaignForLetter = Pick<
   typeof campaigns.$inferSelect,
-  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'message'
+  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'inkColor' | 'message'
 > & {
   variables: Array<Omit<CampaignVariable, 'example'>>
 }
@@ -31,6 +31,7 @@ export async function loadCampaign(ex: Executor, accountId: string, campaignId: 
       senderId: campaigns.senderId,
       signatureId: campaigns.signatureId,
       fontName: campaigns.fontName,
+      inkColor: campaigns.inkColor,
       message: campaigns.message,
       variables: sql<
         CampaignForLetter['variables']
@@ -84,6 +85,7 @@ export async function createCampaign(db: Executor, accountId: string, body: admi
         senderId: body.senderId,
         signatureId: body.signatureId ?? null,
         fontName: body.fontName ?? null,
+        inkColor: body.inkColor ?? null,
         message: body.message,
       })
       .returning({ id: campaigns.id, name: campaigns.name, active: campaigns.active })
