@@ -54,7 +54,7 @@ describe('webhooks on the running pipeline', () => {
     pipeline,
     webhooks,
   }) => {
-    const id = await pipeline.send()
+    const id = await pipeline.send({ inkColor: 'purple' })
     await reachStatus(pipeline, id, 'printed')
     const mailed = await pipeline.admin('POST', `/admin/cards/${id}/mailed`)
     expect(mailed.statusCode, mailed.body).toBe(200)
@@ -77,6 +77,8 @@ describe('webhooks on the running pipeline', () => {
     for (const webhook of requests) byId.set(String(webhook.headers['webhook-id']), [...(byId.get(String(webhook.headers['webhook-id'])) ?? []), webhook])
     expect(byId.size).toBe(statuses.length)
     for (const pair of byId.values()) expect(pair.map((webhook) => webhook.body)).toEqual([pair[0]!.body, pair[0]!.body])
+    // Each body is the letter as GET /cards/{id} shows it, its ink with it.
+    for (const payload of verifiedFor(webhooks, id)) expect(payload.data).toMatchObject({ id, inkColor: 'purple' })
 
     // Each body is the letter as it was at its change; the last is the letter as GET /cards shows it, without events.
     for (const payload of verifiedFor(webhooks, id)) expect(payload.data.status).toBe(payload.type.slice('letter.'.length))

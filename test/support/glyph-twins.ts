@@ -8,6 +8,8 @@ export interface DrawnShape {
   structure: string
   /** x, y pairs. */
   points: number[]
+  /** The colour it is filled with, #rrggbb (a pen's stroke: undefined). */
+  fill?: string
 }
 
 type Matrix = [number, number, number, number, number, number]
@@ -27,20 +29,23 @@ const multiply = (m: Matrix, n: Matrix): Matrix => [
  * see them. Rectangles (a barcode's bars) and stroked lines (a signature's drawing) are left out.
  */
 export async function filledShapes(pdf: Buffer | Uint8Array): Promise<DrawnShape[]> {
-  const document = await getDocument({ data: new Uint8Array(pdf), useSystemFonts: false, isEvalSupported: false }).promise
+  // Errors only: an envelope's small print is in a standard font pdf.js would look for, and warns.
+  const document = await getDocument({ data: new Uint8Array(pdf), useSystemFonts: false, isEvalSupported: false, verbosity: 0 }).promise
   const shapes: DrawnShape[] = []
   for (let number = 1; number <= document.numPages; number++) {
     const page = await document.getPage(number)
     const { fnArray, argsArray } = await page.getOperatorList()
     let ctm: Matrix = [1, 0, 0, 1, 0, 0]
-    const stack: Matrix[] = []
+    let fill = '#000000'
+    const stack: Array<{ ctm: Matrix; fill: string }> = []
     let ops: number[] = []
     let points: number[] = []
     let rectangles = false
     fnArray.forEach((fn, index) => {
       const args = argsArray[index] as unknown[]
-      if (fn === OPS.save) stack.push(ctm)
-      else if (fn === OPS.restore) ctm = stack.pop() ?? [1, 0, 0, 1, 0, 0]
+      if (fn === OPS.save) stack.push({ ctm, fill })
+      else if (fn === OPS.restore) ({ ctm, fill } = stack.pop() ?? { ctm: [1, 0, 0, 1, 0, 0], fill: '#000000' })
+      else if (fn === OPS.setFillRGBColor) fill = `#${Array.from(args as unknown as ArrayLike<number>, (part) => part.toString(16).padStart(2, '0')).join('')}`
       else if (fn === OPS.transform) ctm = multiply(args as Matrix, ctm)
       else if (fn === OPS.constructPath) {
         const [pathOps, coordinates] = args as [number[], number[]]
@@ -58,7 +63,7 @@ export async function filledShapes(pdf: Buffer | Uint8Array): Promise<DrawnShape
           at += count
         }
       } else if (fn === OPS.fill || fn === OPS.eoFill || fn === OPS.stroke || fn === OPS.endPath || fn === OPS.fillStroke) {
-        if ((fn === OPS.fill || fn === OPS.eoFill) && !rectangles && points.length >= 6) shapes.push({ structure: ops.join(','), points })
+        if ((fn === OPS.fill || fn === OPS.eoFill) && !rectangles && points.length >= 6) shapes.push({ structure: ops.join(','), points, fill })
         ops = []
         points = []
         rectangles = false

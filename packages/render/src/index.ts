@@ -2,6 +2,7 @@ export {
   DRAWING_REVISION,
   CODE_MODULE,
   INK,
+  inkRgb,
   envelopeCode,
   type EnvelopeCode,
   MESSAGE_BOX,

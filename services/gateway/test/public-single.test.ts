@@ -11,6 +11,21 @@ const it = base.extend('other', ({ gateway }) => adminAccount(gateway, 10))
 it.override({ accountCredits: 1000 })
 
 describe('POST /single', () => {
+  it('writes in blue unless the request names another ink, and keeps the ink on the letter', async ({ gateway: app, account, client }) => {
+    const inkOf = async (body: object) => {
+      const response = await client.post('/single', body)
+      expect(response.statusCode).toBe(200)
+      const cardId = response.json<{ cardId: string }>().cardId
+      const [row] = await app.db.select({ inkColor: letters.inkColor, drawing: letters.drawing }).from(letters).where(eq(letters.id, cardId))
+      const shown = (await client.get(`/cards/${cardId}`)).json<{ inkColor: string }>().inkColor
+      return { ...row, shown }
+    }
+    expect(await inkOf(singleLetter(account))).toEqual({ inkColor: 'blue', drawing: 5, shown: 'blue' })
+    expect(await inkOf(singleLetter(account, { inkColor: null }))).toEqual({ inkColor: 'blue', drawing: 5, shown: 'blue' })
+    for (const ink of ['black', 'green', 'purple', 'red'] as const)
+      expect(await inkOf(singleLetter(account, { inkColor: ink }))).toMatchObject({ inkColor: ink, shown: ink })
+  })
+
   it('charges 3 credits for Spain and stores the letter, its ledger entry, its first event and its address job', async ({ gateway: app, account, client }) => {
     const before = (await moneyState(app.db, account.id)).balance
     const response = await client.post('/single', singleLetter(account, { fontName: 'kalam', company: 'Luna S.L.', country: 'es' }))
@@ -142,6 +157,10 @@ describe('POST /single rejects bad input with 400 and charges nothing', () => {
       (a) => singleLetter(a, { fontName: 'c'.repeat(51) }),
       "El campo 'fontName' debe ser uno de: caveat, dancing-script, homemade-apple, indie-flower, kalam",
     ],
+    ['an ink we do not have', (a) => singleLetter(a, { inkColor: 'gold' }), "El campo 'inkColor' debe ser uno de: blue, black, green, purple, red"],
+    ['an ink given as a colour code', (a) => singleLetter(a, { inkColor: '#0040ac' }), "El campo 'inkColor' debe ser uno de: blue, black, green, purple, red"],
+    ['an ink that is not a text', (a) => singleLetter(a, { inkColor: 3 }), "El campo 'inkColor' debe ser uno de: blue, black, green, purple, red"],
+    ['an ink in capitals', (a) => singleLetter(a, { inkColor: 'Blue' }), "El campo 'inkColor' debe ser uno de: blue, black, green, purple, red"],
     ['a NUL character in the message', (a) => singleLetter(a, { message: 'a\u0000b' }), "El campo 'message' contiene caracteres no válidos"],
     ['a NUL character in the surname', (a) => singleLetter(a, { surname: 'a\u0000b' }), "El campo 'surname' contiene caracteres no válidos"],
     ['half a surrogate pair in the city', (a) => singleLetter(a, { city: '\ud800x' }), "El campo 'city' contiene caracteres no válidos"],

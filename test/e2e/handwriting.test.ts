@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { fontNames, inkColors } from '@letters/contracts'
+import { letters } from '@letters/db'
+import { readLetterDrawings } from '@letters/letters'
+import { drawingOf, inkRgb, renderCard, renderEnvelope } from '@letters/render'
+import { filledShapes, twinReport } from '../support/glyph-twins.js'
+import { reachStatus, type Pipeline } from '../support/pipeline.js'
+import { it as base } from '../support/fixtures.js'
+
+const it = base.extend({ pipelineOptions: { label: 'handwriting' } })
+
+/** A card's worth of Spanish: 600 characters, the words of a thank-you note. */
+const MESSAGE = (
+  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ' +
+  '¡y qué bien lo pasamos! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. ' +
+  'Si te apetece pasar a verlos, estaremos encantados. Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, ' +
+  'quizá en primavera, cuando los naranjos están en flor y las tardes son largas. Te guardamos unas tarjetas de lino que acaban de llegar, ' +
+  'con sus sobres forrados. Un beso enorme de todos.'
+).slice(0, 600)
+
+const spooled = (pipeline: Pipeline, id: string, file: string) => readFile(join(pipeline.spoolDir, `${id}.${file}`))
+
+describe('the handwriting on the floor’s files', () => {
+  it('gives every glyph of a 600-character card its own shape in every hand, in the ink asked for, and draws a reprint byte for byte', async ({ pipeline }) => {
+    const sent = await Promise.all(
+      fontNames.map(async (fontName, index) => {
+        const inkColor = inkColors[index % inkColors.length]!
+        return { fontName, inkColor, id: await pipeline.send({ fontName, inkColor, message: MESSAGE }) }
+      }),
+    )
+    for (const { fontName, inkColor, id } of sent) {
+      await reachStatus(pipeline, id, 'printed', 30_000)
+      const card = await spooled(pipeline, id, 'card.pdf')
+      const shapes = await filledShapes(card)
+      const report = twinReport(shapes)
+      console.log(
+        `${fontName} (${inkColor}), spooled card: ${report.withoutTwin} of ${report.shapes} glyphs without an affine twin (${(report.share * 100).toFixed(1)} %)`,
+      )
+      expect(report.shapes).toBeGreaterThan(480)
+      expect(report.share).toBeGreaterThanOrEqual(0.9)
+      // Every glyph in the letter's ink, on the card and the envelope alike.
+      const envelope = await spooled(pipeline, id, 'envelope.pdf')
+      expect(new Set(shapes.map((shape) => shape.fill))).toEqual(new Set([inkRgb[inkColor]]))
+      expect(new Set((await filledShapes(envelope)).map((shape) => shape.fill))).toEqual(new Set([inkRgb[inkColor]]))
+      expect((await pipeline.card(id)) as unknown).toMatchObject({ fontName, inkColor })
+      const [row] = await pipeline.app.db.select({ drawing: letters.drawing }).from(letters).where(eq(letters.id, id))
+      expect(row?.drawing).toBe(5)
+      // Drawn again from the letter's row, as a reprint is: the same bytes.
+      const [source] = await readLetterDrawings(pipeline.app.db, [id])
+      const drawing = drawingOf(source!, pipeline.config.floorCountry)
+      expect((await renderCard(drawing)).equals(card)).toBe(true)
+      expect((await renderEnvelope(drawing)).equals(envelope)).toBe(true)
+    }
+  })
+
+  it('prints a letter accepted before shapes, in black glyphs of its font, as it was drawn then', async ({ pipeline }) => {
+    const id = await pipeline.send({ inkColor: 'green' })
+    // As a letter of the earlier drawing is stored: a release before this one writes neither column.
+    await pipeline.app.db.update(letters).set({ drawing: 4, inkColor: 'black' }).where(eq(letters.id, id))
+    await reachStatus(pipeline, id, 'printed', 30_000)
+    const card = await spooled(pipeline, id, 'card.pdf')
+    expect(await filledShapes(card)).toHaveLength(0)
+    const [source] = await readLetterDrawings(pipeline.app.db, [id])
+    expect((await renderCard({ ...drawingOf(source!, pipeline.config.floorCountry), drawing: 4 })).equals(card)).toBe(true)
+  })
+})
