@@ -40,6 +40,9 @@ export type InkColor = (typeof inkColors)[number]
 
 export const DEFAULT_INK: InkColor = 'blue'
 
+/** Each ink as the floor reads it: "tinta azul". */
+export const inkNames: Record<InkColor, string> = { blue: 'azul', black: 'negra', green: 'verde', purple: 'morada', red: 'roja' }
+
 export function isInkColor(name: string): name is InkColor {
   return (inkColors as readonly string[]).includes(name)
 }

@@ -371,6 +371,8 @@ export const printBatches = pgTable(
     /** The card stock and the envelope stock the floor loads for this batch (stockOf in contracts); '' for letters printed before designs had stock. */
     cardStock: text('card_stock').notNull().default(''),
     envelopeStock: text('envelope_stock').notNull().default(''),
+    /** The ink of every letter in it: the pen a plotter is loaded with. Black for batches opened before inks (and by an earlier release). */
+    inkColor: text('ink_color', { enum: inkColors }).notNull().default('black'),
     /**
      * Until when the closer finishing this batch holds it, renewed while it works. Committed, so it
      * outlives the closer's connection: a closer whose connection dropped while the printer had a
@@ -383,10 +385,11 @@ export const printBatches = pgTable(
     artifactsRemovedAt: timestamp('artifacts_removed_at', { withTimezone: true }),
   },
   (table) => [
-    // One tray at a time per pair of stocks: every worker adds to the same one.
-    uniqueIndex('print_batches_one_open_per_stock')
-      .on(table.cardStock, table.envelopeStock)
+    // One tray at a time per pair of stocks and ink: every worker adds to the same one.
+    uniqueIndex('print_batches_one_open_per_stock_and_ink')
+      .on(table.cardStock, table.envelopeStock, table.inkColor)
       .where(sql`status = 'open'`),
+    knownInk('print_batches_ink_color_known'),
     index('print_batches_status_idx').on(table.status, table.openedAt),
     // The floor's recent batches, the last closed first: the first few in index order, not every batch sorted.
     index('print_batches_recent_idx')

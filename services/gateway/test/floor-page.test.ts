@@ -62,6 +62,9 @@ describe('GET /floor', () => {
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8')
     const page = squeezed(response.body)
     expect(page).toMatch(new RegExp(`<li class="batch" data-batch="${trayBatchId}">[\\s\\S]*?<span class="tray">1 / 3</span>`))
+    // The pen each batch needs: its letters' ink (letters sent through the API are blue by default).
+    expect(page).toMatch(new RegExp(`<li class="batch" data-batch="${trayBatchId}">[\\s\\S]*?tinta <strong class="ink">azul</strong>`))
+    expect(page).toMatch(new RegExp(`<tr data-batch="${handed.batchId}">[\\s\\S]*?<td class="ink">azul</td>`))
     expect(page).toMatch(/<span class="age">\d+ s de 10 min<\/span>/)
     for (const kind of ['cards', 'envelopes', 'manifest']) expect(page).toContain(`<a href="/floor/batches/${handed.batchId}/files/${kind}">`)
     expect(page).toMatch(/<tr data-status="printed"><td>impresa<\/td><td class="num">3<\/td><\/tr>/)

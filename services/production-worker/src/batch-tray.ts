@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { stocksOf, type Stocks, type VerifiedAddress } from '@letters/contracts'
+import { stocksOf, type InkColor, type Stocks, type VerifiedAddress } from '@letters/contracts'
 import { letters, printBatches, printBatchLetters, type Db, type PrintBatchStatus, type Tx } from '@letters/db'
 import { presorted } from './batch-files.js'
 
@@ -34,13 +34,14 @@ export type TrayOutcome = { outcome: 'added'; batchId: string; closed: boolean }
  * like a handoff: only while `claim` is still the letter's print claim, whose row stays
  * share-locked until the letter is in, so a newer claim waits and then finds it batched. Every
  * worker adds to the one open batch of those stocks, under its row lock; the letter that fills
- * it closes it. A batch holds one card stock and one envelope stock: the floor loads one of each.
+ * it closes it. A batch holds one card stock, one envelope stock and one ink: the floor loads
+ * one of each (the ink is a plotter's pen).
  */
 export async function putInTray(db: Db, letterId: string, claim: number, rules: BatchRules): Promise<TrayOutcome> {
   try {
     return await db.transaction(async (tx) => {
       const [letter] = await tx
-        .select({ status: letters.status, printClaim: letters.printClaim, printSpec: letters.printSpec })
+        .select({ status: letters.status, printClaim: letters.printClaim, printSpec: letters.printSpec, inkColor: letters.inkColor })
         .from(letters)
         .where(eq(letters.id, letterId))
         .for('share')
@@ -49,7 +50,7 @@ export async function putInTray(db: Db, letterId: string, claim: number, rules: 
       // with its batch closed, one would be opened for it and left empty.
       const [member] = await tx.select({ letterId: printBatchLetters.letterId }).from(printBatchLetters).where(eq(printBatchLetters.letterId, letterId))
       if (member) return { outcome: 'already_batched' as const }
-      const batchId = await openBatch(tx, stocksOf(letter.printSpec))
+      const batchId = await openBatch(tx, { ...stocksOf(letter.printSpec), inkColor: letter.inkColor })
       const [added] = await tx.insert(printBatchLetters).values({ batchId, letterId }).onConflictDoNothing().returning({ letterId: printBatchLetters.letterId })
       // Batched meanwhile by another run of its job: whatever this one opened is rolled back.
       if (!added) throw new BatchedMeanwhile()
@@ -71,18 +72,28 @@ export async function putInTray(db: Db, letterId: string, claim: number, rules: 
 /** Thrown inside putInTray's transaction to roll it back: the letter went into a batch through another run. */
 class BatchedMeanwhile extends Error {}
 
-/** The open batch of these stocks, row-locked for this transaction; opened now if there is none (a unique index allows one per pair). */
-async function openBatch(tx: Tx, stocks: Stocks): Promise<string> {
+/** What the floor loads for a batch: its stocks and its ink. */
+type Tray = Stocks & { inkColor: InkColor }
+
+/** The open batch of this tray, row-locked for this transaction; opened now if there is none (a unique index allows one per tray). */
+async function openBatch(tx: Tx, tray: Tray): Promise<string> {
   for (;;) {
     // FOR UPDATE re-reads a row changed meanwhile: a batch closed while we waited is skipped.
     const [open] = await tx
       .select({ id: printBatches.id })
       .from(printBatches)
-      .where(and(eq(printBatches.status, 'open'), eq(printBatches.cardStock, stocks.cardStock), eq(printBatches.envelopeStock, stocks.envelopeStock)))
+      .where(
+        and(
+          eq(printBatches.status, 'open'),
+          eq(printBatches.cardStock, tray.cardStock),
+          eq(printBatches.envelopeStock, tray.envelopeStock),
+          eq(printBatches.inkColor, tray.inkColor),
+        ),
+      )
       .for('update')
     if (open) return open.id
     // Another worker opening one at the same time: its insert wins, ours does nothing, and the next round finds its batch.
-    const [opened] = await tx.insert(printBatches).values(stocks).onConflictDoNothing().returning({ id: printBatches.id })
+    const [opened] = await tx.insert(printBatches).values(tray).onConflictDoNothing().returning({ id: printBatches.id })
     if (opened) return opened.id
   }
 }

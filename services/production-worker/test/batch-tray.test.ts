@@ -124,6 +124,30 @@ describe('PRINTER=batch: the tray', () => {
     expect(rows.map((row) => `${row.status} ${row.count}`).sort()).toEqual(['closing 3', 'open 1'])
   })
 
+  it('keeps one ink per batch, as it keeps one stock: letters of two inks fill two trays, and each closes with its own', async ({
+    database: db,
+    floor,
+    owner,
+  }) => {
+    const inked = async (inkColor: 'blue' | 'red') => {
+      const letter = await readyLetter(db, owner)
+      await db.update(letters).set({ inkColor, drawing: 5 }).where(eq(letters.id, letter.id))
+      expect(await produceLetter(floor, letter.id)).toBe('batched')
+      return letter.id
+    }
+    const ids = [await inked('blue'), await inked('red'), await inked('blue'), await inked('red'), await inked('blue')]
+    const trays = await db
+      .select({ batchId: printBatchLetters.batchId, ink: printBatches.inkColor, letterInk: letters.inkColor, status: printBatches.status })
+      .from(printBatchLetters)
+      .innerJoin(printBatches, eq(printBatches.id, printBatchLetters.batchId))
+      .innerJoin(letters, eq(letters.id, printBatchLetters.letterId))
+      .where(sql`${printBatchLetters.letterId} IN ${ids}`)
+    for (const tray of trays) expect(tray.letterInk).toBe(tray.ink)
+    const byBatch = new Map(trays.map((tray) => [tray.batchId, `${tray.ink} ${tray.status}`]))
+    // Three blue letters fill a batch of three (closed); the two red ones wait in their own.
+    expect([...byBatch.values()].sort()).toEqual(['blue closing', 'red open'])
+  })
+
   it('closes the open batch once its first letter has waited BATCH_MAX_WAIT_MS, not before', async ({ database: db, floor, owner }) => {
     const letter = await readyLetter(db, owner)
     await produceLetter(floor, letter.id)

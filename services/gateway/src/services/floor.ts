@@ -1,7 +1,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
-import { DESIGN_STOCK, UUID_PATTERN, type LetterStatus } from '@letters/contracts'
+import { DESIGN_STOCK, UUID_PATTERN, type InkColor, type LetterStatus } from '@letters/contracts'
 import { cardDesigns, envelopeDesigns, letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
 import { notFound } from '../errors.js'
 import { needsLookCountSql, needsLookFirstSql } from './stuck-letters.js'
@@ -23,6 +23,8 @@ export interface FloorBatch {
   /** The card stock and envelope stock to load for it, as people read them; null for letters printed before designs had stock. */
   cardStock: string | null
   envelopeStock: string | null
+  /** The ink of its letters: the pen a plotter needs. */
+  inkColor: InkColor
 }
 
 export type LetterToLookAt = {
@@ -59,6 +61,7 @@ const batchFields = {
   ageMs: sql<number>`(EXTRACT(EPOCH FROM now() - ${b.openedAt}) * 1000)::bigint`.mapWith(Number),
   cardStock: b.cardStock,
   envelopeStock: b.envelopeStock,
+  inkColor: b.inkColor,
 }
 
 /**

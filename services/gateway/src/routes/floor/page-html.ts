@@ -1,4 +1,4 @@
-import { letterStatusNames } from '@letters/contracts'
+import { inkNames, letterStatusNames } from '@letters/contracts'
 import { inFlightStatuses } from '@letters/letters'
 import { batchFileKinds, type BatchFileKind } from '@letters/artifacts'
 import type { FloorBatch, FloorOverview } from '../../services/floor.js'
@@ -56,7 +56,7 @@ function currentBatch(batch: FloorBatch, settings: PageSettings) {
     <div><strong title="${batch.id}">Lote ${batch.id.slice(0, 8)}</strong> · ${batchStatusNames[batch.status]}</div>
     <div class="stock">
       Cargar: tarjetas <strong class="card-stock">${batch.cardStock ?? 'estándar'}</strong> · sobres
-      <strong class="envelope-stock">${batch.envelopeStock ?? 'estándar'}</strong>
+      <strong class="envelope-stock">${batch.envelopeStock ?? 'estándar'}</strong> · tinta <strong class="ink">${inkNames[batch.inkColor]}</strong>
     </div>
     <label
       >Cartas en la bandeja: <span class="tray">${batch.letterCount} / ${settings.batchMaxLetters}</span>
@@ -78,6 +78,7 @@ function recentBatch(batch: FloorBatch) {
     <td title="${batch.id}">${batch.id.slice(0, 8)}</td>
     <td>${batchStatusNames[batch.status]}</td>
     <td class="num">${batch.letterCount}</td>
+    <td class="ink">${inkNames[batch.inkColor]}</td>
     <td>${when(batch.closedAt)}</td>
     <td>${when(batch.handedAt)}</td>
     <td class="files">${files}</td>
@@ -175,6 +176,7 @@ export function floorPage(overview: FloorOverview, settings: PageSettings): stri
                       <th>Lote</th>
                       <th>Estado</th>
                       <th class="num">Cartas</th>
+                      <th>Tinta</th>
                       <th>Cerrado</th>
                       <th>Entregado</th>
                       <th>Archivos</th>
