@@ -34,8 +34,11 @@ export function readGcode(text: string, area: PenArea, pen: { up: string; down: 
   const strokes: ReadStroke[] = []
   let at: [number, number] | undefined
   let stroke: ReadStroke | undefined
+  // The header: comment lines before the first command (what the page is; from drawing 5, its pen and estimate).
+  const header: string[] = []
+  while (lines[header.length]?.startsWith(';')) header.push(lines[header.length]!)
   lines.forEach((line, index) => {
-    if (index === 0 && line.startsWith(';')) return
+    if (index < header.length) return
     if (line === 'G21' || line === 'G20') return void (units = line)
     if (line === 'G90' || line === 'G91') return void (positioning = line)
     if (line === pen.up) return void ((penDown = false), lifts++, (stroke = undefined))
@@ -60,7 +63,7 @@ export function readGcode(text: string, area: PenArea, pen: { up: string; down: 
     if (!home && !inArea(area, Number(x), Number(y))) outside.push(line)
   })
   if (units !== 'G21' || positioning !== 'G90') throw new Error(`not millimetres and absolute: ${units} ${positioning}`)
-  return { draws, lifts, feeds, outside, strokes, penDownAtEnd: penDown }
+  return { header, draws, lifts, feeds, outside, strokes, penDownAtEnd: penDown }
 }
 
 /** An SVG of the plotter, read by an XML parser: its size, viewBox and the points of its paths, with those outside the pen area. */

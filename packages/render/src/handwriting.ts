@@ -295,8 +295,6 @@ const flow = {
   indent: [-0.12, 0.2],
   /** Each word gap wider or narrower than the font's by up to this share, the line's gaps adding up as measured. */
   wordGap: 0.2,
-  /** A joined hand's letters step less than a print hand's, so that each entry still meets the exit before it. */
-  joinedSpacing: 0.012,
 }
 
 /**
@@ -361,20 +359,35 @@ function writeFlowing<G extends PlacedGlyph>(
     const gaps = Array.from(line.matchAll(/ /g), () => wobble(random) * flow.wordGap)
     const meanGap = gaps.reduce((sum, gap) => sum + gap, 0) / (gaps.length || 1)
     let gap = 0
+    // A joined hand's word keeps one size and one slant, its letters side by side, and one
+    // baseline: a letter sized, slanted or raised on its own would move its entry off the exit
+    // before it. The word keeps the baseline where it begins, as a pen keeps to its line until it lifts.
+    let word: { size: number; angle: number; y: number } | null = null
     pen.startLine?.()
     for (const character of line) {
       const { advance, glyphs } = pen.character(character)
       if (glyphs) {
-        const glyphSize = size * (1 + wobble(random) * hand.size)
         const along = x - origin.x
         let drift = 0
         for (const wave of waves) drift += wave.height * Math.sin(wave.frequency * along + wave.phase)
-        const y = lineY + along * slope + drift + (joined ? 0 : wobble(random) * flow.jitter * size)
-        const angle = (wobble(random) * hand.slantDegrees * Math.PI) / 180
+        const own = {
+          size: size * (1 + wobble(random) * hand.size),
+          angle: (wobble(random) * hand.slantDegrees * Math.PI) / 180,
+          y: lineY + along * slope + drift + (joined ? 0 : wobble(random) * flow.jitter * size),
+        }
+        if (joined) word ??= own
+        const { size: glyphSize, angle, y } = joined ? word! : own
         place(pen, glyphs, x, y, glyphSize, angle, (random() * 0x100000000) >>> 0)
+        if (joined) {
+          // The next letter goes where this one's baseline, turned with its slant, ends.
+          x += advance * glyphSize * Math.cos(angle)
+          word!.y += advance * glyphSize * Math.sin(angle)
+        } else x += advance * glyphSize + wobble(random) * hand.spacing * size
+      } else {
+        word = null
+        x += advance * size
+        if (character === ' ') x += (gaps[gap++]! - meanGap) * advance * size
       }
-      x += advance * size + wobble(random) * (joined ? flow.joinedSpacing : hand.spacing) * size
-      if (character === ' ') x += (gaps[gap++]! - meanGap) * advance * size
     }
     pen.endLine?.()
   })
@@ -538,8 +551,8 @@ function writePath(out: AsciiWriter, ops: Uint8Array, points: Float64Array, coun
   out.at = at
 }
 
-/** How far a glyph's simplified outline may stray from its font's, in ems: 0.04 mm at a card's 14 pt, a 600 dpi printer's dot. */
-const OUTLINE_TOLERANCE = 0.008
+/** How far a glyph's simplified outline may stray from its font's, in ems: 0.03 mm at a card's 14 pt, under a 600 dpi printer's dot. */
+const OUTLINE_TOLERANCE = 0.006
 
 /** Per font and hand (joined or not), each glyph's outline by its id, prepared once per process. */
 const preparedOutlines = new WeakMap<Fontkit.Font, [Map<number, Outline>, Map<number, Outline>]>()

@@ -20,6 +20,8 @@ const GRID = 7
 const BEND = 0.15
 /** How much a pen's pressure widens or thins the line on each side, as a share of the glyph's stroke width. */
 const PRESSURE = 0.12
+/** A pen's line is never finer than its tip: every outline is widened by this on each side, in ems. */
+const INK_SPREAD = 0.003
 /** How far a dot or an accent lands from its place, in ems (across, up and down). */
 const MARK_DRIFT = [0.035, 0.025]
 /** Heights below this count as this, in ems: a comma's tiny outline still varies visibly. */
@@ -115,7 +117,7 @@ export interface Outline {
   anchorOf: Uint32Array
   /** The points that are their own anchors. */
   anchors: Uint32Array
-  /** Per point: the unit normal of its contour there (x, y). */
+  /** Per point: the unit normal of its contour there (x, y), pointing away from the ink. */
   normals: Float64Array
   /** Per point: 1 where it may move freely, fading to 0 where a joined hand's letters meet. */
   freedom: Float64Array
@@ -235,6 +237,11 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
     start = end
   }
 
+  // The normals point away from the ink: ink lies on one side of every contour of a glyph (the
+  // right in TrueType, whose outer contours run clockwise; the left in CFF), the side its signed
+  // area says.
+  if (inked < 0) for (let i = 0; i < normals.length; i++) normals[i] = -normals[i]!
+
   // A mark: a contour wholly above or below the glyph's largest contour (an i's dot, an accent,
   // a tilde, the dot of ¡ or ¿). A letter's counter (the inside of an o) lies within it.
   if (contours > 1) {
@@ -273,7 +280,122 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
 }
 
 /** Reused by every instance: a card varies some 700 glyphs. */
-const scratch = { grid: new Float64Array(GRID * GRID * 2), drift: new Float64Array(16) }
+const scratch = { grid: new Float64Array(GRID * GRID * 2), drift: new Float64Array(16), moved: new Float64Array(2) }
+
+/** A box in ems, y up. */
+export interface EmBox {
+  left: number
+  bottom: number
+  width: number
+  height: number
+}
+
+/** One instance's bend: a grid of random moves over the glyph's box, read at any point (`at`). */
+interface BendField {
+  cx: number
+  cy: number
+  /** The move at (x, y), ems, into `out`. */
+  at(x: number, y: number, out: Float64Array): void
+}
+
+/**
+ * The bend of one instance of a glyph whose box is `box`, its moves drawn from `random`. The grid
+ * spans the box made square (its height or width, the larger), so that its cells are as wide as
+ * they are tall and a narrow letter bends as a wide one does. One grid at a time: an instance is
+ * bent before the next is drawn.
+ */
+function bendField(random: () => number, box: EmBox, size: number): BendField {
+  const { grid } = scratch
+  const reach = BEND * size
+  for (let k = 0; k < GRID * GRID * 2; k++) grid[k] = random() * reach
+  const cx = box.left + box.width / 2
+  const cy = box.bottom + box.height / 2
+  const span = Math.max(size, box.width)
+  const cells = GRID - 3
+  const w = weightsScratch
+  return {
+    cx,
+    cy,
+    at(x, y, out) {
+      const u = Math.min(cells - 1e-9, Math.max(0, ((x - cx) / span + 0.5) * cells))
+      const v = Math.min(cells - 1e-9, Math.max(0, ((y - cy) / span + 0.5) * cells))
+      const column = Math.floor(u)
+      const row = Math.floor(v)
+      splineWeights(u - column, w, 0)
+      splineWeights(v - row, w, 4)
+      let dx = 0
+      let dy = 0
+      for (let b = 0; b < 4; b++) {
+        const line = ((row + b) * GRID + column) * 2
+        const wb = w[4 + b]!
+        dx += wb * (w[0]! * grid[line]! + w[1]! * grid[line + 2]! + w[2]! * grid[line + 4]! + w[3]! * grid[line + 6]!)
+        dy += wb * (w[0]! * grid[line + 1]! + w[1]! * grid[line + 3]! + w[2]! * grid[line + 5]! + w[3]! * grid[line + 7]!)
+      }
+      out[0] = dx
+      out[1] = dy
+    },
+  }
+}
+
+/** A pen's stroke, a polyline in ems (y up). */
+export type EmStroke = ReadonlyArray<readonly [number, number]>
+
+/**
+ * Points along a stroke at most this far apart, in ems, before it is bent: a straight stroke of
+ * two points (a t's cross) would bend as a straight line, which an affine map matches.
+ */
+const STROKE_STEP = 0.05
+
+/**
+ * One instance of a pen's glyph: its strokes bent by a field drawn from `random` as an outline's
+ * are, and a dot or an accent (a stroke wholly above or below the rest) drifted on its own. For a
+ * joined hand (`joinedAdvance`, the glyph's advance) the bend fades to none at the glyph's sides,
+ * where its strokes meet the letters before and after it.
+ */
+export function varyStrokes(strokes: readonly EmStroke[], random: () => number, joinedAdvance: number | null): Array<Array<[number, number]>> {
+  let left = Infinity
+  let right = -Infinity
+  let bottom = Infinity
+  let top = -Infinity
+  for (const stroke of strokes)
+    for (const [x, y] of stroke) {
+      left = Math.min(left, x)
+      right = Math.max(right, x)
+      bottom = Math.min(bottom, y)
+      top = Math.max(top, y)
+    }
+  if (!Number.isFinite(left)) return []
+  const box = { left, bottom, width: right - left, height: top - bottom }
+  const size = Math.max(box.height, MIN_HEIGHT)
+  const bend = bendField(random, box, size)
+  // A mark: a stroke wholly above or below the one that reaches lowest and highest.
+  const reaches = strokes.map((stroke) => stroke.reduce((span, [, y]) => [Math.min(span[0], y), Math.max(span[1], y)], [Infinity, -Infinity]))
+  const body = reaches.reduce((widest, span) => (span[1] - span[0] > widest[1] - widest[0] ? span : widest))
+  const moved = scratch.moved
+  return strokes.map((stroke, index) => {
+    const [low, high] = reaches[index]!
+    const mark = strokes.length > 1 && reaches[index] !== body && (low > body[1] - 0.02 || high < body[0] + 0.02)
+    const drift = mark ? [random() * MARK_DRIFT[0]!, random() * MARK_DRIFT[1]!] : [0, 0]
+    const dense: Array<[number, number]> = []
+    stroke.forEach(([x, y], at) => {
+      if (at > 0) {
+        const [px, py] = stroke[at - 1]!
+        const steps = Math.ceil(Math.hypot(x - px, y - py) / STROKE_STEP)
+        for (let step = 1; step < steps; step++) dense.push([px + ((x - px) * step) / steps, py + ((y - py) * step) / steps])
+      }
+      dense.push([x, y])
+    })
+    return dense.map(([x, y]): [number, number] => {
+      bend.at(x, y, moved)
+      let free = 1
+      if (joinedAdvance !== null && !mark) {
+        const t = Math.max(0, Math.min(1, Math.min(x, joinedAdvance - x) / JOIN_RAMP))
+        free = t * t * (3 - 2 * t)
+      }
+      return [x + moved[0]! * free + drift[0]!, y + moved[1]! * free + drift[1]!]
+    })
+  })
+}
 
 /** The cubic B-spline's four weights at `f` in [0, 1), into `into` from `at`. */
 function splineWeights(f: number, into: Float64Array, at: number): void {
@@ -293,51 +415,33 @@ const weightsScratch = new Float64Array(8)
 export function varyOutline(outline: Outline, random: () => number, out: Float64Array): void {
   const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours } = outline
   const size = Math.max(outline.height, MIN_HEIGHT)
-  const { grid } = scratch
-  const reach = BEND * size
-  for (let k = 0; k < GRID * GRID * 2; k++) grid[k] = random() * reach
+  const bend = bendField(random, outline, size)
   if (scratch.drift.length < contours * 2) scratch.drift = new Float64Array(contours * 2)
   const { drift } = scratch
   for (let c = 0; c < contours; c++) {
     drift[2 * c] = marks[c] ? random() * MARK_DRIFT[0]! : 0
     drift[2 * c + 1] = marks[c] ? random() * MARK_DRIFT[1]! : 0
   }
-  // Pressure: heavier on one side of the glyph, or towards its top or foot.
-  const press = PRESSURE * outline.stroke
-  const p0 = random() * press
-  const px = (random() * press) / size
-  const py = (random() * press) / size
-  const cx = outline.left + outline.width / 2
-  const cy = outline.bottom + outline.height / 2
-  // The grid spans the glyph's box made square (its height or width, the larger), so that its
-  // cells are as wide as they are tall and a narrow letter bends as a wide one does.
-  const span = Math.max(size, outline.width)
-  const cells = GRID - 3
-  const w = weightsScratch
+  // Pressure: heavier on one side of the glyph, or towards its top or foot; never lighter than
+  // the font's own line widened by a pen's least (INK_SPREAD), as a script's hairlines, which a
+  // bend may thin where it pulls a stroke's two sides apart, are thicker from a pen than from a font.
+  const press = (PRESSURE * outline.stroke) / 2
+  const p0 = INK_SPREAD + press + random() * press * 0.5
+  const px = (random() * press * 0.5) / size
+  const py = (random() * press * 0.5) / size
+  const { cx, cy } = bend
+  const moved = scratch.moved
   // The anchors' displacements first (into `out`), then every point moved as its anchor is.
   for (let n = 0; n < anchors.length; n++) {
     const i = anchors[n]!
     const c = contourOf[i]!
     const x = points[2 * i]!
     const y = points[2 * i + 1]!
-    const u = Math.min(cells - 1e-9, Math.max(0, ((x - cx) / span + 0.5) * cells))
-    const v = Math.min(cells - 1e-9, Math.max(0, ((y - cy) / span + 0.5) * cells))
-    const column = Math.floor(u)
-    const row = Math.floor(v)
-    splineWeights(u - column, w, 0)
-    splineWeights(v - row, w, 4)
-    let dx = 0
-    let dy = 0
-    for (let b = 0; b < 4; b++) {
-      const line = ((row + b) * GRID + column) * 2
-      const wb = w[4 + b]!
-      dx += wb * (w[0]! * grid[line]! + w[1]! * grid[line + 2]! + w[2]! * grid[line + 4]! + w[3]! * grid[line + 6]!)
-      dy += wb * (w[0]! * grid[line + 1]! + w[1]! * grid[line + 3]! + w[2]! * grid[line + 5]! + w[3]! * grid[line + 7]!)
-    }
+    bend.at(x, y, moved)
     const pressure = p0 + px * (x - cx) + py * (y - cy)
     const free = freedom[i]!
-    out[2 * i] = (dx + pressure * normals[2 * i]!) * free + drift[2 * c]!
-    out[2 * i + 1] = (dy + pressure * normals[2 * i + 1]!) * free + drift[2 * c + 1]!
+    out[2 * i] = (moved[0]! + pressure * normals[2 * i]!) * free + drift[2 * c]!
+    out[2 * i + 1] = (moved[1]! + pressure * normals[2 * i + 1]!) * free + drift[2 * c + 1]!
   }
   // Each point moves as its anchor does: a curve's handles with the points they leave and reach,
   // so the curve's tangent there (a smooth join between two curves) is kept.

@@ -458,7 +458,8 @@ describe('a letter with a design on the plotter', () => {
   )
 
   it('draws the signature’s paths stroke by stroke in the signature’s place, and signs an image’s with the name', () => {
-    const strokesOf = (drawn: LetterToRender) => plotLetter('card', drawn, settings.penWidth).strokes
+    // Drawing 4 plots each stroke as laid out, so the signature's strokes can be told from the writing's.
+    const strokesOf = (drawn: LetterToRender) => plotLetter('card', { ...drawn, drawing: 4 }, settings.penWidth).strokes
     const unsigned = strokesOf(designed({ signature: null }, { ...letter, signature: '' }))
     const signed = strokesOf(designed({}))
     // The writing is the same; each path adds its strokes (one per subpath: six here).

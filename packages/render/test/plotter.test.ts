@@ -38,7 +38,7 @@ const spanish =
   'Querida Lucía: ¡qué alegría! ¿Cómo está tu niña? Mañana, en el jardín, la cigüeña y el pingüino bailarán. Ça va, Ángel, Élodie, Íñigo, Óscar, Úrsula, Ñoño. '
 const thousand = spanish.repeat(8).slice(0, 1000)
 
-const letter: LetterToRender = {
+const letterOfAnyDrawing: LetterToRender = {
   letterId: '3f0c6a52-8d0e-4c55-9d5e-5b1f0c1f2a10',
   code: 'BTC0VS66R9',
   fontName: 'dancing-script',
@@ -56,6 +56,8 @@ const letter: LetterToRender = {
   }),
   senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
 }
+
+const letter = letterOfAnyDrawing
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 
@@ -138,18 +140,20 @@ describe('plotter files', () => {
   })
 
   it.each(fontNames.flatMap((fontName) => (['card', 'envelope'] as const).map((kind) => [kind, fontName] as const)))(
-    'orders strokes to cut pen-up travel, and reports it with the plotting time at the default feeds (%s, %s)',
+    'orders strokes to cut pen-up travel and joins those that meet, and reports it with the plotting time at the default feeds (%s, %s)',
     (kind, fontName) => {
       const drawn = { ...letter, fontName }
       const naive = plotFigures(plotPages[kind], traceLetter(kind, drawn, settings.penWidth))
       const ordered = plotFigures(plotPages[kind], plotLetter(kind, drawn, settings.penWidth).strokes)
-      expect(ordered.strokes).toBe(naive.strokes)
-      expect(ordered.drawMm).toBeCloseTo(naive.drawMm, 6)
+      // Joined strokes: fewer lifts, and the pen draws the few tenths of a millimetre between them.
+      expect(ordered.strokes).toBeLessThanOrEqual(naive.strokes)
+      expect(ordered.drawMm).toBeGreaterThanOrEqual(naive.drawMm - 1e-6)
+      expect(ordered.drawMm).toBeLessThan(naive.drawMm + (naive.strokes - ordered.strokes) * settings.penWidth + 1e-6)
       expect(ordered.travelMm).toBeLessThan(naive.travelMm * 0.8)
       const minutes = (figures: typeof naive) => (plotSeconds(figures, settings) / 60).toFixed(1)
       // The README's figures come from these lines (npx vitest run packages/render/test/plotter.test.ts).
       console.log(
-        `| ${kind} | ${fontName} → ${strokeFontOf[fontName]} | ${naive.strokes} | ${naive.drawMm.toFixed(0)} | ${naive.travelMm.toFixed(0)} | ${ordered.travelMm.toFixed(0)} (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%) | ${minutes(naive)} | ${minutes(ordered)} |`,
+        `| ${kind} | ${fontName} → ${strokeFontOf[fontName]} | ${naive.strokes} → ${ordered.strokes} | ${ordered.drawMm.toFixed(0)} | ${naive.travelMm.toFixed(0)} | ${ordered.travelMm.toFixed(0)} (−${(100 - (100 * ordered.travelMm) / naive.travelMm).toFixed(0)}%) | ${minutes(naive)} | ${minutes(ordered)} |`,
       )
     },
   )
@@ -176,6 +180,9 @@ describe('renderPlotterProof', () => {
 })
 
 describe("the letter's code on a plotter envelope", () => {
+  // The code is laid out alike in every drawing; drawing 4 plots each stroke as laid out (no
+  // strokes joined), so these count and compare them stroke for stroke.
+  const letter: LetterToRender = { ...letterOfAnyDrawing, drawing: 4 }
   const MM = 72 / 25.4
   const module = CODE_MODULE / MM
   const code = envelopeCode(letter.code)

@@ -1,6 +1,22 @@
 import { MM, type CardGeometry, type EnvelopeGeometry } from '../geometry.js'
 import type { Pen } from '../handwriting.js'
-import { INK, cardOf, drawCard, drawEnvelope, envelopeCode, envelopeOf, newDocument, toBuffer, type Hand, type LetterToRender } from '../letter.js'
+import { DEFAULT_INK, inkNames, joinedHands, type InkColor } from '@letters/contracts'
+import {
+  INK,
+  cardOf,
+  drawCard,
+  drawEnvelope,
+  envelopeCode,
+  envelopeOf,
+  inkRgb,
+  letterDrawing,
+  newDocument,
+  rgbOf,
+  toBuffer,
+  type Hand,
+  type LetterToRender,
+} from '../letter.js'
+import { shapeRandom, varyStrokes } from '../shape.js'
 import { clipToBox, flattenPath } from '../paths.js'
 import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
 
@@ -68,7 +84,7 @@ export interface PlotterSettings {
 /** What lifting the pen and setting it down again takes, per stroke, in seconds: a hobby servo's travel and the firmware's wait for it to settle (the estimate's assumption). */
 export const PEN_LIFT_SECONDS = 0.3
 
-/** A pen that keeps each glyph's strokes, mapped onto the page (points, y down). */
+/** A pen that keeps each glyph's strokes, mapped onto the page (points, y down), as drawing 4 drew them. */
 function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: Array<Array<[number, number]>>): Pen<StrokeGlyph> {
   return {
     ascender,
@@ -80,6 +96,91 @@ function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: A
 }
 
 /**
+ * How far, in ems of the writing, a joined hand carries the pen from one letter's exit to the
+ * next letter's entry without lifting it: a cursive join drawn as the hand draws it. Letters
+ * whose first stroke starts farther (a capital's flourish) are started afresh.
+ */
+const JOIN_REACH = 0.45
+/** Within a letter, how far a joined hand carries the pen from one stroke's end to the next (an n's return up its stem). */
+const INNER_REACH = 0.15
+
+type PagePoint = [number, number]
+
+/**
+ * The pen of drawing 5: each glyph's strokes bent into a shape of their own (varyStrokes), and in
+ * a joined hand each word written as the hand writes it, the pen carried from letter to letter
+ * (JOIN_REACH) and from stroke to stroke of a letter (INNER_REACH); what is left (dots, accents,
+ * a t's cross) is drawn on its own, in the order plotOrder finds.
+ */
+function shapedStrokePen(ascender: number, font: ReturnType<typeof strokeFont>, joined: boolean, out: PagePoint[][]): Pen<StrokeGlyph> {
+  // The word being written: its letters, each its strokes on the page, and the writing's size.
+  let letters: PagePoint[][][] = []
+  let size = 0
+  let advance = 0
+  const endWord = () => {
+    out.push(...(joined ? joinedWord(letters, size) : letters.flat()))
+    letters = []
+  }
+  return {
+    ascender,
+    joined,
+    character(character) {
+      const written = font.character(character)
+      if (written.glyphs) {
+        letters.push([])
+        advance = written.advance
+      } else endWord()
+      return written
+    },
+    glyph({ strokes, dx }, a, b, e, f, shape) {
+      const bent = shape === undefined ? strokes : varyStrokes(strokes, shapeRandom(shape), joined ? advance - dx : null)
+      size = Math.hypot(a, b)
+      letters.at(-1)?.push(...bent.map((stroke) => stroke.map(([u, v]): PagePoint => [a * u + b * v + e, b * u - a * v + f])))
+    },
+    endLine: endWord,
+    finish: endWord,
+  }
+}
+
+const gap = (a: PagePoint, b: PagePoint) => Math.hypot(a[0] - b[0], a[1] - b[1])
+
+/**
+ * A word of a joined hand as pen strokes: the pen goes on from where it is to the nearer end of
+ * a letter's stroke when that end is within reach, drawing the join; a stroke out of reach starts
+ * a new one. Each letter's strokes are taken nearest first.
+ */
+function joinedWord(letters: PagePoint[][][], size: number): PagePoint[][] {
+  const strokes: PagePoint[][] = []
+  let chain: PagePoint[] | null = null
+  for (const letter of letters) {
+    const pool = letter.slice()
+    let reach = JOIN_REACH * size
+    while (pool.length > 0) {
+      let best = -1
+      let bestGap = Infinity
+      let reversed = false
+      if (chain) {
+        const end = chain.at(-1)!
+        pool.forEach((stroke, index) => {
+          if (gap(end, stroke[0]!) < bestGap) [best, bestGap, reversed] = [index, gap(end, stroke[0]!), false]
+          if (gap(end, stroke.at(-1)!) < bestGap) [best, bestGap, reversed] = [index, gap(end, stroke.at(-1)!), true]
+        })
+      }
+      if (chain && bestGap <= reach) {
+        const [stroke] = pool.splice(best, 1)
+        chain.push(...(reversed ? stroke!.slice().reverse() : stroke!))
+      } else {
+        if (chain) strokes.push(chain)
+        chain = pool.shift()!.slice()
+      }
+      reach = INNER_REACH * size
+    }
+  }
+  if (chain) strokes.push(chain)
+  return strokes
+}
+
+/**
  * The strokes of a letter's card or envelope in the order they were written, fitted into the
  * page's pen area; an envelope's code (bars, then its small print) comes last, drawn with a pen
  * whose line is `penWidth` mm wide.
@@ -87,9 +188,10 @@ function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: A
 export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): PlotStroke[] {
   const font = strokeFont(strokeFontOf[letter.fontName])
   const written: Array<Array<[number, number]>> = []
+  const shaped = letterDrawing(letter) !== 4
   const hand: Hand = {
     measure: font.measure,
-    pen: () => strokePen(font.ascender, font, written),
+    pen: () => (shaped ? shapedStrokePen(font.ascender, font, joinedHands.has(letter.fontName), written) : strokePen(font.ascender, font, written)),
     sign(drawing, place) {
       // A pen cannot draw an image: the card is signed with the name, in the hand.
       if (drawing.kind !== 'paths') return false
@@ -258,6 +360,65 @@ export function orderStrokes(page: PlotPage, strokes: PlotStroke[]): PlotStroke[
   return ordered
 }
 
+/**
+ * The plotting order of drawing 5: nearest neighbour (orderStrokes), then improved by 2-opt with
+ * stroke reversal (a stretch of the order run backwards, each of its strokes drawn the other
+ * way) while that saves time, travel at the travel feed and a pen lift for every move longer
+ * than the pen's width; then strokes one pen's width or less apart are joined, the pen staying
+ * down. Deterministic: the same strokes give the same order.
+ */
+export function plotOrder(page: PlotPage, strokes: PlotStroke[], penWidth: number): PlotStroke[] {
+  const tour = orderStrokes(page, strokes)
+  const pen = penWidth * UNITS_PER_MM
+  // Seconds per unit of travel, and a lift's seconds: what a move costs.
+  const perUnit = 60 / UNITS_PER_MM / ORDER_TRAVEL_FEED
+  const cost = (from: Point, to: Point) => {
+    const length = distance(from, to)
+    return length * perUnit + (length > pen ? PEN_LIFT_SECONDS : 0)
+  }
+  const start = home(page)
+  const ends = (index: number): [Point, Point] => (index < 0 || index >= tour.length ? [start, start] : [tour[index]![0]!, tour[index]!.at(-1)!])
+  for (let pass = 0; pass < TWO_OPT_PASSES; pass++) {
+    let improved = false
+    for (let i = 0; i < tour.length - 1; i++) {
+      const before = ends(i - 1)[1]
+      const first = ends(i)[0]
+      for (let j = i + 1; j < Math.min(tour.length, i + TWO_OPT_SPAN); j++) {
+        const [, last] = ends(j)
+        const after = ends(j + 1)[0]
+        // Run i..j backwards: before → last … first → after.
+        if (cost(before, last) + cost(first, after) < cost(before, first) + cost(last, after) - 1e-9) {
+          const reversed = tour
+            .slice(i, j + 1)
+            .reverse()
+            .map((stroke) => stroke.slice().reverse())
+          tour.splice(i, j - i + 1, ...reversed)
+          improved = true
+          break
+        }
+      }
+    }
+    if (!improved) break
+  }
+  const joined: PlotStroke[] = []
+  for (const stroke of tour) {
+    const previous = joined.at(-1)
+    if (previous && distance(previous.at(-1)!, stroke[0]!) <= pen) previous.push(...(distance(previous.at(-1)!, stroke[0]!) === 0 ? stroke.slice(1) : stroke))
+    else joined.push(stroke.slice())
+  }
+  return joined
+}
+
+/**
+ * The travel feed the order weighs a lift against (PLOTTER_TRAVEL_FEED's default, mm/min): fixed,
+ * so that a proof, drawn where the floor's feeds are not known, shows the order the floor plots.
+ */
+const ORDER_TRAVEL_FEED = 6000
+
+/** 2-opt looks at stretches of at most this many strokes, for at most this many passes: a card's 500 strokes in tens of milliseconds. */
+const TWO_OPT_SPAN = 120
+const TWO_OPT_PASSES = 8
+
 /** What a page costs the plotter, in millimetres and pen lifts: travel from home and back. */
 export interface PlotFigures {
   strokes: number
@@ -290,11 +451,18 @@ export interface Plot {
   strokes: PlotStroke[]
   /** The width of the pen's line, mm. */
   penWidth: number
+  /** The pen's ink (drawing 5 on); null for a letter of drawing 4, whose files name none and draw in INK. */
+  ink: InkColor | null
 }
+
+/** The colour a plot's SVG and proof draw its strokes in: its ink, or INK. */
+const plotColor = (plot: Plot) => (plot.ink ? inkRgb[plot.ink] : INK)
 
 export function plotLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): Plot {
   const page = plotPage(kind, letter)
-  return { page, letterId: letter.letterId, strokes: orderStrokes(page, traceLetter(kind, letter, penWidth)), penWidth }
+  const traced = traceLetter(kind, letter, penWidth)
+  const strokes = letterDrawing(letter) === 4 ? orderStrokes(page, traced) : plotOrder(page, traced, penWidth)
+  return { page, letterId: letter.letterId, strokes, penWidth, ink: letterDrawing(letter) === 4 ? null : (letter.ink ?? DEFAULT_INK) }
 }
 
 const mm = (units: number) => (units / UNITS_PER_MM).toFixed(2)
@@ -310,7 +478,7 @@ export function plotSvg(plot: Plot): Buffer {
       '<?xml version="1.0" encoding="UTF-8"?>',
       `<svg xmlns="http://www.w3.org/2000/svg" width="${page.width}mm" height="${page.height}mm" viewBox="0 0 ${page.width} ${page.height}">`,
       `<title>${titles[page.kind]} ${plot.letterId}</title>`,
-      `<g fill="none" stroke="${INK}" stroke-width="${plot.penWidth}" stroke-linecap="round" stroke-linejoin="round">`,
+      `<g fill="none" stroke="${plotColor(plot)}" stroke-width="${plot.penWidth}" stroke-linecap="round" stroke-linejoin="round">`,
       ...paths,
       '</g>',
       '</svg>',
@@ -329,7 +497,13 @@ export function plotGcode(plot: Plot, settings: PlotterSettings): Buffer {
   const { page } = plot
   const height = page.height * UNITS_PER_MM
   const xy = ([x, y]: Point) => `X${mm(x)} Y${mm(height - y)}`
-  const lines = [`; letters ${page.kind} ${plot.letterId}: ${page.width} x ${page.height} mm, origin bottom left`, 'G21', 'G90', settings.penUp]
+  const lines = [`; letters ${page.kind} ${plot.letterId}: ${page.width} x ${page.height} mm, origin bottom left`]
+  // Drawing 5 on: the pen the floor loads (the letter's ink), and how long the page takes.
+  if (plot.ink) {
+    lines.push(`; pen: ${plot.ink} (tinta ${inkNames[plot.ink]}), ${plot.penWidth} mm`)
+    lines.push(`; estimate: ${Math.round(plotSeconds(plotFigures(page, plot.strokes), settings))} s`)
+  }
+  lines.push('G21', 'G90', settings.penUp)
   for (const stroke of plot.strokes) {
     lines.push(`G0 ${xy(stroke[0]!)} F${settings.travelFeed}`, settings.penDown, `G1 ${xy(stroke[1]!)} F${settings.drawFeed}`)
     for (const point of stroke.slice(2)) lines.push(`G1 ${xy(point)}`)
@@ -343,11 +517,11 @@ export function plotGcode(plot: Plot, settings: PlotterSettings): Buffer {
 function strokeContent(plot: Plot): string {
   const pt = (units: number) => ((units / UNITS_PER_MM) * MM).toFixed(2)
   const paths = plot.strokes.map((stroke) => stroke.map(([x, y], index) => `${pt(x)} ${pt(y)} ${index === 0 ? 'm' : 'l'}`).join('\n') + '\nS')
-  return [`q ${INK_RGB} RG ${(plot.penWidth * MM).toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
+  const color = rgbOf(plotColor(plot))
+    .map((part) => part.toFixed(3))
+    .join(' ')
+  return [`q ${color} RG ${(plot.penWidth * MM).toFixed(3)} w 1 J 1 j`, ...paths, 'Q'].join('\n')
 }
-
-/** The ink as a PDF colour: its three channels from 0 to 1, three decimals each. */
-const INK_RGB = [1, 3, 5].map((at) => (parseInt(INK.slice(at, at + 2), 16) / 255).toFixed(3)).join(' ')
 
 /**
  * The proof of a plotter letter: the same strokes the plotter draws, card on page 1 and envelope
