@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { loadConfig } from '@letters/config'
-import { fontNames } from '@letters/contracts'
+import { fontNames, joinedHands } from '@letters/contracts'
+import { twinReport } from '@letters/test/support/glyph-twins'
 import { pdfText } from '@letters/test/support/pdf'
 import { barWidths } from '@letters/test/support/barcode'
 import { cardArea, envelopeArea, plottedBars, readGcode, readSvg, type ReadStroke } from '@letters/test/support/plotter-files'
@@ -29,6 +30,7 @@ import {
   traceLetter,
   type LetterToRender,
 } from '../src/index.js'
+import { cardMessage } from './samples.js'
 
 const settings = loadConfig({}).plotter
 const pen = { up: settings.penUp, down: settings.penDown }
@@ -278,5 +280,39 @@ describe("the letter's code on a plotter envelope", () => {
         .slice(1)
         .reduce((sum, stroke, index) => sum + Math.hypot(stroke[0]![0] - strokes[index]!.at(-1)![0], stroke[0]![1] - strokes[index]!.at(-1)![1]), 0)
     expect(travel(plot.strokes.slice(start, end + 1))).toBeLessThan(travel(laidOut))
+  })
+})
+
+describe('a 600-character card on the plotter (drawing 5)', () => {
+  const card = (fontName: (typeof fontNames)[number]): LetterToRender => ({ ...letter, fontName, message: cardMessage(600), ink: 'green' })
+  const words = cardMessage(600).split(/\s+/).filter(Boolean).length
+
+  it.each(fontNames)('%s: lifts the pen per word as the hand does, and states the pen and the plotting time in the G-code', (fontName) => {
+    const files = plotterFiles(card(fontName), settings)
+    const gcode = readGcode(files['card.gcode'].toString(), cardArea, pen)
+    const plot = plotLetter('card', card(fontName), settings.penWidth)
+    const figures = plotFigures(plot.page, plot.strokes)
+    const seconds = plotSeconds(figures, settings)
+    // The pen goes up once more than it is set down: the file starts with it up.
+    const lifts = gcode.lifts - 1
+    expect(lifts).toBe(figures.strokes)
+    expect(gcode.header.slice(1)).toEqual([`; pen: green (tinta verde), ${settings.penWidth} mm`, `; estimate: ${Math.round(seconds)} s`])
+    // Read back from the file: the drawing and the travel its estimate counts.
+    const drawn = gcode.strokes.reduce(
+      (sum, stroke) => sum + stroke.slice(1).reduce((length, [x, y], index) => length + Math.hypot(x - stroke[index]![0], y - stroke[index]![1]), 0),
+      0,
+    )
+    expect(drawn).toBeCloseTo(figures.drawMm, 0)
+    console.log(
+      `| ${fontName} → ${strokeFontOf[fontName]} | ${words} | ${lifts} | ${(lifts / words).toFixed(2)} | ${figures.drawMm.toFixed(0)} | ${figures.travelMm.toFixed(0)} | ${Math.round(seconds)} s |`,
+    )
+    if (joinedHands.has(fontName)) expect(lifts / words).toBeLessThanOrEqual(2.5)
+  })
+
+  it.each(fontNames)('%s: gives four in five of the pen’s strokes a shape no other stroke on the card has, after the best affine fit', (fontName) => {
+    const { strokes } = readGcode(plotterFiles(card(fontName), settings)['card.gcode'].toString(), cardArea, pen)
+    const report = twinReport(strokes.map((stroke) => ({ structure: String(stroke.length), points: stroke.flat() })))
+    console.log(`${fontName}: ${report.withoutTwin} of ${report.shapes} pen strokes without an affine twin (${(report.share * 100).toFixed(1)} %)`)
+    expect(report.share).toBeGreaterThanOrEqual(0.8)
   })
 })
