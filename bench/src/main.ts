@@ -18,6 +18,7 @@ import { measureProofs } from './proofs.js'
 import { runHistoryBench } from './history.js'
 import { runAgainst } from './against.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
+import { measurePlotter, measureTwins, plotterRows, twinRow } from './handwriting.js'
 import { figure, markdownTable, ms, percent, perSecond, target, times, whole, wholeMs, type Row } from './report.js'
 
 /** Letters each account holds in a `--only lists` run: the full run's accounts hold a few hundred by the list rows. */
@@ -188,20 +189,36 @@ function bulkRow(bulk: BulkLatency): Row {
  * holding the front's artwork page, a signature's paths, a logo and a return address). Each
  * with its own defaults: some seconds of drawing, after a warm-up that keeps compilation out.
  */
-async function measureRendering(): Promise<{ plain: number; designed: number }> {
-  progress('rendering on one core')
+async function measureRendering(): Promise<Rendering> {
+  progress('rendering on one core, drawing 4 (each glyph as its font has it) as the baseline')
+  const before = (await measureRenderThroughput({ drawing: 4 })).lettersPerCpuSecond
+  progress(`rendering, drawing 4: ${perSecond(before, 'letters')}`)
   const plain = (await measureRenderThroughput()).lettersPerCpuSecond
   progress(`rendering: ${perSecond(plain, 'letters')}`)
   const designed = (await measureRenderThroughput({ designed: true })).lettersPerCpuSecond
   progress(`rendering with a design: ${perSecond(designed, 'letters')}`)
-  return { plain, designed }
+  progress('glyph shapes and plotter figures, per hand')
+  return { before, plain, designed, twins: await measureTwins(), plotter: measurePlotter() }
 }
 
-function renderRows({ plain, designed }: { plain: number; designed: number }): Row[] {
+interface Rendering {
+  before: number
+  plain: number
+  designed: number
+  twins: Awaited<ReturnType<typeof measureTwins>>
+  plotter: ReturnType<typeof measurePlotter>
+}
+
+function renderRows({ before, plain, designed, twins, plotter }: Rendering): Row[] {
   return [
+    {
+      measure: 'Rendering, drawing 4 (glyphs as their fonts have them), card + envelope, one core (baseline)',
+      result: `${perSecond(before, 'letters')} (${ms(1000 / before)} each)`,
+    },
     {
       measure: 'Rendering, card + envelope, one core',
       result: `${perSecond(plain, 'letters')} (${ms(1000 / plain)} each)`,
+      ratio: percent(plain / before, 'drawing 4'),
       target: target('≥ 200 letters/s', plain >= 200),
     },
     {
@@ -210,6 +227,8 @@ function renderRows({ plain, designed }: { plain: number; designed: number }): R
       ratio: percent(designed / plain, 'without a design'),
       target: target('≥ 200 letters/s', designed >= 200),
     },
+    twinRow(twins),
+    ...plotterRows(plotter),
   ]
 }
 

@@ -5,6 +5,9 @@ import type { Drawing } from '@letters/contracts'
 import { addressLines, renderCard, renderEnvelope, type DesignToRender, type LetterToRender } from '../src/index.js'
 import { cardMessage, frontJpeg, logoPng, sampleDesign } from '../test/samples.js'
 
+/** The bench's messages: `length` characters of Spanish, different for every `index`. */
+export { cardMessage }
+
 export interface RenderThroughputOptions {
   /** Letters measured, after the warm-up. */
   letters?: number
