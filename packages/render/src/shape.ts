@@ -290,12 +290,14 @@ export interface EmBox {
   height: number
 }
 
-/** One instance's bend: a grid of random moves over the glyph's box, read at any point (`at`). */
+/** One instance's bend: a grid of random moves over the glyph's box (scratch.grid), read at any point by bendAt. */
 interface BendField {
   cx: number
   cy: number
-  /** The move at (x, y), ems, into `out`. */
-  at(x: number, y: number, out: Float64Array): void
+  /** The grid's cells per unit of the box, from its lower left corner (x0, y0). */
+  scale: number
+  x0: number
+  y0: number
 }
 
 /**
@@ -311,30 +313,43 @@ function bendField(random: () => number, box: EmBox, size: number): BendField {
   const cx = box.left + box.width / 2
   const cy = box.bottom + box.height / 2
   const span = Math.max(size, box.width)
-  const cells = GRID - 3
-  const w = weightsScratch
-  return {
-    cx,
-    cy,
-    at(x, y, out) {
-      const u = Math.min(cells - 1e-9, Math.max(0, ((x - cx) / span + 0.5) * cells))
-      const v = Math.min(cells - 1e-9, Math.max(0, ((y - cy) / span + 0.5) * cells))
-      const column = Math.floor(u)
-      const row = Math.floor(v)
-      splineWeights(u - column, w, 0)
-      splineWeights(v - row, w, 4)
-      let dx = 0
-      let dy = 0
-      for (let b = 0; b < 4; b++) {
-        const line = ((row + b) * GRID + column) * 2
-        const wb = w[4 + b]!
-        dx += wb * (w[0]! * grid[line]! + w[1]! * grid[line + 2]! + w[2]! * grid[line + 4]! + w[3]! * grid[line + 6]!)
-        dy += wb * (w[0]! * grid[line + 1]! + w[1]! * grid[line + 3]! + w[2]! * grid[line + 5]! + w[3]! * grid[line + 7]!)
-      }
-      out[0] = dx
-      out[1] = dy
-    },
+  return { cx, cy, scale: (GRID - 3) / span, x0: cx - span / 2, y0: cy - span / 2 }
+}
+
+const LAST_CELL = GRID - 3 - 1e-9
+
+/** The bend's move at (x, y), ems, into `out`: the grid's moves blended by cubic B-splines. */
+function bendAt(field: BendField, x: number, y: number, out: Float64Array): void {
+  const grid = scratch.grid
+  const u = Math.min(LAST_CELL, Math.max(0, (x - field.x0) * field.scale))
+  const v = Math.min(LAST_CELL, Math.max(0, (y - field.y0) * field.scale))
+  const column = u | 0
+  const row = v | 0
+  const f = u - column
+  const g = v - row
+  const f2 = f * f
+  const f3 = f2 * f
+  const g2 = g * g
+  const g3 = g2 * g
+  // The uniform cubic B-spline's four weights at f (and at g).
+  const a0 = (1 - 3 * f + 3 * f2 - f3) / 6
+  const a1 = (3 * f3 - 6 * f2 + 4) / 6
+  const a2 = (-3 * f3 + 3 * f2 + 3 * f + 1) / 6
+  const a3 = f3 / 6
+  const b0 = (1 - 3 * g + 3 * g2 - g3) / 6
+  const b1 = (3 * g3 - 6 * g2 + 4) / 6
+  const b2 = (-3 * g3 + 3 * g2 + 3 * g + 1) / 6
+  const b3 = g3 / 6
+  let dx = 0
+  let dy = 0
+  let line = (row * GRID + column) * 2
+  for (let b = 0; b < 4; b++, line += GRID * 2) {
+    const wb = b === 0 ? b0 : b === 1 ? b1 : b === 2 ? b2 : b3
+    dx += wb * (a0 * grid[line]! + a1 * grid[line + 2]! + a2 * grid[line + 4]! + a3 * grid[line + 6]!)
+    dy += wb * (a0 * grid[line + 1]! + a1 * grid[line + 3]! + a2 * grid[line + 5]! + a3 * grid[line + 7]!)
   }
+  out[0] = dx
+  out[1] = dy
 }
 
 /** A pen's stroke, a polyline in ems (y up). */
@@ -386,7 +401,7 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
       dense.push([x, y])
     })
     return dense.map(([x, y]): [number, number] => {
-      bend.at(x, y, moved)
+      bendAt(bend, x, y, moved)
       let free = 1
       if (joinedAdvance !== null && !mark) {
         const t = Math.max(0, Math.min(1, Math.min(x, joinedAdvance - x) / JOIN_RAMP))
@@ -396,17 +411,6 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
     })
   })
 }
-
-/** The cubic B-spline's four weights at `f` in [0, 1), into `into` from `at`. */
-function splineWeights(f: number, into: Float64Array, at: number): void {
-  const g = 1 - f
-  into[at] = (g * g * g) / 6
-  into[at + 1] = (3 * f * f * f - 6 * f * f + 4) / 6
-  into[at + 2] = (-3 * f * f * f + 3 * f * f + 3 * f + 1) / 6
-  into[at + 3] = (f * f * f) / 6
-}
-
-const weightsScratch = new Float64Array(8)
 
 /**
  * One instance of the outline: its points bent, pressed and its marks drifted by moves drawn from
@@ -437,7 +441,7 @@ export function varyOutline(outline: Outline, random: () => number, out: Float64
     const c = contourOf[i]!
     const x = points[2 * i]!
     const y = points[2 * i + 1]!
-    bend.at(x, y, moved)
+    bendAt(bend, x, y, moved)
     const pressure = p0 + px * (x - cx) + py * (y - cy)
     const free = freedom[i]!
     out[2 * i] = (moved[0]! + pressure * normals[2 * i]!) * free + drift[2 * c]!
