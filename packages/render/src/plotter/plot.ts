@@ -100,7 +100,9 @@ function strokePen(ascender: number, font: ReturnType<typeof strokeFont>, out: A
  * next letter's entry without lifting it: a cursive join drawn as the hand draws it. Letters
  * whose first stroke starts farther (a capital's flourish) are started afresh.
  */
-const JOIN_REACH = 0.45
+const JOIN_REACH = 0.6
+/** What a joined hand joins: letters, not punctuation or digits. */
+const LETTER = /^\p{L}\p{M}*$/u
 /** Within a letter, how far a joined hand carries the pen from one stroke's end to the next (an n's return up its stem). */
 const INNER_REACH = 0.15
 
@@ -117,6 +119,8 @@ function shapedStrokePen(ascender: number, font: ReturnType<typeof strokeFont>, 
   let letters: PagePoint[][][] = []
   let size = 0
   let advance = 0
+  // The last character was no letter: the next starts a word of its own.
+  let alone = false
   const endWord = () => {
     out.push(...(joined ? joinedWord(letters, size) : letters.flat()))
     letters = []
@@ -126,10 +130,15 @@ function shapedStrokePen(ascender: number, font: ReturnType<typeof strokeFont>, 
     joined,
     character(character) {
       const written = font.character(character)
+      // A letter joins the word; anything else (a comma, a full stop, a digit) is written on its
+      // own, the pen lifted before and after it.
+      const letter = LETTER.test(character)
+      if (!written.glyphs || !letter || alone) endWord()
+      alone = !letter
       if (written.glyphs) {
         letters.push([])
         advance = written.advance
-      } else endWord()
+      }
       return written
     },
     glyph({ strokes, dx }, a, b, e, f, shape) {
