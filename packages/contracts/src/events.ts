@@ -25,7 +25,11 @@ export const LetterEvent = Type.Object(
     }),
     occurredAt: Type.String({ format: 'date-time', description: 'When the letter changed to the status the event names.' }),
     timestamp: Type.String({ format: 'date-time', description: 'When the event was written, in the transaction of the change.' }),
-    data: Type.Object(CardSummary.properties, { description: 'The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change.' }),
+    data: Type.Object(
+      // An event's body is kept as it was written: one written before letters had an ink has none.
+      { ...CardSummary.properties, inkColor: Type.Optional(CardSummary.properties.inkColor) },
+      { description: 'The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change.' },
+    ),
   },
   { description: EVENT_ORDER_NOTE },
 )

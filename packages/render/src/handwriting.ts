@@ -478,7 +478,8 @@ export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number];
     joined: ink.joined,
     character(character) {
       const written = characters(character)
-      if (written.glyphs) pending = { codes: textLayerCodes(character), advance: written.advance }
+      const codes = written.glyphs ? textLayerCodes(character) : ''
+      if (codes) pending = { codes, advance: written.advance }
       else endWord()
       return written
     },

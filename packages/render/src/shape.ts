@@ -580,7 +580,6 @@ function fitRun(points: Pt[], tolerance: number, out: Array<{ command: string; a
 }
 
 function fitCubic(points: Pt[], tangentStart: Pt, tangentEnd: Pt, tolerance: number, out: Array<{ command: string; args: number[] }>, depth: number): void {
-  const first = points[0]!
   const last = points.at(-1)!
   if (points.length === 2) {
     out.push({ command: 'lineTo', args: [...last] })
@@ -606,7 +605,6 @@ function fitCubic(points: Pt[], tangentStart: Pt, tangentEnd: Pt, tolerance: num
   const centre = unit(sub(points[split - 1]!, points[split + 1]!))
   fitCubic(points.slice(0, split + 1), tangentStart, centre, tolerance, out, depth + 1)
   fitCubic(points.slice(split), [-centre[0], -centre[1]], tangentEnd, tolerance, out, depth + 1)
-  void first
 }
 
 type Cubic = [Pt, Pt, Pt, Pt]

@@ -181,9 +181,16 @@ export function textLayerFont(doc: Doc): unknown {
   return type0
 }
 
-/** A text's UTF-16 code units as the layer's hex string: four hex digits each. */
+/**
+ * A text's characters as the layer's hex string, four hex digits each. A code is one UTF-16 unit,
+ * so a character beyond the Basic Multilingual Plane (an invisible tag or variation selector
+ * that reached the hand) has no code of its own and is left out of the layer.
+ */
 export function textLayerCodes(text: string): string {
   let hex = ''
-  for (let i = 0; i < text.length; i++) hex += text.charCodeAt(i).toString(16).padStart(4, '0')
+  for (const character of text) {
+    const code = character.codePointAt(0)!
+    if (code <= 0xffff) hex += code.toString(16).padStart(4, '0')
+  }
   return hex
 }

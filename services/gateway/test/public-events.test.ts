@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { webhookEvents } from '@letters/db'
 import type { PublicClient } from '@letters/test/support/gateway'
 import { it } from '@letters/test/support/fixtures'
@@ -75,6 +75,17 @@ describe('GET /events', () => {
     })
     const { events: _events, ...card } = (await client.get(`/cards/${cardId}`)).json<Record<string, unknown>>()
     expect(event!.data).toEqual(card)
+  })
+
+  it('lists an event kept from before letters had an ink as it was written, without one', async ({ client, account, gateway }) => {
+    const cardId = await send(client, account)
+    // As an earlier release wrote the body: the same letter, no inkColor.
+    await gateway.db.execute(sql`UPDATE events SET body = (body::jsonb #- '{data,inkColor}')::text WHERE letter_id = ${cardId}`)
+    const response = await client.get(`/events?cardId=${cardId}`)
+    expect(response.statusCode, response.body).toBe(200)
+    const [event] = response.json<{ data: Array<{ data: Record<string, unknown> }> }>().data
+    expect(event!.data).toMatchObject({ id: cardId, status: 'received' })
+    expect(event!.data).not.toHaveProperty('inkColor')
   })
 
   it('filters by type, by card, or both; a card of another account has no events here', async ({ client, account, gateway }) => {

@@ -3536,7 +3536,7 @@ export interface paths {
                                      * @description The ink the letter is written in (black for letters accepted before inks could be chosen, which were printed in black).
                                      * @enum {unknown}
                                      */
-                                    inkColor: "blue" | "black" | "green" | "purple" | "red";
+                                    inkColor?: "blue" | "black" | "green" | "purple" | "red";
                                     message: string;
                                     recipient: {
                                         name: string;
