@@ -33,6 +33,26 @@ const MIN_HEIGHT = 0.3
  */
 const JOIN_RAMP = 0.06
 
+/** How far a mark's edge may reach into its body's height and still be a mark, in ems. */
+const MARK_CLEARANCE = 0.02
+
+/**
+ * Which parts of a glyph (its contours, or a pen's strokes) are marks: an i's dot, an accent, a
+ * tilde, the dot of ¡ or ¿, each wholly above or below the glyph's body, the part of the largest
+ * `extent` (the first of equals). A glyph of one part has none.
+ */
+function marksOf(parts: ReadonlyArray<{ bottom: number; top: number; extent: number }>): boolean[] {
+  if (parts.length < 2) return parts.map(() => false)
+  const body = parts.reduce((largest, part) => (part.extent > largest.extent ? part : largest))
+  return parts.map((part) => part !== body && (part.bottom > body.top - MARK_CLEARANCE || part.top < body.bottom + MARK_CLEARANCE))
+}
+
+/** How free a joined hand's point at `x` is to move: none at the glyph's sides (0 and `advance`), fully JOIN_RAMP inside them. */
+function joinFreedom(x: number, advance: number): number {
+  const t = Math.max(0, Math.min(1, Math.min(x, advance - x) / JOIN_RAMP))
+  return t * t * (3 - 2 * t)
+}
+
 /**
  * A glyph drawn with few curves (an o of four) has few points to move, and after the best affine
  * fit two instances have little left to differ by: its longest curves are cut in two until it has
@@ -242,23 +262,11 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
   // area says.
   if (inked < 0) for (let i = 0; i < normals.length; i++) normals[i] = -normals[i]!
 
-  // A mark: a contour wholly above or below the glyph's largest contour (an i's dot, an accent,
-  // a tilde, the dot of ¡ or ¿). A letter's counter (the inside of an o) lies within it.
-  if (contours > 1) {
-    const body = boxes.reduce((largest, box) => (box.area > largest.area ? box : largest))
-    boxes.forEach((box, index) => {
-      if (box !== body && (box.bottom > body.top - 0.02 || box.top < body.bottom + 0.02)) marks[index] = 1
-    })
-  }
+  // The body is the largest contour; a letter's counter (the inside of an o) lies within it.
+  marksOf(boxes.map((box) => ({ ...box, extent: box.area }))).forEach((mark, index) => (marks[index] = mark ? 1 : 0))
 
   if (joinedAdvance !== null) {
-    for (let i = 0; i < count; i++) {
-      if (marks[contourOf[i]!]) continue
-      const x = xy[2 * i]!
-      const inside = Math.min(x, joinedAdvance - x) / JOIN_RAMP
-      const t = Math.max(0, Math.min(1, inside))
-      freedom[i] = t * t * (3 - 2 * t)
-    }
+    for (let i = 0; i < count; i++) if (!marks[contourOf[i]!]) freedom[i] = joinFreedom(xy[2 * i]!, joinedAdvance)
   }
 
   return {
@@ -383,13 +391,16 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
   const box = { left, bottom, width: right - left, height: top - bottom }
   const size = Math.max(box.height, MIN_HEIGHT)
   const bend = bendField(random, box, size)
-  // A mark: a stroke wholly above or below the one that reaches lowest and highest.
-  const reaches = strokes.map((stroke) => stroke.reduce((span, [, y]) => [Math.min(span[0], y), Math.max(span[1], y)], [Infinity, -Infinity]))
-  const body = reaches.reduce((widest, span) => (span[1] - span[0] > widest[1] - widest[0] ? span : widest))
+  // The body is the stroke that reaches lowest and highest.
+  const marks = marksOf(
+    strokes.map((stroke) => {
+      const [bottom, top] = stroke.reduce((span, [, y]) => [Math.min(span[0], y), Math.max(span[1], y)], [Infinity, -Infinity])
+      return { bottom, top, extent: top - bottom }
+    }),
+  )
   const moved = scratch.moved
   return strokes.map((stroke, index) => {
-    const [low, high] = reaches[index]!
-    const mark = strokes.length > 1 && reaches[index] !== body && (low > body[1] - 0.02 || high < body[0] + 0.02)
+    const mark = marks[index]!
     const drift = mark ? [random() * MARK_DRIFT[0]!, random() * MARK_DRIFT[1]!] : [0, 0]
     const dense: Array<[number, number]> = []
     stroke.forEach(([x, y], at) => {
@@ -402,11 +413,7 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
     })
     return dense.map(([x, y]): [number, number] => {
       bendAt(bend, x, y, moved)
-      let free = 1
-      if (joinedAdvance !== null && !mark) {
-        const t = Math.max(0, Math.min(1, Math.min(x, joinedAdvance - x) / JOIN_RAMP))
-        free = t * t * (3 - 2 * t)
-      }
+      const free = joinedAdvance !== null && !mark ? joinFreedom(x, joinedAdvance) : 1
       return [x + moved[0]! * free + drift[0]!, y + moved[1]! * free + drift[1]!]
     })
   })
