@@ -89,5 +89,15 @@ describe('a campaign letter’s ink', () => {
     expect(body.created).toBe(1)
     expect(body.errors).toEqual([{ index: 1, error: 'Bad Request', message: INK_RULE }])
     expect((await moneyState(app.db, who.account.id)).balance).toBe(before.balance - 3)
+    // The same in a CSV's inkColor column.
+    const csv = [
+      'name,surname,address,zip,city,province,country,inkColor,nombre,cupon',
+      'Ana,García,Calle Mayor 1,28013,Madrid,Madrid,ES,gold,Ana,C1',
+      'Bea,Ruiz,Calle Mayor 2,28013,Madrid,Madrid,ES,green,Bea,C2',
+    ].join('\r\n')
+    const fromCsv = await who.client.post(`/cards/bulk?campaignId=${who.campaignId}`, `${csv}\r\n`, { 'content-type': 'text/csv' })
+    expect(fromCsv.statusCode, fromCsv.body).toBe(200)
+    expect(fromCsv.json<BulkAnswer>()).toMatchObject({ created: 1, errors: [{ index: 0, error: 'Bad Request', message: INK_RULE }] })
+    expect((await moneyState(app.db, who.account.id)).balance).toBe(before.balance - 6)
   })
 })
