@@ -47,9 +47,15 @@ function marksOf(parts: ReadonlyArray<{ bottom: number; top: number; extent: num
   return parts.map((part) => part !== body && (part.bottom > body.top - MARK_CLEARANCE || part.top < body.bottom + MARK_CLEARANCE))
 }
 
-/** How free a joined hand's point at `x` is to move: none at the glyph's sides (0 and `advance`), fully JOIN_RAMP inside them. */
+/**
+ * How free a joined hand's point at `x` is to move: none on the glyph's sides (0 and `advance`),
+ * fully JOIN_RAMP away from them on either side. A part that reaches past a side (an l's loop
+ * leaning over the next letter) is free again beyond the ramp: only where the strokes cross the
+ * sides do the letters meet.
+ */
 function joinFreedom(x: number, advance: number): number {
-  const t = Math.max(0, Math.min(1, Math.min(x, advance - x) / JOIN_RAMP))
+  const inside = Math.min(x, advance - x)
+  const t = Math.min(1, inside >= 0 ? inside / JOIN_RAMP : -inside / (2 * JOIN_RAMP))
   return t * t * (3 - 2 * t)
 }
 
