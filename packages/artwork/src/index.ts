@@ -19,3 +19,4 @@ export {
   SIGNATURE_MIN_WIDTH_PX,
   type SizePx,
 } from './limits.js'
+export { fontPreview, inspectFont, type InspectedFont } from './font.js'

@@ -82,3 +82,44 @@ export function coverSize(size: SizePx, box: SizePx): SizePx {
   const scale = Math.max(box.width / size.width, box.height / size.height)
   return { width: Math.max(box.width, Math.round(size.width * scale)), height: Math.max(box.height, Math.round(size.height * scale)) }
 }
+
+/**
+ * The most a font's tables may take once a WOFF or WOFF2 is unpacked, as its headers declare it.
+ * A handwriting font with Latin coverage unpacks to well under 1 MB; the declared sizes are
+ * checked before anything is inflated, and inflating never writes past them.
+ */
+export const FONT_MAX_UNPACKED_BYTES = 32 * 1024 * 1024
+/**
+ * How many times a WOFF's or WOFF2's compressed data may expand. Real fonts expand 2 to 5 times;
+ * a small file that claims tens of megabytes is a decompression bomb, refused from its header.
+ */
+export const FONT_MAX_EXPANSION = 100
+/** The units per em the OpenType specification allows: outside them, the file is broken. */
+export const FONT_UNITS_PER_EM = { min: 16, max: 16_384 } as const
+/** A handwriting font has a few hundred glyphs, a few thousand with alternates and ligatures. */
+export const FONT_MAX_GLYPHS = 10_000
+/**
+ * The most points one glyph's outline may have: a traced, scanned letter has a few hundred. A
+ * glyph of a hundred thousand points would take the renderer and the plotter's planner seconds
+ * on every letter written with it.
+ */
+export const FONT_MAX_GLYPH_POINTS = 5_000
+/** The most points all of a font's outlines may have together. */
+export const FONT_MAX_POINTS = 2_000_000
+/** How far from its origin a glyph may reach, in ems: a letter that reaches further draws over its neighbours' lines, or off the card. */
+export const FONT_MAX_EXTENT_EM = 4
+/**
+ * A font is parsed in a process of its own, killed when it takes longer than this: a hostile file
+ * (a loop of composite glyphs, a CFF program that does not end) cannot hold a gateway's core.
+ */
+export const FONT_READ_TIMEOUT_MS = 10_000
+/** The JavaScript heap of the process that parses a font (Node's --max-old-space-size). */
+export const FONT_READ_HEAP_MB = 256
+/**
+ * The whole memory (resident set) of the process that parses a font, watched from outside: buffers
+ * live outside the JavaScript heap, and a decompressor's output is a buffer. It starts at about
+ * 100 MB (Node, sharp, fontkit).
+ */
+export const FONT_READ_MAX_RSS_MB = 512
+/** How many fonts a process parses at once; the others wait their turn. */
+export const FONT_READERS = 2

@@ -1,0 +1,331 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type * as fontkit from 'fontkit'
+import sharp from 'sharp'
+import { FONT_MAX_BYTES, fontContentTypes, type FontContentType } from '@letters/contracts'
+import { checkFontContainer, size } from './font-tables.js'
+import type { ChildMessage, FontJob } from './font-child.js'
+import { FONT_READ_HEAP_MB, FONT_READ_MAX_RSS_MB, FONT_READ_TIMEOUT_MS, FONT_READERS, PREVIEW_MAX_WIDTH } from './limits.js'
+import { previewPng } from './preview.js'
+import { isRefusal, num, refusal, RefusedError, type Refusal } from './refusal.js'
+
+/** An accepted font file: what to keep of it, the font the renderer parses, and its preview. */
+export interface InspectedFont {
+  contentType: FontContentType
+  /** The upload's size and hash, as the API reports the version. */
+  bytes: number
+  sha256: string
+  /**
+   * The font the renderer parses with fontkit: a plain TrueType/OpenType (sfnt) file. A WOFF's
+   * tables inflated (fontkit would inflate a WOFF table again at every access); a WOFF2, a TTF
+   * or an OTF as uploaded.
+   */
+  face: Buffer
+  /** A PNG at most PREVIEW_MAX_WIDTH px wide of a Spanish sample sentence written in the font, dark ink on white. */
+  preview: Buffer
+  /** The family name the font's own name table gives, or null. */
+  familyName: string | null
+}
+
+const kinds: Record<FontContentType, string> = {
+  'font/ttf': 'una fuente TrueType (TTF)',
+  'font/otf': 'una fuente OpenType (OTF)',
+  'font/woff': 'una fuente WOFF',
+  'font/woff2': 'una fuente WOFF2',
+}
+
+const signatures: Record<FontContentType, string> = {
+  'font/ttf': '00 01 00 00 o «true»',
+  'font/otf': '«OTTO»',
+  'font/woff': '«wOFF»',
+  'font/woff2': '«wOF2»',
+}
+
+const accepted = `${fontContentTypes.slice(0, -1).join(', ')} o ${fontContentTypes.at(-1)}`
+
+/**
+ * Checks an account's uploaded font file and makes the font the renderer parses and its preview.
+ * The headers are read here; the font itself is parsed in a process of its own, under a time
+ * and a memory limit (see readInChild), as a hostile font can be built to exhaust either. A
+ * client's mistake is a Refusal (in Spanish, saying what is wrong and what is expected); only
+ * our own faults throw.
+ */
+export async function inspectFont(input: { contentType: string; data: Uint8Array }): Promise<InspectedFont | Refusal> {
+  const data = Buffer.isBuffer(input.data) ? input.data : Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength)
+  if (data.length > FONT_MAX_BYTES)
+    return refusal(
+      413,
+      `La fuente ocupa ${size(data.length)} (${num(data.length)} bytes): el máximo es ${size(FONT_MAX_BYTES)} (${num(FONT_MAX_BYTES)} bytes). Una fuente de escritura a mano ocupa menos de 1 MB.`,
+    )
+  if (data.length === 0) return refusal(400, 'El archivo está vacío: envía la fuente como TTF, OTF, WOFF o WOFF2.')
+  // A request without the header arrives as undefined whatever the type says.
+  const declared = String(input.contentType ?? '').trim()
+  const contentType = normalizeContentType(declared)
+  const sniffed = sniff(data)
+  if (!contentType) {
+    const hint = sniffed && sniffed in kinds ? ` Este archivo parece ${kinds[sniffed as FontContentType]}: envíalo como ${sniffed}.` : ''
+    return refusal(
+      415,
+      `El tipo de contenido ${declared ? `«${declared.slice(0, 80)}»` : '(vacío)'} no se admite para una fuente: envía el archivo como ${accepted}.${hint}`,
+    )
+  }
+  if (sniffed !== contentType) return refusal(400, mismatchMessage(contentType, sniffed))
+
+  try {
+    checkFontContainer(contentType, data)
+    const read = await readInChild({ contentType, data })
+    if (isRefusal(read)) return read
+    return { contentType, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex'), ...read }
+  } catch (error) {
+    if (error instanceof RefusedError) return error.refusal
+    throw error
+  }
+}
+
+/** `font/WOFF2; charset=binary` is `font/woff2`: clients and proxies add parameters and capitals. */
+function normalizeContentType(value: string): FontContentType | null {
+  const type = value.split(';')[0]!.trim().toLowerCase()
+  return (fontContentTypes as readonly string[]).includes(type) ? (type as FontContentType) : null
+}
+
+type Sniffed = FontContentType | 'ttc' | 'zip' | 'type1' | 'pdf' | 'png' | 'jpeg' | 'gif' | 'xml' | null
+
+/** What the bytes are, from their first bytes: the content type is the client's claim, this is the file's. */
+function sniff(data: Buffer): Sniffed {
+  const head = data.subarray(0, 4).toString('latin1')
+  if (head === '\x00\x01\x00\x00' || head === 'true') return 'font/ttf'
+  if (head === 'OTTO') return 'font/otf'
+  if (head === 'wOFF') return 'font/woff'
+  if (head === 'wOF2') return 'font/woff2'
+  if (head === 'ttcf') return 'ttc'
+  if (head === 'PK\x03\x04') return 'zip'
+  if ((data[0] === 0x80 && data[1] === 0x01) || data.subarray(0, 10).toString('latin1') === '%!PS-Adobe' || head === '%!Fo') return 'type1'
+  if (data.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf'
+  if (head === '\x89PNG') return 'png'
+  if (data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpeg'
+  if (head === 'GIF8') return 'gif'
+  if (data.subarray(0, 64).toString('latin1').trimStart().startsWith('<')) return 'xml'
+  return null
+}
+
+const sniffedNames: Record<Exclude<Sniffed, FontContentType | null>, string> = {
+  ttc: 'una colección de fuentes (TTC), que no se admite: envía una sola fuente como TTF u OTF',
+  zip: 'un archivo ZIP: descomprímelo y envía la fuente que contiene',
+  type1: 'una fuente PostScript Type 1, que no se admite: conviértela a OTF o TTF',
+  pdf: 'un PDF, no una fuente',
+  png: 'una imagen PNG, no una fuente',
+  jpeg: 'una imagen JPEG, no una fuente',
+  gif: 'una imagen GIF, no una fuente',
+  xml: 'un documento XML o SVG, no una fuente: una fuente SVG no se admite, conviértela a OTF o TTF',
+}
+
+function mismatchMessage(declared: FontContentType, sniffed: Sniffed): string {
+  const claim = `El archivo se ha enviado como ${declared}, pero su contenido no es ${kinds[declared]}`
+  if (sniffed === null)
+    return `${claim}: no empieza por ${signatures[declared]}, la firma de ese formato. Envía un archivo TTF, OTF, WOFF o WOFF2, con su tipo.`
+  if (sniffed in kinds) return `${claim}: parece ${kinds[sniffed as FontContentType]}. Envíalo con el tipo ${sniffed}.`
+  return `${claim}: parece ${sniffedNames[sniffed as keyof typeof sniffedNames]}.`
+}
+
+/** The sentence a preview writes: both lines are short enough to be written large, and use ñ, Ñ, ¡, ¿ and accents. */
+const SAMPLE_LINES = ['¡Hola! ¿Qué tal? Gracias por todo:', 'un abrazo de Begoña y Ñuño.']
+const PREVIEW_MARGIN_PX = 32
+/** The largest size a preview writes at: a font whose lines are wider is written smaller, to fit. */
+const PREVIEW_FONT_PX = 64
+/** A dark blue-black, as a pen writes: the preview shows handwriting, not type. */
+const PREVIEW_INK = '#1c2340'
+
+/** The sample sentence preview of a font already parsed (also used for the built-in hands). */
+export async function fontPreview(font: fontkit.Font): Promise<Buffer> {
+  const em = font.unitsPerEm
+  const runs = SAMPLE_LINES.map((line) => font.layout(line))
+  const widest = Math.max(...runs.map((run) => run.advanceWidth))
+  const fontPx = widest > 0 ? Math.min(PREVIEW_FONT_PX, ((PREVIEW_MAX_WIDTH - 2 * PREVIEW_MARGIN_PX) * em) / widest) : PREVIEW_FONT_PX
+  const scale = fontPx / em
+  // The font's own metrics are a client's numbers: kept within what a handwriting font has, so
+  // that a broken ascent cannot make the picture a thousand pixels tall.
+  const ascent = within(font.ascent / em, 0.6, 1.4) * fontPx
+  const descent = within(-font.descent / em, 0.2, 0.8) * fontPx
+  const lineHeight = (ascent + descent) * 1.15
+  const height = Math.ceil(2 * PREVIEW_MARGIN_PX + ascent + descent + (runs.length - 1) * lineHeight)
+  const paths: string[] = []
+  runs.forEach((run, line) => {
+    const baseline = PREVIEW_MARGIN_PX + ascent + line * lineHeight
+    let x = PREVIEW_MARGIN_PX
+    run.glyphs.forEach((glyph, index) => {
+      const position = run.positions[index]!
+      const d = glyph.path.toSVG()
+      if (d) {
+        const left = x + position.xOffset * scale
+        const top = baseline - position.yOffset * scale
+        paths.push(`<path transform="translate(${round(left)} ${round(top)}) scale(${round(scale, 6)} ${round(-scale, 6)})" d="${d}"/>`)
+      }
+      x += position.xAdvance * scale
+    })
+  })
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${PREVIEW_MAX_WIDTH}" height="${height}" viewBox="0 0 ${PREVIEW_MAX_WIDTH} ${height}">` +
+    `<rect width="100%" height="100%" fill="#ffffff"/><g fill="${PREVIEW_INK}">${paths.join('')}</g></svg>`
+  return previewPng(sharp(Buffer.from(svg, 'utf8')))
+}
+
+function within(value: number, least: number, most: number): number {
+  return Number.isFinite(value) ? Math.min(most, Math.max(least, value)) : least
+}
+
+function round(value: number, digits = 2): number {
+  return Number(value.toFixed(digits))
+}
+
+/** The process that parses a font: the entry module, and the flags that let it load (tsx from the sources, or the build). */
+function childSetup(): { modulePath: string; execArgv: string[]; env: NodeJS.ProcessEnv } {
+  // The heap's limit is ours to set: the parent's own (a gateway's, a test runner's) is dropped.
+  const inherited = process.execArgv.filter((flag) => !flag.startsWith('--max-old-space-size'))
+  const limit = `--max-old-space-size=${FONT_READ_HEAP_MB}`
+  const fromSource = import.meta.url.endsWith('.ts')
+  if (fromSource && process.env.RUN_FROM_BUILD === '1') {
+    // The build is current (the test run brings it up to date): the child loads it, as a compiled
+    // process's does, instead of compiling the sources at every font.
+    const built = '--conditions=letters-dist'
+    return {
+      modulePath: fileURLToPath(new URL('../dist/font-child.js', import.meta.url)),
+      execArgv: [...(inherited.includes(built) ? inherited : [...inherited, built]), limit],
+      env: process.env,
+    }
+  }
+  const modulePath = fileURLToPath(new URL(fromSource ? './font-child.ts' : './font-child.js', import.meta.url))
+  if (!fromSource) return { modulePath, execArgv: [...inherited, limit], env: process.env }
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+  return {
+    modulePath,
+    execArgv: [...(inherited.includes(tsxLoader) ? inherited : [...inherited, '--import', tsxLoader]), limit],
+    // A child is killed at its limits, perhaps while tsx writes a compiled module to its disk
+    // cache: without the cache, none is left half-written for the next process to load.
+    env: { ...process.env, TSX_DISABLE_CACHE: '1' },
+  }
+}
+
+let reading = 0
+const waiting: Array<() => void> = []
+
+/** Runs `task` when fewer than FONT_READERS fonts are being parsed: each parse is a process of up to FONT_READ_MAX_RSS_MB. */
+async function inTurn<T>(task: () => Promise<T>): Promise<T> {
+  if (reading >= FONT_READERS) await new Promise<void>((resolve) => waiting.push(resolve))
+  else reading++
+  try {
+    return await task()
+  } finally {
+    // The turn passes to the next in line as it is; only when none waits is it given back.
+    const next = waiting.shift()
+    if (next) next()
+    else reading--
+  }
+}
+
+/** How long a child may take to load its modules before we count it as our fault: loading is ours, not the font's. */
+const CHILD_START_TIMEOUT_MS = 60_000
+/** How often the child's resident memory is read. */
+const RSS_POLL_MS = 20
+
+type FontRead = Pick<InspectedFont, 'face' | 'preview' | 'familyName'>
+
+/**
+ * Parses the font in a child process (font-child.ts) and returns what it made, or its refusal. The
+ * child gets the file once it has loaded, and from then on FONT_READ_TIMEOUT_MS: past that it is
+ * killed (SIGKILL), as it is when its heap passes FONT_READ_HEAP_MB (V8 ends it) or its whole
+ * memory passes FONT_READ_MAX_RSS_MB (read from /proc, where there is one). A child that ends
+ * without an answer after it had the file was ended by the file: that is a refusal. One that
+ * cannot start, or ends before asking for the file, is our fault and throws.
+ */
+function readInChild(job: FontJob): Promise<FontRead | Refusal> {
+  return inTurn(
+    () =>
+      new Promise((resolve, reject) => {
+        const setup = childSetup()
+        const child: ChildProcess = fork(setup.modulePath, [], {
+          execArgv: setup.execArgv,
+          env: setup.env,
+          serialization: 'advanced',
+          stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        })
+        let stderr = ''
+        child.stderr!.on('data', (chunk: Buffer) => {
+          stderr = (stderr + chunk.toString('utf8')).slice(-4000)
+        })
+        let started = false
+        let ended: 'time' | 'memory' | null = null
+        let settled = false
+        const settle = (outcome: () => void) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          clearInterval(watch)
+          child.kill('SIGKILL')
+          outcome()
+        }
+        let timer = setTimeout(
+          () => settle(() => reject(new Error(`The font reader did not start within ${CHILD_START_TIMEOUT_MS} ms: ${stderr.trim()}`))),
+          CHILD_START_TIMEOUT_MS,
+        )
+        const watch = setInterval(() => {
+          if (child.pid === undefined || residentMb(child.pid) <= FONT_READ_MAX_RSS_MB) return
+          ended = 'memory'
+          child.kill('SIGKILL')
+        }, RSS_POLL_MS)
+
+        child.on('error', (error) => settle(() => reject(error)))
+        child.on('message', (message: ChildMessage) => {
+          if ('ready' in message) {
+            started = true
+            clearTimeout(timer)
+            timer = setTimeout(() => {
+              ended = 'time'
+              child.kill('SIGKILL')
+            }, FONT_READ_TIMEOUT_MS)
+            // A child that dies taking the file is answered by its exit, below.
+            child.send(job, () => {})
+          } else if ('refusal' in message) {
+            settle(() => resolve(message.refusal))
+          } else {
+            const { face, preview, familyName } = message.read
+            settle(() => resolve({ face: asBuffer(face), preview: asBuffer(preview), familyName }))
+          }
+        })
+        child.on('exit', (code, signal) => {
+          if (!started) return settle(() => reject(new Error(`The font reader ended before it started (${signal ?? `exit code ${code}`}): ${stderr.trim()}`)))
+          settle(() => resolve(refusal(400, beyondLimits(ended, stderr))))
+        })
+      }),
+  )
+}
+
+function beyondLimits(ended: 'time' | 'memory' | null, stderr: string): string {
+  const why =
+    ended === 'time'
+      ? `leerla llevaba más de ${num(FONT_READ_TIMEOUT_MS / 1000)} s`
+      : ended === 'memory'
+        ? `leerla necesitaba más de ${num(FONT_READ_MAX_RSS_MB)} MB de memoria`
+        : /heap limit|heap out of memory/i.test(stderr)
+          ? `sus datos ocupaban más de ${num(FONT_READ_HEAP_MB)} MB de memoria`
+          : 'su lectura se detuvo ante un archivo dañado'
+  return `La fuente no se ha podido leer dentro de los límites de tiempo y memoria: ${why}. Una fuente de escritura a mano se lee en menos de un segundo; vuelve a exportarla desde tu programa de fuentes o envía otra.`
+}
+
+/** A process's resident memory in MB, from /proc; 0 where there is none to read (not Linux, or the process is gone). */
+function residentMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'latin1')
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)
+    return kb ? Number(kb[1]) / 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+/** What the structured clone of IPC delivers as a Uint8Array, as a Buffer without copying. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}

@@ -1,0 +1,516 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { constants, createBrotliCompress } from 'node:zlib'
+import * as fontkit from 'fontkit'
+import sharp from 'sharp'
+import { beforeAll, describe, expect, test } from 'vitest'
+import { FONT_MAX_BYTES, fontRequiredCharacters } from '@letters/contracts'
+import { fontPreview, inspectFont, isRefusal, PREVIEW_MAX_WIDTH, type InspectedFont, type Refusal } from '../src/index.js'
+import { sfntFromWoff } from '../src/font-tables.js'
+import { FONT_MAX_GLYPH_POINTS, FONT_MAX_GLYPHS, FONT_READ_TIMEOUT_MS, FONT_READERS } from '../src/limits.js'
+
+const require = createRequire(import.meta.url)
+const fontsource = (file: string) => readFileSync(require.resolve(`@fontsource/${file}`))
+
+/** Caveat's latin subset, as the built-in hand ships it: it writes all of Spanish. */
+const caveatWoff = fontsource('caveat/files/caveat-latin-400-normal.woff')
+const caveatWoff2 = fontsource('caveat/files/caveat-latin-400-normal.woff2')
+const caveatTtf = sfntFromWoff(caveatWoff)
+/** Caveat's latin-ext subset: accented letters beyond Spanish's, and none of the basic alphabet. */
+const caveatLatinExt = fontsource('caveat/files/caveat-latin-ext-400-normal.woff')
+
+function expectAccepted(result: InspectedFont | Refusal): InspectedFont {
+  if (isRefusal(result)) throw new Error(`refused (${result.status}): ${result.message}`)
+  return result
+}
+
+function expectRefusal(result: InspectedFont | Refusal, status: number, ...parts: string[]): Refusal {
+  if (!isRefusal(result)) throw new Error(`accepted a font that should have been refused (${result.contentType}, ${result.bytes} bytes)`)
+  expect(result.status, result.message).toBe(status)
+  for (const part of parts) expect(result.message).toContain(part)
+  return result
+}
+
+/** Inspects, printing how long the answer took (the figures a reviewer reads in the run's output). */
+async function timed(what: string, contentType: string, data: Buffer): Promise<{ result: InspectedFont | Refusal; ms: number }> {
+  const start = performance.now()
+  const result = await inspectFont({ contentType, data })
+  const ms = Math.round(performance.now() - start)
+  console.log(`${what}: ${isRefusal(result) ? `refused ${result.status}` : 'accepted'} in ${ms} ms${isRefusal(result) ? ` — ${result.message}` : ''}`)
+  return { result, ms }
+}
+
+// A TrueType file's tables, read and written again: the hostile fonts below are real fonts with
+// one table rewritten, so that fontkit reads everything else as it would a client's.
+
+interface Sfnt {
+  flavour: number
+  tables: Map<string, Buffer>
+}
+
+function readSfnt(data: Buffer): Sfnt {
+  const tables = new Map<string, Buffer>()
+  for (let index = 0; index < data.readUInt16BE(4); index++) {
+    const entry = 12 + index * 16
+    const offset = data.readUInt32BE(entry + 8)
+    tables.set(data.toString('latin1', entry, entry + 4), Buffer.from(data.subarray(offset, offset + data.readUInt32BE(entry + 12))))
+  }
+  return { flavour: data.readUInt32BE(0), tables }
+}
+
+const padded = (length: number) => (length + 3) & ~3
+
+function writeSfnt({ flavour, tables }: Sfnt): Buffer {
+  const tags = [...tables.keys()].sort()
+  const header = 12 + 16 * tags.length
+  const out = Buffer.alloc(header + tags.reduce((sum, tag) => sum + padded(tables.get(tag)!.length), 0))
+  const power = 2 ** Math.floor(Math.log2(tags.length))
+  out.writeUInt32BE(flavour, 0)
+  out.writeUInt16BE(tags.length, 4)
+  out.writeUInt16BE(power * 16, 6)
+  out.writeUInt16BE(Math.log2(power), 8)
+  out.writeUInt16BE(tags.length * 16 - power * 16, 10)
+  let offset = header
+  tags.forEach((tag, index) => {
+    const table = tables.get(tag)!
+    out.write(tag, 12 + index * 16, 'latin1')
+    out.writeUInt32BE(offset, 12 + index * 16 + 8)
+    out.writeUInt32BE(table.length, 12 + index * 16 + 12)
+    table.copy(out, offset)
+    offset += padded(table.length)
+  })
+  return out
+}
+
+/** `ttf` with the glyphs of `replaced` (by glyph id) swapped for the given glyf records; loca is rewritten in its long form. */
+function withGlyphs(ttf: Buffer, replaced: Map<number, Buffer>): Buffer {
+  const sfnt = readSfnt(ttf)
+  const head = sfnt.tables.get('head')!
+  const loca = sfnt.tables.get('loca')!
+  const glyf = sfnt.tables.get('glyf')!
+  const numGlyphs = sfnt.tables.get('maxp')!.readUInt16BE(4)
+  const long = head.readInt16BE(50) === 1
+  const offset = (id: number) => (long ? loca.readUInt32BE(id * 4) : loca.readUInt16BE(id * 2) * 2)
+  const glyphs = Array.from({ length: numGlyphs }, (_, id) => replaced.get(id) ?? glyf.subarray(offset(id), offset(id + 1)))
+  const newLoca = Buffer.alloc((numGlyphs + 1) * 4)
+  let at = 0
+  glyphs.forEach((glyph, id) => {
+    newLoca.writeUInt32BE(at, id * 4)
+    at += padded(glyph.length)
+  })
+  newLoca.writeUInt32BE(at, numGlyphs * 4)
+  const newGlyf = Buffer.alloc(at)
+  glyphs.forEach((glyph, id) => glyph.copy(newGlyf, newLoca.readUInt32BE(id * 4)))
+  head.writeInt16BE(1, 50)
+  sfnt.tables.set('loca', newLoca)
+  sfnt.tables.set('glyf', newGlyf)
+  return writeSfnt(sfnt)
+}
+
+/** A simple glyf record: `points` on-curve points zigzagging in a 10-unit square, in `contours` equal contours. */
+function zigzagGlyph(points: number, contours: number): Buffer {
+  const perContour = points / contours
+  const header = Buffer.alloc(10 + 2 * contours + 2)
+  header.writeInt16BE(contours, 0)
+  header.writeInt16BE(0, 2)
+  header.writeInt16BE(0, 4)
+  header.writeInt16BE(10, 6)
+  header.writeInt16BE(20, 8)
+  for (let contour = 0; contour < contours; contour++) header.writeUInt16BE((contour + 1) * perContour - 1, 10 + 2 * contour)
+  const flags = Buffer.alloc(points)
+  const xs = Buffer.alloc(points, 10)
+  const ys = Buffer.alloc(points, 10)
+  for (let index = 0; index < points; index++) {
+    // On curve, both deltas one byte long; their signs make the path (10,10) (0,20) (10,10) (0,0) and again.
+    const right = index % 2 === 0
+    const up = (index >> 1) % 2 === 0
+    flags[index] = 0x01 | 0x02 | 0x04 | (right ? 0x10 : 0) | (up ? 0x20 : 0)
+  }
+  return Buffer.concat([header, flags, xs, ys])
+}
+
+/** A simple glyf record: one triangle with a corner `reach` units to the right of the origin. */
+function farGlyph(reach: number): Buffer {
+  const glyph = Buffer.alloc(10 + 2 + 2 + 3 + 6 + 6)
+  glyph.writeInt16BE(1, 0)
+  glyph.writeInt16BE(0, 2)
+  glyph.writeInt16BE(0, 4)
+  glyph.writeInt16BE(reach, 6)
+  glyph.writeInt16BE(500, 8)
+  glyph.writeUInt16BE(2, 10) // the contour ends at its third point
+  glyph.writeUInt16BE(0, 12) // no instructions
+  glyph.fill(0x01, 14, 17) // on curve, deltas of two bytes
+  ;[0, reach, -reach].forEach((dx, index) => glyph.writeInt16BE(dx, 17 + 2 * index))
+  ;[0, 0, 500].forEach((dy, index) => glyph.writeInt16BE(dy, 23 + 2 * index))
+  return glyph
+}
+
+/** A composite glyf record: `count` copies of glyph `component`, each at the origin. */
+function compositeGlyph(component: number, count: number): Buffer {
+  const glyph = Buffer.alloc(10 + 6 * count)
+  glyph.writeInt16BE(-1, 0)
+  glyph.writeInt16BE(500, 6)
+  glyph.writeInt16BE(500, 8)
+  for (let index = 0; index < count; index++) {
+    const at = 10 + 6 * index
+    // Offsets as x/y values, one byte each; every record but the last says more follow.
+    glyph.writeUInt16BE(0x0002 | (index < count - 1 ? 0x0020 : 0), at)
+    glyph.writeUInt16BE(component, at + 2)
+  }
+  return glyph
+}
+
+/** `ttf` with a new cmap (format 4) that maps every character it mapped but those of `drop`. */
+function withoutCharacters(ttf: Buffer, drop: string): Buffer {
+  const font = fontkit.create(ttf) as fontkit.Font
+  const kept = font.characterSet.filter((codePoint) => codePoint < 0xffff && !drop.includes(String.fromCodePoint(codePoint))).sort((a, b) => a - b)
+  // One segment per character, and the closing 0xFFFF one.
+  const segments = [
+    ...kept.map((codePoint) => ({ codePoint, delta: (font.glyphForCodePoint(codePoint).id - codePoint) & 0xffff })),
+    { codePoint: 0xffff, delta: 1 },
+  ]
+  const count = segments.length
+  const subtable = Buffer.alloc(16 + 8 * count)
+  const power = 2 ** Math.floor(Math.log2(count))
+  subtable.writeUInt16BE(4, 0)
+  subtable.writeUInt16BE(subtable.length, 2)
+  subtable.writeUInt16BE(count * 2, 6)
+  subtable.writeUInt16BE(power * 2, 8)
+  subtable.writeUInt16BE(Math.log2(power), 10)
+  subtable.writeUInt16BE(count * 2 - power * 2, 12)
+  segments.forEach(({ codePoint, delta }, index) => {
+    subtable.writeUInt16BE(codePoint, 14 + 2 * index) // end
+    subtable.writeUInt16BE(codePoint, 16 + 2 * count + 2 * index) // start
+    subtable.writeUInt16BE(delta, 16 + 4 * count + 2 * index)
+  })
+  const cmap = Buffer.alloc(12)
+  cmap.writeUInt16BE(1, 2)
+  cmap.writeUInt16BE(3, 4) // Windows
+  cmap.writeUInt16BE(1, 6) // Unicode BMP
+  cmap.writeUInt32BE(12, 8)
+  const sfnt = readSfnt(ttf)
+  sfnt.tables.set('cmap', Buffer.concat([cmap, subtable]))
+  return writeSfnt(sfnt)
+}
+
+/** `ttf` with one table changed in place by `edit`. */
+function withTable(ttf: Buffer, tag: string, edit: (table: Buffer) => void): Buffer {
+  const sfnt = readSfnt(ttf)
+  edit(sfnt.tables.get(tag)!)
+  return writeSfnt(sfnt)
+}
+
+function base128(value: number): Buffer {
+  const bytes = [value & 0x7f]
+  for (let rest = Math.floor(value / 128); rest > 0; rest = Math.floor(rest / 128)) bytes.unshift((rest & 0x7f) | 0x80)
+  return Buffer.from(bytes)
+}
+
+/** A WOFF2 file holding one `head` table that declares `declared` bytes, with `stream` as its compressed data. */
+function woff2Of(stream: Buffer, declared: number, totalSfntSize = declared + 12 + 16): Buffer {
+  const directory = Buffer.concat([Buffer.from([1]), base128(declared)]) // `head`, not transformed
+  const header = Buffer.alloc(48)
+  header.write('wOF2', 0, 'latin1')
+  header.writeUInt32BE(0x00010000, 4)
+  header.writeUInt16BE(1, 12)
+  header.writeUInt32BE(totalSfntSize, 16)
+  header.writeUInt32BE(stream.length, 20)
+  header.writeUInt16BE(1, 24)
+  const file = Buffer.concat([header, directory, stream, Buffer.alloc(padded(stream.length) - stream.length)])
+  file.writeUInt32BE(file.length, 8)
+  return file
+}
+
+/** A brotli stream of `megabytes` MB of zeros, compressed chunk by chunk so that they never are in memory at once. */
+async function brotliOfZeros(megabytes: number): Promise<Buffer> {
+  const compress = createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 24 } })
+  const chunks: Buffer[] = []
+  compress.on('data', (chunk: Buffer) => chunks.push(chunk))
+  const ended = new Promise((resolve) => compress.on('end', resolve))
+  const megabyte = Buffer.alloc(1024 * 1024)
+  for (let index = 0; index < megabytes; index++) if (!compress.write(megabyte)) await new Promise((resolve) => compress.once('drain', resolve))
+  compress.end()
+  await ended
+  return Buffer.concat(chunks)
+}
+
+describe('what a font file must be before it is parsed', () => {
+  test('a body over 5 MB is refused with 413, whatever it is', async () => {
+    const big = Buffer.alloc(FONT_MAX_BYTES + 1)
+    caveatWoff.copy(big)
+    const { result } = await timed('5 MB + 1 byte', 'font/woff', big)
+    expectRefusal(result, 413, '5.242.881 bytes', 'máximo es 5 MB (5.242.880 bytes)')
+  })
+
+  test('an empty body is refused with 400', async () => {
+    expectRefusal(await inspectFont({ contentType: 'font/ttf', data: Buffer.alloc(0) }), 400, 'vacío', 'TTF, OTF, WOFF o WOFF2')
+  })
+
+  test('a content type other than the four font types is refused with 415 naming them, and a font sent as octet-stream is told its type', async () => {
+    const { result } = await timed('application/octet-stream', 'application/octet-stream', caveatWoff)
+    expectRefusal(result, 415, '«application/octet-stream»', 'font/ttf, font/otf, font/woff o font/woff2', 'parece una fuente WOFF', 'envíalo como font/woff')
+    expectRefusal(await inspectFont({ contentType: 'application/font-woff', data: caveatWoff }), 415, '«application/font-woff»')
+    expectRefusal(await inspectFont({ contentType: '', data: caveatWoff }), 415, '(vacío)')
+  })
+
+  test('bytes that are not what the content type says are refused with 400, saying what they look like', async () => {
+    expectRefusal(await inspectFont({ contentType: 'font/ttf', data: caveatWoff }), 400, 'enviado como font/ttf', 'parece una fuente WOFF', 'tipo font/woff')
+    expectRefusal(await inspectFont({ contentType: 'font/woff2', data: caveatTtf }), 400, 'no es una fuente WOFF2', 'parece una fuente TrueType (TTF)')
+    expectRefusal(await inspectFont({ contentType: 'font/otf', data: caveatTtf }), 400, 'no es una fuente OpenType (OTF)', 'font/ttf')
+    expectRefusal(await inspectFont({ contentType: 'font/ttf', data: Buffer.from('PK\x03\x04 a zip', 'latin1') }), 400, 'archivo ZIP', 'descomprímelo')
+    expectRefusal(await inspectFont({ contentType: 'font/ttf', data: Buffer.from('ttcf\x00\x02\x00\x00', 'latin1') }), 400, 'colección de fuentes')
+  })
+
+  test('random bytes sent with a font content type are refused with 400', async () => {
+    const random = Buffer.from(Array.from({ length: 50_000 }, () => Math.floor(Math.random() * 256)))
+    random[0] = 0x41 // never by chance a font's signature
+    for (const type of ['font/ttf', 'font/otf', 'font/woff', 'font/woff2']) {
+      const { result } = await timed(`random bytes as ${type}`, type, random)
+      expectRefusal(result, 400, `enviado como ${type}`, 'no empieza por')
+    }
+    // Behind a real signature, random bytes are caught by the container's headers.
+    for (const [type, signature] of [
+      ['font/ttf', '\x00\x01\x00\x00'],
+      ['font/woff', 'wOFF'],
+      ['font/woff2', 'wOF2'],
+    ] as const) {
+      const { result } = await timed(`a ${type} signature then random bytes`, type, Buffer.concat([Buffer.from(signature, 'latin1'), random]))
+      expectRefusal(result, 400)
+    }
+  })
+
+  test('a truncated font (the first half of a real one) is refused with 400, as WOFF, WOFF2 and TTF', async () => {
+    for (const [type, font] of [
+      ['font/woff', caveatWoff],
+      ['font/woff2', caveatWoff2],
+      ['font/ttf', caveatTtf],
+    ] as const) {
+      const { result } = await timed(`first half of a ${type}`, type, font.subarray(0, font.length >> 1))
+      expectRefusal(result, 400, 'incompleto')
+    }
+  })
+})
+
+describe('a font that is read', () => {
+  test('a WOFF is accepted: its face is the plain TrueType font fontkit reads, with its family name and a preview', async () => {
+    const { result } = await timed('Caveat WOFF', 'font/woff', caveatWoff)
+    const font = expectAccepted(result)
+    expect(font).toMatchObject({ contentType: 'font/woff', bytes: caveatWoff.length, familyName: 'Caveat' })
+    expect(font.sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(font.face.equals(caveatTtf)).toBe(true)
+    const parsed = fontkit.create(font.face) as fontkit.Font
+    expect(parsed.type).toBe('TTF')
+    expect([...fontRequiredCharacters].every((character) => parsed.hasGlyphForCodePoint(character.codePointAt(0)!))).toBe(true)
+  })
+
+  test('a WOFF2 and a TTF are accepted, their face the upload as is; parameters and capitals in the content type are ignored', async () => {
+    const woff2 = expectAccepted((await timed('Caveat WOFF2', 'Font/WOFF2; charset=binary', caveatWoff2)).result)
+    expect(woff2.contentType).toBe('font/woff2')
+    expect(woff2.face.equals(caveatWoff2)).toBe(true)
+    const ttf = expectAccepted((await timed('Caveat TTF', 'font/ttf', caveatTtf)).result)
+    expect(ttf.face.equals(caveatTtf)).toBe(true)
+    expect(ttf.familyName).toBe('Caveat')
+  })
+
+  test('every handwriting font installed from @fontsource (latin subset, WOFF and WOFF2) is accepted with a preview at most 1000 px wide, dark ink on white', async () => {
+    const root = dirname(dirname(require.resolve('@fontsource/caveat/package.json')))
+    const files = readdirSync(root)
+      .flatMap((family) => [`${family}/files/${family}-latin-400-normal.woff`, `${family}/files/${family}-latin-400-normal.woff2`])
+      .filter((file) => existsSync(join(root, file)))
+    expect(files.length).toBeGreaterThanOrEqual(10)
+    for (const file of files) {
+      const type = file.endsWith('woff2') ? 'font/woff2' : 'font/woff'
+      const font = expectAccepted((await timed(file.split('/').at(-1)!, type, readFileSync(join(root, file)))).result)
+      const { width, height, format } = await sharp(font.preview).metadata()
+      const { channels } = await sharp(font.preview).stats()
+      console.log(`  preview ${width} × ${height} px, ${font.preview.length} bytes, family «${font.familyName}»`)
+      expect(format).toBe('png')
+      expect(width).toBeLessThanOrEqual(PREVIEW_MAX_WIDTH)
+      expect(height).toBeGreaterThan(100)
+      expect(height).toBeLessThan(400)
+      // White paper, and ink: the darkest pixel is dark.
+      expect(channels[0]!.max).toBe(255)
+      expect(channels[0]!.min).toBeLessThan(60)
+    }
+  })
+
+  test('fontPreview draws a font already parsed, as the built-in hands are', async () => {
+    const preview = await fontPreview(fontkit.create(caveatTtf) as fontkit.Font)
+    const { width, height } = await sharp(preview).metadata()
+    expect(width).toBe(PREVIEW_MAX_WIDTH)
+    expect(height).toBeGreaterThan(100)
+  })
+})
+
+describe('a font that is read and refused', () => {
+  test('a font without the Spanish alphabet is refused with 400 naming the first 20 missing characters and counting the rest', async () => {
+    const { result } = await timed('Caveat latin-ext', 'font/woff', caveatLatinExt)
+    const refused = expectRefusal(result, 400, 'carta en español', 'a b c d e f g h i j k l m n ñ o p q r s', 'y 74 más')
+    expect(refused.message).not.toContain(' t ')
+  })
+
+  test('a font lacking only ñ and Ñ is refused with 400 naming exactly those two', async () => {
+    const lacking = withoutCharacters(caveatTtf, 'ñÑ')
+    expect((fontkit.create(lacking) as fontkit.Font).hasGlyphForCodePoint(0xf1)).toBe(false)
+    const { result } = await timed('Caveat without ñ Ñ', 'font/ttf', lacking)
+    expectRefusal(result, 400, 'no tiene 2 de los caracteres', ': ñ Ñ.')
+  })
+
+  test('a glyph of 100,000 points, which fontkit itself parses, is refused with 400 quickly', async () => {
+    const font = fontkit.create(caveatTtf) as fontkit.Font
+    const a = font.glyphForCodePoint(0x61).id
+    // A simple glyph numbers its points with 16 bits: «a» is two copies of a 50,000-point outline,
+    // in the font's last glyph (checked after «a»).
+    const last = font.numGlyphs - 1
+    const hostile = withGlyphs(
+      caveatTtf,
+      new Map([
+        [last, zigzagGlyph(50_000, 1)],
+        [a, compositeGlyph(last, 2)],
+      ]),
+    )
+    const start = performance.now()
+    const unchecked = fontkit.create(hostile) as fontkit.Font
+    const commands = unchecked.glyphForCodePoint(0x61).path.commands.length
+    console.log(`fontkit alone draws the hostile «a» with ${commands} commands in ${Math.round(performance.now() - start)} ms (file ${hostile.length} bytes)`)
+    expect(commands).toBeGreaterThan(100_000)
+
+    const { result, ms } = await timed('a glyph of 100,000 points', 'font/ttf', hostile)
+    expectRefusal(result, 400, 'de «a»', `${commands.toLocaleString('es-ES')} puntos`, `máximo es ${FONT_MAX_GLYPH_POINTS.toLocaleString('es-ES')}`)
+    expect(ms).toBeLessThan(FONT_READ_TIMEOUT_MS / 2)
+  })
+
+  test('a glyph that reaches 20 em from its origin is refused with 400', async () => {
+    const b = (fontkit.create(caveatTtf) as fontkit.Font).glyphForCodePoint(0x62).id
+    const { result } = await timed('a glyph reaching 20 em', 'font/ttf', withGlyphs(caveatTtf, new Map([[b, farGlyph(20_000)]])))
+    expectRefusal(result, 400, 'de «b»', 'llega a 20 em', 'máximo es 4 em')
+  })
+
+  test('a font that declares more than 10,000 glyphs is refused with 400 before any is drawn', async () => {
+    const { result } = await timed(
+      '65,000 glyphs',
+      'font/ttf',
+      withTable(caveatTtf, 'maxp', (maxp) => maxp.writeUInt16BE(65_000, 4)),
+    )
+    expectRefusal(result, 400, '65.000 glifos', `máximo es ${FONT_MAX_GLYPHS.toLocaleString('es-ES')}`)
+  })
+
+  test('a font whose units per em are outside 16–16384 is refused with 400', async () => {
+    const { result } = await timed(
+      '5 units per em',
+      'font/ttf',
+      withTable(caveatTtf, 'head', (head) => head.writeUInt16BE(5, 18)),
+    )
+    expectRefusal(result, 400, '5 unidades por eme', 'entre 16 y 16.384')
+  })
+
+  test('a font whose tables are random bytes is refused with 400, not thrown', async () => {
+    const sfnt = readSfnt(caveatTtf)
+    for (const table of sfnt.tables.values()) for (let index = 0; index < table.length; index++) table[index] = Math.floor(Math.random() * 256)
+    const { result } = await timed('tables of random bytes', 'font/ttf', writeSfnt(sfnt))
+    expectRefusal(result, 400)
+  })
+
+  test('a composite glyph that multiplies into millions of points is stopped by the reader’s limits: 400, within the time limit', async () => {
+    const font = fontkit.create(caveatTtf) as fontkit.Font
+    const [a, b, c] = ['a', 'b', 'c'].map((character) => font.glyphForCodePoint(character.codePointAt(0)!).id) as [number, number, number]
+    // «a» is 2,000 «b», each 2,000 «c»: four million copies of a letter, from 24 KB of records.
+    const hostile = withGlyphs(
+      caveatTtf,
+      new Map([
+        [a, compositeGlyph(b, 2000)],
+        [b, compositeGlyph(c, 2000)],
+      ]),
+    )
+    const rss = process.memoryUsage().rss
+    const { result, ms } = await timed('a composite bomb', 'font/ttf', hostile)
+    expectRefusal(result, 400, 'dentro de los límites de tiempo y memoria')
+    expect(ms).toBeLessThan(FONT_READ_TIMEOUT_MS + 5000)
+    const grown = (process.memoryUsage().rss - rss) / 1024 / 1024
+    console.log(`  this process's memory grew by ${grown.toFixed(1)} MB`)
+    expect(grown).toBeLessThan(100)
+  })
+})
+
+describe('compression bombs', () => {
+  let zeros: Buffer
+  beforeAll(async () => {
+    zeros = await brotliOfZeros(400)
+    console.log(`400 MB of zeros compress with brotli to ${zeros.length} bytes`)
+  })
+
+  test('a WOFF2 that declares 400 MB of tables is refused from its header with 400, and this process does not grow', async () => {
+    const rss = process.memoryUsage().rss
+    const { result, ms } = await timed('a WOFF2 declaring 400 MB', 'font/woff2', woff2Of(zeros, 400 * 1024 * 1024))
+    expectRefusal(result, 400, 'ocupa 400 MB una vez descomprimida', 'máximo es 32 MB')
+    expect(ms).toBeLessThan(1000)
+    const { result: sfntSize } = await timed('a WOFF2 whose header says 400 MB', 'font/woff2', woff2Of(zeros, 1000, 400 * 1024 * 1024))
+    expectRefusal(sfntSize, 400, '400 MB')
+    const grown = (process.memoryUsage().rss - rss) / 1024 / 1024
+    console.log(`  this process's memory grew by ${grown.toFixed(1)} MB`)
+    expect(grown).toBeLessThan(50)
+  })
+
+  test('a WOFF2 whose few hundred bytes claim megabytes within the size limit is refused for its expansion', async () => {
+    const { result } = await timed('a WOFF2 expanding 20 MB from bytes', 'font/woff2', woff2Of(zeros, 20 * 1024 * 1024))
+    expectRefusal(result, 400, 'veces más', 'nunca más de 100 veces')
+  })
+
+  test('a WOFF2 that declares little but inflates to 400 MB is stopped at what it declared: 400, in a second, this process unmoved', async () => {
+    const rss = process.memoryUsage().rss
+    const { result, ms } = await timed('a WOFF2 inflating to 400 MB', 'font/woff2', woff2Of(zeros, zeros.length * 50))
+    expectRefusal(result, 400, 'se descomprimen a más de los', 'que declara')
+    expect(ms).toBeLessThan(FONT_READ_TIMEOUT_MS / 5)
+    const grown = (process.memoryUsage().rss - rss) / 1024 / 1024
+    console.log(`  this process's memory grew by ${grown.toFixed(1)} MB`)
+    expect(grown).toBeLessThan(50)
+  })
+
+  test('a WOFF whose tables declare more than 32 MB is refused before any is inflated', async () => {
+    const woff = Buffer.from(caveatWoff)
+    // The first table's declared size, far past what its bytes hold.
+    woff.writeUInt32BE(100 * 1024 * 1024, 44 + 12)
+    const { result, ms } = await timed('a WOFF declaring 100 MB', 'font/woff', woff)
+    expectRefusal(result, 400, 'MB una vez descomprimida')
+    expect(ms).toBeLessThan(1000)
+  })
+
+  test('a WOFF table that inflates past its declared size is refused with 400', async () => {
+    const woff = Buffer.from(caveatWoff)
+    const table = 44 + 20 * 7 // glyf, compressed
+    expect(woff.toString('latin1', table, table + 4)).toBe('glyf')
+    woff.writeUInt32BE(woff.readUInt32BE(table + 12) - 100, table + 12)
+    const { result } = await timed('a WOFF table inflating past its size', 'font/woff', woff)
+    expectRefusal(result, 400, 'glyf', 'no se descomprime')
+  })
+})
+
+describe('the reading processes', () => {
+  test(`at most ${FONT_READERS} fonts are parsed at once; the others wait their turn and are answered`, async () => {
+    let most = 0
+    const children = () => {
+      let count = 0
+      for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+          const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+          if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('font-child')) count++
+        } catch {
+          // The process ended between the listing and the read.
+        }
+      }
+      return count
+    }
+    const watch = setInterval(() => (most = Math.max(most, children())), 5)
+    const start = performance.now()
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, index) => inspectFont({ contentType: index % 2 ? 'font/woff2' : 'font/woff', data: index % 2 ? caveatWoff2 : caveatWoff })),
+    )
+    clearInterval(watch)
+    console.log(`6 fonts at once: answered in ${Math.round(performance.now() - start)} ms, at most ${most} reading processes at a time`)
+    results.forEach(expectAccepted)
+    expect(most).toBeGreaterThan(0)
+    expect(most).toBeLessThanOrEqual(FONT_READERS)
+  })
+})
