@@ -2,6 +2,8 @@
  * The handwriting's rows: how many glyphs of a 600-character card have a shape of their own, and
  * what the card costs the plotter, per hand. Drawn on this process's thread, like the rendering rows.
  */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { loadConfig } from '@letters/config'
 import { fontNames, joinedHands, type FontName } from '@letters/contracts'
 import { plotFigures, plotLetter, plotSeconds, renderCard, type LetterToRender } from '@letters/render'
@@ -11,10 +13,11 @@ import { figure, type Row } from './report.js'
 
 const MESSAGE_LENGTH = 600
 
-const card = (fontName: FontName): LetterToRender => ({
+const card = (fontName: string, ownFont?: LetterToRender['ownFont']): LetterToRender => ({
   letterId: '5c0e2f4a-1b3d-4e6f-8a9b-0c1d2e3f4a5b',
   code: 'BENCH00002',
   fontName,
+  ownFont,
   message: cardMessage(MESSAGE_LENGTH),
   signature: 'Ana, de Papelería Luna',
   recipientLines: ['Lucía García Pérez', 'Calle Mayor 12, 3º B', '28013 Madrid'],
@@ -22,19 +25,23 @@ const card = (fontName: FontName): LetterToRender => ({
 })
 
 /** Per hand, the share of a card's glyphs (read from its PDF) that no other glyph matches after the best affine fit within 2 % of its height. */
-export async function measureTwins(): Promise<Array<{ fontName: FontName; share: number; glyphs: number }>> {
+export async function measureTwins(): Promise<Array<{ fontName: string; share: number; glyphs: number }>> {
   const shares = []
   for (const fontName of fontNames) {
     const report = twinReport(await filledShapes(await renderCard(card(fontName))))
     shares.push({ fontName, share: report.share, glyphs: report.shapes })
   }
+  // And an account's own font, as one is uploaded: Patrick Hand's WOFF2 (SIL OFL).
+  const face = readFileSync(createRequire(import.meta.url).resolve('@fontsource/patrick-hand/files/patrick-hand-latin-400-normal.woff2'))
+  const own = twinReport(await filledShapes(await renderCard(card('patrick-hand', { key: 'bench:1', face, plotterFont: 'kalam' }))))
+  shares.push({ fontName: 'patrick-hand (own font)', share: own.share, glyphs: own.shapes })
   return shares
 }
 
 export function twinRow(shares: Awaited<ReturnType<typeof measureTwins>>): Row {
   const least = Math.min(...shares.map((hand) => hand.share))
   return {
-    measure: `Glyphs without an affine twin, ${MESSAGE_LENGTH}-character card, per hand`,
+    measure: `Glyphs without an affine twin, ${MESSAGE_LENGTH}-character card, per hand and an account's own font`,
     result: shares.map((hand) => `${hand.fontName} ${figure(hand.share * 100)}%`).join(', '),
     target: `≥ 90% in every hand: ${least >= 0.9 ? 'met' : 'not met'}`,
   }

@@ -6,16 +6,22 @@ import {
   BLEED_MM,
   DEFAULT_CARD_FORMAT,
   DEFAULT_ENVELOPE_FORMAT,
+  DEFAULT_FONT,
+  FONT_MAX_BYTES,
   artworkContentTypes,
   cardFormatNames,
   cardFormats,
   cardProductions,
   envelopeFormatNames,
+  fontContentTypes,
+  fontNames,
   modeLabel,
+  type AccountFont,
   type ArtworkContentType,
   type ArtworkMeta,
   type CardDesign,
   type EnvelopeDesign,
+  type FontContentType,
   type Sender,
   type Signature,
   type admin,
@@ -129,22 +135,32 @@ const artworkExtensions: Record<string, ArtworkContentType> = { '.svg': 'image/s
 /** A signature is drawn by a pen or printed as an image: paths in an SVG, or a PNG; never a PDF. */
 const signatureContentTypes: readonly ArtworkContentType[] = ['image/svg+xml', 'image/png']
 
+/** The file types an account's font is uploaded as, by extension. */
+const fontExtensions: Record<string, FontContentType> = { '.ttf': 'font/ttf', '.otf': 'font/otf', '.woff': 'font/woff', '.woff2': 'font/woff2' }
+
 /**
- * An artwork file as the API takes it: its bytes and the Content-Type its extension says. A file
- * of another type, or larger than the API takes, is refused here, before its bytes travel.
+ * A file as the API takes it: its bytes and the Content-Type its extension says (`types`, of which
+ * `accepted`). A file of another type, or larger than `maxBytes`, is refused here, before its
+ * bytes travel.
  */
-async function readArtwork(path: string, accepted: readonly ArtworkContentType[], rule: string): Promise<{ data: Buffer; contentType: ArtworkContentType }> {
-  const contentType = artworkExtensions[extname(path).toLowerCase()]
+async function readUpload<T extends string>(
+  path: string,
+  types: Record<string, T>,
+  accepted: readonly T[],
+  maxBytes: number,
+  rule: string,
+): Promise<{ data: Buffer; contentType: T }> {
+  const contentType = types[extname(path).toLowerCase()]
   if (!contentType || !accepted.includes(contentType)) {
-    const extensions = Object.keys(artworkExtensions).filter((extension) => accepted.includes(artworkExtensions[extension]!))
+    const extensions = Object.keys(types).filter((extension) => accepted.includes(types[extension]!))
     throw new CliError(`El fichero '${path}' no es ${spanishList(extensions, 'ni')}: ${rule} (el tipo se deduce de la extensión)`)
   }
   try {
     const { size } = await stat(path)
-    if (size > ARTWORK_MAX_BYTES) {
+    if (size > maxBytes) {
       // Rounded up, so a file just over the limit never reads as the limit itself.
       const megabytes = Math.ceil((size / 1024 / 1024) * 10) / 10
-      throw new CliError(`El fichero '${path}' ocupa ${num(megabytes, 1)} MB: el máximo es ${num(ARTWORK_MAX_BYTES / 1024 / 1024)} MB`)
+      throw new CliError(`El fichero '${path}' ocupa ${num(megabytes, 1)} MB: el máximo es ${num(maxBytes / 1024 / 1024)} MB`)
     }
     return { data: await readFile(path), contentType }
   } catch (error) {
@@ -152,6 +168,9 @@ async function readArtwork(path: string, accepted: readonly ArtworkContentType[]
     throw unreadable(error, path, 'un fichero')
   }
 }
+
+const readArtwork = (path: string, accepted: readonly ArtworkContentType[], rule: string) =>
+  readUpload(path, artworkExtensions, accepted, ARTWORK_MAX_BYTES, rule)
 
 const designKinds = ['card', 'envelope'] as const
 type DesignKind = (typeof designKinds)[number]
@@ -277,6 +296,16 @@ function renderSender(sender: Sender): string {
         [address.name, address.company, address.address, `${address.zip} ${address.city}`, address.province, address.countryName].filter(Boolean).join(', '),
     ],
   ])
+}
+
+function renderFont(font: AccountFont): string {
+  const file: Array<[string, Cell]> = font.file
+    ? [
+        ['file', `v${font.file.version} ${font.file.contentType} ${fileSize(font.file.bytes)}`],
+        ['sha256', font.file.sha256],
+      ]
+    : [['file', null]]
+  return recordTable([['name', font.name], ['family', font.family], ['plotterFont', font.plotterFont], ...file])
 }
 
 function renderSignature(signature: Signature): string {
@@ -609,6 +638,48 @@ export function buildProgram(settings: Settings, io: Io): Command {
     },
     renderSignature,
   ).addHelpText('after', '\nExample:\n  npm run admin -- signatures artwork <account> <signature> firma.svg')
+
+  const fonts = program.command('fonts').description("an account's own handwriting fonts: created by name, then given a file")
+  apiCommand(
+    fonts
+      .command('add')
+      .description('add a font to an account, without a file yet (letters can use it once it has one)')
+      .argument('<account>', 'account id')
+      .requiredOption('--name <name>', 'the value requests send as fontName: 2 to 40 lower-case letters, digits or hyphens')
+      .requiredOption('--family <family>', 'the name people read')
+      .option('--plotter-font <hand>', `the built-in hand the plotter writes it in (${fontNames.join(', ')}; default ${DEFAULT_FONT})`),
+    (api, account: string, options: { name: string; family: string; plotterFont?: string; json?: boolean }) =>
+      api.post<AccountFont>(`/admin/accounts/${segment(account)}/fonts`, { name: options.name, family: options.family, plotterFont: options.plotterFont }),
+    renderFont,
+  )
+  apiCommand(
+    fonts
+      .command('file')
+      .summary("upload a font's file")
+      .description("upload a font's file, a new version each time: a .ttf, .otf, .woff or .woff2 that writes Spanish (ñ, á, ¿, ¡…)")
+      .argument('<account>', 'account id')
+      .argument('<name>', "the font's name")
+      .argument('<file>', 'the font file, sent as it is (its type is taken from the extension)'),
+    async (api, account: string, name: string, file: string) => {
+      const font = await readUpload(file, fontExtensions, fontContentTypes, FONT_MAX_BYTES, 'una fuente se sube como TTF, OTF, WOFF o WOFF2')
+      return api.upload<AccountFont>(`/admin/accounts/${segment(account)}/fonts/${segment(name)}/file`, font.data, font.contentType)
+    },
+    renderFont,
+  ).addHelpText('after', '\nExample:\n  npm run admin -- fonts file <account> mi-letra MiLetra.woff2')
+  apiCommand(
+    fonts.command('list').description("an account's fonts, with or without a file").argument('<account>', 'account id'),
+    (api, account: string) => api.get<{ data: AccountFont[] }>(`/admin/accounts/${segment(account)}/fonts`),
+    (list) =>
+      listTable(
+        ['name', 'family', 'plotterFont', 'file'],
+        list.data.map((font) => [
+          font.name,
+          font.family,
+          font.plotterFont,
+          font.file && `v${font.file.version} ${font.file.contentType} ${fileSize(font.file.bytes)}`,
+        ]),
+      ),
+  )
 
   apiCommand(
     program

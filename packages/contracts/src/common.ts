@@ -65,7 +65,7 @@ export const modeLabel = (livemode: boolean): Mode => (livemode ? 'live' : 'test
 export const NamedEntry = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() })
 export type NamedEntry = Static<typeof NamedEntry>
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /**
  * A letter's recipient as stored and shown: as the client sent it, the country upper-cased. The

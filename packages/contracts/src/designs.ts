@@ -1,5 +1,5 @@
-import { Type, type Static, type TSchema } from 'typebox'
-import { Literals, Recipient, type VerifiedAddress } from './common.js'
+import { Type, type Static } from 'typebox'
+import { Literals, Nullable, Recipient, type VerifiedAddress } from './common.js'
 
 /**
  * The physical products a letter is made of: a card of one size, in an envelope of one size.
@@ -97,7 +97,6 @@ export interface Stocks {
   envelopeStock: string
 }
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const SizeSchema = Type.Object({ width: Type.Number({ description: 'mm' }), height: Type.Number({ description: 'mm' }) })
 
 /** A sender's return address as kept and shown: normalized by the recipients' rules, with its country's Spanish name. */
@@ -185,4 +184,16 @@ export interface LetterDrawingSource {
   addressLines: string[] | null
   printSpec: PrintSpec | null
   artworks: ReadonlyMap<string, { print: Uint8Array; drawing: SignatureDrawing | null }>
+  /** For a letter in an account's own font: the version of its file the letter was accepted with; null for a built-in hand. */
+  ownFont: OwnFontFace | null
 }
+
+/** One version of an account's font as the renderer parses it, and the built-in hand the plotter writes it in. */
+export interface OwnFontFace {
+  /** The font's id and version (ownFontKey): a version never changes, so a parse is kept by it. */
+  key: string
+  face: Uint8Array
+  plotterFont: string
+}
+
+export const ownFontKey = (fontId: string, version: number) => `${fontId}:${version}`

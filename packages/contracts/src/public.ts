@@ -345,10 +345,13 @@ export type CardListQuery = Static<typeof CardListQuery>
 
 export const CardList = Page(CardSummary)
 
+/** The hands a letter can be written in: the built-in ones, then the account's own (`own`) that have a file. */
 export const FontList = Type.Object({
-  data: Type.Array(Type.Object({ name: Type.String(), family: Type.String(), default: Type.Boolean() })),
+  data: Type.Array(Type.Object({ name: Type.String(), family: Type.String(), default: Type.Boolean(), own: Type.Boolean() })),
 })
 export type FontList = Static<typeof FontList>
+
+export const FontParams = Type.Object({ name: Type.String({ maxLength: 64 }) })
 
 /** A proof is a PDF of the letter's pages as printed (the front artwork of a `printed` design with artwork, the handwriting, the envelope), sent as bytes. */
 export const Proof = Type.Unsafe<Buffer>({ type: 'string', format: 'binary', contentMediaType: 'application/pdf' })

@@ -5,6 +5,9 @@ import {
   DEFAULT_CARD_FORMAT,
   DEFAULT_CARD_PRODUCTION,
   DEFAULT_ENVELOPE_FORMAT,
+  DEFAULT_FONT,
+  fontContentTypes,
+  fontNames,
   cardFormatNames,
   erasableStatuses,
   cardProductions,
@@ -145,6 +148,49 @@ export const artworks = pgTable(
   (table) => [primaryKey({ columns: [table.ownerId, table.version] }), check('artworks_version_positive', sql`${table.version} > 0`)],
 )
 
+/**
+ * An account's own handwriting font: `name` is what its requests send as `fontName` (never a
+ * built-in hand's), `family` what people read. On the plotter, where an outline cannot be drawn
+ * with a pen, its letters are written in the built-in single-stroke hand `plotter_font` names.
+ */
+export const accountFonts = pgTable(
+  'account_fonts',
+  {
+    id: id(),
+    accountId: accountRef(),
+    name: text('name').notNull(),
+    family: text('family').notNull(),
+    plotterFont: text('plotter_font', { enum: fontNames }).notNull().default(DEFAULT_FONT),
+    createdAt: createdAt(),
+  },
+  (table) => [uniqueIndex('account_fonts_account_name_unique').on(table.accountId, table.name)],
+)
+
+/**
+ * Every version of an account font's file. As with artwork, a row is never changed: an upload
+ * adds the next version, and a letter keeps the version it was accepted with.
+ */
+export const accountFontFiles = pgTable(
+  'account_font_files',
+  {
+    fontId: uuid('font_id')
+      .notNull()
+      .references(() => accountFonts.id),
+    version: integer('version').notNull(),
+    contentType: text('content_type', { enum: fontContentTypes }).notNull(),
+    bytes: integer('bytes').notNull(),
+    sha256: text('sha256').notNull(),
+    /** The file as uploaded. */
+    original: bytea('original').notNull(),
+    /** The font as the renderer parses it (a WOFF unwrapped): made once at upload (@letters/artwork). */
+    face: bytea('face').notNull(),
+    /** A PNG at most 1,000 px wide of a sample sentence in the font. */
+    preview: bytea('preview').notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [primaryKey({ columns: [table.fontId, table.version] }), check('account_font_files_version_positive', sql`${table.version} > 0`)],
+)
+
 /** The card design, envelope design and sender a campaign or a letter is made with. */
 const designRefs = () => ({
   cardDesignId: uuid('card_design_id')
@@ -227,6 +273,9 @@ export const letters = pgTable(
     campaignId: uuid('campaign_id').references(() => campaigns.id),
     ...designRefs(),
     fontName: text('font_name').notNull(),
+    /** For a letter in an account's own font: the font and the version of its file it was accepted with; null for a built-in hand. */
+    fontId: uuid('font_id'),
+    fontVersion: integer('font_version'),
     message: text('message').notNull(),
     recipient: jsonb('recipient').$type<Recipient>().notNull(),
     /** The normalized address, null until the address worker has seen the letter. */

@@ -1,4 +1,4 @@
-import type { FontName, InkColor, Recipient } from '@letters/contracts'
+import type { InkColor, Recipient } from '@letters/contracts'
 
 /** A letter checked by the gateway and ready to be stored: everything but what needs the database. */
 export interface LetterDraft {
@@ -10,7 +10,11 @@ export interface LetterDraft {
   senderId: string
   /** Drawn under the message; null: signed with the sender's name. */
   signatureId: string | null
-  fontName: FontName
+  /** A built-in hand's name, or the account font's. */
+  fontName: string
+  /** For an account font: its id and the version of its file the letter keeps; null for a built-in hand. */
+  fontId: string | null
+  fontVersion: number | null
   inkColor: InkColor
   message: string
   recipient: Recipient

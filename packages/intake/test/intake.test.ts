@@ -41,6 +41,8 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     senderId: company.senderId,
     signatureId: null,
     fontName: 'caveat',
+    fontId: null,
+    fontVersion: null,
     inkColor: 'blue',
     message: 'Gracias por tu pedido',
     recipient: sampleRecipient,

@@ -1,6 +1,6 @@
 import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
-import { artworkKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
-import { artworks, letters, senders, type Executor } from '@letters/db'
+import { DEFAULT_FONT, artworkKey, ownFontKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
+import { accountFontFiles, accountFonts, artworks, letters, senders, type Executor } from '@letters/db'
 
 /** One version of an artwork as the renderer draws it. */
 export interface ArtworkPrint {
@@ -9,18 +9,25 @@ export interface ArtworkPrint {
 }
 
 /**
- * Artwork versions never change (an upload adds a version), so what was read once serves every
- * later letter: a batch of letters of one design reads its artwork once. Bounded: the oldest read
- * goes first.
+ * Artwork and font versions never change (an upload adds a version), so what was read once serves
+ * every later letter: a batch of letters of one design reads its artwork once. Bounded: the oldest
+ * read goes first.
  */
-const CACHE_ENTRIES = 64
-const cache = new Map<string, ArtworkPrint>()
-
-function remember(key: string, artwork: ArtworkPrint): void {
-  cache.delete(key)
-  cache.set(key, artwork)
-  while (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!)
+class VersionCache<T> {
+  private readonly entries = new Map<string, T>()
+  constructor(private readonly capacity: number) {}
+  get(key: string): T | undefined {
+    return this.entries.get(key)
+  }
+  remember(key: string, value: T): void {
+    this.entries.delete(key)
+    this.entries.set(key, value)
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!)
+  }
 }
+const cache = new VersionCache<ArtworkPrint>(64)
+/** A font file weighs up to 5 MB: fewer are kept. */
+const faces = new VersionCache<Buffer>(16)
 
 /** The artwork versions a print spec names, as [ownerId, version] pairs. */
 function artworksOf(spec: PrintSpec | null): Array<[string, number]> {
@@ -50,12 +57,36 @@ async function loadArtworks(ex: Executor, named: Array<[string, number]>): Promi
     for (const row of rows) {
       const key = artworkKey(row.ownerId, row.version)
       const artwork = { print: row.print, drawing: row.drawing }
-      remember(key, artwork)
+      cache.remember(key, artwork)
       found.set(key, artwork)
     }
   }
   for (const [ownerId, version] of named)
     if (!found.has(artworkKey(ownerId, version))) throw new Error(`artwork ${artworkKey(ownerId, version)} of a letter's print spec does not exist`)
+  return found
+}
+
+/** Reads the font versions not in the cache, in one round trip. */
+async function loadFaces(ex: Executor, named: Array<[string, number]>): Promise<Map<string, Buffer>> {
+  const found = new Map<string, Buffer>()
+  const missing: SQL[] = []
+  for (const [fontId, version] of named) {
+    const kept = faces.get(ownFontKey(fontId, version))
+    if (kept) found.set(ownFontKey(fontId, version), kept)
+    else missing.push(and(eq(accountFontFiles.fontId, fontId), eq(accountFontFiles.version, version))!)
+  }
+  if (missing.length > 0) {
+    const rows = await ex
+      .select({ fontId: accountFontFiles.fontId, version: accountFontFiles.version, face: accountFontFiles.face })
+      .from(accountFontFiles)
+      .where(or(...missing))
+    for (const row of rows) {
+      faces.remember(ownFontKey(row.fontId, row.version), row.face)
+      found.set(ownFontKey(row.fontId, row.version), row.face)
+    }
+  }
+  for (const [fontId, version] of named)
+    if (!found.has(ownFontKey(fontId, version))) throw new Error(`font version ${ownFontKey(fontId, version)} of a letter does not exist`)
   return found
 }
 
@@ -79,14 +110,26 @@ export async function readLetterDrawings(ex: Executor, letterIds: readonly strin
       address: letters.address,
       addressLines: letters.addressLines,
       printSpec: letters.printSpec,
+      fontId: letters.fontId,
+      fontVersion: letters.fontVersion,
+      plotterFont: accountFonts.plotterFont,
     })
     .from(letters)
     .innerJoin(senders, eq(senders.id, letters.senderId))
+    .leftJoin(accountFonts, eq(accountFonts.id, letters.fontId))
     .where(and(inArray(letters.id, [...letterIds]), where))
   const named = new Map(rows.flatMap((row) => artworksOf(row.printSpec)).map((pair) => [artworkKey(...pair), pair]))
   const loaded = await loadArtworks(ex, [...named.values()])
-  return rows.map((row) => ({
+  const fonts = new Map(
+    rows.flatMap(({ fontId, fontVersion }) => (fontId && fontVersion ? [[ownFontKey(fontId, fontVersion), [fontId, fontVersion] as [string, number]]] : [])),
+  )
+  const loadedFaces = await loadFaces(ex, [...fonts.values()])
+  return rows.map(({ fontId, fontVersion, plotterFont, ...row }) => ({
     ...row,
+    ownFont:
+      fontId && fontVersion
+        ? { key: ownFontKey(fontId, fontVersion), face: loadedFaces.get(ownFontKey(fontId, fontVersion))!, plotterFont: plotterFont ?? DEFAULT_FONT }
+        : null,
     artworks: new Map(artworksOf(row.printSpec).map(([ownerId, version]) => [artworkKey(ownerId, version), loaded.get(artworkKey(ownerId, version))!])),
   }))
 }

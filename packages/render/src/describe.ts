@@ -1,5 +1,5 @@
 import { recipientBlock } from '@letters/address'
-import { artworkKey, drawings, isFontName, isInkColor, type Drawing, type LetterDrawingSource, type SignatureDrawing } from '@letters/contracts'
+import { artworkKey, drawings, isFontName, isInkColor, type Drawing, type FontName, type LetterDrawingSource, type SignatureDrawing } from '@letters/contracts'
 import type { DesignToRender } from './design.js'
 import { describeLetter, type LetterToRender } from './letter.js'
 
@@ -11,10 +11,13 @@ import { describeLetter, type LetterToRender } from './letter.js'
  * (FLOOR_COUNTRY): mail that stays in it carries no country line.
  */
 export function drawingOf(source: LetterDrawingSource, floorCountry: string): LetterToRender {
-  if (!isFontName(source.fontName)) throw new Error(`letter ${source.letterId} uses the unknown font ${source.fontName}`)
+  const own = source.ownFont
+  if (own && !isFontName(own.plotterFont)) throw new Error(`letter ${source.letterId}'s font stands in the unknown hand ${own.plotterFont} on the plotter`)
+  if (!own && !isFontName(source.fontName)) throw new Error(`letter ${source.letterId} uses the unknown font ${source.fontName}`)
+  const ownFont = own ? { key: own.key, face: own.face, plotterFont: own.plotterFont as FontName } : undefined
   if (!(drawings as readonly number[]).includes(source.drawing)) throw new Error(`letter ${source.letterId} has the unknown drawing ${source.drawing}`)
   if (!isInkColor(source.inkColor)) throw new Error(`letter ${source.letterId} has the unknown ink ${source.inkColor}`)
-  const hand = { drawing: source.drawing as Drawing, ink: source.inkColor }
+  const hand = { drawing: source.drawing as Drawing, ink: source.inkColor, ownFont }
   const recipient = source.address ?? source.recipient
   const spec = source.printSpec
   if (!spec) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { inflateSync } from 'node:zlib'
 import type * as Fontkit from 'fontkit'
+import { sfntFromWoff } from '@letters/artwork/font-tables'
 import type { FontName } from '@letters/contracts'
 
 const require = createRequire(import.meta.url)
@@ -17,7 +17,11 @@ declare global {
   }
 }
 
-/** Each handwriting font's file in its font package: the latin subset covers Spanish (á, ñ, ¿, ¡). */
+/**
+ * Each handwriting font's file in its font package: the latin subset covers Spanish (á, ñ, ¿, ¡).
+ * Read as the plain TrueType font it wraps (sfntFromWoff): fontkit reads a WOFF by inflating a
+ * whole table again at every access.
+ */
 const fontFiles: Record<FontName, string> = {
   caveat: '@fontsource/caveat/files/caveat-latin-400-normal.woff',
   'dancing-script': '@fontsource/dancing-script/files/dancing-script-latin-400-normal.woff',
@@ -26,49 +30,14 @@ const fontFiles: Record<FontName, string> = {
   kalam: '@fontsource/kalam/files/kalam-latin-400-normal.woff',
 }
 
-/**
- * The plain TrueType/OpenType font a WOFF file wraps: its tables inflated, laid out again behind an
- * sfnt header. fontkit reads a WOFF font by inflating the whole table again at every access
- * (the glyph table once per glyph measured or embedded), which was three quarters of a render.
- * The tables keep their bytes and checksums, so the fonts embedded in a PDF are the same.
- */
-export function sfntFromWoff(woff: Buffer): Buffer {
-  if (woff.toString('latin1', 0, 4) !== 'wOFF') throw new Error('not a WOFF file')
-  const numTables = woff.readUInt16BE(12)
-  // The WOFF directory is sorted by tag already, as the sfnt one must be.
-  const tables = Array.from({ length: numTables }, (_, index) => {
-    const entry = 44 + index * 20
-    const offset = woff.readUInt32BE(entry + 4)
-    const compressedLength = woff.readUInt32BE(entry + 8)
-    const length = woff.readUInt32BE(entry + 12)
-    const stored = woff.subarray(offset, offset + compressedLength)
-    const data = compressedLength < length ? inflateSync(stored) : stored
-    if (data.length !== length) throw new Error(`WOFF table ${woff.toString('latin1', entry, entry + 4)} inflates to ${data.length} bytes, not ${length}`)
-    return { tag: woff.subarray(entry, entry + 4), checksum: woff.readUInt32BE(entry + 16), data }
-  })
-  const padded = (length: number) => (length + 3) & ~3
-  const headerLength = 12 + 16 * numTables
-  const sfnt = Buffer.alloc(headerLength + tables.reduce((sum, table) => sum + padded(table.data.length), 0))
-  const searchPower = 2 ** Math.floor(Math.log2(numTables))
-  woff.copy(sfnt, 0, 4, 8) // the flavour: TrueType or CFF outlines
-  sfnt.writeUInt16BE(numTables, 4)
-  sfnt.writeUInt16BE(searchPower * 16, 6)
-  sfnt.writeUInt16BE(Math.log2(searchPower), 8)
-  sfnt.writeUInt16BE(numTables * 16 - searchPower * 16, 10)
-  let offset = headerLength
-  tables.forEach((table, index) => {
-    const entry = 12 + index * 16
-    table.tag.copy(sfnt, entry)
-    sfnt.writeUInt32BE(table.checksum, entry + 4)
-    sfnt.writeUInt32BE(offset, entry + 8)
-    sfnt.writeUInt32BE(table.data.length, entry + 12)
-    table.data.copy(sfnt, offset)
-    offset += padded(table.data.length)
-  })
-  return sfnt
-}
-
 const parsed = new Map<FontName, Fontkit.Font>()
+
+/** A font file parsed by fontkit: one font, never a collection (an account's upload was checked to be one). */
+function parsedFont(data: Buffer, what: string): Fontkit.Font {
+  const created = fontkit.create(data)
+  if (!('hasGlyphForCodePoint' in created)) throw new Error(`font ${what} is a collection, not a font`)
+  return created
+}
 
 /**
  * The font, read, unwrapped and parsed once per process, then shared by every document drawn in
@@ -78,30 +47,62 @@ const parsed = new Map<FontName, Fontkit.Font>()
 export function handFont(name: FontName): Fontkit.Font {
   let font = parsed.get(name)
   if (!font) {
-    const created = fontkit.create(sfntFromWoff(readFileSync(require.resolve(fontFiles[name]))))
     // A WOFF file holds one font; a collection would be a packaging mistake of ours.
-    if (!('hasGlyphForCodePoint' in created)) throw new Error(`font ${name} is a collection, not a font`)
-    font = created
+    font = parsedFont(sfntFromWoff(readFileSync(require.resolve(fontFiles[name]))), name)
     parsed.set(name, font)
   }
   return font
+}
+
+/** One version of an account's own font, as a letter in it is drawn: its file as the renderer parses it, and the plotter's stand-in. */
+export interface OwnFont {
+  /** The font's id and version: a version never changes, so its parse is kept by this. */
+  key: string
+  face: Uint8Array
+  /** The built-in hand whose single strokes the plotter writes it in. */
+  plotterFont: FontName
+}
+
+/** Account fonts parsed in this process, the latest used last: a font is parsed once, not per letter. */
+const OWN_FONTS_KEPT = 16
+const ownParsed = new Map<string, Fontkit.Font>()
+
+function ownFont(own: OwnFont): Fontkit.Font {
+  let font = ownParsed.get(own.key)
+  if (font) ownParsed.delete(own.key)
+  else font = parsedFont(Buffer.from(own.face.buffer, own.face.byteOffset, own.face.byteLength), own.key)
+  ownParsed.set(own.key, font)
+  while (ownParsed.size > OWN_FONTS_KEPT) {
+    const oldest = ownParsed.keys().next().value!
+    ownParsed.delete(oldest)
+    delete knownCodePoints[`own-${oldest}`]
+  }
+  return font
+}
+
+/** A letter's hand: a built-in one by its name, or an account's own font. */
+export type HandChoice = FontName | OwnFont
+
+/** The hand's font, and the name documents register it under (pdfkit keeps a font by that name). */
+export function fontOf(hand: HandChoice): { font: Fontkit.Font; id: string } {
+  return typeof hand === 'string' ? { font: handFont(hand), id: hand } : { font: ownFont(hand), id: `own-${hand.key}` }
 }
 
 const UNKNOWN = 0
 const WRITABLE = 1
 const UNWRITABLE = 2
 /** Per font, what is known of each code point of the Basic Multilingual Plane: a message is checked on every letter created. */
-const knownCodePoints: Partial<Record<FontName, Uint8Array>> = {}
+const knownCodePoints: Record<string, Uint8Array> = {}
 
 /**
- * The characters of `text` the font has no glyph for: drawn, each would be an empty box (a
+ * The characters of `text` the hand has no glyph for: drawn, each would be an empty box (a
  * Chinese name, an emoji, a Polish Ł in a latin-only font). White space and invisible format
  * characters are laid out, not drawn.
  * Distinct, in order of first appearance.
  */
-export function unwritableCharacters(name: FontName, text: string): string[] {
-  const font = handFont(name)
-  const known = (knownCodePoints[name] ??= new Uint8Array(0x10000))
+export function unwritableCharacters(hand: HandChoice, text: string): string[] {
+  const { font, id } = fontOf(hand)
+  const known = (knownCodePoints[id] ??= new Uint8Array(0x10000))
   const missing = new Set<string>()
   for (const character of text) {
     const codePoint = character.codePointAt(0)!

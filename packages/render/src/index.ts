@@ -40,7 +40,7 @@ export {
   type Imposition,
   type Size,
 } from './geometry.js'
-export { handFont, unwritableCharacters } from './fonts.js'
+export { fontOf, handFont, unwritableCharacters, type HandChoice, type OwnFont } from './fonts.js'
 export { MIN_FONT_SIZE, fitSize, type Measure, type Wrapping } from './handwriting.js'
 export { flattenPath, pathSegments, type PathSegment } from './paths.js'
 export { RenderPool, RenderQueueFull, defaultRenderThreads, type RenderKind, type RenderPoolOptions, type RenderTask } from './render-pool.js'

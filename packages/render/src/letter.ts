@@ -7,12 +7,13 @@ import {
   DRAWING_REVISION,
   joinedHands,
   type Drawing,
+  isFontName,
   type FontName,
   type InkColor,
 } from '@letters/contracts'
 import { barsWidth, code128Bars, code128Layout, type Bar } from './barcode.js'
 import type { DesignToRender } from './design.js'
-import { handFont } from './fonts.js'
+import { fontOf, type HandChoice, type OwnFont } from './fonts.js'
 import {
   BLEED,
   MM,
@@ -36,7 +37,10 @@ export interface LetterToRender {
   letterId: string
   /** The letter's short code (letters.code): barcoded and printed small on the envelope. */
   code: string
-  fontName: FontName
+  /** A built-in hand's name, or an account font's (then `ownFont` is its file). */
+  fontName: string
+  /** For a letter in an account's own font: the version of its file the letter was accepted with. */
+  ownFont?: OwnFont | undefined
   message: string
   /** The line the card is signed with. */
   signature: string
@@ -65,6 +69,19 @@ export interface LetterToRender {
  * kept proof's name carries it, so that proofs are drawn again when it changes.
  */
 export { DRAWING_REVISION }
+
+/** The hand a letter is written in: its account's font, or a built-in one. */
+export function handOf(letter: Pick<LetterToRender, 'fontName' | 'ownFont'>): HandChoice {
+  if (letter.ownFont) return letter.ownFont
+  if (!isFontName(letter.fontName)) throw new Error(`the font ${letter.fontName} is neither a built-in hand nor given with its file`)
+  return letter.fontName
+}
+
+/** The built-in hand whose single strokes the plotter writes the letter in: its own, or its account font's stand-in. */
+export const plotterHand = (letter: Pick<LetterToRender, 'fontName' | 'ownFont'>): FontName => {
+  const hand = handOf(letter)
+  return typeof hand === 'string' ? hand : hand.plotterFont
+}
 
 /** The drawing a letter is written in. */
 export const letterDrawing = (letter: Pick<LetterToRender, 'drawing'>): Drawing => letter.drawing ?? DRAWING_REVISION
@@ -186,12 +203,15 @@ export function signaturePlace(drawing: Size, card: CardGeometry): Placement {
  * caches a font by the name it was registered with, and a batch's file mixes fonts. Its
  * signatures' images are among the document's `images`.
  */
-function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'drawing' | 'ink'>, images?: DocumentImages): Hand {
-  const { fontName } = letter
-  const name = `hand-${fontName}`
-  doc.registerFont(name, handFont(fontName))
+function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'ownFont' | 'drawing' | 'ink'>, images?: DocumentImages): Hand {
+  const hand = handOf(letter)
+  const { font, id } = fontOf(hand)
+  const name = `hand-${id}`
+  doc.registerFont(name, font)
   doc.font(name)
-  const ink = letterDrawing(letter) === 4 ? undefined : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined: joinedHands.has(fontName) }
+  // An account's font is not known to join its letters: each glyph is varied whole.
+  const joined = typeof hand === 'string' && joinedHands.has(hand)
+  const ink = letterDrawing(letter) === 4 ? undefined : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined }
   const signatureColor = signatureInk(letter)
   return {
     measure: pdfMeasure(doc),
@@ -237,7 +257,7 @@ function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, 
 }
 
 /** The size and lines the message is written at: the largest that fits the card's message box. */
-export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'message' | 'design'>): { size: number; lines: string[]; lineHeight: number } {
+export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'ownFont' | 'message' | 'design'>): { size: number; lines: string[]; lineHeight: number } {
   const card = cardOf(letter)
   return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter).measure, letter.message, card)
 }
@@ -628,7 +648,7 @@ export function addressLines(address: {
 export interface LetterRecord {
   letterId: string
   code: string
-  fontName: FontName
+  fontName: string
   message: string
   /** The sender's name: it signs the card and heads the envelope's sender block. */
   senderName: string

@@ -5,7 +5,7 @@ import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/pipeline'
 import { buildApp } from './app.js'
 import { PersonalDataEraser } from './services/personal-data.js'
-import { seedDemoAccount } from './seed-demo.js'
+import { demoFont, seedDemoAccount } from './seed-demo.js'
 
 const config = loadConfigOrExit()
 await awaitSchema(config, createLogger('gateway', config.logLevel))
@@ -25,6 +25,7 @@ if (config.seedDemo) {
         `  Its designs: ${cardDesigns.map((card) => `${card.name} (${card.id})`).join(', ')}; ${envelopeDesigns.map((envelope) => `${envelope.name} (${envelope.id})`).join(', ')}`,
         `  Try: curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/company-data`,
         `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/card-designs/${cardDesigns[0]!.id}/preview -o tarjeta.png`,
+        `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/fonts   (its own font: fontName "${demoFont.name}")`,
         '',
         '',
       ].join('\n'),

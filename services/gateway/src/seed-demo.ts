@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { count, sql } from 'drizzle-orm'
 import { accounts, type Db } from '@letters/db'
 import { demoDesigns } from './demo-artwork.js'
 import { createAccount } from './services/accounts.js'
 import { createCampaign } from './services/campaigns.js'
 import { createCardDesign, createEnvelopeDesign, createSender, createSignature, putArtwork } from './services/designs.js'
+import { createAccountFont, putAccountFontFile } from './services/fonts.js'
 
 /** Any constant: two gateways starting together must not both seed. */
 const SEED_LOCK_ID = 727_002
@@ -11,10 +14,21 @@ const SEED_LOCK_ID = 727_002
 const svg = (text: string) => ({ contentType: 'image/svg+xml', data: Buffer.from(text) })
 
 /**
+ * The demo's own font, as a client would upload theirs: Patrick Hand (SIL Open Font License 1.1),
+ * from its npm package, written on the plotter in kalam's strokes.
+ */
+export const demoFont = {
+  name: 'patrick-hand',
+  family: 'Patrick Hand',
+  plotterFont: 'kalam',
+  file: '@fontsource/patrick-hand/files/patrick-hand-latin-400-normal.woff2',
+} as const
+
+/**
  * On an empty database, creates a demo account with everything needed to send a letter and see
  * it as it will be printed: a printed and a preprinted card design with their artwork, a white
  * and a kraft envelope with a logo, a sender with a return address, a signature drawn as
- * strokes and a campaign. Returns its API key (shown once), and the ids a quick start names;
+ * strokes, a font of its own and a campaign. Returns its API key (shown once), and the ids a quick start names;
  * undefined when the database already has accounts.
  */
 export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds } | undefined> {
@@ -41,6 +55,9 @@ export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; ap
     const sender = await createSender(db, account.id, demoDesigns.sender)
     const signature = await createSignature(db, account.id, demoDesigns.signature.name)
     await putArtwork(db, 'signatures', account.id, signature.id, svg(demoDesigns.signature.svg))
+    const { file, ...font } = demoFont
+    await createAccountFont(db, account.id, font)
+    await putAccountFontFile(db, account.id, font.name, { contentType: 'font/woff2', data: readFileSync(createRequire(import.meta.url).resolve(file)) })
     await createCampaign(db, account.id, {
       name: 'Bienvenida de clientes',
       active: true,

@@ -111,16 +111,16 @@ describe('GET /campaigns', () => {
 })
 
 describe('GET /fonts', () => {
-  it('lists every handwriting font a letter can ask for, the default first', async ({ gateway: app, account }) => {
+  it('lists every built-in hand a letter can ask for, the default first, none of them the account’s own', async ({ gateway: app, account }) => {
     const response = await get(app, '/fonts', account.apiKey)
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
       data: [
-        { name: 'caveat', family: 'Caveat', default: true },
-        { name: 'dancing-script', family: 'Dancing Script', default: false },
-        { name: 'homemade-apple', family: 'Homemade Apple', default: false },
-        { name: 'indie-flower', family: 'Indie Flower', default: false },
-        { name: 'kalam', family: 'Kalam', default: false },
+        { name: 'caveat', family: 'Caveat', default: true, own: false },
+        { name: 'dancing-script', family: 'Dancing Script', default: false, own: false },
+        { name: 'homemade-apple', family: 'Homemade Apple', default: false, own: false },
+        { name: 'indie-flower', family: 'Indie Flower', default: false, own: false },
+        { name: 'kalam', family: 'Kalam', default: false, own: false },
       ],
     })
   })

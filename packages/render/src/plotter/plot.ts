@@ -15,6 +15,7 @@ import {
   toBuffer,
   type Hand,
   type LetterToRender,
+  plotterHand,
 } from '../letter.js'
 import { shapeRandom, varyStrokes } from '../shape.js'
 import { clipToBox, flattenPath } from '../paths.js'
@@ -195,12 +196,13 @@ function joinedWord(letters: PagePoint[][][], size: number): PagePoint[][] {
  * whose line is `penWidth` mm wide.
  */
 export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): PlotStroke[] {
-  const font = strokeFont(strokeFontOf[letter.fontName])
+  const strokeHand = plotterHand(letter)
+  const font = strokeFont(strokeFontOf[strokeHand])
   const written: Array<Array<[number, number]>> = []
   const shaped = letterDrawing(letter) !== 4
   const hand: Hand = {
     measure: font.measure,
-    pen: () => (shaped ? shapedStrokePen(font.ascender, font, joinedHands.has(letter.fontName), written) : strokePen(font.ascender, font, written)),
+    pen: () => (shaped ? shapedStrokePen(font.ascender, font, joinedHands.has(strokeHand), written) : strokePen(font.ascender, font, written)),
     sign(drawing, place) {
       // A pen cannot draw an image: the card is signed with the name, in the hand.
       if (drawing.kind !== 'paths') return false

@@ -19,7 +19,8 @@ import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
-import { assertWritable, checkedFont } from '../services/fonts.js'
+import { assertSenderWritableIn } from '../services/designs.js'
+import { assertWritable, letterHand, type LetterHand } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
 import { characterCount, fillTemplate } from '../services/templates.js'
 import { inFlight, keyReused, requestFingerprint } from './idempotency.js'
@@ -124,14 +125,17 @@ function costOf(letterCosts: Config['letterCosts'], country: string): number {
  * Everything the floor writes on the card and the envelope is drawn in the letter's font: text
  * it cannot write is refused before anything is charged.
  */
-function assertDrawable(draft: LetterDraft): void {
+function assertDrawable(draft: LetterDraft, hand: LetterHand): void {
   const { recipient } = draft
-  assertWritable(draft.fontName, draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'", draft.message)
+  assertWritable(hand, draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'", draft.message)
   for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const)
-    assertWritable(draft.fontName, `El campo '${field}'`, recipient[field])
+    assertWritable(hand, `El campo '${field}'`, recipient[field])
 }
 
-function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.SingleLetterBody): LetterDraft {
+/** The draft's hand: its font's name, and for an account font the version of its file the letter keeps. */
+const handFields = ({ fontName, fontId, fontVersion }: LetterHand) => ({ fontName, fontId, fontVersion })
+
+function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.SingleLetterBody, hand: LetterHand): LetterDraft {
   const recipient = checkedRecipient(body)
   const draft: LetterDraft = {
     id: randomUUID(),
@@ -141,14 +145,14 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     envelopeDesignId: body.envelopeDesignId,
     senderId: body.senderId,
     signatureId: body.signatureId ?? null,
-    fontName: checkedFont(body.fontName),
+    ...handFields(hand),
     inkColor: body.inkColor ?? DEFAULT_INK,
     message: checkedMessage(body.message ?? ''),
     recipient,
     cost: costOf(letterCosts, recipient.country),
     sendAt: checkedSendAt(body.sendAt),
   }
-  assertDrawable(draft)
+  assertDrawable(draft, hand)
   return draft
 }
 
@@ -184,14 +188,14 @@ export function campaignLetterDraft(
     envelopeDesignId: campaign.envelopeDesignId,
     senderId: campaign.senderId,
     signatureId: request.signatureId ?? campaign.signatureId,
-    fontName: checkedFont(campaign.fontName),
+    ...handFields(campaign.hand),
     inkColor: input.inkColor ?? request.inkColor ?? campaign.inkColor ?? DEFAULT_INK,
     message: checkedMessage(message),
     recipient,
     cost: costOf(letterCosts, recipient.country),
     sendAt: request.sendAt,
   }
-  assertDrawable(draft)
+  assertDrawable(draft, campaign.hand)
   return draft
 }
 
@@ -260,8 +264,11 @@ export async function createLetter(
   const { accountId } = requester
   let draft: LetterDraft
   try {
-    if (request.kind === 'single') draft = singleLetterDraft(deps.letterCosts, request.body)
-    else {
+    if (request.kind === 'single') {
+      const hand = await letterHand(deps.db, accountId, request.body.fontName)
+      draft = singleLetterDraft(deps.letterCosts, request.body, hand)
+      await assertSenderWritableIn(deps.db, accountId, draft.senderId, hand)
+    } else {
       const sendAt = checkedSendAt(request.body.sendAt)
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
       draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId })

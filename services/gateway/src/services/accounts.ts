@@ -2,13 +2,23 @@ import { eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
-import { accounts, type Db, type Executor } from '@letters/db'
+import { accounts, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
 import { issueApiKey } from './api-keys.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 import { isoInstant } from '@letters/letters'
 
 export const accountNotFound = () => notFound('La cuenta no existe')
+
+/** An insert naming an account that does not exist fails on its foreign key: the account's 404. */
+export async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (error) {
+    if (sqlState(error) === SQLSTATE.foreignKeyViolation) throw accountNotFound()
+    throw error
+  }
+}
 
 /** A new account with its first API key; opening credits go through the ledger like any other. */
 export async function createAccount(db: Executor, input: { name: string; credits?: number | undefined }) {

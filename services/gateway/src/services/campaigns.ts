@@ -3,7 +3,8 @@ import type { admin, CampaignVariable } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
-import { assertWritable, checkedFont } from './fonts.js'
+import { assertWritable, letterHand, type LetterHand } from './fonts.js'
+import { assertSenderWritableIn } from './designs.js'
 import { assertOwnedDesigns } from './ownership.js'
 import { characterCount, literalText, placeholdersOf } from './templates.js'
 
@@ -15,6 +16,8 @@ export type CampaignForLetter = Pick<
   'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'inkColor' | 'message'
 > & {
   variables: Array<Omit<CampaignVariable, 'example'>>
+  /** The hand its letters are written in now: for an account font, the latest version of its file. */
+  hand: LetterHand
 }
 
 /**
@@ -44,12 +47,13 @@ export async function loadCampaign(ex: Executor, accountId: string, campaignId: 
     .groupBy(campaigns.id)
   if (!campaign) throw badRequest("El campo 'campaignId' no corresponde a ninguna campaña de la cuenta")
   if (!campaign.active) throw badRequest('La campaña no está activa')
-  return campaign
+  const hand = await letterHand(ex, accountId, campaign.fontName)
+  await assertSenderWritableIn(ex, accountId, campaign.senderId, hand)
+  return { ...campaign, hand }
 }
 
 /** The rules a campaign's variables and template must follow beyond their JSON shape. */
-function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
-  const font = checkedFont(body.fontName)
+function assertCoherentTemplate(body: admin.CreateCampaignBody, font: LetterHand): void {
   // Every letter of the campaign would carry the template's text: its font must be able to write it.
   assertWritable(font, "El campo 'message'", literalText(body.message))
   const declared = new Set<string>()
@@ -70,8 +74,8 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody): void {
 }
 
 export async function createCampaign(db: Executor, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
-  assertCoherentTemplate(body)
   if (!(await findAccount(db, accountId))) throw accountNotFound()
+  assertCoherentTemplate(body, await letterHand(db, accountId, body.fontName))
   await assertOwnedDesigns(db, accountId, body)
   return db.transaction(async (tx) => {
     const [campaign] = await tx

@@ -8,6 +8,7 @@ import {
   cardFormats,
   envelopeFormats,
   fontNames,
+  type FontName,
   type ArtworkMeta,
   type ArtworkUse,
   type CardDesign,
@@ -17,10 +18,10 @@ import {
   type StoredReturnAddress,
   admin,
 } from '@letters/contracts'
-import { artworks, cardDesigns, envelopeDesigns, senders, signatures, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
+import { artworks, cardDesigns, envelopeDesigns, senders, signatures, type Db, type Executor } from '@letters/db'
 import { ApiError, badRequest, notFound } from '../errors.js'
-import { accountNotFound, findAccount } from './accounts.js'
-import { assertWritable } from './fonts.js'
+import { accountNotFound, findAccount, intoAccount } from './accounts.js'
+import { assertWritable, type LetterHand } from './fonts.js'
 
 /** What an artwork belongs to, by the path segment that names it. */
 export const artworkOwners = {
@@ -96,16 +97,6 @@ const envelopeDesignColumns = {
 function assertCoherentCard(design: Pick<CardDesignRow, 'production' | 'stockCode'>): void {
   if (design.production === 'preprinted' && !design.stockCode)
     throw badRequest("Un diseño 'preprinted' necesita 'stockCode': el código del papel preimpreso que carga el taller")
-}
-
-/** An insert naming an account that does not exist fails on its foreign key: the account's 404. */
-async function intoAccount<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write()
-  } catch (error) {
-    if (sqlState(error) === SQLSTATE.foreignKeyViolation) throw accountNotFound()
-    throw error
-  }
 }
 
 export async function createCardDesign(db: Executor, accountId: string, body: admin.CreateCardDesignBody): Promise<CardDesign> {
@@ -316,12 +307,32 @@ const senderColumns = { id: senders.id, name: senders.name, returnAddress: sende
  * A sender's name signs its letters and its return address is written on their envelopes, in
  * whatever font each letter is written in: every font must be able to write both.
  */
-function assertWritableSender(name: string | undefined, returnAddress: StoredReturnAddress | null | undefined): void {
-  const texts: Array<[string, string | null | undefined]> = [["El campo 'name'", name]]
+function assertWritableSender(
+  name: string | undefined,
+  returnAddress: StoredReturnAddress | null | undefined,
+  hands: ReadonlyArray<LetterHand | FontName> = fontNames,
+  subjectOf = (field: string) => `El campo '${field}'`,
+): void {
+  const texts: Array<[string, string | null | undefined]> = [[subjectOf('name'), name]]
   if (returnAddress)
     for (const field of ['name', 'company', 'address', 'zip', 'city', 'province', 'countryName'] as const)
-      texts.push([`El campo 'returnAddress.${field}'`, returnAddress[field]])
-  for (const font of fontNames) for (const [subject, text] of texts) assertWritable(font, subject, text)
+      texts.push([subjectOf(`returnAddress.${field}`), returnAddress[field]])
+  for (const hand of hands) for (const [subject, text] of texts) assertWritable(hand, subject, text)
+}
+
+/**
+ * A letter in an account's own font writes its sender's name and return address in that font,
+ * which a sender was never checked against (the built-in hands were): a 400 naming what it
+ * cannot write, before anything is charged. A built-in hand costs no query.
+ */
+export async function assertSenderWritableIn(ex: Executor, accountId: string, senderId: string, hand: LetterHand): Promise<void> {
+  if (typeof hand.hand === 'string') return
+  const [sender] = await ex
+    .select({ name: senders.name, returnAddress: senders.returnAddress })
+    .from(senders)
+    .where(and(eq(senders.id, senderId), eq(senders.accountId, accountId)))
+  // Another account's sender or none: the intake refuses it, naming the field.
+  if (sender) assertWritableSender(sender.name, sender.returnAddress, [hand], (field) => `El remitente (su campo '${field}')`)
 }
 
 export async function createSender(db: Executor, accountId: string, body: admin.CreateSenderBody): Promise<Sender> {

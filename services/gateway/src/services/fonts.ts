@@ -1,18 +1,207 @@
-import { DEFAULT_FONT, fontFamilies, fontNames, isFontName, type FontName, type publicApi } from '@letters/contracts'
-import { unwritableCharacters } from '@letters/render'
-import { badRequest } from '../errors.js'
+import { and, asc, desc, eq, max, sql } from 'drizzle-orm'
+import { fontPreview, inspectFont } from '@letters/artwork'
+import {
+  DEFAULT_FONT,
+  fontFamilies,
+  fontNames,
+  isFontName,
+  ownFontKey,
+  type AccountFont,
+  type CreateAccountFontBody,
+  type FontName,
+  type publicApi,
+} from '@letters/contracts'
+import { accountFontFiles, accountFonts, SQLSTATE, sqlState, type Executor } from '@letters/db'
+import { handFont, unwritableCharacters, type HandChoice } from '@letters/render'
+import { ApiError, badRequest, conflict, notFound } from '../errors.js'
+import { findAccount, accountNotFound, intoAccount } from './accounts.js'
 
-/** The font a letter is written in: the default when none is asked for, 400 for an unknown one. */
-export function checkedFont(fontName: string | null | undefined): FontName {
-  if (fontName === null || fontName === undefined) return DEFAULT_FONT
-  if (!isFontName(fontName)) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${fontNames.join(', ')}`)
-  return fontName
+/**
+ * The hand a letter is written in, as a creation request names it: a built-in one, or one of the
+ * account's own fonts in the latest version of its file (which the letter keeps).
+ */
+export interface LetterHand {
+  fontName: string
+  hand: HandChoice
+  fontId: string | null
+  fontVersion: number | null
 }
 
-/** The catalogue of handwriting fonts, the default first. */
-export function listFonts(): publicApi.FontList {
+/** The latest version of each account font's file: the one new letters are written in. */
+const latestFile = sql`(SELECT max(${accountFontFiles.version}) FROM ${accountFontFiles} WHERE ${accountFontFiles.fontId} = ${accountFonts.id})`
+
+/** Font files read in this process, by ownFontKey: a version never changes, and a font weighs up to 5 MB. */
+const FACES_KEPT = 16
+const faces = new Map<string, Buffer>()
+
+async function faceOf(ex: Executor, fontId: string, version: number): Promise<Buffer> {
+  const key = ownFontKey(fontId, version)
+  let face = faces.get(key)
+  if (face) faces.delete(key)
+  else {
+    const [row] = await ex
+      .select({ face: accountFontFiles.face })
+      .from(accountFontFiles)
+      .where(and(eq(accountFontFiles.fontId, fontId), eq(accountFontFiles.version, version)))
+    if (!row) throw new Error(`font file ${key} vanished: versions are never deleted`)
+    face = row.face
+  }
+  faces.set(key, face)
+  while (faces.size > FACES_KEPT) faces.delete(faces.keys().next().value!)
+  return face
+}
+
+/** The names a request may send as `fontName`, for a refusal: the built-in hands, then the account's own with a file. */
+async function availableNames(ex: Executor, accountId: string): Promise<string[]> {
+  const own = await ex
+    .select({ name: accountFonts.name })
+    .from(accountFonts)
+    .where(and(eq(accountFonts.accountId, accountId), sql`${latestFile} IS NOT NULL`))
+    .orderBy(asc(accountFonts.name))
+  return [...fontNames, ...own.map((row) => row.name)]
+}
+
+/**
+ * The hand a letter of `accountId` is written in: the default when none is asked for; 400 for a
+ * name that is neither a built-in hand nor one of the account's fonts (another account's font
+ * included), and for an account font without a file yet. A built-in hand costs no query.
+ */
+export async function letterHand(ex: Executor, accountId: string, fontName: string | null | undefined): Promise<LetterHand> {
+  if (fontName === null || fontName === undefined) return { fontName: DEFAULT_FONT, hand: DEFAULT_FONT, fontId: null, fontVersion: null }
+  if (isFontName(fontName)) return { fontName, hand: fontName, fontId: null, fontVersion: null }
+  const [row] = await ex
+    .select({ id: accountFonts.id, plotterFont: accountFonts.plotterFont, version: latestFile.mapWith(Number) })
+    .from(accountFonts)
+    .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, fontName)))
+  if (!row) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${(await availableNames(ex, accountId)).join(', ')}`)
+  if (!row.version) throw badRequest(`La fuente '${fontName}' aún no tiene archivo: no puede usarse hasta que se suba`)
+  const face = await faceOf(ex, row.id, row.version)
+  return { fontName, hand: { key: ownFontKey(row.id, row.version), face, plotterFont: row.plotterFont }, fontId: row.id, fontVersion: row.version }
+}
+
+/** The catalogue of hands: the built-in ones, the default first, then the account's own that can be used (those with a file). */
+export async function listFonts(ex: Executor, accountId: string): Promise<publicApi.FontList> {
   const ordered = [DEFAULT_FONT, ...fontNames.filter((name) => name !== DEFAULT_FONT)]
-  return { data: ordered.map((name) => ({ name, family: fontFamilies[name], default: name === DEFAULT_FONT })) }
+  const own = await ex
+    .select({ name: accountFonts.name, family: accountFonts.family })
+    .from(accountFonts)
+    .where(and(eq(accountFonts.accountId, accountId), sql`${latestFile} IS NOT NULL`))
+    .orderBy(asc(accountFonts.name))
+  return {
+    data: [
+      ...ordered.map((name) => ({ name, family: fontFamilies[name], default: name === DEFAULT_FONT, own: false })),
+      ...own.map((font) => ({ ...font, default: false, own: true })),
+    ],
+  }
+}
+
+/** The built-in hands' previews, made on first request: the same fonts give the same PNG. */
+const builtInPreviews = new Map<FontName, Promise<Buffer>>()
+
+/**
+ * The PNG of a sample sentence in a hand the account can use (at most 1,000 px wide); undefined
+ * for a name that is not one (another account's font included) or a font without a file.
+ */
+export async function fontPreviewPng(ex: Executor, accountId: string, name: string): Promise<Buffer | undefined> {
+  if (isFontName(name)) {
+    const kept = builtInPreviews.get(name)
+    if (kept) return kept
+    const made = fontPreview(handFont(name))
+    builtInPreviews.set(name, made)
+    made.catch(() => builtInPreviews.delete(name))
+    return made
+  }
+  const [row] = await ex
+    .select({ preview: accountFontFiles.preview })
+    .from(accountFonts)
+    .innerJoin(accountFontFiles, eq(accountFontFiles.fontId, accountFonts.id))
+    .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, name)))
+    .orderBy(desc(accountFontFiles.version))
+    .limit(1)
+  return row?.preview
+}
+
+const fontNotFound = (name: string) => notFound(`La cuenta no tiene ninguna fuente llamada '${name}'`)
+
+const accountFontColumns = { id: accountFonts.id, name: accountFonts.name, family: accountFonts.family, plotterFont: accountFonts.plotterFont }
+
+/** An account font as the admin API shows it, with the latest version of its file (null: none yet). */
+async function accountFontView(ex: Executor, font: { id: string; name: string; family: string; plotterFont: FontName }): Promise<AccountFont> {
+  const [file] = await ex
+    .select({ contentType: accountFontFiles.contentType, bytes: accountFontFiles.bytes, sha256: accountFontFiles.sha256, version: accountFontFiles.version })
+    .from(accountFontFiles)
+    .where(eq(accountFontFiles.fontId, font.id))
+    .orderBy(desc(accountFontFiles.version))
+    .limit(1)
+  return { name: font.name, family: font.family, plotterFont: font.plotterFont, file: file ?? null }
+}
+
+/** POST /admin/accounts/{id}/fonts: a font with no file yet. Its name is unique in the account and never a built-in hand's (409, 400). */
+export async function createAccountFont(ex: Executor, accountId: string, body: CreateAccountFontBody): Promise<AccountFont> {
+  if (isFontName(body.name)) throw badRequest(`El nombre '${body.name}' es el de una letra incluida; elige otro para la fuente de la cuenta`)
+  try {
+    const [row] = await intoAccount(() =>
+      ex
+        .insert(accountFonts)
+        .values({ accountId, name: body.name, family: body.family, plotterFont: body.plotterFont ?? DEFAULT_FONT })
+        .returning(accountFontColumns),
+    )
+    return { name: row!.name, family: row!.family, plotterFont: row!.plotterFont, file: null }
+  } catch (error) {
+    if (sqlState(error) === SQLSTATE.uniqueViolation) throw conflict(`La cuenta ya tiene una fuente llamada '${body.name}'`)
+    throw error
+  }
+}
+
+/** GET /admin/accounts/{id}/fonts: every font of the account, by name, with or without a file. */
+export async function listAccountFonts(ex: Executor, accountId: string): Promise<AccountFont[]> {
+  if (!(await findAccount(ex, accountId))) throw accountNotFound()
+  const rows = await ex.select(accountFontColumns).from(accountFonts).where(eq(accountFonts.accountId, accountId)).orderBy(asc(accountFonts.name))
+  return Promise.all(rows.map((row) => accountFontView(ex, row)))
+}
+
+/**
+ * PUT …/fonts/{name}/file: a new version of the font's file, checked first (@letters/artwork's
+ * inspectFont, in a child process with time and memory limits): nothing is stored when it is
+ * refused. The font's row is locked while the version is numbered, so two uploads at once get two
+ * versions.
+ */
+export async function putAccountFontFile(ex: Executor, accountId: string, name: string, upload: { contentType: string; data: Buffer }): Promise<AccountFont> {
+  const [font] = await ex
+    .select(accountFontColumns)
+    .from(accountFonts)
+    .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, name)))
+  if (!font) throw (await findAccount(ex, accountId)) ? fontNotFound(name) : accountNotFound()
+  const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data })
+  if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
+  const stored = await ex.transaction(async (tx) => {
+    await tx.select({ id: accountFonts.id }).from(accountFonts).where(eq(accountFonts.id, font.id)).for('update')
+    const [latest] = await tx
+      .select({ version: max(accountFontFiles.version) })
+      .from(accountFontFiles)
+      .where(eq(accountFontFiles.fontId, font.id))
+    const [row] = await tx
+      .insert(accountFontFiles)
+      .values({
+        fontId: font.id,
+        version: (latest?.version ?? 0) + 1,
+        contentType: inspected.contentType,
+        bytes: inspected.bytes,
+        sha256: inspected.sha256,
+        original: upload.data,
+        face: inspected.face,
+        preview: inspected.preview,
+      })
+      .returning({
+        contentType: accountFontFiles.contentType,
+        bytes: accountFontFiles.bytes,
+        sha256: accountFontFiles.sha256,
+        version: accountFontFiles.version,
+      })
+    return row!
+  })
+  // The version this upload stored, even if another was stored since.
+  return { name: font.name, family: font.family, plotterFont: font.plotterFont, file: stored }
 }
 
 /** Most characters named in a refusal: enough to find them, never a wall of text. */
@@ -26,17 +215,18 @@ const NAMED_CHARACTERS = 10
 const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u
 
 /**
- * Refuses (400) text the font has no glyph for: drawn, each such character (Chinese, an emoji, a
+ * Refuses (400) text the hand has no glyph for: drawn, each such character (Chinese, an emoji, a
  * Ł in a latin font) would come out as an empty box on a letter someone paid for; and text with
  * a direction control. `subject` names the field in the Spanish message, e.g. "El campo 'name'".
  */
-export function assertWritable(fontName: FontName, subject: string, text: string | null | undefined): void {
+export function assertWritable(hand: LetterHand | FontName, subject: string, text: string | null | undefined): void {
   const control = text ? BIDI_CONTROL.exec(text)?.[0] : undefined
   if (control) {
     const code = `U+${control.codePointAt(0)!.toString(16).toUpperCase()}`
     throw badRequest(`${subject} contiene un carácter de control de dirección del texto (${code}), que haría imprimirlo en otro orden; quítalo`)
   }
-  const missing = text ? unwritableCharacters(fontName, text) : []
+  const [choice, fontName] = typeof hand === 'string' ? [hand, hand] : [hand.hand, hand.fontName]
+  const missing = text ? unwritableCharacters(choice, text) : []
   if (missing.length > 0)
     throw badRequest(`${subject} contiene caracteres que la letra '${fontName}' no puede escribir: ${missing.slice(0, NAMED_CHARACTERS).join(' ')}`)
 }

@@ -4,12 +4,14 @@ import accounts from './accounts.js'
 import campaigns from './campaigns.js'
 import cards from './cards.js'
 import companyData from './company-data.js'
+import fonts from './fonts.js'
 
 /** Everything under /admin: one bearer-token guard for all of it. */
 const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRequest', requireAdmin(app))
   await app.register(accounts)
   await app.register(companyData)
+  await app.register(fonts)
   await app.register(campaigns)
   await app.register(cards)
 }

@@ -5,7 +5,7 @@ import { notFound } from '../../errors.js'
 import { activeCampaigns, companyData } from '../../services/catalog.js'
 import { listEntries, type CompanyKind } from '../../services/company-data.js'
 import { cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
-import { listFonts } from '../../services/fonts.js'
+import { fontPreviewPng, listFonts } from '../../services/fonts.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
@@ -33,8 +33,34 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/fonts',
-    { schema: { summary: 'The handwriting fonts a letter can use', tags, headers, response: { 200: publicApi.FontList, ...readErrors } } },
-    async () => listFonts(),
+    {
+      schema: {
+        summary: 'The handwriting fonts a letter can use: the built-in hands, then your own (own: true)',
+        tags,
+        headers,
+        response: { 200: publicApi.FontList, ...readErrors },
+      },
+    },
+    async (request) => listFonts(app.db, request.caller!.accountId),
+  )
+
+  app.get(
+    '/fonts/:name/preview',
+    {
+      schema: {
+        summary: 'A PNG of a Spanish sample sentence in one of the fonts you can use, at most 1,000 px wide',
+        tags,
+        headers,
+        params: publicApi.FontParams,
+        response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const png = await fontPreviewPng(app.db, request.caller!.accountId, request.params.name)
+      // Another account's font is one this account cannot use: as unknown as a name never created.
+      if (!png) throw notFound(`La fuente '${request.params.name}' no existe o aún no tiene archivo; GET /fonts lista las que puedes usar`)
+      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+    },
   )
 
   for (const kind of ['card-designs', 'envelope-designs', 'signatures', 'senders'] satisfies CompanyKind[]) {
