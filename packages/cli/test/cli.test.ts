@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
@@ -588,6 +589,39 @@ describe('designs, senders, signatures and campaigns', () => {
     await writeFile(lettered, '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 120 40"><text x="10" y="30">Ana</text></svg>')
     await cliFails(['signatures', 'artwork', account.id, signature.id, lettered], 1, /^Error 400: La firma contiene un elemento <text>/)
     await cliFails(['signatures', 'artwork', account.id, '00000000-0000-4000-8000-000000000000', svgFile], 1, 'Error 404: La firma no existe')
+  })
+
+  it('fonts add, file and list create an account font, upload its file typed by its extension, and show both', async ({
+    cliJson,
+    cliTable,
+    cliFails,
+    account,
+  }) => {
+    expect(await cliJson(['fonts', 'add', account.id, '--name', 'mi-letra', '--family', 'Mi Letra', '--plotter-font', 'kalam'])).toEqual({
+      name: 'mi-letra',
+      family: 'Mi Letra',
+      plotterFont: 'kalam',
+      file: null,
+    })
+    const woff2 = await readFile(createRequire(import.meta.url).resolve('@fontsource/patrick-hand/files/patrick-hand-latin-400-normal.woff2'))
+    const fontFile = join(scratch, 'MiLetra.WOFF2')
+    await writeFile(fontFile, woff2)
+    const table = await cliTable(['fonts', 'file', account.id, 'mi-letra', fontFile])
+    expect(table).toMatch(/^file +v1 font\/woff2 [\d,]+ KB$/m)
+    expect(table).toMatch(row('sha256', createHash('sha256').update(woff2).digest('hex')))
+    expect(await cliTable(['fonts', 'list', account.id])).toMatch(/^mi-letra +Mi Letra +kalam +v1 font\/woff2 [\d,]+ KB$/m)
+    const zipFile = join(scratch, 'letra.zip')
+    await writeFile(zipFile, 'no importa')
+    await cliFails(
+      ['fonts', 'file', account.id, 'mi-letra', zipFile],
+      1,
+      `El fichero '${zipFile}' no es .ttf, .otf, .woff ni .woff2: una fuente se sube como TTF, OTF, WOFF o WOFF2 (el tipo se deduce de la extensión)`,
+      { LETTERS_URL: `http://127.0.0.1:${await freePort()}` },
+    )
+    const notAFont = join(scratch, 'rota.ttf')
+    await writeFile(notAFont, 'esto no es una fuente')
+    await cliFails(['fonts', 'file', account.id, 'mi-letra', notAFont], 1, /^Error 400: /)
+    await cliFails(['fonts', 'add', account.id, '--name', 'caveat', '--family', 'X'], 1, /^Error 400: El nombre 'caveat' es el de una letra incluida/)
   })
 
   it('campaigns add reads the body from the file, as JSON or a table', async ({ cliJson, cliTable, account }) => {

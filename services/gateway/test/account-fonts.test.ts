@@ -100,6 +100,15 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
     }
   })
 
+  it('numbers concurrent uploads one after the other', async ({ admin, account, gateway }) => {
+    await admin.post(fontsOf(gateway, account.id), { name: 'mi-letra', family: 'Mi Letra' })
+    const url = `${fontsOf(gateway, account.id)}/mi-letra/file`
+    const answers = await Promise.all([admin.put(url, woff2, 'font/woff2'), admin.put(url, woff, 'font/woff'), admin.put(url, ttf, 'font/ttf')])
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200])
+    expect(answers.map((answer) => answer.json<{ file: { version: number } }>().file.version).sort()).toEqual([1, 2, 3])
+    expect(await fileCount(gateway, account.id)).toBe(3)
+  })
+
   it('refuses hostile fonts with 400 in Spanish, storing nothing and leaving the gateway answering: a glyph of 100,000 points, a WOFF2 bomb, a font without ñ', async ({
     admin,
     account,
