@@ -216,3 +216,47 @@ export function withHundredThousandPointA(ttf: Buffer): Buffer {
     ]),
   )
 }
+
+/**
+ * `ttf` with layout rules (a GSUB table) that never end or end after 2^`depth` steps: at `glyph`
+ * (by id), lookup 0 applies lookup 1 twice, which applies lookup 2 twice, and so on `depth`
+ * levels deep; with `depth` 0 lookup 0 applies itself. Each lookup is a contextual substitution
+ * (type 5, format 3) of one glyph, under the `ccmp` feature every text is laid out with.
+ */
+export function withRecursiveLayout(ttf: Buffer, glyph: number, depth: number): Buffer {
+  const u16 = (...values: number[]) => {
+    const out = Buffer.alloc(2 * values.length)
+    values.forEach((value, index) => out.writeUInt16BE(value, 2 * index))
+    return out
+  }
+  // ScriptList: DFLT, whose default language system requires feature 0.
+  const scriptList = Buffer.concat([u16(1), Buffer.from('DFLT', 'latin1'), u16(8), u16(4, 0), u16(0, 0xffff, 1, 0)])
+  // FeatureList: ccmp, applying lookup 0.
+  const featureList = Buffer.concat([u16(1), Buffer.from('ccmp', 'latin1'), u16(8), u16(0, 1, 0)])
+  const lookups = depth === 0 ? 1 : depth + 1
+  const lookup = (index: number) => {
+    const calls = depth === 0 ? [0] : index < depth ? [index + 1, index + 1] : []
+    // The subtable: format 3, one glyph, its calls, then its coverage of `glyph`.
+    const coverageOffset = 6 + 2 + 4 * calls.length
+    const subtable = Buffer.concat([u16(3, 1, calls.length, coverageOffset), ...calls.map((next) => u16(0, next)), u16(1, 1, glyph)])
+    return Buffer.concat([u16(5, 0, 1, 8), subtable])
+  }
+  const bodies = Array.from({ length: lookups }, (_, index) => lookup(index))
+  const offsets: number[] = []
+  let at = 2 + 2 * lookups
+  for (const body of bodies) {
+    offsets.push(at)
+    at += body.length
+  }
+  const lookupList = Buffer.concat([u16(lookups, ...offsets), ...bodies])
+  const header = 10
+  const gsub = Buffer.concat([
+    u16(1, 0, header, header + scriptList.length, header + scriptList.length + featureList.length),
+    scriptList,
+    featureList,
+    lookupList,
+  ])
+  const sfnt = readSfnt(ttf)
+  sfnt.tables.set('GSUB', gsub)
+  return writeSfnt(sfnt)
+}

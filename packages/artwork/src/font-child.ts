@@ -1,7 +1,7 @@
 import * as fontkit from 'fontkit'
 import { fontRequiredCharacters, type FontContentType } from '@letters/contracts'
 import { fontPreview } from './font.js'
-import { checkWoff2Stream, sfntFromWoff } from './font-tables.js'
+import { checkWoff2Stream, sfntFromWoff, withoutLayoutRules } from './font-tables.js'
 import { FONT_MAX_EXTENT_EM, FONT_MAX_GLYPH_POINTS, FONT_MAX_GLYPHS, FONT_MAX_POINTS, FONT_UNITS_PER_EM } from './limits.js'
 import { num, refusal, RefusedError, refuse, type Refusal } from './refusal.js'
 
@@ -52,7 +52,8 @@ function parse(face: Buffer): fontkit.Font {
   }
   // The signature was checked before: a collection here would be a WOFF2 that says otherwise.
   if (!('hasGlyphForCodePoint' in parsed)) refuse('El archivo contiene una colección de fuentes, que no se admite: envía una sola fuente.')
-  return parsed
+  // Laid out as the renderer lays out an account's font: by its character map alone.
+  return withoutLayoutRules(parsed)
 }
 
 const unreadable =

@@ -248,3 +248,20 @@ export function checkWoff2Stream(woff2: Buffer): void {
   }
   if (size !== streamSize) incomplete(`sus datos comprimidos se descomprimen a ${num(size)} bytes, y su lista de tablas declara ${num(streamSize)}`)
 }
+
+/**
+ * The tables whose rules lay a font's text out beyond its character map and advance widths:
+ * substitutions, positioning, kerning. An uploaded font's rules are a program of the client's:
+ * one lookup can call another without limit (fontkit stops neither the depth nor the work), so a
+ * few hundred bytes lay out one letter in minutes, or never. An account's font is laid out glyph
+ * by glyph instead: what its character map gives, at its advances.
+ */
+const LAYOUT_TABLES = ['GSUB', 'GPOS', 'GDEF', 'morx', 'mort', 'kerx', 'kern'] as const
+
+/** `font` (fontkit's) with its layout rules left unread: each table read as absent. */
+export function withoutLayoutRules<Font extends object>(font: Font): Font {
+  // fontkit reads a table on first use into `_tables`, and reads nothing for a tag already there.
+  const tables = (font as unknown as { _tables: Record<string, unknown> })._tables
+  for (const tag of LAYOUT_TABLES) tables[tag] = null
+  return font
+}

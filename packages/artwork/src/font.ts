@@ -180,6 +180,15 @@ function round(value: number, digits = 2): number {
   return Number(value.toFixed(digits))
 }
 
+/**
+ * What the child that parses a client's file may see of the parent's environment: where to find
+ * programs and temporary files, and nothing else (never the database's address or a token).
+ */
+function childEnvironment(): NodeJS.ProcessEnv {
+  const { PATH, TMPDIR, LANG } = process.env
+  return Object.fromEntries(Object.entries({ PATH, TMPDIR, LANG }).filter(([, value]) => value !== undefined))
+}
+
 /** The process that parses a font: the entry module, and the flags that let it load (tsx from the sources, or the build). */
 function childSetup(): { modulePath: string; execArgv: string[]; env: NodeJS.ProcessEnv } {
   // The heap's limit is ours to set: the parent's own (a gateway's, a test runner's) is dropped.
@@ -193,18 +202,18 @@ function childSetup(): { modulePath: string; execArgv: string[]; env: NodeJS.Pro
     return {
       modulePath: fileURLToPath(new URL('../dist/font-child.js', import.meta.url)),
       execArgv: [...(inherited.includes(built) ? inherited : [...inherited, built]), limit],
-      env: process.env,
+      env: childEnvironment(),
     }
   }
   const modulePath = fileURLToPath(new URL(fromSource ? './font-child.ts' : './font-child.js', import.meta.url))
-  if (!fromSource) return { modulePath, execArgv: [...inherited, limit], env: process.env }
+  if (!fromSource) return { modulePath, execArgv: [...inherited, limit], env: childEnvironment() }
   const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
   return {
     modulePath,
     execArgv: [...(inherited.includes(tsxLoader) ? inherited : [...inherited, '--import', tsxLoader]), limit],
     // A child is killed at its limits, perhaps while tsx writes a compiled module to its disk
     // cache: without the cache, none is left half-written for the next process to load.
-    env: { ...process.env, TSX_DISABLE_CACHE: '1' },
+    env: { ...childEnvironment(), TSX_DISABLE_CACHE: '1' },
   }
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type * as Fontkit from 'fontkit'
-import { sfntFromWoff } from '@letters/artwork/font-tables'
+import { sfntFromWoff, withoutLayoutRules } from '@letters/artwork/font-tables'
 import type { FontName } from '@letters/contracts'
 
 const require = createRequire(import.meta.url)
@@ -70,7 +70,8 @@ const ownParsed = new Map<string, Fontkit.Font>()
 function ownFont(own: OwnFont): Fontkit.Font {
   let font = ownParsed.get(own.key)
   if (font) ownParsed.delete(own.key)
-  else font = parsedFont(Buffer.from(own.face.buffer, own.face.byteOffset, own.face.byteLength), own.key)
+  // Its layout rules are the client's program, left unread (withoutLayoutRules): laid out by its character map.
+  else font = withoutLayoutRules(parsedFont(Buffer.from(own.face.buffer, own.face.byteOffset, own.face.byteLength), own.key))
   ownParsed.set(own.key, font)
   while (ownParsed.size > OWN_FONTS_KEPT) {
     const oldest = ownParsed.keys().next().value!
@@ -108,8 +109,13 @@ export function unwritableCharacters(hand: HandChoice, text: string): string[] {
     const codePoint = character.codePointAt(0)!
     let verdict = codePoint < 0x10000 ? known[codePoint]! : UNKNOWN
     if (verdict === UNKNOWN) {
-      // Joiners, soft hyphens, variation selectors: laid out as nothing between letters.
-      verdict = /[\s\p{Default_Ignorable_Code_Point}]/u.test(character) || font.hasGlyphForCodePoint(codePoint) ? WRITABLE : UNWRITABLE
+      // Joiners, soft hyphens, variation selectors: laid out as nothing between letters. Any other
+      // character needs a glyph with an outline: one mapped to an empty glyph prints nothing.
+      verdict =
+        /[\s\p{Default_Ignorable_Code_Point}]/u.test(character) ||
+        (font.hasGlyphForCodePoint(codePoint) && font.glyphForCodePoint(codePoint).path.commands.length > 0)
+          ? WRITABLE
+          : UNWRITABLE
       if (codePoint < 0x10000) known[codePoint] = verdict
     }
     if (verdict === UNWRITABLE) missing.add(character)

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
+import * as fontkit from 'fontkit'
 import { filledShapes, twinReport } from '@letters/test/support/glyph-twins'
+import { withGlyphs, withRecursiveLayout } from '@letters/test/support/hostile-fonts'
 import { sfntFromWoff } from '@letters/artwork/font-tables'
-import { plotLetter, renderCard, renderEnvelope, type LetterToRender } from '../src/index.js'
+import { plotLetter, renderCard, renderEnvelope, unwritableCharacters, type LetterToRender } from '../src/index.js'
 import { cardMessage } from './samples.js'
 
 const require = createRequire(import.meta.url)
@@ -41,6 +43,31 @@ describe('an account’s own font', () => {
     const standIn = plotLetter('card', { ...letter, fontName: 'kalam', ownFont: undefined }, 0.5)
     expect(own.strokes).toEqual(standIn.strokes)
     expect(plotLetter('card', { ...letter, ownFont: { ...letter.ownFont!, plotterFont: 'caveat' } }, 0.5).strokes).not.toEqual(own.strokes)
+  })
+
+  it(
+    'is laid out by its character map alone: layout rules that call themselves, or double at each of 30 levels, neither crash nor stall a card',
+    { timeout: 20_000 },
+    async () => {
+      const x = (fontkit.create(face) as fontkit.Font).glyphForCodePoint(0x78).id
+      const message = 'Un xilófono, por favor'
+      for (const [depth, key] of [
+        [0, 'recursive:1'],
+        [30, 'exponential:1'],
+      ] as const) {
+        const hostile = { key, face: withRecursiveLayout(face, x, depth), plotterFont: 'kalam' as const }
+        const shapes = await filledShapes(await renderCard({ ...letter, ownFont: hostile, message }))
+        // Every character but the spaces, and the signature's, drawn.
+        expect(shapes.length).toBe(message.replaceAll(' ', '').length + letter.signature.replaceAll(' ', '').length)
+      }
+    },
+  )
+
+  it('counts a character mapped to a glyph without an outline as one it cannot write', () => {
+    const euro = (fontkit.create(face) as fontkit.Font).glyphForCodePoint(0x20ac).id
+    const hollow = { key: 'hollow:1', face: withGlyphs(face, new Map([[euro, Buffer.alloc(0)]])), plotterFont: 'kalam' as const }
+    expect(unwritableCharacters(hollow, 'Son 20 € al mes')).toEqual(['€'])
+    expect(unwritableCharacters(letter.ownFont!, 'Son 20 € al mes')).toEqual([])
   })
 
   it('is refused by the renderer when its name is no built-in hand and no file comes with it', () => {

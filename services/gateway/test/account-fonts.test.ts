@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect } from 'vitest'
 import { count, eq, inArray } from 'drizzle-orm'
+import * as fontkit from 'fontkit'
 import sharp from 'sharp'
 import { FONT_MAX_BYTES } from '@letters/contracts'
 import { accountFontFiles, accountFonts, letters } from '@letters/db'
 import { sfntFromWoff } from '@letters/artwork/font-tables'
 import { it } from '@letters/test/support/fixtures'
-import { brotliOfZeros, withHundredThousandPointA, withoutCharacters, woff2Of } from '@letters/test/support/hostile-fonts'
+import { brotliOfZeros, withHundredThousandPointA, withoutCharacters, withRecursiveLayout, woff2Of } from '@letters/test/support/hostile-fonts'
 import { moneyState } from '@letters/test/support/ledger'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
@@ -184,7 +185,24 @@ describe('a letter in an account font', () => {
       "La fuente 'mi-letra' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam",
     )
     expectError(await otherClient.get('/fonts/mi-letra/preview'), 404, 'Not Found')
+    expectError(await otherClient.get(`/fonts/${'x'.repeat(65)}/preview`), 400, 'Bad Request')
     expect(await moneyState(gateway.db, other.id)).toEqual(before)
+  })
+
+  it('is drawn whatever layout rules the font carries: a lookup that calls itself is accepted, written and proofed, not a stack overflow', async ({
+    admin,
+    account,
+    client,
+    gateway,
+  }) => {
+    await admin.post(fontsOf(gateway, account.id), { name: 'mi-letra', family: 'Mi Letra' })
+    const x = (fontkit.create(ttf) as fontkit.Font).glyphForCodePoint(0x78).id
+    const upload = await admin.put(`${fontsOf(gateway, account.id)}/mi-letra/file`, withRecursiveLayout(ttf, x, 0), 'font/ttf')
+    expect(upload.statusCode, upload.body).toBe(200)
+    const letter = await client.post('/single', singleLetter(account, { fontName: 'mi-letra', message: 'Un xilófono, por favor' }))
+    expect(letter.statusCode, letter.body).toBe(200)
+    const proof = await client.get(`/cards/${letter.json<{ cardId: string }>().cardId}/proof`)
+    expect(proof.statusCode, proof.body.slice(0, 200)).toBe(200)
   })
 
   it('refuses text the font cannot write, naming the characters', async ({ admin, account, client, gateway }) => {

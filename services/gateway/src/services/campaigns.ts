@@ -75,7 +75,10 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody, font: LetterHand
 
 export async function createCampaign(db: Executor, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
   if (!(await findAccount(db, accountId))) throw accountNotFound()
-  assertCoherentTemplate(body, await letterHand(db, accountId, body.fontName))
+  const hand = await letterHand(db, accountId, body.fontName)
+  assertCoherentTemplate(body, hand)
+  // Each of its letters would sign with the sender's name in the campaign's hand.
+  await assertSenderWritableIn(db, accountId, body.senderId, hand)
   await assertOwnedDesigns(db, accountId, body)
   return db.transaction(async (tx) => {
     const [campaign] = await tx

@@ -52,7 +52,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         headers,
         params: publicApi.FontParams,
-        response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 429, 500, 503) },
       },
     },
     async (request, reply) => {
