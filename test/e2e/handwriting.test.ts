@@ -5,8 +5,9 @@ import { eq } from 'drizzle-orm'
 import { fontNames, inkColors } from '@letters/contracts'
 import { letters } from '@letters/db'
 import { readLetterDrawings } from '@letters/letters'
-import { drawingOf, inkRgb, renderCard, renderEnvelope } from '@letters/render'
+import { drawingOf, envelopeOf, inkRgb, renderCard, renderEnvelope } from '@letters/render'
 import { filledShapes, twinReport } from '../support/glyph-twins.js'
+import { closestReading, ocrRegion, recipientRegion } from '../support/ocr.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { it as base } from '../support/fixtures.js'
 
@@ -65,5 +66,30 @@ describe('the handwriting on the floor’s files', () => {
     expect(await filledShapes(card)).toHaveLength(0)
     const [source] = await readLetterDrawings(pipeline.app.db, [id])
     expect((await renderCard({ ...drawingOf(source!, pipeline.config.floorCountry), drawing: 4 })).equals(card)).toBe(true)
+  })
+
+  it('prints the town, postcode and country of a UK letter in homemade-apple so that OCR reads each back from its spooled envelope with at most one character wrong', async ({
+    pipeline,
+  }) => {
+    const id = await pipeline.send({
+      fontName: 'homemade-apple',
+      name: 'Oliver',
+      surname: 'Brown',
+      address: '10 Downing Street',
+      zip: 'SW1A 2AA',
+      city: 'London',
+      province: '',
+      country: 'GB',
+    })
+    await reachStatus(pipeline, id, 'printed', 30_000)
+    const [source] = await readLetterDrawings(pipeline.app.db, [id])
+    const drawing = drawingOf(source!, pipeline.config.floorCountry)
+    expect(drawing.recipientLines.slice(-3)).toEqual(['LONDON', 'SW1A 2AA', 'REINO UNIDO'])
+    const read = await ocrRegion(await spooled(pipeline, id, 'envelope.pdf'), recipientRegion(envelopeOf(drawing)))
+    const checks = ['LONDON', 'SW1A 2AA', 'REINO UNIDO'].map((expected) => ({ expected, ...closestReading(read, expected) }))
+    console.log(
+      `homemade-apple, spooled UK envelope: ${checks.map(({ expected, read, distance }) => `${expected} → ${JSON.stringify(read)} (${distance})`).join('  ')}`,
+    )
+    for (const { expected, read, distance } of checks) expect(distance, `${expected} read as ${JSON.stringify(read)}`).toBeLessThanOrEqual(1)
   })
 })

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
@@ -23,13 +24,29 @@ const executable = (path: string) => {
 }
 const onPath = (command: string) => (process.env.PATH ?? '').split(delimiter).some((folder) => executable(join(folder, command)))
 
+/** The languages tesseract has models for, one a line after its header; none when it is not installed. */
+function tesseractLanguages(): string[] {
+  if (!onPath('tesseract')) return []
+  return execFileSync('tesseract', ['--list-langs'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim())
+}
+
 /**
  * What the suite needs from the machine beyond Node's packages: chromium for the browser tests,
- * poppler for uploaded PDF artwork and proof thumbnails. Missing, the run stops before any test
- * with the command that installs them, instead of failing deep inside a few.
+ * poppler for uploaded PDF artwork and proof thumbnails, tesseract and its Spanish model (English
+ * comes with it) for the envelopes read back by OCR. Missing, the run stops before any test with
+ * the command that installs them, instead of failing deep inside a few.
  */
 export function missingSystemTools(): string | undefined {
-  const missing = [...(executable(CHROMIUM) ? [] : ['chromium']), ...(['pdftoppm', 'pdftocairo', 'pdfinfo'].every(onPath) ? [] : ['poppler-utils'])]
+  const languages = tesseractLanguages()
+  const missing = [
+    ...(executable(CHROMIUM) ? [] : ['chromium']),
+    ...(['pdftoppm', 'pdftocairo', 'pdfinfo'].every(onPath) ? [] : ['poppler-utils']),
+    ...(languages.includes('eng') ? [] : ['tesseract-ocr']),
+    ...(languages.includes('spa') ? [] : ['tesseract-ocr-spa']),
+  ]
   if (missing.length === 0) return undefined
   return `npm test needs ${missing.join(' and ')}: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')} (.ci/run does this)`
 }

@@ -70,3 +70,18 @@ export const DRAWING_REVISION: Drawing = 5
 
 /** Cursive hands: their letters join at their sides, and the drawing keeps the joins meeting. */
 export const joinedHands: ReadonlySet<FontName> = new Set(['dancing-script', 'homemade-apple'])
+
+/**
+ * The print hand each hand writes an envelope's town and country lines in, as a person addressing
+ * an envelope in a cursive hand prints them: a script's capitals join into loops that neither a
+ * reader nor a sorting machine makes out. Chosen by what OCR reads back of each hand's envelopes
+ * (packages/render/test/envelope-ocr.test.ts): Caveat's capitals and digits read as written; in
+ * Kalam's and Indie Flower's own, a 1 reads as an I, and Kalam's A after a digit as a 4.
+ */
+export const printHands: Readonly<Record<FontName, FontName>> = {
+  caveat: 'caveat',
+  'dancing-script': 'caveat',
+  'homemade-apple': 'caveat',
+  'indie-flower': 'caveat',
+  kalam: 'caveat',
+}

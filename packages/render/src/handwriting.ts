@@ -89,11 +89,10 @@ export const lineSpacing = (fontHeight: number) => Math.min(1.7, Math.max(1.1, f
 /** How the document's current font measures text. */
 export function pdfMeasure(doc: Doc): Measure {
   const lineHeight = lineHeightOf(doc)
-  return { ...measureOf(doc), lineHeight }
+  return { ...measureOf(internals(doc)._font), lineHeight }
 }
 
-function measureOf(doc: Doc): Omit<Measure, 'lineHeight'> {
-  const pdfFont = internals(doc)._font
+function measureOf(pdfFont: PdfFont): Omit<Measure, 'lineHeight'> {
   let known = advances.get(pdfFont.font)
   if (!known) advances.set(pdfFont.font, (known = new Map()))
   const advance = (character: string) => {
@@ -158,9 +157,9 @@ export type Wrapping = 'prose' | 'address'
 
 const ONE_CHARACTER_WORD = /^[\p{L}\p{N}][.,;:]?$/u
 
-function paragraphsOf(text: string, measure: Measure, wrapping: Wrapping): Paragraphs {
+function paragraphsOf(paragraphs: string[], measure: Measure, wrapping: Wrapping): Paragraphs {
   const widths = new Map<string, number>()
-  return text.split('\n').map((paragraph) => {
+  return paragraphs.map((paragraph) => {
     const words: Paragraphs[number] = []
     for (const word of paragraph.split(/ +/)) {
       let width = widths.get(word)
@@ -207,6 +206,9 @@ function wrap(paragraphs: Paragraphs, width: number, measure: Measure): string[]
  * The largest size, from `maxSize` down, at which `text` fits in `box`: 1,000 characters fit a
  * postcard at a small but legible size. A text with more line breaks than the box has lines even
  * at the smallest size is written as one paragraph instead: its breaks are lost, not its words.
+ * With `print`, the text's last `paragraphs` are written in print and measured by its measure;
+ * `printFrom` is the first of their lines (lines.length when none is: the one paragraph of a
+ * text too long for its breaks is the hand's).
  */
 export function fitSize(
   measure: Measure,
@@ -215,19 +217,27 @@ export function fitSize(
   maxSize: number,
   minSize = MIN_FONT_SIZE,
   wrapping: Wrapping = 'prose',
-): { size: number; lines: string[]; lineHeight: number } {
+  print?: { measure: Measure; paragraphs: number },
+): { size: number; lines: string[]; lineHeight: number; printFrom: number } {
   const { lineHeight } = measure
   const oneParagraph = text.replace(/\s*\n\s*/g, ' ')
+  const printMeasure = print && spacedOut(print.measure)
   for (const candidate of oneParagraph === text ? [text] : [text, oneParagraph]) {
-    const paragraphs = paragraphsOf(candidate, measure, wrapping)
+    const all = candidate.split('\n')
+    const cut = all.length - (print && candidate === text ? print.paragraphs : 0)
+    const paragraphs = paragraphsOf(all.slice(0, cut), measure, wrapping)
+    const printed = printMeasure && cut < all.length ? paragraphsOf(all.slice(cut), printMeasure, wrapping) : []
     for (let size = maxSize; size > minSize; size -= 0.5) {
       // Too many paragraphs for the box at this size whatever their widths.
-      if (paragraphs.length * size * lineHeight > box.height) continue
+      if ((paragraphs.length + printed.length) * size * lineHeight > box.height) continue
       const lines = wrap(paragraphs, box.width / size, measure)
-      if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight }
+      const printFrom = lines.length
+      if (printMeasure && printed.length > 0) lines.push(...wrap(printed, box.width / size, printMeasure))
+      if (lines.length * size * lineHeight <= box.height) return { size, lines, lineHeight, printFrom }
     }
   }
-  return { size: minSize, lines: wrap(paragraphsOf(oneParagraph, measure, wrapping), box.width / minSize, measure), lineHeight }
+  const lines = wrap(paragraphsOf(oneParagraph.split('\n'), measure, wrapping), box.width / minSize, measure)
+  return { size: minSize, lines, lineHeight, printFrom: lines.length }
 }
 
 /** How wide a line is written by hand at `size`, less the hand's random spacing. */
@@ -258,14 +268,19 @@ export interface Pen<G extends PlacedGlyph = PlacedGlyph> {
   ascender: number
   /** A cursive hand's letters join at their sides: the layout keeps each next to the last, on one baseline. */
   joined?: boolean
-  character(character: string): Written<G>
+  /**
+   * How the character is written: in the hand, or with `print` in the hand's print (a pen
+   * without one writes it in the hand). Its glyphs are the ones glyph() draws next.
+   */
+  character(character: string, print?: boolean): Written<G>
   /**
    * Draws a glyph whose em space (y up, origin on the baseline) maps to the page (points, y
    * down) by the matrix (a b b -a e f): size, slant and place in one. `shape` seeds this
    * instance's own shape (shape.ts); without it the glyph is drawn as its font has it, as every
-   * glyph of a letter of the drawing before shapes was.
+   * glyph of a letter of the drawing before shapes was. `variation` is the share of a shape's
+   * full change it is given (less in a line in print: PRINTED).
    */
-  glyph(glyph: G, a: number, b: number, e: number, f: number, shape?: number): void
+  glyph(glyph: G, a: number, b: number, e: number, f: number, shape?: number, variation?: number): void
   startLine?(): void
   endLine?(): void
   /** All lines are written. */
@@ -298,6 +313,25 @@ const flow = {
 }
 
 /**
+ * A line in print is written more steadily than the hand's: its glyphs vary in size, slant,
+ * spacing, height and shape by this share of the hand's amounts. At the full amounts a 1 that
+ * leans and bends reads as a 7 or an I, an A after a digit as a 4; at this share OCR reads the
+ * postal code, town and country lines of every hand (packages/render/test/envelope-ocr.test.ts),
+ * and each glyph still has a shape of its own. The line's baseline drifts under it as under the rest.
+ */
+const PRINTED = 0.3
+
+/**
+ * How much farther apart than its font has them a line in print keeps its characters, in ems:
+ * printed capitals stand apart, and OCR reads a W close to a 1 as an M. The gaps between words
+ * are the print's own.
+ */
+const PRINT_SPACING = 0.08
+
+/** How a line in print measures: its font's widths, and PRINT_SPACING after each character. */
+const spacedOut = (measure: Measure): Measure => ({ ...measure, width: (text) => measure.width(text) + [...text].length * PRINT_SPACING })
+
+/**
  * Writes lines glyph by glyph as a hand would. Each glyph is a little bigger or smaller, slanted
  * and spaced its own way, and (from drawing 5) has a shape of its own; each line starts a little
  * in or out and slopes slightly. In drawing 5 the baseline drifts smoothly along the line (a
@@ -313,9 +347,10 @@ export function writeByHand<G extends PlacedGlyph>(
   lineHeight: number,
   random: () => number,
   drawing: Drawing,
+  printFrom = lines.length,
 ): void {
   if (drawing === 4) writeAsDrawing4(pen, lines, origin, size, lineHeight, random)
-  else writeFlowing(pen, lines, origin, size, lineHeight, random)
+  else writeFlowing(pen, lines, origin, size, lineHeight, random, printFrom)
 }
 
 /**
@@ -323,7 +358,16 @@ export function writeByHand<G extends PlacedGlyph>(
  * slanted about their bottom left corner. The page's space runs downwards (pdfkit turns it upside
  * down), hence the matrix's negative d: glyphs stand upright.
  */
-function place<G extends PlacedGlyph>(pen: Pen<G>, glyphs: G[], x: number, y: number, glyphSize: number, angle: number, shape?: number): void {
+function place<G extends PlacedGlyph>(
+  pen: Pen<G>,
+  glyphs: G[],
+  x: number,
+  y: number,
+  glyphSize: number,
+  angle: number,
+  shape?: number,
+  variation?: number,
+): void {
   const a = glyphSize * Math.cos(angle)
   const b = glyphSize * Math.sin(angle)
   const drop = pen.ascender - 1
@@ -332,7 +376,15 @@ function place<G extends PlacedGlyph>(pen: Pen<G>, glyphs: G[], x: number, y: nu
   // Mostly one glyph; a character the font composes of several (a letter and its accent)
   // places each by its offset, each with a shape of its own.
   glyphs.forEach((glyph, index) =>
-    pen.glyph(glyph, a, b, e + a * glyph.dx + b * glyph.dy, f + b * glyph.dx - a * glyph.dy, shape === undefined ? undefined : (shape + index) >>> 0),
+    pen.glyph(
+      glyph,
+      a,
+      b,
+      e + a * glyph.dx + b * glyph.dy,
+      f + b * glyph.dx - a * glyph.dy,
+      shape === undefined ? undefined : (shape + index) >>> 0,
+      variation,
+    ),
   )
 }
 
@@ -343,8 +395,8 @@ function writeFlowing<G extends PlacedGlyph>(
   size: number,
   lineHeight: number,
   random: () => number,
+  printFrom: number,
 ): void {
-  const joined = pen.joined ?? false
   let indent = 0
   lines.forEach((line, index) => {
     const slope = Math.tan((wobble(random) * hand.lineSlopeDegrees * Math.PI) / 180)
@@ -363,29 +415,34 @@ function writeFlowing<G extends PlacedGlyph>(
     // baseline: a letter sized, slanted or raised on its own would move its entry off the exit
     // before it. The word keeps the baseline where it begins, as a pen keeps to its line until it lifts.
     let word: { size: number; angle: number; y: number } | null = null
+    // A line in print is written steadily, its letters apart.
+    const printed = index >= printFrom
+    const joined = (pen.joined ?? false) && !printed
+    const steadiness = printed ? PRINTED : 1
+    const spacing = printed ? PRINT_SPACING * size : 0
     pen.startLine?.()
     for (const character of line) {
-      const { advance, glyphs } = pen.character(character)
+      const { advance, glyphs } = pen.character(character, printed)
       if (glyphs) {
         const along = x - origin.x
         let drift = 0
         for (const wave of waves) drift += wave.height * Math.sin(wave.frequency * along + wave.phase)
         const own = {
-          size: size * (1 + wobble(random) * hand.size),
-          angle: (wobble(random) * hand.slantDegrees * Math.PI) / 180,
-          y: lineY + along * slope + drift + (joined ? 0 : wobble(random) * flow.jitter * size),
+          size: size * (1 + wobble(random) * hand.size * steadiness),
+          angle: (wobble(random) * hand.slantDegrees * steadiness * Math.PI) / 180,
+          y: lineY + along * slope + drift + (joined ? 0 : wobble(random) * flow.jitter * steadiness * size),
         }
         if (joined) word ??= own
         const { size: glyphSize, angle, y } = joined ? word! : own
-        place(pen, glyphs, x, y, glyphSize, angle, (random() * 0x100000000) >>> 0)
+        place(pen, glyphs, x, y, glyphSize, angle, (random() * 0x100000000) >>> 0, printed ? PRINTED : undefined)
         if (joined) {
           // The next letter goes where this one's baseline, turned with its slant, ends.
           x += advance * glyphSize * Math.cos(angle)
           word!.y += advance * glyphSize * Math.sin(angle)
-        } else x += advance * glyphSize + wobble(random) * hand.spacing * size
+        } else x += advance * glyphSize + wobble(random) * hand.spacing * steadiness * size + spacing
       } else {
         word = null
-        x += advance * size
+        x += advance * size + (character === ' ' ? 0 : spacing)
         if (character === ' ') x += (gaps[gap++]! - meanGap) * advance * size
       }
     }
@@ -434,7 +491,7 @@ function writeAsDrawing4<G extends PlacedGlyph>(
  * (render mode 3) where the glyph is, so that a reader still finds the words and copies them.
  * Without `ink` (drawing 4) the glyphs are the font's, in black.
  */
-export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number]; joined: boolean }): Pen<PdfGlyph> {
+export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number]; joined: boolean; print?: Doc }): Pen<PdfGlyph> {
   const { _font: pdfFont, page } = internals(doc)
   const content = [`q ${1 / UNITS_PER_POINT} 0 0 ${1 / UNITS_PER_POINT} 0 0 cm`]
   const text = (a: number, b: number, e: number, f: number, code: string) =>
@@ -443,7 +500,7 @@ export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number];
     page.fonts[pdfFont.id] ??= pdfFont.ref()
     return {
       ascender: pdfFont.ascender / 1000,
-      character: charactersOf(doc, true),
+      character: charactersOf(pdfFont, true),
       startLine: () => content.push(`BT /${pdfFont.id} 1 Tf`),
       glyph: ({ code }, a, b, e, f) => content.push(text(a, b, e, f, code)),
       endLine: () => content.push('ET'),
@@ -457,7 +514,13 @@ export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number];
   out.text(`${content[0]}\n${ink.rgb.map((part) => part.toFixed(3)).join(' ')} rg\n`)
   page.fonts[TEXT_LAYER_FONT] ??= textLayerFont(doc)
   const outlines = outlinesOf(pdfFont.font, ink.joined)
-  const characters = charactersOf(doc, false)
+  const characters = charactersOf(pdfFont, false)
+  // The print: another document's font, whose layout alone is read, or the hand's own; its letters never join.
+  const printFont = ink.print ? internals(ink.print)._font : pdfFont
+  const printOutlines = outlinesOf(printFont.font, false)
+  const printCharacters = charactersOf(printFont, false)
+  // The outlines of the character being written, the hand's or the print's.
+  let glyphOutlines = outlines
   // The invisible text, a word at a time: placed where its first glyph is and stretched (Tz) to
   // end where its last does, for a reader to find, select and copy as the eye sees it.
   let words = ''
@@ -476,14 +539,15 @@ export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number];
   return {
     ascender: pdfFont.ascender / 1000,
     joined: ink.joined,
-    character(character) {
-      const written = characters(character)
+    character(character, print) {
+      glyphOutlines = print ? printOutlines : outlines
+      const written = (print ? printCharacters : characters)(character)
       const codes = written.glyphs ? textLayerCodes(character) : ''
       if (codes) pending = { codes, advance: written.advance }
       else endWord()
       return written
     },
-    glyph({ glyph }, a, b, e, f, shape) {
+    glyph({ glyph }, a, b, e, f, shape, variation) {
       // The character's text goes with its first glyph.
       if (pending) {
         word ??= { matrix: `${units(a)} ${units(b)} ${units(b)} ${units(-a)} ${units(e)} ${units(f)}`, codes: '', characters: 0, start: e, end: e, size: a }
@@ -492,11 +556,11 @@ export function pdfPen(doc: Doc, ink?: { rgb: readonly [number, number, number];
         word.end = e + pending.advance * a
         pending = null
       }
-      const outline = outlines(glyph)
+      const outline = glyphOutlines(glyph)
       if (outline.ops.length === 0) return
       if (outline.points.length > varied.length) varied = new Float64Array(outline.points.length)
       if (shape === undefined) varied.set(outline.points)
-      else varyOutline(outline, shapeRandom(shape), varied)
+      else varyOutline(outline, shapeRandom(shape), varied, variation)
       out.text('q ')
       out.fixed4(a * scale)
       out.fixed4(b * scale)
@@ -584,9 +648,8 @@ interface PdfGlyph extends PlacedGlyph {
  * Each character as the document's font writes it, worked out once per document: the glyph
  * codes are those of the document's font subset, which `encode` fills as it goes.
  */
-function charactersOf(doc: Doc, embedded: boolean): (character: string) => Written<PdfGlyph> {
-  const pdfFont = internals(doc)._font
-  const measure = measureOf(doc)
+function charactersOf(pdfFont: PdfFont, embedded: boolean): (character: string) => Written<PdfGlyph> {
+  const measure = measureOf(pdfFont)
   const known = new Map<string, Written<PdfGlyph>>()
   return (character) => {
     let written = known.get(character)

@@ -6,6 +6,7 @@ import {
   DEFAULT_INK,
   DRAWING_REVISION,
   joinedHands,
+  printHands,
   type Drawing,
   isFontName,
   type FontName,
@@ -177,6 +178,11 @@ export interface Hand {
   pen(): Pen
   /** Draws a signature's drawing at `place`; false when this hand cannot (a pen cannot draw an image), and the card is then signed with the name. */
   sign(drawing: DesignSignature, place: Placement): boolean
+  /**
+   * How the hand's print measures: the recipient block's lines the post reads (postalLines) are
+   * written in it, with the pen's `print`. Absent in drawing 4, whose envelopes are all in the hand.
+   */
+  print?: Measure
 }
 
 /** The ink a signature is drawn in, and the plotter's pen in its proofs: a dark blue-black, as a fountain pen's. */
@@ -211,13 +217,34 @@ function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'ownFont
   doc.font(name)
   // An account's font is not known to join its letters: each glyph is varied whole.
   const joined = typeof hand === 'string' && joinedHands.has(hand)
-  const ink = letterDrawing(letter) === 4 ? undefined : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined }
+  // The hand's print (an account's font prints in itself): another hand's is laid out in a document
+  // of its own, as the page draws its outlines and embeds no hand's font.
+  const printHand = typeof hand === 'string' ? printHands[hand] : undefined
+  const ink =
+    letterDrawing(letter) === 4
+      ? undefined
+      : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined, print: printHand && printHand !== hand ? layoutDocument(printHand) : doc }
+  const measure = pdfMeasure(doc)
   const signatureColor = signatureInk(letter)
   return {
-    measure: pdfMeasure(doc),
+    measure,
+    print: ink && (ink.print === doc ? measure : pdfMeasure(ink.print)),
     pen: () => pdfPen(doc, ink),
     sign: (drawing, place) => (drawSignature(doc, drawing, place, signatureColor, images), true),
   }
+}
+
+/** Per hand, a document in its font whose layout alone is read (a print's), made once per process. */
+const layoutDocuments = new Map<FontName, PDFDoc>()
+
+function layoutDocument(fontName: FontName): PDFDoc {
+  let doc = layoutDocuments.get(fontName)
+  if (!doc) {
+    doc = newDocument(envelopeOf({}).size, 'layout')
+    doc.registerFont(fontName, fontOf(fontName).font).font(fontName)
+    layoutDocuments.set(fontName, doc)
+  }
+  return doc
 }
 
 /** A colour's #rrggbb as fractions of one, as a PDF sets it. */
@@ -347,8 +374,21 @@ export function drawEnvelope(hand: Hand, letter: LetterToRender): void {
     envelope.recipientMaxSize,
     MIN_FONT_SIZE,
     letter.design ? 'address' : 'prose',
+    hand.print && { measure: hand.print, paragraphs: postalLines(letter.recipientLines) },
   )
-  writeByHand(hand.pen(), recipient.lines, envelope.recipient, recipient.size, recipient.lineHeight, random, letterDrawing(letter))
+  const { lines, size, lineHeight, printFrom } = recipient
+  writeByHand(hand.pen(), lines, envelope.recipient, size, lineHeight, random, letterDrawing(letter), printFrom)
+}
+
+/**
+ * How many of an address block's lines, at its end, the post's machines read: its last (the
+ * country's abroad, the postal code's and town's at home) and the lines in capitals right above
+ * it (abroad, the town's and the postal code's: recipientBlock writes the town in capitals).
+ */
+function postalLines(lines: readonly string[]): number {
+  let from = lines.length - 1
+  while (from > 0 && !/\p{Ll}/u.test(lines[from - 1]!)) from--
+  return lines.length - Math.max(0, from)
 }
 
 /** A printed envelope: the logo, the hand's drawing, and the letter's code as bars with the code in small print. */

@@ -377,11 +377,12 @@ const STROKE_STEP = 0.05
 
 /**
  * One instance of a pen's glyph: its strokes bent by a field drawn from `random` as an outline's
- * are, and a dot or an accent (a stroke wholly above or below the rest) drifted on its own. For a
- * joined hand (`joinedAdvance`, the glyph's advance) the bend fades to none at the glyph's sides,
- * where its strokes meet the letters before and after it.
+ * are, and a dot or an accent (a stroke wholly above or below the rest) drifted on its own, each
+ * point by `variation`, a share, of its move. For a joined hand (`joinedAdvance`, the glyph's
+ * advance) the bend fades to none at the glyph's sides, where its strokes meet the letters before
+ * and after it.
  */
-export function varyStrokes(strokes: readonly EmStroke[], random: () => number, joinedAdvance: number | null): Array<Array<[number, number]>> {
+export function varyStrokes(strokes: readonly EmStroke[], random: () => number, joinedAdvance: number | null, variation = 1): Array<Array<[number, number]>> {
   let left = Infinity
   let right = -Infinity
   let bottom = Infinity
@@ -419,17 +420,17 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
     })
     return dense.map(([x, y]): [number, number] => {
       bendAt(bend, x, y, moved)
-      const free = joinedAdvance !== null && !mark ? joinFreedom(x, joinedAdvance) : 1
-      return [x + moved[0]! * free + drift[0]!, y + moved[1]! * free + drift[1]!]
+      const free = (joinedAdvance !== null && !mark ? joinFreedom(x, joinedAdvance) : 1) * variation
+      return [x + moved[0]! * free + drift[0]! * variation, y + moved[1]! * free + drift[1]! * variation]
     })
   })
 }
 
 /**
  * One instance of the outline: its points bent, pressed and its marks drifted by moves drawn from
- * `random`, written into `out` (x, y in ems).
+ * `random`, written into `out` (x, y in ems); each point moved by `variation`, a share, of its move.
  */
-export function varyOutline(outline: Outline, random: () => number, out: Float64Array): void {
+export function varyOutline(outline: Outline, random: () => number, out: Float64Array, variation = 1): void {
   const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours } = outline
   const size = Math.max(outline.height, MIN_HEIGHT)
   const bend = bendField(random, outline, size)
@@ -475,6 +476,7 @@ export function varyOutline(outline: Outline, random: () => number, out: Float64
     out[2 * i] = out[2 * i]! + points[2 * i]!
     out[2 * i + 1] = out[2 * i + 1]! + points[2 * i + 1]!
   }
+  if (variation !== 1) for (let k = 0; k < count * 2; k++) out[k] = points[k]! + (out[k]! - points[k]!) * variation
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MM, type CardGeometry, type EnvelopeGeometry } from '../geometry.js'
 import type { Pen } from '../handwriting.js'
-import { DEFAULT_INK, inkNames, joinedHands, type InkColor } from '@letters/contracts'
+import { DEFAULT_INK, inkNames, joinedHands, printHands, type InkColor } from '@letters/contracts'
 import {
   INK,
   cardOf,
@@ -113,37 +113,47 @@ type PagePoint = [number, number]
  * The pen of drawing 5: each glyph's strokes bent into a shape of their own (varyStrokes), and in
  * a joined hand each word written as the hand writes it, the pen carried from letter to letter
  * (JOIN_REACH) and from stroke to stroke of a letter (INNER_REACH); what is left (dots, accents,
- * a t's cross) is drawn on its own, in the order plotOrder finds.
+ * a t's cross) is drawn on its own, in the order plotOrder finds. Characters in print are the
+ * `print` font's, their letters never joined.
  */
-function shapedStrokePen(ascender: number, font: ReturnType<typeof strokeFont>, joined: boolean, out: PagePoint[][]): Pen<StrokeGlyph> {
+function shapedStrokePen(
+  ascender: number,
+  font: ReturnType<typeof strokeFont>,
+  joined: boolean,
+  out: PagePoint[][],
+  print: ReturnType<typeof strokeFont>,
+): Pen<StrokeGlyph> {
   // The word being written: its letters, each its strokes on the page, and the writing's size.
   let letters: PagePoint[][][] = []
   let size = 0
   let advance = 0
   // The last character was no letter: the next starts a word of its own.
   let alone = false
+  // The word is in print: its letters are not joined.
+  let printing = false
   const endWord = () => {
-    out.push(...(joined ? joinedWord(letters, size) : letters.flat()))
+    out.push(...(joined && !printing ? joinedWord(letters, size) : letters.flat()))
     letters = []
   }
   return {
     ascender,
     joined,
-    character(character) {
-      const written = font.character(character)
+    character(character, inPrint = false) {
+      const written = (inPrint ? print : font).character(character)
       // A letter joins the word; anything else (a comma, a full stop, a digit) is written on its
       // own, the pen lifted before and after it.
       const letter = LETTER.test(character)
-      if (!written.glyphs || !letter || alone) endWord()
+      if (!written.glyphs || !letter || alone || inPrint !== printing) endWord()
       alone = !letter
+      printing = inPrint
       if (written.glyphs) {
         letters.push([])
         advance = written.advance
       }
       return written
     },
-    glyph({ strokes, dx }, a, b, e, f, shape) {
-      const bent = shape === undefined ? strokes : varyStrokes(strokes, shapeRandom(shape), joined ? advance - dx : null)
+    glyph({ strokes, dx }, a, b, e, f, shape, variation) {
+      const bent = shape === undefined ? strokes : varyStrokes(strokes, shapeRandom(shape), joined && !printing ? advance - dx : null, variation)
       size = Math.hypot(a, b)
       letters.at(-1)?.push(...bent.map((stroke) => stroke.map(([u, v]): PagePoint => [a * u + b * v + e, b * u - a * v + f])))
     },
@@ -200,9 +210,11 @@ export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: nu
   const font = strokeFont(strokeFontOf[strokeHand])
   const written: Array<Array<[number, number]>> = []
   const shaped = letterDrawing(letter) !== 4
+  const print = strokeFont(strokeFontOf[printHands[strokeHand]])
   const hand: Hand = {
     measure: font.measure,
-    pen: () => (shaped ? shapedStrokePen(font.ascender, font, joinedHands.has(strokeHand), written) : strokePen(font.ascender, font, written)),
+    ...(shaped && { print: print.measure }),
+    pen: () => (shaped ? shapedStrokePen(font.ascender, font, joinedHands.has(strokeHand), written, print) : strokePen(font.ascender, font, written)),
     sign(drawing, place) {
       // A pen cannot draw an image: the card is signed with the name, in the hand.
       if (drawing.kind !== 'paths') return false
