@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
 import { readLetterDrawings } from '@letters/letters'
 import { drawingOf, renderCard } from '@letters/render'
-import { filledShapes, twinReport } from '../support/glyph-twins.js'
+import { THANK_YOU_CARD, filledShapes, twinReport } from '../support/glyph-twins.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { ADMIN_TOKEN } from '../support/context.js'
 import { it as base } from '../support/fixtures.js'
@@ -17,14 +17,7 @@ const require = createRequire(import.meta.url)
 /** An openly licensed handwriting font, in the two forms a client may upload it in. */
 const fontFile = (extension: 'woff' | 'woff2') => readFile(require.resolve(`@fontsource/patrick-hand/files/patrick-hand-latin-400-normal.${extension}`))
 
-/** A card's worth of Spanish: 600 characters. */
-const MESSAGE = (
-  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ' +
-  '¡y qué bien lo pasamos! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. ' +
-  'Si te apetece pasar a verlos, estaremos encantados. Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, ' +
-  'quizá en primavera, cuando los naranjos están en flor y las tardes son largas. Te guardamos unas tarjetas de lino que acaban de llegar, ' +
-  'con sus sobres forrados. Un beso enorme de todos.'
-).slice(0, 600)
+const MESSAGE = THANK_YOU_CARD
 
 const spooledCard = (pipeline: Pipeline, id: string) => readFile(join(pipeline.spoolDir, `${id}.card.pdf`))
 

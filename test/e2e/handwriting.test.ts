@@ -6,21 +6,14 @@ import { fontNames, inkColors } from '@letters/contracts'
 import { letters } from '@letters/db'
 import { readLetterDrawings } from '@letters/letters'
 import { drawingOf, envelopeOf, inkRgb, renderCard, renderEnvelope } from '@letters/render'
-import { filledShapes, twinReport } from '../support/glyph-twins.js'
+import { THANK_YOU_CARD, filledShapes, twinReport } from '../support/glyph-twins.js'
 import { closestReading, ocrRegion, recipientRegion } from '../support/ocr.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { it as base } from '../support/fixtures.js'
 
 const it = base.extend({ pipelineOptions: { label: 'handwriting' } })
 
-/** A card's worth of Spanish: 600 characters, the words of a thank-you note. */
-const MESSAGE = (
-  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ' +
-  '¡y qué bien lo pasamos! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. ' +
-  'Si te apetece pasar a verlos, estaremos encantados. Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, ' +
-  'quizá en primavera, cuando los naranjos están en flor y las tardes son largas. Te guardamos unas tarjetas de lino que acaban de llegar, ' +
-  'con sus sobres forrados. Un beso enorme de todos.'
-).slice(0, 600)
+const MESSAGE = THANK_YOU_CARD
 
 const spooled = (pipeline: Pipeline, id: string, file: string) => readFile(join(pipeline.spoolDir, `${id}.${file}`))
 

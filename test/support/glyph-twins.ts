@@ -163,3 +163,12 @@ export function twinReport(shapes: readonly DrawnShape[], threshold = 0.02): Twi
     for (const shape of group) if (group.every((other) => other === shape || affineDistance(other.points, shape.points) >= threshold)) withoutTwin++
   return { shapes: shapes.length, withoutTwin, share: shapes.length === 0 ? 0 : withoutTwin / shapes.length }
 }
+
+/** A card's worth of Spanish, 600 characters of a thank-you note: what the spooled cards' shapes are measured on. */
+export const THANK_YOU_CARD = (
+  'Querida Lucía: muchas gracias por venir a la inauguración de la tienda el sábado pasado. Nos hizo muchísima ilusión verte allí con tu familia, ' +
+  '¡y qué bien lo pasamos! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego que preguntaste, en azul y en verde. ' +
+  'Si te apetece pasar a verlos, estaremos encantados. Un abrazo muy fuerte para Marta y los niños; esperamos veros pronto por Sevilla, ' +
+  'quizá en primavera, cuando los naranjos están en flor y las tardes son largas. Te guardamos unas tarjetas de lino que acaban de llegar, ' +
+  'con sus sobres forrados. Un beso enorme de todos.'
+).slice(0, 600)

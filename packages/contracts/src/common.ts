@@ -106,3 +106,12 @@ export type VerifiedAddress = Static<typeof VerifiedAddress>
 /** One of the strings of a list (a format, a production), typed as the list's own values. */
 export const Literals = <const T extends readonly string[]>(values: T, options: { errorMessage?: string; description?: string } = {}) =>
   Type.Enum([...values] as T[number][], options)
+
+/** A stored file as the API shows it: its type, size, hash and version (each upload is a new version; letters keep the one they were accepted with). */
+export const FileVersion = <Types extends readonly string[]>(contentTypes: Types) =>
+  Type.Object({
+    contentType: Literals(contentTypes),
+    bytes: Type.Integer(),
+    sha256: Type.String(),
+    version: Type.Integer({ minimum: 1 }),
+  })

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Literals, Nullable, Recipient, type VerifiedAddress } from './common.js'
+import { FileVersion, Literals, Nullable, Recipient, type VerifiedAddress } from './common.js'
 
 /**
  * The physical products a letter is made of: a card of one size, in an envelope of one size.
@@ -52,12 +52,7 @@ export const artworkUses = ['card-front', 'envelope-logo', 'signature'] as const
 export type ArtworkUse = (typeof artworkUses)[number]
 
 /** An artwork as the API shows it. Each upload is a new version; letters keep the version they were accepted with. */
-export const ArtworkMeta = Type.Object({
-  contentType: Literals(artworkContentTypes),
-  bytes: Type.Integer(),
-  sha256: Type.String(),
-  version: Type.Integer({ minimum: 1 }),
-})
+export const ArtworkMeta = FileVersion(artworkContentTypes)
 export type ArtworkMeta = Static<typeof ArtworkMeta>
 
 /** A signature's drawing, ready to draw: paths (SVG path data, in the drawing's own units) or a transparent PNG. */

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Label, Literals, Nullable, Uuid, strict } from './common.js'
+import { FileVersion, Label, Literals, Nullable, Uuid, strict } from './common.js'
 import { DEFAULT_FONT, fontNames } from './fonts.js'
 
 /** The file types an account's font is uploaded as: the body of PUT …/fonts/{name}/file, as is. */
@@ -40,12 +40,7 @@ export const CreateAccountFontBody = Type.Object(
 export type CreateAccountFontBody = Static<typeof CreateAccountFontBody>
 
 /** An account font's file as the API shows it. Each upload is a new version; letters keep the version they were accepted with. */
-export const AccountFontFile = Type.Object({
-  contentType: Literals(fontContentTypes),
-  bytes: Type.Integer(),
-  sha256: Type.String(),
-  version: Type.Integer({ minimum: 1 }),
-})
+export const AccountFontFile = FileVersion(fontContentTypes)
 export type AccountFontFile = Static<typeof AccountFontFile>
 
 export const AccountFont = Type.Object({
