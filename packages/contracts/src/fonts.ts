@@ -25,10 +25,13 @@ export function isFontName(name: string): name is FontName {
 
 /**
  * `fontName` in a request body: null or absent for the default. Longer than 50 characters it
- * cannot be a font: refused by the schema, whose message lists the fonts without echoing it.
+ * cannot be a font: refused by the schema, whose message names the built-in hands and GET /fonts
+ * (the account's own fonts are the account's to list) without echoing it.
  */
 export const FontNameField = Type.Optional(
-  Type.Union([Type.String({ maxLength: 50 }), Type.Null()], { errorMessage: `El campo 'fontName' debe ser uno de: ${fontNames.join(', ')}` }),
+  Type.Union([Type.String({ maxLength: 50 }), Type.Null()], {
+    errorMessage: `El campo 'fontName' debe ser una de las letras incluidas (${fontNames.join(', ')}) o una de las de la cuenta: GET /fonts las lista`,
+  }),
 )
 
 /**
