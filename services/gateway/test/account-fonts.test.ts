@@ -205,6 +205,37 @@ describe('a letter in an account font', () => {
     expect(proof.statusCode, proof.body.slice(0, 200)).toBe(200)
   })
 
+  it('names at most 20 of the account’s own fonts when it refuses an unknown one, and points to GET /fonts for the rest', async ({
+    account,
+    client,
+    gateway,
+  }) => {
+    const names = Array.from({ length: 21 }, (_, index) => `letra-${String(index).padStart(2, '0')}`)
+    const fonts = await gateway.db
+      .insert(accountFonts)
+      .values(names.map((name) => ({ accountId: account.id, name, family: name })))
+      .returning({ id: accountFonts.id })
+    // Rows as an upload stores them; what a refusal reads is only that each has a file.
+    await gateway.db
+      .insert(accountFontFiles)
+      .values(
+        fonts.map(({ id }) => ({
+          fontId: id,
+          version: 1,
+          contentType: 'font/woff' as const,
+          bytes: woff.length,
+          sha256: '0'.repeat(64),
+          original: woff,
+          face: ttf,
+          preview: woff,
+        })),
+      )
+    const refused = expectError(await client.post('/single', singleLetter(account, { fontName: 'otra' })), 400, 'Bad Request')
+    expect(refused.message).toBe(
+      `La fuente 'otra' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam, ${names.slice(0, 20).join(', ')} y otras (GET /fonts las lista todas)`,
+    )
+  })
+
   it('refuses text the font cannot write, naming the characters', async ({ admin, account, client, gateway }) => {
     await admin.post(fontsOf(gateway, account.id), { name: 'mi-letra', family: 'Mi Letra' })
     await admin.put(`${fontsOf(gateway, account.id)}/mi-letra/file`, woff2, 'font/woff2')

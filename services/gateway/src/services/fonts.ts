@@ -51,14 +51,19 @@ async function faceOf(ex: Executor, fontId: string, version: number): Promise<Bu
   return face
 }
 
+/** Most of the account's own fonts a refusal names: the rest are GET /fonts's to list. */
+const NAMED_OWN_FONTS = 20
+
 /** The names a request may send as `fontName`, for a refusal: the built-in hands, then the account's own with a file. */
-async function availableNames(ex: Executor, accountId: string): Promise<string[]> {
+async function availableNames(ex: Executor, accountId: string): Promise<string> {
   const own = await ex
     .select({ name: accountFonts.name })
     .from(accountFonts)
     .where(and(eq(accountFonts.accountId, accountId), sql`${latestFile} IS NOT NULL`))
     .orderBy(asc(accountFonts.name))
-  return [...fontNames, ...own.map((row) => row.name)]
+    .limit(NAMED_OWN_FONTS + 1)
+  const named = [...fontNames, ...own.slice(0, NAMED_OWN_FONTS).map((row) => row.name)].join(', ')
+  return own.length > NAMED_OWN_FONTS ? `${named} y otras (GET /fonts las lista todas)` : named
 }
 
 /**
@@ -73,7 +78,7 @@ export async function letterHand(ex: Executor, accountId: string, fontName: stri
     .select({ id: accountFonts.id, plotterFont: accountFonts.plotterFont, version: latestFile.mapWith(Number) })
     .from(accountFonts)
     .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, fontName)))
-  if (!row) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${(await availableNames(ex, accountId)).join(', ')}`)
+  if (!row) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${await availableNames(ex, accountId)}`)
   if (!row.version) throw badRequest(`La fuente '${fontName}' aún no tiene archivo: no puede usarse hasta que se suba`)
   const face = await faceOf(ex, row.id, row.version)
   return { fontName, hand: { key: ownFontKey(row.id, row.version), face, plotterFont: row.plotterFont }, fontId: row.id, fontVersion: row.version }
