@@ -27,6 +27,7 @@ import {
   boolean,
   check,
   customType,
+  foreignKey,
   type AnyPgColumn,
   index,
   integer,
@@ -338,6 +339,13 @@ export const letters = pgTable(
     check('letters_cost_positive', sql`${table.cost} > 0`),
     knownStatus('letters_status_known'),
     knownInk('letters_ink_color_known'),
+    // A letter in an account font names a version of its file that exists, or none at all.
+    foreignKey({
+      name: 'letters_font_version_fk',
+      columns: [table.fontId, table.fontVersion],
+      foreignColumns: [accountFontFiles.fontId, accountFontFiles.version],
+    }),
+    check('letters_font_both_or_neither', sql`(${table.fontId} IS NULL) = (${table.fontVersion} IS NULL)`),
     uniqueIndex('letters_code_unique').on(table.code),
     // The erasure's scans, over letters still holding personal data in a status that no longer
     // needs it (erasableStatuses): by age for the retention, by account for ops. Erased letters

@@ -174,6 +174,14 @@ describe('a letter in an account font', () => {
       { id: ids[1], fontName: 'mi-letra', fontVersion: 2 },
     ])
     expect((await client.get(`/cards/${ids[0]}`)).json()).toMatchObject({ fontName: 'mi-letra' })
+    // The database holds a letter to a version that exists, whoever writes it.
+    const refusedBy = (write: Promise<unknown>) =>
+      write.then(
+        () => 'written',
+        (error: { cause?: { constraint_name?: string } }) => error.cause?.constraint_name,
+      )
+    expect(await refusedBy(gateway.db.update(letters).set({ fontVersion: 99 }).where(eq(letters.id, ids[0]!)))).toBe('letters_font_version_fk')
+    expect(await refusedBy(gateway.db.update(letters).set({ fontVersion: null }).where(eq(letters.id, ids[0]!)))).toBe('letters_font_both_or_neither')
 
     const other = await adminAccount(gateway, 50)
     const otherClient = publicClient(gateway, other.apiKey)
@@ -216,20 +224,18 @@ describe('a letter in an account font', () => {
       .values(names.map((name) => ({ accountId: account.id, name, family: name })))
       .returning({ id: accountFonts.id })
     // Rows as an upload stores them; what a refusal reads is only that each has a file.
-    await gateway.db
-      .insert(accountFontFiles)
-      .values(
-        fonts.map(({ id }) => ({
-          fontId: id,
-          version: 1,
-          contentType: 'font/woff' as const,
-          bytes: woff.length,
-          sha256: '0'.repeat(64),
-          original: woff,
-          face: ttf,
-          preview: woff,
-        })),
-      )
+    await gateway.db.insert(accountFontFiles).values(
+      fonts.map(({ id }) => ({
+        fontId: id,
+        version: 1,
+        contentType: 'font/woff' as const,
+        bytes: woff.length,
+        sha256: '0'.repeat(64),
+        original: woff,
+        face: ttf,
+        preview: woff,
+      })),
+    )
     const refused = expectError(await client.post('/single', singleLetter(account, { fontName: 'otra' })), 400, 'Bad Request')
     expect(refused.message).toBe(
       `La fuente 'otra' no existe; las disponibles son: caveat, dancing-script, homemade-apple, indie-flower, kalam, ${names.slice(0, 20).join(', ')} y otras (GET /fonts las lista todas)`,
