@@ -1,5 +1,5 @@
 import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
-import { DEFAULT_FONT, artworkKey, ownFontKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
+import { artworkKey, ownFontKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
 import { accountFontFiles, accountFonts, artworks, letters, senders, type Executor } from '@letters/db'
 
 /** One version of an artwork as the renderer draws it. */
@@ -15,19 +15,32 @@ export interface ArtworkPrint {
  */
 class VersionCache<T> {
   private readonly entries = new Map<string, T>()
-  constructor(private readonly capacity: number) {}
+  private weight = 0
+  /** At most `capacity` entries, and at most `maxWeight` of `weigh` summed over them. */
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh: (value: T) => number = () => 0,
+    private readonly maxWeight = Infinity,
+  ) {}
   get(key: string): T | undefined {
     return this.entries.get(key)
   }
   remember(key: string, value: T): void {
-    this.entries.delete(key)
+    this.forget(key)
     this.entries.set(key, value)
-    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!)
+    this.weight += this.weigh(value)
+    while (this.entries.size > this.capacity || (this.weight > this.maxWeight && this.entries.size > 1)) this.forget(this.entries.keys().next().value!)
+  }
+  private forget(key: string): void {
+    const value = this.entries.get(key)
+    if (value === undefined) return
+    this.weight -= this.weigh(value)
+    this.entries.delete(key)
   }
 }
 const cache = new VersionCache<ArtworkPrint>(64)
-/** A font file weighs up to 5 MB: fewer are kept. */
-const faces = new VersionCache<Buffer>(16)
+/** A font's face is its unpacked tables, up to 32 MB: kept by what they weigh, at most 64 MB. */
+const faces = new VersionCache<Buffer>(16, (face) => face.length, 64 * 1024 * 1024)
 
 /** The artwork versions a print spec names, as [ownerId, version] pairs. */
 function artworksOf(spec: PrintSpec | null): Array<[string, number]> {
@@ -90,6 +103,12 @@ async function loadFaces(ex: Executor, named: Array<[string, number]>): Promise<
   return found
 }
 
+/** The font row is the letter's by the database's foreign keys: a letter without one is a fault of ours, not a default. */
+function plotterFontOf(letterId: string, plotterFont: string | null): string {
+  if (plotterFont === null) throw new Error(`letter ${letterId} names an account font whose row does not exist`)
+  return plotterFont
+}
+
 /**
  * What draws each of the letters: their rows, their senders' names and the artwork versions
  * their print specs name. The one read behind every file and proof of a letter. `where` narrows
@@ -128,7 +147,11 @@ export async function readLetterDrawings(ex: Executor, letterIds: readonly strin
     ...row,
     ownFont:
       fontId && fontVersion
-        ? { key: ownFontKey(fontId, fontVersion), face: loadedFaces.get(ownFontKey(fontId, fontVersion))!, plotterFont: plotterFont ?? DEFAULT_FONT }
+        ? {
+            key: ownFontKey(fontId, fontVersion),
+            face: loadedFaces.get(ownFontKey(fontId, fontVersion))!,
+            plotterFont: plotterFontOf(row.letterId, plotterFont),
+          }
         : null,
     artworks: new Map(artworksOf(row.printSpec).map(([ownerId, version]) => [artworkKey(ownerId, version), loaded.get(artworkKey(ownerId, version))!])),
   }))

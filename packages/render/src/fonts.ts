@@ -63,18 +63,32 @@ export interface OwnFont {
   plotterFont: FontName
 }
 
-/** Account fonts parsed in this process, the latest used last: a font is parsed once, not per letter. */
+/**
+ * Account fonts parsed in this process, the latest used last: a font is parsed once, not per
+ * letter. At most OWN_FONTS_KEPT, and their faces (up to 32 MB each, unpacked) at most
+ * OWN_FONTS_KEPT_BYTES in all.
+ */
 const OWN_FONTS_KEPT = 16
-const ownParsed = new Map<string, Fontkit.Font>()
+const OWN_FONTS_KEPT_BYTES = 64 * 1024 * 1024
+const ownParsed = new Map<string, { font: Fontkit.Font; bytes: number }>()
+let ownParsedBytes = 0
 
 function ownFont(own: OwnFont): Fontkit.Font {
-  let font = ownParsed.get(own.key)
-  if (font) ownParsed.delete(own.key)
-  // Its layout rules are the client's program, left unread (withoutLayoutRules): laid out by its character map.
-  else font = withoutLayoutRules(parsedFont(Buffer.from(own.face.buffer, own.face.byteOffset, own.face.byteLength), own.key))
-  ownParsed.set(own.key, font)
-  while (ownParsed.size > OWN_FONTS_KEPT) {
+  const kept = ownParsed.get(own.key)
+  let font: Fontkit.Font
+  if (kept) {
+    ownParsed.delete(own.key)
+    ownParsedBytes -= kept.bytes
+    font = kept.font
+  } else {
+    // Its layout rules are the client's program, left unread (withoutLayoutRules): laid out by its character map.
+    font = withoutLayoutRules(parsedFont(Buffer.from(own.face.buffer, own.face.byteOffset, own.face.byteLength), own.key))
+  }
+  ownParsed.set(own.key, { font, bytes: own.face.byteLength })
+  ownParsedBytes += own.face.byteLength
+  while (ownParsed.size > OWN_FONTS_KEPT || (ownParsedBytes > OWN_FONTS_KEPT_BYTES && ownParsed.size > 1)) {
     const oldest = ownParsed.keys().next().value!
+    ownParsedBytes -= ownParsed.get(oldest)!.bytes
     ownParsed.delete(oldest)
     delete knownCodePoints[`own-${oldest}`]
   }

@@ -30,15 +30,19 @@ export interface LetterHand {
 /** The latest version of each account font's file: the one new letters are written in. */
 const latestFile = sql`(SELECT max(${accountFontFiles.version}) FROM ${accountFontFiles} WHERE ${accountFontFiles.fontId} = ${accountFonts.id})`
 
-/** Font files read in this process, by ownFontKey: a version never changes, and a font weighs up to 5 MB. */
+/** Font files read in this process, by ownFontKey: a version never changes. A face (its unpacked tables) weighs up to 32 MB: at most 64 MB are kept. */
 const FACES_KEPT = 16
+const FACES_KEPT_BYTES = 64 * 1024 * 1024
 const faces = new Map<string, Buffer>()
+let facesBytes = 0
 
 async function faceOf(ex: Executor, fontId: string, version: number): Promise<Buffer> {
   const key = ownFontKey(fontId, version)
   let face = faces.get(key)
-  if (face) faces.delete(key)
-  else {
+  if (face) {
+    faces.delete(key)
+    facesBytes -= face.length
+  } else {
     const [row] = await ex
       .select({ face: accountFontFiles.face })
       .from(accountFontFiles)
@@ -47,7 +51,12 @@ async function faceOf(ex: Executor, fontId: string, version: number): Promise<Bu
     face = row.face
   }
   faces.set(key, face)
-  while (faces.size > FACES_KEPT) faces.delete(faces.keys().next().value!)
+  facesBytes += face.length
+  while (faces.size > FACES_KEPT || (facesBytes > FACES_KEPT_BYTES && faces.size > 1)) {
+    const oldest = faces.keys().next().value!
+    facesBytes -= faces.get(oldest)!.length
+    faces.delete(oldest)
+  }
   return face
 }
 

@@ -18,7 +18,7 @@ import { createAccountFont, listAccountFonts, putAccountFontFile } from '../../s
 const fonts: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/accounts/:id/fonts',
-    { schema: { params: IdParams, body: CreateAccountFontBody, response: { 201: AccountFont, ...errorResponses(400, 401, 404, 409, 500) } } },
+    { schema: { params: IdParams, body: CreateAccountFontBody, response: { 201: AccountFont, ...errorResponses(400, 401, 404, 409, 415, 500) } } },
     async (request, reply) => reply.status(201).send(await createAccountFont(app.db, request.params.id, request.body)),
   )
   app.get(
