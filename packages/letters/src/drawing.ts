@@ -52,56 +52,63 @@ function artworksOf(spec: PrintSpec | null): Array<[string, number]> {
   return named
 }
 
-/** Reads the artwork versions not in the cache, in one round trip. */
-async function loadArtworks(ex: Executor, named: Array<[string, number]>): Promise<Map<string, ArtworkPrint>> {
-  const found = new Map<string, ArtworkPrint>()
-  const missing: SQL[] = []
-  for (const [ownerId, version] of named) {
-    const key = artworkKey(ownerId, version)
-    const kept = cache.get(key)
-    if (kept) found.set(key, kept)
-    else missing.push(and(eq(artworks.ownerId, ownerId), eq(artworks.version, version))!)
+/**
+ * The versions `named` ([owner, version] pairs) of one kind of stored file, from `kept` or, for
+ * those it does not hold, read in one round trip by `read` (given the pairs, answering them with
+ * their values); each by `keyOf`. A version a letter names that does not exist is our fault: thrown.
+ */
+async function loadVersions<T>(
+  named: Array<[string, number]>,
+  kept: VersionCache<T>,
+  keyOf: (owner: string, version: number) => string,
+  read: (missing: Array<[string, number]>) => Promise<Array<{ owner: string; version: number; value: T }>>,
+  what: string,
+): Promise<Map<string, T>> {
+  const found = new Map<string, T>()
+  const missing: Array<[string, number]> = []
+  for (const [owner, version] of named) {
+    const value = kept.get(keyOf(owner, version))
+    if (value) found.set(keyOf(owner, version), value)
+    else missing.push([owner, version])
   }
-  if (missing.length > 0) {
-    const rows = await ex
-      .select({ ownerId: artworks.ownerId, version: artworks.version, print: artworks.print, drawing: artworks.drawing })
-      .from(artworks)
-      .where(or(...missing))
-    for (const row of rows) {
-      const key = artworkKey(row.ownerId, row.version)
-      const artwork = { print: row.print, drawing: row.drawing }
-      cache.remember(key, artwork)
-      found.set(key, artwork)
+  if (missing.length > 0)
+    for (const { owner, version, value } of await read(missing)) {
+      kept.remember(keyOf(owner, version), value)
+      found.set(keyOf(owner, version), value)
     }
-  }
-  for (const [ownerId, version] of named)
-    if (!found.has(artworkKey(ownerId, version))) throw new Error(`artwork ${artworkKey(ownerId, version)} of a letter's print spec does not exist`)
+  for (const [owner, version] of named) if (!found.has(keyOf(owner, version))) throw new Error(`${what} ${keyOf(owner, version)} of a letter does not exist`)
   return found
 }
 
-/** Reads the font versions not in the cache, in one round trip. */
-async function loadFaces(ex: Executor, named: Array<[string, number]>): Promise<Map<string, Buffer>> {
-  const found = new Map<string, Buffer>()
-  const missing: SQL[] = []
-  for (const [fontId, version] of named) {
-    const kept = faces.get(ownFontKey(fontId, version))
-    if (kept) found.set(ownFontKey(fontId, version), kept)
-    else missing.push(and(eq(accountFontFiles.fontId, fontId), eq(accountFontFiles.version, version))!)
-  }
-  if (missing.length > 0) {
-    const rows = await ex
-      .select({ fontId: accountFontFiles.fontId, version: accountFontFiles.version, face: accountFontFiles.face })
-      .from(accountFontFiles)
-      .where(or(...missing))
-    for (const row of rows) {
-      faces.remember(ownFontKey(row.fontId, row.version), row.face)
-      found.set(ownFontKey(row.fontId, row.version), row.face)
-    }
-  }
-  for (const [fontId, version] of named)
-    if (!found.has(ownFontKey(fontId, version))) throw new Error(`font version ${ownFontKey(fontId, version)} of a letter does not exist`)
-  return found
-}
+/** The artwork versions print specs name. */
+const loadArtworks = (ex: Executor, named: Array<[string, number]>) =>
+  loadVersions(
+    named,
+    cache,
+    artworkKey,
+    async (missing) =>
+      (
+        await ex
+          .select({ owner: artworks.ownerId, version: artworks.version, print: artworks.print, drawing: artworks.drawing })
+          .from(artworks)
+          .where(or(...missing.map(([owner, version]) => and(eq(artworks.ownerId, owner), eq(artworks.version, version))!)))
+      ).map(({ owner, version, print, drawing }) => ({ owner, version, value: { print, drawing } })),
+    'artwork',
+  )
+
+/** The versions of account fonts' files letters keep. */
+const loadFaces = (ex: Executor, named: Array<[string, number]>) =>
+  loadVersions(
+    named,
+    faces,
+    ownFontKey,
+    (missing) =>
+      ex
+        .select({ owner: accountFontFiles.fontId, version: accountFontFiles.version, value: accountFontFiles.face })
+        .from(accountFontFiles)
+        .where(or(...missing.map(([owner, version]) => and(eq(accountFontFiles.fontId, owner), eq(accountFontFiles.version, version))!))),
+    'font version',
+  )
 
 /** The font row is the letter's by the database's foreign keys: a letter without one is a fault of ours, not a default. */
 function plotterFontOf(letterId: string, plotterFont: string | null): string {
