@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ARTWORK_MAX_BYTES, IdParams, admin, artworkContentTypes, errorResponses } from '@letters/contracts'
 import { ApiError } from '../../errors.js'
-import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
 import {
   artworkOwners,
   createCardDesign,
@@ -14,6 +13,7 @@ import {
   updateSender,
   type ArtworkOwner,
 } from '../../services/designs.js'
+import { rawUploadRoute, takeRawBodies, uploadedFile } from './raw-uploads.js'
 
 const writeErrors = errorResponses(400, 401, 404, 415, 500)
 
@@ -67,14 +67,10 @@ const companyData: FastifyPluginAsyncTypebox = async (app) => {
 const unsupportedArtwork = () =>
   new ApiError(415, `El archivo debe enviarse tal cual, con Content-Type ${artworkContentTypes.join(', ')} (para una firma: image/svg+xml o image/png)`)
 
-/**
- * PUT …/artwork, in a scope of its own: only here is a body an image or a PDF, taken as raw
- * bytes, and only here may it be this large (one byte more than the limit, so that the limit
- * itself is the service's 413 with its message rather than the framework's).
- */
+/** PUT …/artwork, in a scope of its own: only here is a body an image or a PDF, and only here may it be this large. */
 const artworkUploads: FastifyPluginAsyncTypebox = async (app) => {
-  for (const type of artworkContentTypes) app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
-  app.addContentTypeParser('*', (_request, _payload, done) => done(unsupportedArtwork()))
+  takeRawBodies(app, artworkContentTypes, unsupportedArtwork)
+  const { body, ...upload } = rawUploadRoute(artworkContentTypes, ARTWORK_MAX_BYTES, admin.ArtworkUpload)
 
   const routes = {
     'card-designs': { path: '/accounts/:id/card-designs/:designId/artwork', params: admin.DesignParams, response: admin.CardDesign },
@@ -85,22 +81,11 @@ const artworkUploads: FastifyPluginAsyncTypebox = async (app) => {
     const { path, params, response } = routes[owner]
     app.put(
       path,
-      {
-        bodyLimit: ARTWORK_MAX_BYTES + 1,
-        // The file's bytes are checked by @letters/artwork, with real parsers: the schema only documents them.
-        validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : spanishValidatorCompiler(route)),
-        schema: {
-          params,
-          body: { content: Object.fromEntries(artworkContentTypes.map((type) => [type, { schema: admin.ArtworkUpload }])) },
-          response: { 200: response, ...errorResponses(400, 401, 404, 413, 415, 500) },
-        },
-      },
+      // The file's bytes are checked by @letters/artwork, with real parsers: the schema only documents them.
+      { ...upload, schema: { params, body, response: { 200: response, ...errorResponses(400, 401, 404, 413, 415, 500) } } },
       async (request) => {
-        const data = request.body
-        if (!Buffer.isBuffer(data)) throw unsupportedArtwork()
-        const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
         const ids = request.params as { id: string; designId?: string; signatureId?: string }
-        return putArtwork(app.db, owner, ids.id, (ids.designId ?? ids.signatureId)!, { contentType, data })
+        return putArtwork(app.db, owner, ids.id, (ids.designId ?? ids.signatureId)!, uploadedFile(request, unsupportedArtwork))
       },
     )
   }

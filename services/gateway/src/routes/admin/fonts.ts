@@ -11,8 +11,8 @@ import {
   fontContentTypes,
 } from '@letters/contracts'
 import { ApiError } from '../../errors.js'
-import { spanishValidatorCompiler } from '../../plugins/app/validation.js'
 import { createAccountFont, listAccountFonts, putAccountFontFile } from '../../services/fonts.js'
+import { rawUploadRoute, takeRawBodies, uploadedFile } from './raw-uploads.js'
 
 /** An account's own handwriting fonts: created by name, then given a file (each upload a new version). */
 const fonts: FastifyPluginAsyncTypebox = async (app) => {
@@ -31,32 +31,15 @@ const fonts: FastifyPluginAsyncTypebox = async (app) => {
 
 const unsupportedFont = () => new ApiError(415, `El archivo de la fuente debe enviarse tal cual, con Content-Type ${fontContentTypes.join(', ')}`)
 
-/**
- * PUT …/fonts/{name}/file, in a scope of its own: only here is a body a font file, taken as raw
- * bytes, and only here may it be this large (one byte more than the limit, so that the limit
- * itself is the service's 413 with its message rather than the framework's).
- */
+/** PUT …/fonts/{name}/file, in a scope of its own: only here is a body a font file, and only here may it be this large. */
 const fontUploads: FastifyPluginAsyncTypebox = async (app) => {
-  for (const type of fontContentTypes) app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
-  app.addContentTypeParser('*', (_request, _payload, done) => done(unsupportedFont()))
+  takeRawBodies(app, fontContentTypes, unsupportedFont)
+  const { body, ...upload } = rawUploadRoute(fontContentTypes, FONT_MAX_BYTES, FontUpload)
   app.put(
     '/accounts/:id/fonts/:name/file',
-    {
-      bodyLimit: FONT_MAX_BYTES + 1,
-      // The file's bytes are checked by @letters/artwork's inspectFont, with a real parser in a child process: the schema only documents them.
-      validatorCompiler: (route) => (route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : spanishValidatorCompiler(route)),
-      schema: {
-        params: AccountFontParams,
-        body: { content: Object.fromEntries(fontContentTypes.map((type) => [type, { schema: FontUpload }])) },
-        response: { 200: AccountFont, ...errorResponses(400, 401, 404, 413, 415, 500) },
-      },
-    },
-    async (request) => {
-      const data = request.body
-      if (!Buffer.isBuffer(data)) throw unsupportedFont()
-      const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
-      return putAccountFontFile(app.db, request.params.id, request.params.name, { contentType, data })
-    },
+    // The file's bytes are checked by @letters/artwork's inspectFont, with a real parser in a child process: the schema only documents them.
+    { ...upload, schema: { params: AccountFontParams, body, response: { 200: AccountFont, ...errorResponses(400, 401, 404, 413, 415, 500) } } },
+    async (request) => putAccountFontFile(app.db, request.params.id, request.params.name, uploadedFile(request, unsupportedFont)),
   )
 }
 
