@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type * as Fontkit from 'fontkit'
 import { sfntFromWoff, withoutLayoutRules } from '@letters/artwork/font-tables'
-import type { FontName } from '@letters/contracts'
+import type { FontName, OwnFontFace } from '@letters/contracts'
 
 const require = createRequire(import.meta.url)
 // The copy of fontkit pdfkit requires: the fonts parsed here are the ones pdfkit lays out and embeds.
@@ -55,11 +55,8 @@ export function handFont(name: FontName): Fontkit.Font {
 }
 
 /** One version of an account's own font, as a letter in it is drawn: its file as the renderer parses it, and the plotter's stand-in. */
-export interface OwnFont {
-  /** The font's id and version: a version never changes, so its parse is kept by this. */
-  key: string
-  face: Uint8Array
-  /** The built-in hand whose single strokes the plotter writes it in. */
+export type OwnFont = OwnFontFace & {
+  /** The built-in hand whose single strokes the plotter writes it in, known to be one. */
   plotterFont: FontName
 }
 
