@@ -58,6 +58,8 @@ describe('POST /admin/accounts/{id}/fonts', () => {
     expect((await admin.post(url, { name: 'mi-letra', family: 'Mi Letra', plotterFont: 'kalam' })).json()).toMatchObject({ plotterFont: 'kalam' })
     expectError(await admin.post(url, { name: 'mi-letra', family: 'Otra' }), 409, 'Conflict', /ya tiene una fuente llamada 'mi-letra'/)
     expectError(await admin.post(fontsOf(gateway, '00000000-0000-4000-8000-000000000000'), { name: 'mi-letra', family: 'Mi Letra' }), 404, 'Not Found')
+    expectError(await admin.get(fontsOf(gateway, '00000000-0000-4000-8000-000000000000')), 404, 'Not Found', 'La cuenta no existe')
+    expectError(await admin.get(fontsOf(gateway, 'no-es-un-uuid')), 400, 'Bad Request')
   })
 })
 
