@@ -235,13 +235,25 @@ export const BulkLetterQuery = Type.Object(
           "With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue.",
       }),
     ),
+    dryRun: Type.Optional(
+      Type.With(Literals(['true', 'false'] as const, { errorMessage: "El parámetro 'dryRun' debe ser true o false" }), {
+        description:
+          'true: check the request as it would be sent and answer what it would create and cost (`created`, `cost`, every card id null, `errors`), charging, storing and keeping nothing, not even under an Idempotency-Key. With a JSON body or a CSV.',
+      }),
+    ),
   },
   strict,
 )
 export type BulkLetterQuery = Static<typeof BulkLetterQuery>
 
 export const BulkLettersCreated = Type.Object({
-  created: Type.Integer({ description: 'Letters created (and charged): one per valid recipient.' }),
+  created: Type.Integer({ description: 'Letters created (and charged): one per valid recipient. In a dry run, the letters it would create.' }),
+  cost: Type.Optional(
+    Type.Integer({
+      description:
+        "The credits the letters cost: charged (a test key's letters show it, uncharged), or in a dry run what they would cost. Absent from answers kept before it was given.",
+    }),
+  ),
   cardIds: Type.Array(Type.Union([Type.String({ format: 'uuid' }), Type.Null()]), {
     description: "One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors.",
   }),

@@ -117,7 +117,7 @@ describe('createClient', () => {
       const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, retryDelayMs: 10 })
       const recipient = { ...spanishRecipient, variables: { cupon: 'SDK1' } }
       const { data } = await client.POST('/cards/bulk', { body: { campaignId, recipients: [recipient, recipient] } })
-      expect(data).toEqual({ created: 2, cardIds: [expect.stringMatching(UUID), expect.stringMatching(UUID)], errors: [] })
+      expect(data).toEqual({ created: 2, cost: 6, cardIds: [expect.stringMatching(UUID), expect.stringMatching(UUID)], errors: [] })
       expect(proxy.seen).toHaveLength(3)
       expect(new Set(proxy.seen.map((request) => request.idempotencyKey)).size).toBe(1)
       expect(await lettersOf(app, owner)).toBe(2)

@@ -48,7 +48,7 @@ describe('POST /cards/bulk with a JSON body', () => {
     const response = await client.post('/cards/bulk', { campaignId, recipients })
     expect(response.statusCode, response.body).toBe(200)
     const body = response.json<BulkAnswer>()
-    expect(body).toEqual({ created: 3, cardIds: [expect.any(String), expect.any(String), expect.any(String)], errors: [] })
+    expect(body).toEqual({ created: 3, cost: 11, cardIds: [expect.any(String), expect.any(String), expect.any(String)], errors: [] })
     const stored = await lettersById(app, body.cardIds as string[])
     expect(body.cardIds.map((id) => stored.get(id!)?.recipient.name)).toEqual(['Ana', 'Bea', 'Carl'])
     expect(body.cardIds.map((id) => stored.get(id!)?.message)).toEqual([
@@ -130,6 +130,7 @@ describe('POST /cards/bulk with a JSON body', () => {
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
       created: 0,
+      cost: 0,
       cardIds: [null, null],
       errors: [
         { index: 0, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es" },
@@ -208,10 +209,10 @@ describe('POST /cards/bulk refuses a bad request as a whole, charging nothing', 
 
   it('refuses an unknown query parameter', async ({ customer }) => {
     expectError(
-      await customer.client.post('/cards/bulk?dryRun=1', { campaignId: customer.campaignId, recipients: [recipient()] }),
+      await customer.client.post('/cards/bulk?simular=1', { campaignId: customer.campaignId, recipients: [recipient()] }),
       400,
       'Bad Request',
-      "El parámetro 'dryRun' no está permitido",
+      "El parámetro 'simular' no está permitido",
     )
   })
 
@@ -490,5 +491,64 @@ describe('POST /cards/bulk with a signature', () => {
     expect([...stored.values()][0]?.signatureId).toBe(account.signatureId)
     const wrong = await client.post(`/cards/bulk?campaignId=${campaignId}&signatureId=firma`, csv, { 'content-type': 'text/csv' })
     expectError(wrong, 400, 'Bad Request', /'signatureId' debe ser el id \(UUID\)/)
+  })
+})
+
+describe('POST /cards/bulk?dryRun=true', () => {
+  it('answers what the request would create and cost, with every row’s error, charging, storing and keeping nothing', async ({ gateway: app }) => {
+    const { account, client, campaignId } = await accountWithCampaign(app, 100)
+    const before = await moneyState(app.db, account.id)
+    const body = {
+      campaignId,
+      recipients: [
+        recipient({ name: 'Ana' }),
+        recipient({ country: 'XX' }),
+        recipient({ name: 'Carl', zip: '1010', city: 'Wien', province: '', country: 'AT' }),
+      ],
+    }
+    const dry = await client.post('/cards/bulk?dryRun=true', body, { 'idempotency-key': 'lote-de-prueba' })
+    expect(dry.statusCode, dry.body).toBe(200)
+    expect(dry.json()).toEqual({
+      created: 2,
+      cost: 8,
+      cardIds: [null, null, null],
+      errors: [{ index: 1, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es" }],
+    })
+    const csv = 'name,surname,address,zip,city,country,cupon\r\nAna,García,Calle Mayor 1,28013,Madrid,ES,NAV25\r\nBea,Ruiz,Calle Mayor 2,,Madrid,ES,NAV25\r\n'
+    const dryCsv = await client.post(`/cards/bulk?campaignId=${campaignId}&dryRun=true`, csv, { 'content-type': 'text/csv' })
+    expect(dryCsv.json()).toMatchObject({ created: 1, cost: 3, cardIds: [null, null], errors: [{ index: 1 }] })
+    expect(await moneyState(app.db, account.id)).toEqual(before)
+    // The key was not kept: the real request under it creates the letters.
+    const real = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-de-prueba' })
+    expect(real.json()).toMatchObject({ created: 2, cost: 8, errors: [{ index: 1 }] })
+    expect((await moneyState(app.db, account.id)).balance).toBe(92)
+  })
+
+  it('refuses what the real request would refuse as a whole: another account’s signature, an inactive campaign, a bad dryRun', async ({
+    gateway: app,
+    customer,
+  }) => {
+    const { client, campaignId, inactiveCampaignId } = customer
+    const other = await adminAccount(app, 10)
+    const before = await moneyState(app.db, customer.account.id)
+    expectError(
+      await client.post('/cards/bulk?dryRun=true', { campaignId, signatureId: other.signatureId, recipients: [recipient()] }),
+      400,
+      'Bad Request',
+      "El campo 'signatureId' no corresponde a ninguna firma de la cuenta",
+    )
+    expectError(
+      await client.post('/cards/bulk?dryRun=true', { campaignId: inactiveCampaignId, recipients: [recipient()] }),
+      400,
+      'Bad Request',
+      'La campaña no está activa',
+    )
+    expectError(
+      await client.post('/cards/bulk?dryRun=si', { campaignId, recipients: [recipient()] }),
+      400,
+      'Bad Request',
+      "El parámetro 'dryRun' debe ser true o false",
+    )
+    expect(await moneyState(app.db, customer.account.id)).toEqual(before)
   })
 })

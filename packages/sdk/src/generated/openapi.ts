@@ -1602,6 +1602,8 @@ export interface paths {
                     signatureId?: string;
                     /** @description With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue. */
                     inkColor?: "blue" | "black" | "green" | "purple" | "red";
+                    /** @description true: check the request as it would be sent and answer what it would create and cost (`created`, `cost`, every card id null, `errors`), charging, storing and keeping nothing, not even under an Idempotency-Key. With a JSON body or a CSV. */
+                    dryRun?: "true" | "false";
                 };
                 header?: {
                     /**
@@ -1693,8 +1695,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @description Letters created (and charged): one per valid recipient. */
+                            /** @description Letters created (and charged): one per valid recipient. In a dry run, the letters it would create. */
                             created: number;
+                            /** @description The credits the letters cost: charged (a test key's letters show it, uncharged), or in a dry run what they would cost. Absent from answers kept before it was given. */
+                            cost?: number;
                             /** @description One per recipient, in the request's order: the new letter's id, or null for a recipient listed in errors. */
                             cardIds: (string | null)[];
                             errors: {

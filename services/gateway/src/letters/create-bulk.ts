@@ -3,6 +3,7 @@ import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, reasonPhrase } from '../errors.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
+import { assertOwnedDesigns } from '../services/ownership.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
@@ -72,7 +73,9 @@ function assertRecipientCount(kind: BulkRequest['kind'], count: number | undefin
  */
 async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkRequest): Promise<Array<LetterDraft | ApiError>> {
   if (request.kind === 'json') {
-    const given = Object.keys(request.query).map((name) => `'${name}'`)
+    const given = Object.keys(request.query)
+      .filter((name) => name !== 'dryRun')
+      .map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
     const shared = { sendAt: checkedSendAt(request.body.sendAt), signatureId: request.body.signatureId, inkColor: request.body.inkColor }
@@ -108,7 +111,9 @@ export async function createBulk(
   { idempotencyKey, deadline }: CreationContext = {},
 ): Promise<CreationResult<BulkCreated>> {
   const { accountId } = requester
-  const keyed: KeyedRequest | undefined = idempotencyKey === undefined ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(request) }
+  // A dry run keeps nothing, and answers nothing kept: its Idempotency-Key, if any, is not read.
+  const dryRun = request.query.dryRun === 'true'
+  const keyed: KeyedRequest | undefined = idempotencyKey === undefined || dryRun ? undefined : { key: idempotencyKey, fingerprint: fingerprintOf(request) }
   let letters: Array<LetterDraft | ApiError>
   try {
     letters = await bulkLetters(deps, accountId, request)
@@ -121,10 +126,17 @@ export async function createBulk(
   const drafts = letters.filter((letter): letter is LetterDraft => !(letter instanceof ApiError))
   const body: BulkCreated = {
     created: drafts.length,
-    cardIds: letters.map((letter) => (letter instanceof ApiError ? null : letter.id)),
+    cost: drafts.reduce((sum, draft) => sum + draft.cost, 0),
+    cardIds: letters.map((letter) => (letter instanceof ApiError || dryRun ? null : letter.id)),
     errors: letters.flatMap((letter, index) =>
       letter instanceof ApiError ? [{ index, error: reasonPhrase(letter.statusCode), message: letter.message }] : [],
     ),
+  }
+  if (dryRun) {
+    // What the intake would refuse of the whole order, but for the balance: a signature of another account.
+    const [first] = drafts
+    if (first) await assertOwnedDesigns(deps.db, accountId, first)
+    return { status: 200, body, replayed: false }
   }
   if (drafts.length === 0) {
     // Nothing to charge nor to keep under the key; a retry of a request answered before (when
