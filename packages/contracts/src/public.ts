@@ -345,10 +345,25 @@ export type Card = Static<typeof Card>
 
 export const CardParams = Type.Object({ cardId: Type.String() })
 
+const CreatedBound = (name: string, meaning: string) =>
+  Type.Optional(
+    Type.With(Type.String({ maxLength: 64, errorMessage: `El parámetro '${name}' debe ser una fecha y hora ISO 8601 con zona horaria` }), {
+      description: `${meaning} (an ISO 8601 date-time with an offset, e.g. 2026-11-01T00:00:00+01:00).`,
+    }),
+  )
+
 export const CardListQuery = Type.Object(
   {
     status: Type.Optional(letterStatus),
     campaignId: Type.Optional(Uuid()),
+    from: CreatedBound('from', 'Letters created at or after this instant'),
+    to: CreatedBound('to', 'Letters created before this instant'),
+    search: Type.Optional(
+      Type.With(Type.String({ minLength: 1, maxLength: 100, errorMessage: "El parámetro 'search' debe tener de 1 a 100 caracteres" }), {
+        description:
+          "Letters whose recipient's name, surname or city contains this text, whatever its case (an erased letter's recipient is no longer searched).",
+      }),
+    ),
     ...pageQueryFields,
   },
   strict,

@@ -260,3 +260,44 @@ describe('GET /cards', () => {
     expectError(await get(app, undefined, '/cards'), 401, 'Unauthorized', /API key/)
   })
 })
+
+describe('GET /cards filtered by creation dates and by a search of the recipient', () => {
+  it('keeps the letters created from `from` and before `to`, and those whose recipient’s name, surname or city contains `search`, whatever its case', async ({
+    gateway: app,
+    account,
+  }) => {
+    const madrid = await createSingle(app, account)
+    const bilbao = await createSingle(app, account, { name: 'Iñaki', surname: 'Etxeberria', city: 'Bilbao', zip: '48001', province: 'Bizkaia' })
+    const percent = await createSingle(app, account, { name: 'Ana 100%', surname: 'Ruiz' })
+    // As created on three days.
+    const days = { [madrid]: '2026-11-01T10:00:00Z', [bilbao]: '2026-11-02T10:00:00Z', [percent]: '2026-11-03T10:00:00Z' }
+    for (const [id, at] of Object.entries(days))
+      await app.db
+        .update(letters)
+        .set({ createdAt: new Date(at) })
+        .where(eq(letters.id, id))
+    const ids = async (query: string) => (await get(app, account, `/cards?${query}`)).json<Page>().data.map((card) => card.id)
+    expect(await ids('from=2026-11-02T00:00:00Z')).toEqual([percent, bilbao])
+    expect(await ids('to=2026-11-02T10:00:00Z')).toEqual([madrid])
+    // A `+` left unencoded in the offset arrives as a space, and is read as the `+` it was.
+    expect(await ids('from=2026-11-02T11:00:00+01:00&to=2026-11-03T00:00:00Z')).toEqual([bilbao])
+    expect(await ids('search=BILB')).toEqual([bilbao])
+    expect(await ids('search=etxe')).toEqual([bilbao])
+    expect(await ids(`search=${encodeURIComponent('lucía')}`)).toEqual([madrid])
+    // % and _ are the text's own, not patterns.
+    expect(await ids(`search=${encodeURIComponent('100%')}`)).toEqual([percent])
+    expect(await ids('search=_')).toEqual([])
+    expect(await ids('search=madrid&from=2026-11-02T00:00:00Z')).toEqual([percent])
+  })
+
+  it('refuses a date that is not one, or a search of more than 100 characters, with a 400 in Spanish', async ({ gateway: app, account }) => {
+    expectError(
+      await get(app, account, '/cards?from=ayer'),
+      400,
+      'Bad Request',
+      "El parámetro 'from' debe ser una fecha y hora ISO 8601 con zona horaria; 'ayer' no lo es",
+    )
+    expectError(await get(app, account, '/cards?to=2026-11-31T00:00:00Z'), 400, 'Bad Request', /El parámetro 'to' debe ser una fecha y hora ISO 8601/)
+    expectError(await get(app, account, `/cards?search=${'x'.repeat(101)}`), 400, 'Bad Request', "El parámetro 'search' debe tener de 1 a 100 caracteres")
+  })
+})

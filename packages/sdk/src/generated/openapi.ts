@@ -1847,12 +1847,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List your letters, newest first (filter by status or campaign; paginate with cursor) */
+        /** List your letters, newest first (filter by status, campaign, creation dates or a search of the recipient; paginate with cursor) */
         get: {
             parameters: {
                 query?: {
                     status?: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
                     campaignId?: string;
+                    /** @description Letters created at or after this instant (an ISO 8601 date-time with an offset, e.g. 2026-11-01T00:00:00+01:00). */
+                    from?: string;
+                    /** @description Letters created before this instant (an ISO 8601 date-time with an offset, e.g. 2026-11-01T00:00:00+01:00). */
+                    to?: string;
+                    /** @description Letters whose recipient's name, surname or city contains this text, whatever its case (an erased letter's recipient is no longer searched). */
+                    search?: string;
                     limit?: number;
                     cursor?: string;
                 };

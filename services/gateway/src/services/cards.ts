@@ -2,7 +2,8 @@ import { and, eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { UUID_PATTERN, type admin, type publicApi } from '@letters/contracts'
 import { letters, type Executor } from '@letters/db'
-import { notFound } from '../errors.js'
+import { badRequest, notFound } from '../errors.js'
+import { parseDateTime, queryDateTime } from '../letters/send-at.js'
 import type { KeyScope } from '../plugins/app/api-key-auth.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 import { letterJsonSql } from '@letters/letters'
@@ -68,9 +69,23 @@ export async function getAnyCard(ex: Executor, cardId: string): Promise<admin.Ca
  * DESC means NULLS FIRST, which that index cannot serve, and Postgres would then read and sort
  * every letter of the account for each page.
  */
+/** A `from` or `to` of GET /cards as an instant; a 400 naming the parameter when it is none. */
+function createdBound(name: 'from' | 'to', value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined
+  const instant = parseDateTime(queryDateTime(value)!)
+  if (!instant) throw badRequest(`El parámetro '${name}' debe ser una fecha y hora ISO 8601 con zona horaria; '${value}' no lo es`)
+  return instant
+}
+
+/** `search` as an ILIKE pattern that finds it anywhere, its own % _ and \ taken as themselves. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
+
 export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const from = createdBound('from', query.from)
+  const to = createdBound('to', query.to)
+  const pattern = query.search === undefined ? undefined : containing(query.search)
   const rows = await ex
     .select(cardColumns)
     .from(l)
@@ -80,6 +95,11 @@ export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.
         eq(l.livemode, scope.livemode),
         query.status ? eq(l.status, query.status) : undefined,
         query.campaignId ? eq(l.campaignId, query.campaignId) : undefined,
+        from ? sql`${l.createdAt} >= ${from.toISOString()}::timestamptz` : undefined,
+        to ? sql`${l.createdAt} < ${to.toISOString()}::timestamptz` : undefined,
+        pattern === undefined
+          ? undefined
+          : sql`(${l.recipient}->>'name' ILIKE ${pattern} OR ${l.recipient}->>'surname' ILIKE ${pattern} OR ${l.recipient}->>'city' ILIKE ${pattern})`,
         after ? sql`(${l.createdAt}, ${l.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
       ),
     )

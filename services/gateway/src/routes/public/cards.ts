@@ -13,7 +13,7 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
     '/cards',
     {
       schema: {
-        summary: 'List your letters, newest first (filter by status or campaign; paginate with cursor)',
+        summary: 'List your letters, newest first (filter by status, campaign, creation dates or a search of the recipient; paginate with cursor)',
         tags: ['Letters'],
         headers: publicApi.ApiKeyHeaders,
         querystring: publicApi.CardListQuery,
