@@ -1,10 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import type * as fontkit from 'fontkit'
 import sharp from 'sharp'
+import { moduleLaunch, untrustedChildEnvironment } from '@letters/config'
 import { FONT_MAX_BYTES, fontContentTypes, type FontContentType } from '@letters/contracts'
 import { checkFontContainer, size } from './font-tables.js'
 import type { ChildMessage, FontJob } from './font-child.js'
@@ -180,41 +180,12 @@ function round(value: number, digits = 2): number {
   return Number(value.toFixed(digits))
 }
 
-/**
- * What the child that parses a client's file may see of the parent's environment: where to find
- * programs and temporary files, and nothing else (never the database's address or a token).
- */
-function childEnvironment(): NodeJS.ProcessEnv {
-  const { PATH, TMPDIR, LANG } = process.env
-  return Object.fromEntries(Object.entries({ PATH, TMPDIR, LANG }).filter(([, value]) => value !== undefined))
-}
-
-/** The process that parses a font: the entry module, and the flags that let it load (tsx from the sources, or the build). */
+/** The process that parses a font: the entry module, and the flags that let it load (moduleLaunch), under our own heap limit and with none of the parent's secrets. */
 function childSetup(): { modulePath: string; execArgv: string[]; env: NodeJS.ProcessEnv } {
   // The heap's limit is ours to set: the parent's own (a gateway's, a test runner's) is dropped.
   const inherited = process.execArgv.filter((flag) => !flag.startsWith('--max-old-space-size'))
-  const limit = `--max-old-space-size=${FONT_READ_HEAP_MB}`
-  const fromSource = import.meta.url.endsWith('.ts')
-  if (fromSource && process.env.RUN_FROM_BUILD === '1') {
-    // The build is current (the test run brings it up to date): the child loads it, as a compiled
-    // process's does, instead of compiling the sources at every font.
-    const built = '--conditions=letters-dist'
-    return {
-      modulePath: fileURLToPath(new URL('../dist/font-child.js', import.meta.url)),
-      execArgv: [...(inherited.includes(built) ? inherited : [...inherited, built]), limit],
-      env: childEnvironment(),
-    }
-  }
-  const modulePath = fileURLToPath(new URL(fromSource ? './font-child.ts' : './font-child.js', import.meta.url))
-  if (!fromSource) return { modulePath, execArgv: [...inherited, limit], env: childEnvironment() }
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-  return {
-    modulePath,
-    execArgv: [...(inherited.includes(tsxLoader) ? inherited : [...inherited, '--import', tsxLoader]), limit],
-    // A child is killed at its limits, perhaps while tsx writes a compiled module to its disk
-    // cache: without the cache, none is left half-written for the next process to load.
-    env: { ...childEnvironment(), TSX_DISABLE_CACHE: '1' },
-  }
+  const { url, execArgv, env } = moduleLaunch(import.meta.url, 'font-child', { execArgv: inherited, env: untrustedChildEnvironment() })
+  return { modulePath: fileURLToPath(url), execArgv: [...execArgv, `--max-old-space-size=${FONT_READ_HEAP_MB}`], env }
 }
 
 let reading = 0

@@ -524,3 +524,5 @@ export function drainTimeMs(name: ProcessName, config: Pick<Config, 'printTimeou
       return 10_000
   }
 }
+
+export { moduleLaunch, untrustedChildEnvironment, type ModuleLaunch } from './module-launch.js'

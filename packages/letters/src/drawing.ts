@@ -110,6 +110,11 @@ const loadFaces = (ex: Executor, named: Array<[string, number]>) =>
     'font version',
   )
 
+/** One version of an account font's file as the renderer parses it, read once and kept (faces). */
+export async function fontFace(ex: Executor, fontId: string, version: number): Promise<Buffer> {
+  return (await loadFaces(ex, [[fontId, version]])).get(ownFontKey(fontId, version))!
+}
+
 /** The font row is the letter's by the database's foreign keys: a letter without one is a fault of ours, not a default. */
 function plotterFontOf(letterId: string, plotterFont: string | null): string {
   if (plotterFont === null) throw new Error(`letter ${letterId} names an account font whose row does not exist`)

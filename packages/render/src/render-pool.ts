@@ -1,7 +1,6 @@
-import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
-import { pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
+import { moduleLaunch } from '@letters/config'
 import { metrics } from '@letters/observability'
 import type { LetterToRender } from './letter.js'
 import type { Rendered } from './render-thread.js'
@@ -35,36 +34,10 @@ export function defaultRenderThreads(): number {
   return Math.max(1, availableParallelism() - 1)
 }
 
-/**
- * Run from the TypeScript sources (tsx, vitest), the threads need tsx's loader to import the
- * thread's .ts file; a compiled build loads the .js file as it is. Under the tsx CLI the threads
- * inherit the loader already, so it is only added where the parent runs without it (vitest).
- */
-function threadSetup(): { filename: string; execArgv: string[]; env?: NodeJS.ProcessEnv } {
-  const fromSource = import.meta.url.endsWith('.ts')
-  if (fromSource && process.env.RUN_FROM_BUILD === '1') {
-    // The build is current (the test run brings it up to date and says so): the threads load it,
-    // as a compiled process's do, instead of each compiling the sources without a cache (several
-    // seconds of CPU per thread, which made a loaded machine's first proofs miss their deadline).
-    const built = '--conditions=letters-dist'
-    return {
-      filename: new URL('../dist/render-thread.js', import.meta.url).href,
-      execArgv: process.execArgv.includes(built) ? process.execArgv : [...process.execArgv, built],
-    }
-  }
-  const filename = new URL(fromSource ? './render-thread.ts' : './render-thread.js', import.meta.url).href
-  if (!fromSource) return { filename, execArgv: process.execArgv }
-  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-  return {
-    filename,
-    execArgv: process.execArgv.includes(tsxLoader) ? process.execArgv : [...process.execArgv, '--import', tsxLoader],
-    // From the sources (tests, npm start), tsx compiles the thread's modules without its disk
-    // cache: it writes each entry asynchronously, and a thread stopped while a write is under way
-    // leaves that file open for the rest of the process (a descriptor is the process's, not the
-    // thread's). A few hundred were left per pool, and a test worker starting a gateway per file
-    // ran out of descriptors (EMFILE). Compiling costs about 0.4 s of CPU per thread started.
-    env: { ...process.env, TSX_DISABLE_CACHE: '1' },
-  }
+/** The render thread's module, and how it loads from the sources or the build (moduleLaunch). */
+function threadSetup(): { filename: string; execArgv: string[]; env: NodeJS.ProcessEnv } {
+  const { url, execArgv, env } = moduleLaunch(import.meta.url, 'render-thread')
+  return { filename: url.href, execArgv, env }
 }
 
 export interface RenderPoolOptions {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, max, sql } from 'drizzle-orm'
+import { and, asc, eq, max, sql } from 'drizzle-orm'
 import { fontPreview, inspectFont } from '@letters/artwork'
 import {
   DEFAULT_FONT,
@@ -14,6 +14,7 @@ import {
 import { accountFontFiles, accountFonts, SQLSTATE, sqlState, type Executor } from '@letters/db'
 import { handFont, unwritableCharacters, type HandChoice } from '@letters/render'
 import { ApiError, badRequest, conflict, notFound } from '../errors.js'
+import { fontFace } from '@letters/letters'
 import { findAccount, accountNotFound, intoAccount } from './accounts.js'
 
 /**
@@ -30,47 +31,22 @@ export interface LetterHand {
 /** The latest version of each account font's file: the one new letters are written in. */
 const latestFile = sql`(SELECT max(${accountFontFiles.version}) FROM ${accountFontFiles} WHERE ${accountFontFiles.fontId} = ${accountFonts.id})`
 
-/** Font files read in this process, by ownFontKey: a version never changes. A face (its unpacked tables) weighs up to 32 MB: at most 64 MB are kept. */
-const FACES_KEPT = 16
-const FACES_KEPT_BYTES = 64 * 1024 * 1024
-const faces = new Map<string, Buffer>()
-let facesBytes = 0
-
-async function faceOf(ex: Executor, fontId: string, version: number): Promise<Buffer> {
-  const key = ownFontKey(fontId, version)
-  let face = faces.get(key)
-  if (face) {
-    faces.delete(key)
-    facesBytes -= face.length
-  } else {
-    const [row] = await ex
-      .select({ face: accountFontFiles.face })
-      .from(accountFontFiles)
-      .where(and(eq(accountFontFiles.fontId, fontId), eq(accountFontFiles.version, version)))
-    if (!row) throw new Error(`font file ${key} vanished: versions are never deleted`)
-    face = row.face
-  }
-  faces.set(key, face)
-  facesBytes += face.length
-  while (faces.size > FACES_KEPT || (facesBytes > FACES_KEPT_BYTES && faces.size > 1)) {
-    const oldest = faces.keys().next().value!
-    facesBytes -= faces.get(oldest)!.length
-    faces.delete(oldest)
-  }
-  return face
-}
-
 /** Most of the account's own fonts a refusal names: the rest are GET /fonts's to list. */
 const NAMED_OWN_FONTS = 20
 
-/** The names a request may send as `fontName`, for a refusal: the built-in hands, then the account's own with a file. */
-async function availableNames(ex: Executor, accountId: string): Promise<string> {
-  const own = await ex
-    .select({ name: accountFonts.name })
+/** The account's own fonts a letter can be written in (those with a file), by name; at most `limit`. */
+function usableOwnFonts(ex: Executor, accountId: string, limit?: number) {
+  const query = ex
+    .select({ name: accountFonts.name, family: accountFonts.family })
     .from(accountFonts)
     .where(and(eq(accountFonts.accountId, accountId), sql`${latestFile} IS NOT NULL`))
     .orderBy(asc(accountFonts.name))
-    .limit(NAMED_OWN_FONTS + 1)
+  return limit === undefined ? query : query.limit(limit)
+}
+
+/** The names a request may send as `fontName`, for a refusal: the built-in hands, then the account's own with a file. */
+async function availableNames(ex: Executor, accountId: string): Promise<string> {
+  const own = await usableOwnFonts(ex, accountId, NAMED_OWN_FONTS + 1)
   const named = [...fontNames, ...own.slice(0, NAMED_OWN_FONTS).map((row) => row.name)].join(', ')
   return own.length > NAMED_OWN_FONTS ? `${named} y otras (GET /fonts las lista todas)` : named
 }
@@ -89,18 +65,14 @@ export async function letterHand(ex: Executor, accountId: string, fontName: stri
     .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, fontName)))
   if (!row) throw badRequest(`La fuente '${fontName}' no existe; las disponibles son: ${await availableNames(ex, accountId)}`)
   if (!row.version) throw badRequest(`La fuente '${fontName}' aún no tiene archivo: no puede usarse hasta que se suba`)
-  const face = await faceOf(ex, row.id, row.version)
+  const face = await fontFace(ex, row.id, row.version)
   return { fontName, hand: { key: ownFontKey(row.id, row.version), face, plotterFont: row.plotterFont }, fontId: row.id, fontVersion: row.version }
 }
 
 /** The catalogue of hands: the built-in ones, the default first, then the account's own that can be used (those with a file). */
 export async function listFonts(ex: Executor, accountId: string): Promise<publicApi.FontList> {
   const ordered = [DEFAULT_FONT, ...fontNames.filter((name) => name !== DEFAULT_FONT)]
-  const own = await ex
-    .select({ name: accountFonts.name, family: accountFonts.family })
-    .from(accountFonts)
-    .where(and(eq(accountFonts.accountId, accountId), sql`${latestFile} IS NOT NULL`))
-    .orderBy(asc(accountFonts.name))
+  const own = await usableOwnFonts(ex, accountId)
   return {
     data: [
       ...ordered.map((name) => ({ name, family: fontFamilies[name], default: name === DEFAULT_FONT, own: false })),
@@ -128,10 +100,8 @@ export async function fontPreviewPng(ex: Executor, accountId: string, name: stri
   const [row] = await ex
     .select({ preview: accountFontFiles.preview })
     .from(accountFonts)
-    .innerJoin(accountFontFiles, eq(accountFontFiles.fontId, accountFonts.id))
+    .innerJoin(accountFontFiles, and(eq(accountFontFiles.fontId, accountFonts.id), eq(accountFontFiles.version, latestFile)))
     .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, name)))
-    .orderBy(desc(accountFontFiles.version))
-    .limit(1)
   return row?.preview
 }
 
@@ -139,15 +109,12 @@ const fontNotFound = (name: string) => notFound(`La cuenta no tiene ninguna fuen
 
 const accountFontColumns = { id: accountFonts.id, name: accountFonts.name, family: accountFonts.family, plotterFont: accountFonts.plotterFont }
 
-/** An account font as the admin API shows it, with the latest version of its file (null: none yet). */
-async function accountFontView(ex: Executor, font: { id: string; name: string; family: string; plotterFont: FontName }): Promise<AccountFont> {
-  const [file] = await ex
-    .select({ contentType: accountFontFiles.contentType, bytes: accountFontFiles.bytes, sha256: accountFontFiles.sha256, version: accountFontFiles.version })
-    .from(accountFontFiles)
-    .where(eq(accountFontFiles.fontId, font.id))
-    .orderBy(desc(accountFontFiles.version))
-    .limit(1)
-  return { name: font.name, family: font.family, plotterFont: font.plotterFont, file: file ?? null }
+/** A font file's version as the admin API shows it. */
+const fileColumns = {
+  contentType: accountFontFiles.contentType,
+  bytes: accountFontFiles.bytes,
+  sha256: accountFontFiles.sha256,
+  version: accountFontFiles.version,
 }
 
 /** POST /admin/accounts/{id}/fonts: a font with no file yet. Its name is unique in the account and never a built-in hand's (409, 400). */
@@ -170,8 +137,14 @@ export async function createAccountFont(ex: Executor, accountId: string, body: C
 /** GET /admin/accounts/{id}/fonts: every font of the account, by name, with or without a file. */
 export async function listAccountFonts(ex: Executor, accountId: string): Promise<AccountFont[]> {
   if (!(await findAccount(ex, accountId))) throw accountNotFound()
-  const rows = await ex.select(accountFontColumns).from(accountFonts).where(eq(accountFonts.accountId, accountId)).orderBy(asc(accountFonts.name))
-  return Promise.all(rows.map((row) => accountFontView(ex, row)))
+  // Each font with the latest version of its file (null: none yet), in one query.
+  const rows = await ex
+    .select({ name: accountFonts.name, family: accountFonts.family, plotterFont: accountFonts.plotterFont, file: fileColumns })
+    .from(accountFonts)
+    .leftJoin(accountFontFiles, and(eq(accountFontFiles.fontId, accountFonts.id), eq(accountFontFiles.version, latestFile)))
+    .where(eq(accountFonts.accountId, accountId))
+    .orderBy(asc(accountFonts.name))
+  return rows
 }
 
 /**
@@ -206,12 +179,7 @@ export async function putAccountFontFile(ex: Executor, accountId: string, name: 
         face: inspected.face,
         preview: inspected.preview,
       })
-      .returning({
-        contentType: accountFontFiles.contentType,
-        bytes: accountFontFiles.bytes,
-        sha256: accountFontFiles.sha256,
-        version: accountFontFiles.version,
-      })
+      .returning(fileColumns)
     return row!
   })
   // The version this upload stored, even if another was stored since.
