@@ -60,6 +60,8 @@ describe('POST /admin/accounts/{id}/fonts', () => {
     expectError(await admin.post(fontsOf(gateway, '00000000-0000-4000-8000-000000000000'), { name: 'mi-letra', family: 'Mi Letra' }), 404, 'Not Found')
     expectError(await admin.get(fontsOf(gateway, '00000000-0000-4000-8000-000000000000')), 404, 'Not Found', 'La cuenta no existe')
     expectError(await admin.get(fontsOf(gateway, 'no-es-un-uuid')), 400, 'Bad Request')
+    expectError(await admin.post(url, { name: 'otra-letra', family: '   ' }), 400, 'Bad Request', /'family'/)
+    expectError(await admin.post(url, { name: 'otra-letra', family: 'Otra', file: 'x' }), 400, 'Bad Request', /'file'/)
   })
 })
 
@@ -149,6 +151,13 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
     expectError(await admin.put(url, woff2, 'font/ttf'), 400, 'Bad Request')
     expect(await fileCount(gateway, account.id)).toBe(0)
     expectError(await admin.put(`${fontsOf(gateway, account.id)}/otra/file`, woff, 'font/woff'), 404, 'Not Found', /ninguna fuente llamada 'otra'/)
+    expectError(
+      await admin.put(`${fontsOf(gateway, '00000000-0000-4000-8000-000000000000')}/mi-letra/file`, woff, 'font/woff'),
+      404,
+      'Not Found',
+      'La cuenta no existe',
+    )
+    expect(await fileCount(gateway, account.id)).toBe(0)
   })
 })
 

@@ -299,5 +299,6 @@ describe('GET /cards filtered by creation dates and by a search of the recipient
     )
     expectError(await get(app, account, '/cards?to=2026-11-31T00:00:00Z'), 400, 'Bad Request', /El parámetro 'to' debe ser una fecha y hora ISO 8601/)
     expectError(await get(app, account, `/cards?search=${'x'.repeat(101)}`), 400, 'Bad Request', "El parámetro 'search' debe tener de 1 a 100 caracteres")
+    expectError(await get(app, account, '/cards?search='), 400, 'Bad Request', "El parámetro 'search' debe tener de 1 a 100 caracteres")
   })
 })
