@@ -63,7 +63,7 @@ async function settle(pipeline: Pipeline, id: string, timeout: number): Promise<
   return status
 }
 
-describe('fixed since the feature’s first version: changing a card design’s format after its artwork was uploaded makes every new letter unprintable', () => {
+describe('a card design’s format changed after its artwork was uploaded leaves every new letter printable', () => {
   // The artwork was checked (and its print JPEG made) for A6; PATCH format A5 is accepted, the
   // print spec then pairs A5 with the A6 JPEG, POST /single charges, and the renderer refuses the
   // front ("not the shape of a A5 card"): four attempts, then `failed`. Its proof is a 500.
@@ -90,7 +90,7 @@ describe('fixed since the feature’s first version: changing a card design’s 
   }, 150_000)
 })
 
-describe('fixed since the feature’s first version: two sides of one stock code that do not print alike poison a batch, and every batch behind it (PRINTER=batch)', () => {
+describe('two sides of one stock code that do not print alike poison no batch, nor any batch behind it (PRINTER=batch)', () => {
   // A design with a stockCode keeps it across artwork versions and formats, so letters accepted
   // before and after an upload share a batch: some with a front, some without. renderCardSheets
   // throws ("a batch's cards are all printed with their front, or none is"), the batch stays
