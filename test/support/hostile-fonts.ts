@@ -5,6 +5,7 @@
  */
 import { constants, createBrotliCompress } from 'node:zlib'
 import * as fontkit from 'fontkit'
+import { writeSfnt as writeFontTables } from '@letters/artwork/font-tables'
 
 // A TrueType file's tables, read and written again: the hostile fonts below are real fonts with
 // one table rewritten, so that fontkit reads everything else as it would a client's.
@@ -26,27 +27,12 @@ export function readSfnt(data: Buffer): Sfnt {
 
 const padded = (length: number) => (length + 3) & ~3
 
-export function writeSfnt({ flavour, tables }: Sfnt): Buffer {
-  const tags = [...tables.keys()].sort()
-  const header = 12 + 16 * tags.length
-  const out = Buffer.alloc(header + tags.reduce((sum, tag) => sum + padded(tables.get(tag)!.length), 0))
-  const power = 2 ** Math.floor(Math.log2(tags.length))
-  out.writeUInt32BE(flavour, 0)
-  out.writeUInt16BE(tags.length, 4)
-  out.writeUInt16BE(power * 16, 6)
-  out.writeUInt16BE(Math.log2(power), 8)
-  out.writeUInt16BE(tags.length * 16 - power * 16, 10)
-  let offset = header
-  tags.forEach((tag, index) => {
-    const table = tables.get(tag)!
-    out.write(tag, 12 + index * 16, 'latin1')
-    out.writeUInt32BE(offset, 12 + index * 16 + 8)
-    out.writeUInt32BE(table.length, 12 + index * 16 + 12)
-    table.copy(out, offset)
-    offset += padded(table.length)
-  })
-  return out
-}
+/** The font of `sfnt`'s tables, written as the renderer's WOFF unwrapping writes one (its checksums left 0). */
+export const writeSfnt = ({ flavour, tables }: Sfnt): Buffer =>
+  writeFontTables(
+    flavour,
+    [...tables].map(([tag, data]) => ({ tag, data })),
+  )
 
 /** `ttf` with the glyphs of `replaced` (by glyph id) swapped for the given glyf records; loca is rewritten in its long form. */
 export function withGlyphs(ttf: Buffer, replaced: Map<number, Buffer>): Buffer {

@@ -147,21 +147,31 @@ export function sfntFromWoff(woff: Buffer): Buffer {
       incomplete(`la tabla ${tagText(table.tag, 0)} se descomprime a ${num(data.length)} bytes y declara ${num(table.origLength)}`)
     return data
   })
-  const numTables = tables.length
-  const headerLength = SFNT_HEADER + SFNT_ENTRY * numTables
-  const sfnt = Buffer.alloc(headerLength + inflated.reduce((sum, data) => sum + padded(data.length), 0))
-  const searchPower = 2 ** Math.floor(Math.log2(numTables))
-  flavour.copy(sfnt, 0)
-  sfnt.writeUInt16BE(numTables, 4)
+  return writeSfnt(
+    flavour.readUInt32BE(0),
+    tables.map((table, index) => ({ tag: table.tag.toString('latin1'), checksum: table.checksum, data: inflated[index]! })),
+  )
+}
+
+/**
+ * A plain TrueType/OpenType file of `tables` (in tag order, as an sfnt's directory must be; a
+ * WOFF's is already), each at a four-byte boundary, with the checksums given (0 where none is).
+ */
+export function writeSfnt(flavour: number, tables: ReadonlyArray<{ tag: string; checksum?: number; data: Buffer }>): Buffer {
+  const sorted = [...tables].sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0))
+  const headerLength = SFNT_HEADER + SFNT_ENTRY * sorted.length
+  const sfnt = Buffer.alloc(headerLength + sorted.reduce((sum, { data }) => sum + padded(data.length), 0))
+  const searchPower = 2 ** Math.floor(Math.log2(sorted.length))
+  sfnt.writeUInt32BE(flavour, 0)
+  sfnt.writeUInt16BE(sorted.length, 4)
   sfnt.writeUInt16BE(searchPower * 16, 6)
   sfnt.writeUInt16BE(Math.log2(searchPower), 8)
-  sfnt.writeUInt16BE(numTables * 16 - searchPower * 16, 10)
+  sfnt.writeUInt16BE(sorted.length * 16 - searchPower * 16, 10)
   let offset = headerLength
-  tables.forEach((table, index) => {
+  sorted.forEach(({ tag, checksum = 0, data }, index) => {
     const entry = SFNT_HEADER + index * SFNT_ENTRY
-    const data = inflated[index]!
-    table.tag.copy(sfnt, entry)
-    sfnt.writeUInt32BE(table.checksum, entry + 4)
+    sfnt.write(tag, entry, 'latin1')
+    sfnt.writeUInt32BE(checksum, entry + 4)
     sfnt.writeUInt32BE(offset, entry + 8)
     sfnt.writeUInt32BE(data.length, entry + 12)
     data.copy(sfnt, offset)
