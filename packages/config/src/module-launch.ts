@@ -29,7 +29,8 @@ export function moduleLaunch(
 ): ModuleLaunch {
   const adding = (flags: readonly string[]) => (flags.every((flag) => execArgv.includes(flag)) ? [...execArgv] : [...execArgv, ...flags])
   const fromSource = from.endsWith('.ts')
-  if (fromSource && process.env.RUN_FROM_BUILD === '1') return { url: new URL(`../dist/${name}.js`, from), execArgv: adding(['--conditions=letters-dist']), env }
+  if (fromSource && process.env.RUN_FROM_BUILD === '1')
+    return { url: new URL(`../dist/${name}.js`, from), execArgv: adding(['--conditions=letters-dist']), env }
   const url = new URL(`./${name}.${fromSource ? 'ts' : 'js'}`, from)
   if (!fromSource) return { url, execArgv: [...execArgv], env }
   const tsxLoader = pathToFileURL(createRequire(from).resolve('tsx')).href
