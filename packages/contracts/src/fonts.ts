@@ -64,12 +64,14 @@ export const InkColorField = Type.Optional(
  * How a letter's writing is drawn, which each letter keeps from when it was accepted (its
  * `drawing`), so that a reprint draws the same bytes: 4 writes each glyph as its font has it, in
  * black; 5 gives every glyph a shape of its own, lets the lines flow as a hand's do, and writes in
- * the letter's ink. DRAWING_REVISION is the one new letters get. A change to what a letter's
- * files show makes a new drawing; the old one stays as it was, for the letters that have it.
+ * the letter's ink; 6 bends each curve's handles as well as its ends (fewer, simpler curves
+ * carry the same variation) and writes the page's writing already compressed. DRAWING_REVISION
+ * is the one new letters get. A change to what a letter's files show makes a new drawing; the
+ * old one stays as it was, for the letters that have it.
  */
-export const drawings = [4, 5] as const
+export const drawings = [4, 5, 6] as const
 export type Drawing = (typeof drawings)[number]
-export const DRAWING_REVISION: Drawing = 5
+export const DRAWING_REVISION: Drawing = 6
 
 /** Cursive hands: their letters join at their sides, and the drawing keeps the joins meeting. */
 export const joinedHands: ReadonlySet<FontName> = new Set(['dancing-script', 'homemade-apple'])

@@ -1,9 +1,29 @@
+import { CLOSE, CURVE, LINE } from './shape.js'
+
+/** What a page's writing is written into: its operators and numbers, as text or straight into a compressed stream (flate-writer.ts). */
+export interface PageStream {
+  /** Text as it is (operators, names, numbers already formatted): latin1, one byte per character. */
+  text(value: string): void
+  /** A number with four decimals, and a space. */
+  fixed4(value: number): void
+  /** An integer of at most 9 digits, and a space. */
+  int(value: number): void
+  /**
+   * An outline's path with the points of `points` (ems, written in `units` per em, rounded), in
+   * the page stream's operators. Each contour is closed by the fill that follows, so `h` is not
+   * written.
+   */
+  path(ops: Uint8Array, points: Float64Array, count: number, units: number): void
+  /** A glyph: its path (as `path`) under the matrix a to f (a written to four decimals, e and f whole), filled. */
+  shape(a: number, b: number, c: number, d: number, e: number, f: number, ops: Uint8Array, points: Float64Array, count: number, units: number): void
+}
+
 /**
  * A page stream written as bytes: a card's shaped glyphs are some 40,000 numbers, and building
  * them as strings (a string per number, per glyph, then one join) cost more than drawing them.
  * Callers reserve room for what they are about to write (`reserve`), then write without checks.
  */
-export class AsciiWriter {
+export class AsciiWriter implements PageStream {
   bytes = new Uint8Array(1 << 17)
   at = 0
 
@@ -48,6 +68,35 @@ export class AsciiWriter {
   int(value: number): void {
     this.reserve(INT_BYTES)
     this.at = writeInt(this.bytes, this.at, value)
+  }
+
+  path(ops: Uint8Array, points: Float64Array, count: number, units: number): void {
+    this.reserve(count * INT_BYTES + ops.length * 2)
+    const bytes = this.bytes
+    let at = this.at
+    let point = 0
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!
+      if (op === CLOSE) continue
+      const end = point + (op === CURVE ? 6 : 2)
+      for (; point < end; point++) at = writeInt(bytes, at, Math.round(points[point]! * units))
+      bytes[at++] = op === CURVE ? 99 : op === LINE ? 108 : 109 // c, l, m
+      bytes[at++] = 32
+    }
+    this.at = at
+  }
+
+  shape(a: number, b: number, c: number, d: number, e: number, f: number, ops: Uint8Array, points: Float64Array, count: number, units: number): void {
+    this.text('q ')
+    this.fixed4(a)
+    this.fixed4(b)
+    this.fixed4(c)
+    this.fixed4(d)
+    this.int(e)
+    this.int(f)
+    this.text('cm ')
+    this.path(ops, points, count, units)
+    this.text('f Q\n')
   }
 
   /** What was written, as a buffer of its own. */

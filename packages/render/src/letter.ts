@@ -220,10 +220,11 @@ function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'ownFont
   // The hand's print (an account's font prints in itself): another hand's is laid out in a document
   // of its own, as the page draws its outlines and embeds no hand's font.
   const printHand = typeof hand === 'string' ? printHands[hand] : undefined
+  const drawing = letterDrawing(letter)
   const ink =
-    letterDrawing(letter) === 4
+    drawing === 4
       ? undefined
-      : { rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined, print: printHand && printHand !== hand ? layoutDocument(printHand) : doc }
+      : { drawing, rgb: rgbOf(inkRgb[letter.ink ?? DEFAULT_INK]), joined, print: printHand && printHand !== hand ? layoutDocument(printHand) : doc }
   const measure = pdfMeasure(doc)
   const signatureColor = signatureInk(letter)
   return {

@@ -10,14 +10,26 @@
  * displacement is seeded per instance: the same letter draws the same bytes.
  */
 
-/** The bend's grid: GRID × GRID random moves over the glyph's box, blended by cubic B-splines. */
-const GRID = 7
+/**
+ * The bend's grid: random moves over the glyph's box, CELLS × CELLS cells, blended by cubic
+ * B-splines (drawing 5: GRID × GRID moves, each point reading 4 × 4 of them) or quadratic ones
+ * (drawing 6: QUADRATIC_GRID × QUADRATIC_GRID moves, each point reading 3 × 3: smooth enough that
+ * a smooth join's handles stay in line, at half the arithmetic).
+ */
+const CELLS = 4
+const GRID = CELLS + 3
+const QUADRATIC_GRID = CELLS + 2
 /**
  * How far each of the grid's moves goes, at most, as a share of the glyph's height (the blend
  * averages neighbours, so points move about half as far). Less, and a card's forty a's include
  * pairs an affine map brings within 2 % of each other.
  */
 const BEND = 0.15
+/**
+ * The same for a quadratic bend, which blends fewer moves and so follows each one more closely:
+ * at 0.12 a card keeps some 96 % of its glyphs without a twin, as the cubic bend at 0.15 does.
+ */
+const QUADRATIC_BEND = 0.12
 /** How much a pen's pressure widens or thins the line on each side, as a share of the glyph's stroke width. */
 const PRESSURE = 0.12
 /** A pen's line is never finer than its tip: every outline is widened by this on each side, in ems. */
@@ -60,11 +72,29 @@ function joinFreedom(x: number, advance: number): number {
 }
 
 /**
- * A glyph drawn with few curves (an o of four) has few points to move, and after the best affine
- * fit two instances have little left to differ by: its longest curves are cut in two until it has
- * at least this many.
+ * How a drawing prepares and bends a glyph's outline. Drawing 5 moves a curve's handles with the
+ * ends they belong to, so that a glyph drawn with few curves (an o of four) had few points to move,
+ * and after the best affine fit two instances little left to differ by: its longest curves were
+ * cut in two until it had 14 ends. Drawing 6 bends the handles where they are, as the ends are
+ * (the bend is smooth, so the two handles of a smooth join stay in line): every point of a curve
+ * carries the bend, and a glyph needs neither the extra cuts nor the font's finest detail to differ.
  */
-const MIN_ANCHORS = 14
+export interface OutlineStyle {
+  /** How far a glyph's simplified outline may stray from its font's, in ems. */
+  tolerance: number
+  /** The same where every hairline counts: a joined hand's, a printed line's. */
+  fineTolerance: number
+  /** The fewest end points a glyph's outline is cut into. */
+  minAnchors: number
+  /** Whether a curve's handles are bent where they are, rather than moved with their ends. */
+  bentHandles: boolean
+  /** The B-splines the bend blends its moves with. */
+  bend: BendSpline
+  /** Whether a joined hand's outline gets an end point wherever it crosses the glyph's sides (withSideAnchors). */
+  sideAnchors: boolean
+}
+
+export type BendSpline = 'cubic' | 'quadratic'
 
 /** The path with its longest cubic curves halved (the same line) until it has `least` end points. */
 function withAnchors(path: PathCommands, least: number): PathCommands {
@@ -91,35 +121,117 @@ function withAnchors(path: PathCommands, least: number): PathCommands {
       if (args.length >= 2) from = [args.at(-2)!, args.at(-1)!]
     })
     if (longest === -1) break
-    const [x1, y1, x2, y2, x3, y3] = commands[longest]!.args as [number, number, number, number, number, number]
-    const [x0, y0] = longestFrom
-    const mid = (a: number, b: number) => (a + b) / 2
-    const ax = mid(x0, x1),
-      ay = mid(y0, y1),
-      bx = mid(x1, x2),
-      by = mid(y1, y2),
-      cx = mid(x2, x3),
-      cy = mid(y2, y3)
-    const dx = mid(ax, bx),
-      dy = mid(ay, by),
-      ex = mid(bx, cx),
-      ey = mid(by, cy)
-    const fx = mid(dx, ex),
-      fy = mid(dy, ey)
-    commands.splice(longest, 1, { command: 'bezierCurveTo', args: [ax, ay, dx, dy, fx, fy] }, { command: 'bezierCurveTo', args: [ex, ey, cx, cy, x3, y3] })
+    const [first, second] = splitCubic(cubicFrom(longestFrom, commands[longest]!.args), 0.5)
+    commands.splice(longest, 1, curveCommand(first), curveCommand(second))
   }
   return { commands }
+}
+
+/** A path's cubic curve from the point before it and its command's arguments. */
+const cubicFrom = (from: Pt, args: readonly number[]): Cubic => [from, [args[0]!, args[1]!], [args[2]!, args[3]!], [args[4]!, args[5]!]]
+const curveCommand = ([, c1, c2, end]: Cubic) => ({ command: 'bezierCurveTo', args: [...c1, ...c2, ...end] })
+
+/** The curve cut at `t` (de Casteljau's construction): the same line, as two curves. */
+function splitCubic([p0, p1, p2, p3]: Cubic, t: number): [Cubic, Cubic] {
+  const at = (a: Pt, b: Pt): Pt => [(1 - t) * a[0] + t * b[0], (1 - t) * a[1] + t * b[1]]
+  const a = at(p0, p1)
+  const b = at(p1, p2)
+  const c = at(p2, p3)
+  const d = at(a, b)
+  const e = at(b, c)
+  const f = at(d, e)
+  return [
+    [p0, a, d, f],
+    [f, e, c, p3],
+  ]
+}
+
+/** Samples along a segment where a crossing of a side is looked for, then narrowed down. */
+const CROSSING_SAMPLES = 24
+
+/** The places (0 to 1, in order) where a segment whose x runs as `x(t)` crosses any of `sides`, its ends left out. */
+function crossingsOf(x: (t: number) => number, sides: readonly number[]): number[] {
+  const places: number[] = []
+  for (const side of sides) {
+    let before = x(0) - side
+    for (let step = 1; step <= CROSSING_SAMPLES; step++) {
+      const after = x(step / CROSSING_SAMPLES) - side
+      if (before * after < 0) {
+        let low = (step - 1) / CROSSING_SAMPLES
+        let high = step / CROSSING_SAMPLES
+        for (let round = 0; round < 40; round++) {
+          const middle = (low + high) / 2
+          if ((x(middle) - side) * before > 0) low = middle
+          else high = middle
+        }
+        const place = (low + high) / 2
+        if (place > 1e-3 && place < 1 - 1e-3) places.push(place)
+      }
+      before = after
+    }
+  }
+  return places.sort((a, b) => a - b).filter((place, index, all) => index === 0 || place - all[index - 1]! > 1e-3)
+}
+
+/**
+ * The path with an end point wherever it crosses one of `sides` (x, the path's units): where a
+ * joined hand's letters meet. An end point there is pinned (joinFreedom) and its handles with it,
+ * so the crossing holds however the rest bends, though the simplified outline has no end point
+ * near the side.
+ */
+function withSideAnchors(path: PathCommands, sides: readonly number[]): PathCommands {
+  const commands: Array<{ command: string; args: number[] }> = []
+  let from: Pt = [0, 0]
+  for (const { command, args } of path.commands) {
+    if (command === 'bezierCurveTo') {
+      let curve = cubicFrom(from, args)
+      let done = 0
+      const places = crossingsOf((t) => bezierAt(curve, t)[0], sides)
+      for (const place of places) {
+        const [first, rest] = splitCubic(curve, (place - done) / (1 - done))
+        commands.push(curveCommand(first))
+        curve = rest
+        done = place
+      }
+      commands.push(curveCommand(curve))
+    } else if (command === 'lineTo') {
+      const [x, y] = args as [number, number]
+      for (const place of crossingsOf((t) => from[0] + (x - from[0]) * t, sides))
+        commands.push({ command: 'lineTo', args: [from[0] + (x - from[0]) * place, from[1] + (y - from[1]) * place] })
+      commands.push({ command, args: [...args] })
+    } else commands.push({ command, args: [...args] })
+    if (args.length >= 2) from = [args.at(-2)!, args.at(-1)!]
+  }
+  return { commands }
+}
+
+/** mulberry32's step: each number's state is the last one's plus this. */
+const MULBERRY_STEP = 0x6d2b79f5
+
+/** mulberry32's number for a state, in [-1, 1). */
+function mulberry(state: number): number {
+  let t = Math.imul(state ^ (state >>> 15), 1 | state)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1
 }
 
 /** A seeded generator for one glyph's shape (mulberry32), in [-1, 1). */
 export function shapeRandom(seed: number): () => number {
   let state = seed | 0
   return () => {
-    state = (state + 0x6d2b79f5) | 0
-    let t = Math.imul(state ^ (state >>> 15), 1 | state)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1
+    state = (state + MULBERRY_STEP) | 0
+    return mulberry(state)
   }
+}
+
+/**
+ * The generator of the outline being varied: shapeRandom's numbers, its state kept here rather
+ * than in a closure made per glyph (a card varies some 600, each drawing some 50 numbers).
+ */
+let outlineState = 0
+function outlineRandom(): number {
+  outlineState = (outlineState + MULBERRY_STEP) | 0
+  return mulberry(outlineState)
 }
 
 /** The commands of an outline's path: each draws to its points. */
@@ -157,6 +269,14 @@ export interface Outline {
   height: number
   /** The width of its strokes, ems: twice its inked area over its outline's length. */
   stroke: number
+  /** Per point: where it reads a bend's grid (bendSpot), and its eight weights there. */
+  bendCells: Uint16Array
+  bendWeights: Float64Array
+  /** The centre of its box, ems, about which a pen's pressure shifts. */
+  cx: number
+  cy: number
+  /** Whether its bend blends quadratic B-splines (else cubic). */
+  quadratic: boolean
 }
 
 /** A path as fontkit gives it. */
@@ -168,8 +288,15 @@ export interface PathCommands {
  * Prepares a path (font units, as fontkit gives it) for variation. `advance`: the glyph's advance
  * in ems, where a joined hand's next letter begins; null for a hand whose letters stand apart.
  */
-export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvance: number | null): Outline {
-  const path = withAnchors(source, MIN_ANCHORS)
+export function outlineOf(
+  source: PathCommands,
+  unitsPerEm: number,
+  joinedAdvance: number | null,
+  style: Pick<OutlineStyle, 'minAnchors' | 'bend' | 'sideAnchors'>,
+): Outline {
+  const spline = style.bend
+  const sided = joinedAdvance !== null && style.sideAnchors ? withSideAnchors(source, [0, joinedAdvance * unitsPerEm]) : source
+  const path = withAnchors(sided, style.minAnchors)
   const ops: number[] = []
   const points: number[] = []
   const contourOf: number[] = []
@@ -275,6 +402,17 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
     for (let i = 0; i < count; i++) if (!marks[contourOf[i]!]) freedom[i] = joinFreedom(xy[2 * i]!, joinedAdvance)
   }
 
+  const size = Math.max(top - bottom, MIN_HEIGHT)
+  const frame = bendFrame({ left, bottom, width: right - left, height: top - bottom }, size)
+  const bendCells = new Uint16Array(count)
+  const bendWeights = new Float64Array(count * 8)
+  const quadratic = spline === 'quadratic'
+  for (let i = 0; i < count; i++) {
+    const x = xy[2 * i]!
+    const y = xy[2 * i + 1]!
+    bendCells[i] = quadratic ? quadraticSpot(frame, x, y, bendWeights, 8 * i) : bendSpot(frame, x, y, bendWeights, 8 * i)
+  }
+
   return {
     ops: Uint8Array.from(ops),
     points: xy,
@@ -290,11 +428,22 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
     width: right - left,
     height: top - bottom,
     stroke: perimeter > 0 ? (2 * Math.abs(inked)) / perimeter : 0,
+    bendCells,
+    bendWeights,
+    cx: frame.cx,
+    cy: frame.cy,
+    quadratic,
   }
 }
 
 /** Reused by every instance: a card varies some 700 glyphs. */
-const scratch = { grid: new Float64Array(GRID * GRID * 2), drift: new Float64Array(16), moved: new Float64Array(2) }
+const scratch = {
+  grid: new Float64Array(GRID * GRID * 2),
+  drift: new Float64Array(16),
+  moved: new Float64Array(2),
+  bends: new Float64Array(256),
+  weights: new Float64Array(8),
+}
 
 /** A box in ems, y up. */
 export interface EmBox {
@@ -304,8 +453,12 @@ export interface EmBox {
   height: number
 }
 
-/** One instance's bend: a grid of random moves over the glyph's box (scratch.grid), read at any point by bendAt. */
-interface BendField {
+/**
+ * Where a bend's grid lies over a glyph's box: it spans the box made square (its height or width,
+ * the larger), so that its cells are as wide as they are tall and a narrow letter bends as a wide
+ * one does. It depends on the box alone, so an outline's points find their cells once (outlineOf).
+ */
+interface BendFrame {
   cx: number
   cy: number
   /** The grid's cells per unit of the box, from its lower left corner (x0, y0). */
@@ -314,29 +467,45 @@ interface BendField {
   y0: number
 }
 
-/**
- * The bend of one instance of a glyph whose box is `box`, its moves drawn from `random`. The grid
- * spans the box made square (its height or width, the larger), so that its cells are as wide as
- * they are tall and a narrow letter bends as a wide one does. One grid at a time: an instance is
- * bent before the next is drawn.
- */
-function bendField(random: () => number, box: EmBox, size: number): BendField {
-  const { grid } = scratch
-  const reach = BEND * size
-  for (let k = 0; k < GRID * GRID * 2; k++) grid[k] = random() * reach
+function bendFrame(box: EmBox, size: number): BendFrame {
   const cx = box.left + box.width / 2
   const cy = box.bottom + box.height / 2
   const span = Math.max(size, box.width)
-  return { cx, cy, scale: (GRID - 3) / span, x0: cx - span / 2, y0: cy - span / 2 }
+  return { cx, cy, scale: CELLS / span, x0: cx - span / 2, y0: cy - span / 2 }
 }
 
-const LAST_CELL = GRID - 3 - 1e-9
+/**
+ * One instance's bend: the grid's random moves (scratch.grid), drawn from `random`, as far as a
+ * glyph of `size` bends. One grid at a time: an instance is bent before the next is drawn. With
+ * `halves`, each of `random`'s numbers (32 bits) gives two moves of 16 bits each: as fine as a
+ * move needs, in half the draws.
+ */
+function drawBend(random: () => number, size: number, halves = false, grid = GRID): void {
+  const moves = scratch.grid
+  const reach = (grid === QUADRATIC_GRID ? QUADRATIC_BEND : BEND) * size
+  if (!halves) {
+    for (let k = 0; k < grid * grid * 2; k++) moves[k] = random() * reach
+    return
+  }
+  for (let k = 0; k < grid * grid * 2; k += 2) {
+    // random() is a 32-bit number over 2^31, less one: its high and low 16 bits.
+    const high = (random() + 1) * 32768
+    const whole = Math.floor(high)
+    moves[k] = (whole / 32768 - 1) * reach
+    moves[k + 1] = ((high - whole) * 2 - 1) * reach
+  }
+}
 
-/** The bend's move at (x, y), ems, into `out`: the grid's moves blended by cubic B-splines. */
-function bendAt(field: BendField, x: number, y: number, out: Float64Array): void {
-  const grid = scratch.grid
-  const u = Math.min(LAST_CELL, Math.max(0, (x - field.x0) * field.scale))
-  const v = Math.min(LAST_CELL, Math.max(0, (y - field.y0) * field.scale))
+const LAST_CELL = CELLS - 1e-9
+
+/**
+ * Where (x, y) reads the grid: the first of the 4 × 4 moves it blends (its index in the grid,
+ * returned) and the uniform cubic B-spline's four weights across and four up, written into
+ * `weights` from `at`.
+ */
+function bendSpot(frame: BendFrame, x: number, y: number, weights: Float64Array, at: number): number {
+  const u = Math.min(LAST_CELL, Math.max(0, (x - frame.x0) * frame.scale))
+  const v = Math.min(LAST_CELL, Math.max(0, (y - frame.y0) * frame.scale))
   const column = u | 0
   const row = v | 0
   const f = u - column
@@ -345,20 +514,67 @@ function bendAt(field: BendField, x: number, y: number, out: Float64Array): void
   const f3 = f2 * f
   const g2 = g * g
   const g3 = g2 * g
-  // The uniform cubic B-spline's four weights at f (and at g).
-  const a0 = (1 - 3 * f + 3 * f2 - f3) / 6
-  const a1 = (3 * f3 - 6 * f2 + 4) / 6
-  const a2 = (-3 * f3 + 3 * f2 + 3 * f + 1) / 6
-  const a3 = f3 / 6
-  const b0 = (1 - 3 * g + 3 * g2 - g3) / 6
-  const b1 = (3 * g3 - 6 * g2 + 4) / 6
-  const b2 = (-3 * g3 + 3 * g2 + 3 * g + 1) / 6
-  const b3 = g3 / 6
+  weights[at] = (1 - 3 * f + 3 * f2 - f3) / 6
+  weights[at + 1] = (3 * f3 - 6 * f2 + 4) / 6
+  weights[at + 2] = (-3 * f3 + 3 * f2 + 3 * f + 1) / 6
+  weights[at + 3] = f3 / 6
+  weights[at + 4] = (1 - 3 * g + 3 * g2 - g3) / 6
+  weights[at + 5] = (3 * g3 - 6 * g2 + 4) / 6
+  weights[at + 6] = (-3 * g3 + 3 * g2 + 3 * g + 1) / 6
+  weights[at + 7] = g3 / 6
+  return (row * GRID + column) * 2
+}
+
+/** As bendSpot, for quadratic B-splines: three weights across (from `at`) and three up (from `at` + 4). */
+function quadraticSpot(frame: BendFrame, x: number, y: number, weights: Float64Array, at: number): number {
+  const u = Math.min(LAST_CELL, Math.max(0, (x - frame.x0) * frame.scale))
+  const v = Math.min(LAST_CELL, Math.max(0, (y - frame.y0) * frame.scale))
+  const column = u | 0
+  const row = v | 0
+  const f = u - column
+  const g = v - row
+  weights[at] = ((1 - f) * (1 - f)) / 2
+  weights[at + 1] = (-2 * f * f + 2 * f + 1) / 2
+  weights[at + 2] = (f * f) / 2
+  weights[at + 4] = ((1 - g) * (1 - g)) / 2
+  weights[at + 5] = (-2 * g * g + 2 * g + 1) / 2
+  weights[at + 6] = (g * g) / 2
+  return (row * QUADRATIC_GRID + column) * 2
+}
+
+/** As bendMove, for quadraticSpot's cell and weights. */
+function quadraticMove(cell: number, weights: Float64Array, at: number, out: Float64Array): void {
+  const grid = scratch.grid
+  const a0 = weights[at]!
+  const a1 = weights[at + 1]!
+  const a2 = weights[at + 2]!
+  const b0 = weights[at + 4]!
+  const b1 = weights[at + 5]!
+  const b2 = weights[at + 6]!
+  const l1 = cell + QUADRATIC_GRID * 2
+  const l2 = l1 + QUADRATIC_GRID * 2
+  out[0] =
+    b0 * (a0 * grid[cell]! + a1 * grid[cell + 2]! + a2 * grid[cell + 4]!) +
+    b1 * (a0 * grid[l1]! + a1 * grid[l1 + 2]! + a2 * grid[l1 + 4]!) +
+    b2 * (a0 * grid[l2]! + a1 * grid[l2 + 2]! + a2 * grid[l2 + 4]!)
+  out[1] =
+    b0 * (a0 * grid[cell + 1]! + a1 * grid[cell + 3]! + a2 * grid[cell + 5]!) +
+    b1 * (a0 * grid[l1 + 1]! + a1 * grid[l1 + 3]! + a2 * grid[l1 + 5]!) +
+    b2 * (a0 * grid[l2 + 1]! + a1 * grid[l2 + 3]! + a2 * grid[l2 + 5]!)
+}
+
+/** The bend's move at a spot (bendSpot's cell and weights), ems, into `out`: the grid's moves blended. */
+function bendMove(cell: number, weights: Float64Array, at: number, out: Float64Array): void {
+  const grid = scratch.grid
+  const a0 = weights[at]!
+  const a1 = weights[at + 1]!
+  const a2 = weights[at + 2]!
+  const a3 = weights[at + 3]!
   let dx = 0
   let dy = 0
-  let line = (row * GRID + column) * 2
+  let line = cell
   for (let b = 0; b < 4; b++, line += GRID * 2) {
-    const wb = b === 0 ? b0 : b === 1 ? b1 : b === 2 ? b2 : b3
+    const wb = weights[at + 4 + b]!
     dx += wb * (a0 * grid[line]! + a1 * grid[line + 2]! + a2 * grid[line + 4]! + a3 * grid[line + 6]!)
     dy += wb * (a0 * grid[line + 1]! + a1 * grid[line + 3]! + a2 * grid[line + 5]! + a3 * grid[line + 7]!)
   }
@@ -397,7 +613,9 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
   if (!Number.isFinite(left)) return []
   const box = { left, bottom, width: right - left, height: top - bottom }
   const size = Math.max(box.height, MIN_HEIGHT)
-  const bend = bendField(random, box, size)
+  drawBend(random, size)
+  const frame = bendFrame(box, size)
+  const weights = scratch.weights
   // The body is the stroke that reaches lowest and highest.
   const marks = marksOf(
     strokes.map((stroke) => {
@@ -419,7 +637,7 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
       dense.push([x, y])
     })
     return dense.map(([x, y]): [number, number] => {
-      bendAt(bend, x, y, moved)
+      bendMove(bendSpot(frame, x, y, weights, 0), weights, 0, moved)
       const free = (joinedAdvance !== null && !mark ? joinFreedom(x, joinedAdvance) : 1) * variation
       return [x + moved[0]! * free + drift[0]! * variation, y + moved[1]! * free + drift[1]! * variation]
     })
@@ -428,12 +646,16 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
 
 /**
  * One instance of the outline: its points bent, pressed and its marks drifted by moves drawn from
- * `random`, written into `out` (x, y in ems); each point moved by `variation`, a share, of its move.
+ * a generator seeded with `seed` (shapeRandom's numbers), written into `out` (x, y in ems); each point moved by `variation`, a share, of its move.
+ * With `bentHandles`, a curve's handles are bent where they are (OutlineStyle).
  */
-export function varyOutline(outline: Outline, random: () => number, out: Float64Array, variation = 1): void {
-  const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours } = outline
+export function varyOutline(outline: Outline, seed: number, out: Float64Array, variation = 1, bentHandles = false): void {
+  outlineState = seed | 0
+  const random = outlineRandom
+  const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours, bendCells, bendWeights, quadratic } = outline
   const size = Math.max(outline.height, MIN_HEIGHT)
-  const bend = bendField(random, outline, size)
+  drawBend(random, size, bentHandles, quadratic ? QUADRATIC_GRID : GRID)
+  const { cx, cy } = outline
   if (scratch.drift.length < contours * 2) scratch.drift = new Float64Array(contours * 2)
   const { drift } = scratch
   for (let c = 0; c < contours; c++) {
@@ -447,28 +669,44 @@ export function varyOutline(outline: Outline, random: () => number, out: Float64
   const p0 = INK_SPREAD + press + random() * press * 0.5
   const px = (random() * press * 0.5) / size
   const py = (random() * press * 0.5) / size
-  const { cx, cy } = bend
   const moved = scratch.moved
+  const count = contourOf.length
+  if (bentHandles && scratch.bends.length < count * 2) scratch.bends = new Float64Array(count * 2)
+  const { bends } = scratch
   // The anchors' displacements first (into `out`), then every point moved as its anchor is.
   for (let n = 0; n < anchors.length; n++) {
     const i = anchors[n]!
     const c = contourOf[i]!
     const x = points[2 * i]!
     const y = points[2 * i + 1]!
-    bendAt(bend, x, y, moved)
+    if (quadratic) quadraticMove(bendCells[i]!, bendWeights, 8 * i, moved)
+    else bendMove(bendCells[i]!, bendWeights, 8 * i, moved)
     const pressure = p0 + px * (x - cx) + py * (y - cy)
     const free = freedom[i]!
     out[2 * i] = (moved[0]! + pressure * normals[2 * i]!) * free + drift[2 * c]!
     out[2 * i + 1] = (moved[1]! + pressure * normals[2 * i + 1]!) * free + drift[2 * c + 1]!
+    if (bentHandles) {
+      bends[2 * i] = moved[0]!
+      bends[2 * i + 1] = moved[1]!
+    }
   }
   // Each point moves as its anchor does: a curve's handles with the points they leave and reach,
-  // so the curve's tangent there (a smooth join between two curves) is kept.
-  const count = contourOf.length
+  // so the curve's tangent there (a smooth join between two curves) is kept. Bent handles add
+  // what the bend does differently where they are.
   for (let i = 0; i < count; i++) {
     const anchor = anchorOf[i]!
-    if (anchor !== i) {
-      out[2 * i] = points[2 * i]! + out[2 * anchor]!
-      out[2 * i + 1] = points[2 * i + 1]! + out[2 * anchor + 1]!
+    if (anchor === i) continue
+    const x = points[2 * i]!
+    const y = points[2 * i + 1]!
+    if (bentHandles) {
+      if (quadratic) quadraticMove(bendCells[i]!, bendWeights, 8 * i, moved)
+      else bendMove(bendCells[i]!, bendWeights, 8 * i, moved)
+      const free = Math.min(freedom[i]!, freedom[anchor]!)
+      out[2 * i] = x + out[2 * anchor]! + (moved[0]! - bends[2 * anchor]!) * free
+      out[2 * i + 1] = y + out[2 * anchor + 1]! + (moved[1]! - bends[2 * anchor + 1]!) * free
+    } else {
+      out[2 * i] = x + out[2 * anchor]!
+      out[2 * i + 1] = y + out[2 * anchor + 1]!
     }
   }
   for (let n = 0; n < anchors.length; n++) {

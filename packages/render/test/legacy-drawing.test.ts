@@ -83,6 +83,57 @@ async function legacyHashes(): Promise<Record<string, string>> {
   return hashes
 }
 
+/**
+ * A letter accepted in drawing 5 (each glyph its own shape, written out as text and deflated by
+ * zlib) keeps those bytes after drawing 6 changed how new letters are shaped and written. The
+ * hashes were taken from the code drawing 5 was released with.
+ */
+const drawnIn5: LetterToRender = {
+  letterId: '6d1f0c2a-7b3e-4f5a-8c9d-0e1f2a3b4c60',
+  code: 'PIN0DRAW05',
+  drawing: 5,
+  ink: 'green',
+  fontName: 'caveat',
+  message:
+    'Querida Lucía: ¡muchas gracias por venir a la inauguración! ¿Te acuerdas de la mesa de papel japonés? Ya tenemos los sobres a juego, en azul y en verde.\n\nAna',
+  signature: 'Ana, de Papelería Luna',
+  recipientLines: addressLines({
+    name: 'Lucía',
+    surname: 'García Muñoz',
+    company: null,
+    address: 'Calle del General Díaz Porlier 106, 4º E',
+    zip: '28012',
+    city: 'Madrid',
+    province: 'Madrid',
+    countryName: 'España',
+  }),
+  senderLines: ['Papelería Luna', 'Calle Sierpes 4', '41004 Sevilla'],
+}
+
+describe('a letter of drawing 5', () => {
+  it('is drawn byte for byte as drawing 5 drew it, in every hand: card and envelope', async () => {
+    const hashes: Record<string, string> = {}
+    for (const fontName of fontNames) {
+      hashes[`${fontName} card`] = sha(await renderCard({ ...drawnIn5, fontName }))
+      hashes[`${fontName} envelope`] = sha(await renderEnvelope({ ...drawnIn5, fontName }))
+    }
+    expect(hashes).toEqual(PINNED_5)
+  })
+})
+
+const PINNED_5: Record<string, string> = {
+  'caveat card': '567bd6a8c6de108530adf080d91f21c4fc9c3720196071ef01d83550709cdc87',
+  'caveat envelope': 'b81f8c605acc403d519680cc7200cedeaec5e04cfbd039faaf74c7b1f9eaf2b7',
+  'dancing-script card': '4232258f8b656c65dc717deb08cb820d86894d3877a3cc863ab5d6cd3d10d388',
+  'dancing-script envelope': 'a3383a984557786eb0c823c8b39612fce38fdf97020ef984825fcfdb7c253931',
+  'homemade-apple card': 'd24553d7e8388e43c521939c4606930cec44f3352e5959ba29913d7ed462c122',
+  'homemade-apple envelope': '064affcaf111179f63a1a4e4961f5ba2fffb948654b9adc7a9c038e02a940c91',
+  'indie-flower card': '8f08cbf2ffd763eb921b62a543e5eddd461bdba2ce1a9939bf2f46f9316529b1',
+  'indie-flower envelope': 'ea33b5da635af7687dabcd5b8b71e4a2a538307cd22e1c9aaef48cd1327a7c5b',
+  'kalam card': '491d361187c3cc30620184f5c9913ef0c4a0d7a05360c3a84a580b1edd73ec57',
+  'kalam envelope': '1da4fd3e96a3fa8c928e400ccbc941624a81b5a1656726727fed4b2f92979446',
+}
+
 describe('a letter without a design', () => {
   it('is drawn byte for byte as before designs: cards, envelopes, proofs, sheets and plotter files', async () => {
     expect(await legacyHashes()).toEqual(PINNED)

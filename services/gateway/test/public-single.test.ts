@@ -23,8 +23,8 @@ describe('POST /single', () => {
       const shown = (await client.get(`/cards/${cardId}`)).json<{ inkColor: string }>().inkColor
       return { ...row, shown }
     }
-    expect(await inkOf(singleLetter(account))).toEqual({ inkColor: 'blue', drawing: 5, shown: 'blue' })
-    expect(await inkOf(singleLetter(account, { inkColor: null }))).toEqual({ inkColor: 'blue', drawing: 5, shown: 'blue' })
+    expect(await inkOf(singleLetter(account))).toEqual({ inkColor: 'blue', drawing: DRAWING_REVISION, shown: 'blue' })
+    expect(await inkOf(singleLetter(account, { inkColor: null }))).toEqual({ inkColor: 'blue', drawing: DRAWING_REVISION, shown: 'blue' })
     for (const ink of ['black', 'green', 'purple', 'red'] as const)
       expect(await inkOf(singleLetter(account, { inkColor: ink }))).toMatchObject({ inkColor: ink, shown: ink })
   })
