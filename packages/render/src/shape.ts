@@ -441,7 +441,6 @@ const scratch = {
   grid: new Float64Array(GRID * GRID * 2),
   drift: new Float64Array(16),
   moved: new Float64Array(2),
-  bends: new Float64Array(256),
   weights: new Float64Array(8),
 }
 
@@ -671,48 +670,48 @@ export function varyOutline(outline: Outline, seed: number, out: Float64Array, v
   const py = (random() * press * 0.5) / size
   const moved = scratch.moved
   const count = contourOf.length
-  if (bentHandles && scratch.bends.length < count * 2) scratch.bends = new Float64Array(count * 2)
-  const { bends } = scratch
-  // The anchors' displacements first (into `out`), then every point moved as its anchor is.
-  for (let n = 0; n < anchors.length; n++) {
-    const i = anchors[n]!
-    const c = contourOf[i]!
-    const x = points[2 * i]!
-    const y = points[2 * i + 1]!
-    if (quadratic) quadraticMove(bendCells[i]!, bendWeights, 8 * i, moved)
-    else bendMove(bendCells[i]!, bendWeights, 8 * i, moved)
-    const pressure = p0 + px * (x - cx) + py * (y - cy)
-    const free = freedom[i]!
-    out[2 * i] = (moved[0]! + pressure * normals[2 * i]!) * free + drift[2 * c]!
-    out[2 * i + 1] = (moved[1]! + pressure * normals[2 * i + 1]!) * free + drift[2 * c + 1]!
-    if (bentHandles) {
-      bends[2 * i] = moved[0]!
-      bends[2 * i + 1] = moved[1]!
-    }
-  }
-  // Each point moves as its anchor does: a curve's handles with the points they leave and reach,
-  // so the curve's tangent there (a smooth join between two curves) is kept. Bent handles add
-  // what the bend does differently where they are.
-  for (let i = 0; i < count; i++) {
-    const anchor = anchorOf[i]!
-    if (anchor === i) continue
-    const x = points[2 * i]!
-    const y = points[2 * i + 1]!
-    if (bentHandles) {
+  if (bentHandles) {
+    // Every point bent where it is, and pressed, drifted and held (a joined hand's sides) as the
+    // end it belongs to is: a smooth join's handles move alike but for the bend, which is smooth.
+    for (let i = 0; i < count; i++) {
+      const anchor = anchorOf[i]!
       if (quadratic) quadraticMove(bendCells[i]!, bendWeights, 8 * i, moved)
       else bendMove(bendCells[i]!, bendWeights, 8 * i, moved)
-      const free = Math.min(freedom[i]!, freedom[anchor]!)
-      out[2 * i] = x + out[2 * anchor]! + (moved[0]! - bends[2 * anchor]!) * free
-      out[2 * i + 1] = y + out[2 * anchor + 1]! + (moved[1]! - bends[2 * anchor + 1]!) * free
-    } else {
-      out[2 * i] = x + out[2 * anchor]!
-      out[2 * i + 1] = y + out[2 * anchor + 1]!
+      const pressure = p0 + px * (points[2 * anchor]! - cx) + py * (points[2 * anchor + 1]! - cy)
+      const free = freedom[anchor]!
+      // Bent as far as it or its end is free, the less.
+      const bent = Math.min(free, freedom[i]!)
+      const c = contourOf[anchor]!
+      out[2 * i] = points[2 * i]! + moved[0]! * bent + pressure * normals[2 * anchor]! * free + drift[2 * c]!
+      out[2 * i + 1] = points[2 * i + 1]! + moved[1]! * bent + pressure * normals[2 * anchor + 1]! * free + drift[2 * c + 1]!
     }
-  }
-  for (let n = 0; n < anchors.length; n++) {
-    const i = anchors[n]!
-    out[2 * i] = out[2 * i]! + points[2 * i]!
-    out[2 * i + 1] = out[2 * i + 1]! + points[2 * i + 1]!
+  } else {
+    // The anchors' displacements first (into `out`), then every point moved as its anchor is.
+    for (let n = 0; n < anchors.length; n++) {
+      const i = anchors[n]!
+      const c = contourOf[i]!
+      const x = points[2 * i]!
+      const y = points[2 * i + 1]!
+      if (quadratic) quadraticMove(bendCells[i]!, bendWeights, 8 * i, moved)
+      else bendMove(bendCells[i]!, bendWeights, 8 * i, moved)
+      const pressure = p0 + px * (x - cx) + py * (y - cy)
+      const free = freedom[i]!
+      out[2 * i] = (moved[0]! + pressure * normals[2 * i]!) * free + drift[2 * c]!
+      out[2 * i + 1] = (moved[1]! + pressure * normals[2 * i + 1]!) * free + drift[2 * c + 1]!
+    }
+    // Each point moves as its anchor does: a curve's handles with the points they leave and
+    // reach, so the curve's tangent there (a smooth join between two curves) is kept.
+    for (let i = 0; i < count; i++) {
+      const anchor = anchorOf[i]!
+      if (anchor === i) continue
+      out[2 * i] = points[2 * i]! + out[2 * anchor]!
+      out[2 * i + 1] = points[2 * i + 1]! + out[2 * anchor + 1]!
+    }
+    for (let n = 0; n < anchors.length; n++) {
+      const i = anchors[n]!
+      out[2 * i] = out[2 * i]! + points[2 * i]!
+      out[2 * i + 1] = out[2 * i + 1]! + points[2 * i + 1]!
+    }
   }
   if (variation !== 1) for (let k = 0; k < count * 2; k++) out[k] = points[k]! + (out[k]! - points[k]!) * variation
 }
