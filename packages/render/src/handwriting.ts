@@ -591,7 +591,6 @@ const shapedDrawings: Record<ShapedDrawing, ShapedDrawingStyle> = {
     minAnchors: 14,
     bentHandles: false,
     bend: 'cubic',
-    sideAnchors: false,
     open(doc) {
       const stream = new AsciiWriter()
       const end = () => {
@@ -616,7 +615,6 @@ const shapedDrawings: Record<ShapedDrawing, ShapedDrawingStyle> = {
     minAnchors: 8,
     bentHandles: true,
     bend: 'quadratic',
-    sideAnchors: true,
     open(doc) {
       const stream = new FlateWriter()
       const end = () => {

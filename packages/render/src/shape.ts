@@ -90,8 +90,6 @@ export interface OutlineStyle {
   bentHandles: boolean
   /** The B-splines the bend blends its moves with. */
   bend: BendSpline
-  /** Whether a joined hand's outline gets an end point wherever it crosses the glyph's sides (withSideAnchors). */
-  sideAnchors: boolean
 }
 
 export type BendSpline = 'cubic' | 'quadratic'
@@ -144,65 +142,6 @@ function splitCubic([p0, p1, p2, p3]: Cubic, t: number): [Cubic, Cubic] {
     [p0, a, d, f],
     [f, e, c, p3],
   ]
-}
-
-/** Samples along a segment where a crossing of a side is looked for, then narrowed down. */
-const CROSSING_SAMPLES = 24
-
-/** The places (0 to 1, in order) where a segment whose x runs as `x(t)` crosses any of `sides`, its ends left out. */
-function crossingsOf(x: (t: number) => number, sides: readonly number[]): number[] {
-  const places: number[] = []
-  for (const side of sides) {
-    let before = x(0) - side
-    for (let step = 1; step <= CROSSING_SAMPLES; step++) {
-      const after = x(step / CROSSING_SAMPLES) - side
-      if (before * after < 0) {
-        let low = (step - 1) / CROSSING_SAMPLES
-        let high = step / CROSSING_SAMPLES
-        for (let round = 0; round < 40; round++) {
-          const middle = (low + high) / 2
-          if ((x(middle) - side) * before > 0) low = middle
-          else high = middle
-        }
-        const place = (low + high) / 2
-        if (place > 1e-3 && place < 1 - 1e-3) places.push(place)
-      }
-      before = after
-    }
-  }
-  return places.sort((a, b) => a - b).filter((place, index, all) => index === 0 || place - all[index - 1]! > 1e-3)
-}
-
-/**
- * The path with an end point wherever it crosses one of `sides` (x, the path's units): where a
- * joined hand's letters meet. An end point there is pinned (joinFreedom) and its handles with it,
- * so the crossing holds however the rest bends, though the simplified outline has no end point
- * near the side.
- */
-function withSideAnchors(path: PathCommands, sides: readonly number[]): PathCommands {
-  const commands: Array<{ command: string; args: number[] }> = []
-  let from: Pt = [0, 0]
-  for (const { command, args } of path.commands) {
-    if (command === 'bezierCurveTo') {
-      let curve = cubicFrom(from, args)
-      let done = 0
-      const places = crossingsOf((t) => bezierAt(curve, t)[0], sides)
-      for (const place of places) {
-        const [first, rest] = splitCubic(curve, (place - done) / (1 - done))
-        commands.push(curveCommand(first))
-        curve = rest
-        done = place
-      }
-      commands.push(curveCommand(curve))
-    } else if (command === 'lineTo') {
-      const [x, y] = args as [number, number]
-      for (const place of crossingsOf((t) => from[0] + (x - from[0]) * t, sides))
-        commands.push({ command: 'lineTo', args: [from[0] + (x - from[0]) * place, from[1] + (y - from[1]) * place] })
-      commands.push({ command, args: [...args] })
-    } else commands.push({ command, args: [...args] })
-    if (args.length >= 2) from = [args.at(-2)!, args.at(-1)!]
-  }
-  return { commands }
 }
 
 /** mulberry32's step: each number's state is the last one's plus this. */
@@ -288,15 +227,9 @@ export interface PathCommands {
  * Prepares a path (font units, as fontkit gives it) for variation. `advance`: the glyph's advance
  * in ems, where a joined hand's next letter begins; null for a hand whose letters stand apart.
  */
-export function outlineOf(
-  source: PathCommands,
-  unitsPerEm: number,
-  joinedAdvance: number | null,
-  style: Pick<OutlineStyle, 'minAnchors' | 'bend' | 'sideAnchors'>,
-): Outline {
+export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvance: number | null, style: Pick<OutlineStyle, 'minAnchors' | 'bend'>): Outline {
   const spline = style.bend
-  const sided = joinedAdvance !== null && style.sideAnchors ? withSideAnchors(source, [0, joinedAdvance * unitsPerEm]) : source
-  const path = withAnchors(sided, style.minAnchors)
+  const path = withAnchors(source, style.minAnchors)
   const ops: number[] = []
   const points: number[] = []
   const contourOf: number[] = []
