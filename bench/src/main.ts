@@ -185,21 +185,32 @@ function bulkRow(bulk: BulkLatency): Row {
 
 /**
  * Rendering on one core, per CPU second (letters per second of one core, a figure that holds on a
- * shared machine): a letter as accepted before designs, then one with a design (its card's file
- * holding the front's artwork page, a signature's paths, a logo and a return address). Each
- * with its own defaults: some seconds of drawing, after a warm-up that keeps compilation out.
+ * shared machine): drawing 4 as the baseline, a letter as accepted before designs, and one with a
+ * design (its card's file holding the front's artwork page, a signature's paths, a logo and a
+ * return address). After a warm-up that keeps compilation out, the three are drawn in turns,
+ * RENDER_ROUND letters at a time, and each one's letters and CPU time added up: a machine whose
+ * speed drifts while the rows run (a shared one does, by a fifth) slows all three alike.
  */
 async function measureRendering(): Promise<Rendering> {
-  progress('rendering on one core, drawing 4 (each glyph as its font has it) as the baseline')
-  const before = (await measureRenderThroughput({ drawing: 4 })).lettersPerCpuSecond
-  progress(`rendering, drawing 4: ${perSecond(before, 'letters')}`)
-  const plain = (await measureRenderThroughput()).lettersPerCpuSecond
-  progress(`rendering: ${perSecond(plain, 'letters')}`)
-  const designed = (await measureRenderThroughput({ designed: true })).lettersPerCpuSecond
-  progress(`rendering with a design: ${perSecond(designed, 'letters')}`)
+  progress('rendering on one core: drawing 4 (each glyph as its font has it) as the baseline, in turns with today’s drawing, plain and designed')
+  const kinds = [{ drawing: 4 as const }, {}, { designed: true }]
+  for (const kind of kinds) await measureRenderThroughput({ ...kind, letters: RENDER_ROUND })
+  const totals = kinds.map(() => ({ letters: 0, cpuSeconds: 0 }))
+  for (let round = 0; round < RENDER_ROUNDS; round++)
+    for (const [index, kind] of kinds.entries()) {
+      const measured = await measureRenderThroughput({ ...kind, letters: RENDER_ROUND, warmup: 0 })
+      totals[index]!.letters += measured.letters
+      totals[index]!.cpuSeconds += measured.cpuSeconds
+    }
+  const [before, plain, designed] = totals.map((total) => total.letters / total.cpuSeconds) as [number, number, number]
+  progress(`rendering: drawing 4 ${perSecond(before, 'letters')}, today's ${perSecond(plain, 'letters')}, with a design ${perSecond(designed, 'letters')}`)
   progress('glyph shapes and plotter figures, per hand')
   return { before, plain, designed, twins: await measureTwins(), plotter: measurePlotter() }
 }
+
+/** Letters per turn, and turns, of the rendering rows: 1,200 letters of each, some 10 to 15 s of one core. */
+const RENDER_ROUND = 50
+const RENDER_ROUNDS = 24
 
 interface Rendering {
   before: number
