@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest'
+import { DRAWING_REVISION } from '@letters/contracts'
 import { eq } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
