@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
-import { fontNames, inkColors } from '@letters/contracts'
+import { DRAWING_REVISION, fontNames, inkColors } from '@letters/contracts'
 import { letters } from '@letters/db'
 import { readLetterDrawings } from '@letters/letters'
 import { drawingOf, envelopeOf, inkRgb, renderCard, renderEnvelope } from '@letters/render'
@@ -41,7 +41,7 @@ describe('the handwriting on the floor’s files', () => {
       expect(new Set((await filledShapes(envelope)).map((shape) => shape.fill))).toEqual(new Set([inkRgb[inkColor]]))
       expect((await pipeline.card(id)) as unknown).toMatchObject({ fontName, inkColor })
       const [row] = await pipeline.app.db.select({ drawing: letters.drawing }).from(letters).where(eq(letters.id, id))
-      expect(row?.drawing).toBe(5)
+      expect(row?.drawing).toBe(DRAWING_REVISION)
       // Drawn again from the letter's row, as a reprint is: the same bytes.
       const [source] = await readLetterDrawings(pipeline.app.db, [id])
       const drawing = drawingOf(source!, pipeline.config.floorCountry)

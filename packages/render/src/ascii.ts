@@ -6,7 +6,7 @@ export interface PageStream {
   text(value: string): void
   /** A number with four decimals, and a space. */
   fixed4(value: number): void
-  /** An integer of at most 9 digits, and a space. */
+  /** A whole number, and a space. */
   int(value: number): void
   /**
    * An outline's path with the points of `points` (ems, written in `units` per em, rounded), in

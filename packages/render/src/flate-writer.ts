@@ -1,7 +1,7 @@
 /**
  * A page stream written straight into its compressed form (zlib's format, the PDF's FlateDecode).
  *
- * A card's shaped glyphs are some 50,000 numbers. Written as text and then deflated, each number
+ * A card's shaped glyphs are some 40,000 numbers. Written as text and then deflated, each number
  * was formatted, copied and then read again by zlib, which spent as long as the drawing itself
  * finding repeats that these numbers barely have. Here each number (with the space after it) is
  * one entry of a table made once: its Huffman code and its share of the checksum, appended in a
@@ -172,25 +172,33 @@ const THREE_DIGITS = tokensOf(Array.from({ length: 1000 }, (_, index) => `${Stri
 const DECIMALS = tokensOf(Array.from({ length: 10000 }, (_, index) => `${String(index).padStart(4, '0')} `))
 /** An outline's operators by its command (MOVE, LINE, CURVE). */
 const OPERATORS = tokensOf(['m ', 'l ', 'c '])
-/** What frames a glyph's path: its state saved and its matrix set, then its fill. */
-const FRAME = tokensOf(['q ', 'cm ', 'f ', 'Q\n', '-', '.'])
-const [SAVE, MATRIX, FILL, RESTORE, MINUS, POINT] = [0, 1, 2, 3, 4, 5]
+/** What frames a glyph's path: its state saved and its matrix set, then its fill and its state restored. */
+const FRAME = tokensOf(['q ', 'cm ', 'f ', 'Q\n'])
+const [SAVE, MATRIX, FILL, RESTORE] = [0, 1, 2, 3]
+/** A number's sign and decimal point. */
+const SIGNS = tokensOf(['-', '.'])
+const [MINUS, POINT] = [0, 1]
 
 const ADLER = 65521
 /** Updates between reductions of the checksum: its sums stay far within a double's exact integers. */
 const ADLER_BATCH = 4096
-/** Added before truncating, to round by truncation: outlines' coordinates stay far within it. */
-const ROUNDING = 1 << 24
+/**
+ * Added before truncating, to round a number of the tables' range by truncation; a rounding that
+ * is not Math.round's (within a few 1e-13 of a half, where the sum itself rounds) is caught and
+ * done again by Math.round.
+ */
+const ROUNDING = 1024
 
 /** The block's header: a code of our own (BTYPE 2), the last block (BFINAL). */
 function writeHeader(writer: FlateWriter): void {
-  // zlib's header: deflate with a 32 KB window, no dictionary, the fastest level (as a check).
+  // zlib's header: deflate with a 32 KB window, no dictionary, level "fastest" (for information),
+  // and the check bits that make the two bytes a multiple of 31.
   writer.raw(0x78)
   writer.raw(0x01)
   writer.bitsOut(1, 1) // BFINAL
   writer.bitsOut(2, 2) // BTYPE: dynamic Huffman codes
   writer.bitsOut(SYMBOLS - 257, 5) // HLIT: 257 literal/length codes
-  writer.bitsOut(0, 5) // HDIST: 1 distance code (never used)
+  writer.bitsOut(1, 5) // HDIST: 2 distance codes (never used; two, so that their code is complete)
   writer.bitsOut(19 - 4, 4) // HCLEN: all 19 code length codes
   // The code lengths' own code: lengths 0 to 15 each in 4 bits (16 symbols, a complete code);
   // the repeat codes (16, 17, 18) unused. Sent in deflate's order.
@@ -198,7 +206,8 @@ function writeHeader(writer: FlateWriter): void {
   for (const symbol of order) writer.bitsOut(symbol <= 15 ? 4 : 0, 3)
   const lengthCodes = canonicalCodes(Uint8Array.from({ length: 19 }, (_, symbol) => (symbol <= 15 ? 4 : 0)))
   for (let symbol = 0; symbol < SYMBOLS; symbol++) writer.bitsOut(lengthCodes[LENGTHS[symbol]!]!, 4)
-  // The one distance code, of length 1.
+  // The two distance codes, of length 1 each.
+  writer.bitsOut(lengthCodes[1]!, 4)
   writer.bitsOut(lengthCodes[1]!, 4)
 }
 
@@ -211,6 +220,7 @@ export class FlateWriter implements PageStream {
   private adlerA = 1
   private adlerB = 0
   private sinceReduced = 0
+  private taken: Uint8Array | null = null
 
   constructor() {
     writeHeader(this)
@@ -278,31 +288,31 @@ export class FlateWriter implements PageStream {
   }
 
   text(value: string): void {
-    for (let i = 0; i < value.length; i++) {
-      const byte = value.charCodeAt(i)
-      if (byte > 255) throw new Error('a page stream is written in latin1')
-      this.byte(byte)
-    }
+    // Checked whole first: a refused text writes nothing.
+    for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 255) throw new Error('a page stream is written in latin1')
+    for (let i = 0; i < value.length; i++) this.byte(value.charCodeAt(i))
   }
 
   fixed4(value: number): void {
+    if (!Number.isFinite(value)) throw new Error(`a page stream's number is not finite: ${value}`)
     let n = Math.round(value * 10000)
     if (n < 0) {
-      this.put(FRAME, MINUS)
+      this.put(SIGNS, MINUS)
       n = -n
     }
     const whole = Math.floor(n / 10000)
     if (whole > 999) this.text(String(whole))
     else this.put(LEADING, whole)
-    this.put(FRAME, POINT)
+    this.put(SIGNS, POINT)
     this.put(DECIMALS, n - whole * 10000)
   }
 
   int(value: number): void {
+    if (!Number.isInteger(value)) throw new Error(`a page stream's whole number is not whole: ${value}`)
     if (value >= -LARGEST && value <= LARGEST) return this.put(NUMBERS, value + LARGEST)
     const magnitude = Math.abs(value)
     if (magnitude >= 1_000_000) return this.text(`${value} `)
-    if (value < 0) this.put(FRAME, MINUS)
+    if (value < 0) this.put(SIGNS, MINUS)
     const thousands = Math.floor(magnitude / 1000)
     this.put(LEADING, thousands)
     this.put(THREE_DIGITS, magnitude - thousands * 1000)
@@ -322,10 +332,17 @@ export class FlateWriter implements PageStream {
     this.put(FRAME, RESTORE)
   }
 
+  /**
+   * As `put`, with the writer's state in locals for the loop: the numbers' and operators' entries
+   * are appended here as `put` appends them.
+   */
   path(ops: Uint8Array, points: Float64Array, count: number, units: number): void {
     const numberCodes = NUMBERS.code
     const numberAdler = NUMBERS.adler
-    this.reserve(count * 4 + ops.length * 4)
+    // A segment is at most six numbers and an operator, each at most 3 bytes once coded.
+    const room = ops.length * 21 + 8
+    if (count > ops.length * 6) throw new Error('a path has more points than its segments take')
+    this.reserve(room)
     let out = this.out
     let at = this.at
     let bits = this.bits
@@ -339,8 +356,11 @@ export class FlateWriter implements PageStream {
       if (op === CLOSE) continue
       const end = point + (op === CURVE ? 6 : 2)
       for (; point < end; point++) {
-        const n = ((points[point]! * units + ROUNDING + 0.5) | 0) - ROUNDING
-        if (n < -LARGEST || n > LARGEST) {
+        const value = points[point]! * units
+        let n = ((value + ROUNDING + 0.5) | 0) - ROUNDING
+        // Math.round's answer lies within a half of the value, the lower half included (both exact comparisons).
+        if (!(value >= n - 0.5 && value < n + 0.5)) n = Math.round(value)
+        if (!(n >= -LARGEST && n <= LARGEST)) {
           // A number this path's units rarely reach: written as any larger number is.
           this.at = at
           this.bits = bits
@@ -348,8 +368,9 @@ export class FlateWriter implements PageStream {
           this.adlerA = a
           this.adlerB = b
           this.sinceReduced = sinceReduced
-          this.int(n)
-          this.reserve(count * 4 + ops.length * 4)
+          // Whole again (a NaN is refused there), by Math.round, as the text writer rounds.
+          this.int(Math.round(value))
+          this.reserve(room)
           out = this.out
           at = this.at
           bits = this.bits
@@ -399,13 +420,15 @@ export class FlateWriter implements PageStream {
     this.sinceReduced = sinceReduced
   }
 
-  /** The stream, ended: the block's end, the last bits, the checksum. */
+  /** The stream, ended: the block's end, the last bits, the checksum. The same bytes if asked again. */
   take(): Uint8Array {
+    if (this.taken) return this.taken
     this.bitsOut(CODES[END_OF_BLOCK]!, LENGTHS[END_OF_BLOCK]!)
     if (this.pending > 0) this.bitsOut(0, 8 - this.pending)
     this.reduce()
     const checksum = ((this.adlerB << 16) | this.adlerA) >>> 0
     for (const shift of [24, 16, 8, 0]) this.raw((checksum >>> shift) & 255)
-    return this.out.subarray(0, this.at)
+    this.taken = this.out.subarray(0, this.at)
+    return this.taken
   }
 }

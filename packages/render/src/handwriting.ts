@@ -604,8 +604,6 @@ const shapedDrawings: Record<ShapedDrawing, ShapedDrawingStyle> = {
   },
   6: {
     drawing: 6,
-    // The outline strays at most 0.05 mm at a card's 14 pt from the font's, far less than the bend
-    // moves it, and its curves are a fifth fewer.
     // A hand whose letters stand apart strays at most 0.08 mm at a card's 14 pt from its font, far
     // less than the bend moves it, in a fifth fewer curves. A script's joins are hairlines that a
     // coarser outline pinches apart, and an envelope's printed lines are read by machines: both

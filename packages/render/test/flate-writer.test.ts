@@ -70,8 +70,42 @@ describe('a page stream written straight into deflate', () => {
     expect(packed).toBeLessThan(huffman * 1.1)
   })
 
-  it('refuses text outside latin1, which a page stream cannot hold', () => {
-    expect(() => new FlateWriter().text('€')).toThrow(/latin1/)
+  it('rounds as the text writer does where a sum would round otherwise: next to a half, far below zero, past 2^31', () => {
+    // In units of 1: each value is written as Math.round writes it.
+    const values = [0.49999999999999994, -0.5000000000000001, 1023.4999999999999, -1024.5, 2.5, -2.5, -16777218.4, 6e9, -3e12]
+    const ops = Uint8Array.from(values.map(() => LINE))
+    const points = Float64Array.from(values.flatMap((value) => [value, 0]))
+    const text = new AsciiWriter()
+    const flate = new FlateWriter()
+    text.path(ops, points, points.length, 1)
+    flate.path(ops, points, points.length, 1)
+    expect(inflateSync(flate.take()).toString('latin1')).toBe(text.take().toString('latin1'))
+  })
+
+  it('refuses a number that is not finite, and a whole number that is not whole, rather than write something else', () => {
+    const ops = Uint8Array.of(MOVE, LINE)
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      expect(() => new FlateWriter().path(ops, Float64Array.of(0.1, 0.2, bad, 0.3), 4, 400)).toThrow(/not whole/)
+      expect(() => new FlateWriter().fixed4(bad)).toThrow(/not finite/)
+      expect(() => new FlateWriter().int(bad)).toThrow(/not whole/)
+    }
+    expect(() => new FlateWriter().int(1000.5)).toThrow(/not whole/)
+  })
+
+  it('refuses text outside latin1, which a page stream cannot hold, and writes none of it', () => {
+    const flate = new FlateWriter()
+    flate.text('q ')
+    expect(() => flate.text('Q € ')).toThrow(/latin1/)
+    flate.text('Q')
+    expect(inflateSync(flate.take()).toString('latin1')).toBe('q Q')
+  })
+
+  it('gives the same bytes when its stream is taken twice', () => {
+    const flate = new FlateWriter()
+    write(flate, 3)
+    const first = Buffer.from(flate.take())
+    expect(Buffer.from(flate.take()).equals(first)).toBe(true)
+    expect(inflateSync(first).length).toBeGreaterThan(0)
   })
 
   it('makes every code deflate accepts: complete, and no longer than 15 bits', () => {
