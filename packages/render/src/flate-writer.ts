@@ -355,32 +355,42 @@ export class FlateWriter implements PageStream {
       const op = ops[i]!
       if (op === CLOSE) continue
       const end = point + (op === CURVE ? 6 : 2)
-      for (; point < end; point++) {
-        const value = points[point]! * units
-        let n = ((value + ROUNDING + 0.5) | 0) - ROUNDING
-        // Math.round's answer lies within a half of the value, the lower half included (both exact comparisons).
-        if (!(value >= n - 0.5 && value < n + 0.5)) n = Math.round(value)
-        if (!(n >= -LARGEST && n <= LARGEST)) {
-          // A number this path's units rarely reach: written as any larger number is.
-          this.at = at
-          this.bits = bits
-          this.pending = pending
-          this.adlerA = a
-          this.adlerB = b
-          this.sinceReduced = sinceReduced
-          // Whole again (a NaN is refused there), by Math.round, as the text writer rounds.
-          this.int(Math.round(value))
-          this.reserve(room)
-          out = this.out
-          at = this.at
-          bits = this.bits
-          pending = this.pending
-          a = this.adlerA
-          b = this.adlerB
-          sinceReduced = this.sinceReduced
-          continue
+      const which = op === CURVE ? 2 : op === LINE ? 1 : 0
+      // The segment's numbers, then its operator.
+      for (; point <= end; point++) {
+        let code: number
+        let adler: number
+        if (point < end) {
+          const value = points[point]! * units
+          let n = ((value + ROUNDING + 0.5) | 0) - ROUNDING
+          // Math.round's answer lies within a half of the value, the lower half included (both exact comparisons).
+          if (!(value >= n - 0.5 && value < n + 0.5)) n = Math.round(value)
+          if (!(n >= -LARGEST && n <= LARGEST)) {
+            // A number this path's units rarely reach: written as any larger number is.
+            this.at = at
+            this.bits = bits
+            this.pending = pending
+            this.adlerA = a
+            this.adlerB = b
+            this.sinceReduced = sinceReduced
+            // Whole again (a NaN is refused there), by Math.round, as the text writer rounds.
+            this.int(Math.round(value))
+            this.reserve(room)
+            out = this.out
+            at = this.at
+            bits = this.bits
+            pending = this.pending
+            a = this.adlerA
+            b = this.adlerB
+            sinceReduced = this.sinceReduced
+            continue
+          }
+          code = numberCodes[n + LARGEST]!
+          adler = numberAdler[n + LARGEST]!
+        } else {
+          code = OPERATORS.code[which]!
+          adler = OPERATORS.adler[which]!
         }
-        const code = numberCodes[n + LARGEST]!
         bits |= (code >>> 5) << pending
         pending += code & 31
         while (pending >= 8) {
@@ -388,22 +398,10 @@ export class FlateWriter implements PageStream {
           bits >>>= 8
           pending -= 8
         }
-        const adler = numberAdler[n + LARGEST]!
         b += (adler & 7) * a + (adler >>> 13)
         a += (adler >>> 3) & 1023
       }
-      const which = op === CURVE ? 2 : op === LINE ? 1 : 0
-      const code = OPERATORS.code[which]!
-      bits |= (code >>> 5) << pending
-      pending += code & 31
-      while (pending >= 8) {
-        out[at++] = bits & 255
-        bits >>>= 8
-        pending -= 8
-      }
-      const adler = OPERATORS.adler[which]!
-      b += (adler & 7) * a + (adler >>> 13)
-      a += (adler >>> 3) & 1023
+      point = end
       // Seven texts a segment at most: within the batch the sums stay exact.
       sinceReduced += 7
       if (sinceReduced >= ADLER_BATCH) {

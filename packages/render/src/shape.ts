@@ -344,7 +344,7 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
   for (let i = 0; i < count; i++) {
     const x = xy[2 * i]!
     const y = xy[2 * i + 1]!
-    bendCells[i] = quadratic ? quadraticSpot(frame, x, y, bendWeights, 8 * i) : bendSpot(frame, x, y, bendWeights, 8 * i)
+    bendCells[i] = bendSpot(frame, x, y, bendWeights, 8 * i, quadratic)
   }
 
   return {
@@ -432,17 +432,26 @@ function drawBend(random: () => number, size: number, halves = false, grid = GRI
 const LAST_CELL = CELLS - 1e-9
 
 /**
- * Where (x, y) reads the grid: the first of the 4 × 4 moves it blends (its index in the grid,
- * returned) and the uniform cubic B-spline's four weights across and four up, written into
- * `weights` from `at`.
+ * Where (x, y) reads the grid: the first of the moves it blends (its index in the grid, returned)
+ * and the B-spline's weights across and up, written into `weights` from `at` and `at` + 4: four
+ * each for the cubic bend (4 × 4 moves), three each for the quadratic one (3 × 3).
  */
-function bendSpot(frame: BendFrame, x: number, y: number, weights: Float64Array, at: number): number {
+function bendSpot(frame: BendFrame, x: number, y: number, weights: Float64Array, at: number, quadratic: boolean): number {
   const u = Math.min(LAST_CELL, Math.max(0, (x - frame.x0) * frame.scale))
   const v = Math.min(LAST_CELL, Math.max(0, (y - frame.y0) * frame.scale))
   const column = u | 0
   const row = v | 0
   const f = u - column
   const g = v - row
+  if (quadratic) {
+    weights[at] = ((1 - f) * (1 - f)) / 2
+    weights[at + 1] = (-2 * f * f + 2 * f + 1) / 2
+    weights[at + 2] = (f * f) / 2
+    weights[at + 4] = ((1 - g) * (1 - g)) / 2
+    weights[at + 5] = (-2 * g * g + 2 * g + 1) / 2
+    weights[at + 6] = (g * g) / 2
+    return (row * QUADRATIC_GRID + column) * 2
+  }
   const f2 = f * f
   const f3 = f2 * f
   const g2 = g * g
@@ -458,24 +467,7 @@ function bendSpot(frame: BendFrame, x: number, y: number, weights: Float64Array,
   return (row * GRID + column) * 2
 }
 
-/** As bendSpot, for quadratic B-splines: three weights across (from `at`) and three up (from `at` + 4). */
-function quadraticSpot(frame: BendFrame, x: number, y: number, weights: Float64Array, at: number): number {
-  const u = Math.min(LAST_CELL, Math.max(0, (x - frame.x0) * frame.scale))
-  const v = Math.min(LAST_CELL, Math.max(0, (y - frame.y0) * frame.scale))
-  const column = u | 0
-  const row = v | 0
-  const f = u - column
-  const g = v - row
-  weights[at] = ((1 - f) * (1 - f)) / 2
-  weights[at + 1] = (-2 * f * f + 2 * f + 1) / 2
-  weights[at + 2] = (f * f) / 2
-  weights[at + 4] = ((1 - g) * (1 - g)) / 2
-  weights[at + 5] = (-2 * g * g + 2 * g + 1) / 2
-  weights[at + 6] = (g * g) / 2
-  return (row * QUADRATIC_GRID + column) * 2
-}
-
-/** As bendMove, for quadraticSpot's cell and weights. */
+/** As bendMove, for a quadratic bend's cell and weights (bendSpot). */
 function quadraticMove(cell: number, weights: Float64Array, at: number, out: Float64Array): void {
   const grid = scratch.grid
   const a0 = weights[at]!
@@ -570,7 +562,7 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
       dense.push([x, y])
     })
     return dense.map(([x, y]): [number, number] => {
-      bendMove(bendSpot(frame, x, y, weights, 0), weights, 0, moved)
+      bendMove(bendSpot(frame, x, y, weights, 0, false), weights, 0, moved)
       const free = (joinedAdvance !== null && !mark ? joinFreedom(x, joinedAdvance) : 1) * variation
       return [x + moved[0]! * free + drift[0]! * variation, y + moved[1]! * free + drift[1]! * variation]
     })

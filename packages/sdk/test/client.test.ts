@@ -81,9 +81,11 @@ describe('createClient', () => {
 
   it('retries a creation whose answer is late with the same key: stored and charged once, answered with it', async ({ gateway: app, baseUrl }) => {
     const owner = await adminAccount(app, 100)
-    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'late' : 'forward'), 3000)
+    // The client gives up at 4 s, long before the late answer (8 s) and long after a busy
+    // machine's gateway answers (a 1 s limit timed out the retries too, on a loaded CI machine).
+    const proxy = await faultProxy(baseUrl, (n) => (n === 1 ? 'late' : 'forward'), 8000)
     try {
-      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, timeoutMs: 1000, retryDelayMs: 10 })
+      const client = createClient({ apiKey: owner.apiKey, baseUrl: proxy.url, timeoutMs: 4000, retryDelayMs: 10 })
       const { data, idempotencyKey, response } = await client.POST('/single', { body: singleLetter(owner) })
       expect(proxy.seen.map((request) => request.idempotencyKey)).toEqual([idempotencyKey, idempotencyKey])
       expect(response.headers.get('idempotent-replayed')).toBe('true')

@@ -35,16 +35,16 @@ export async function faultProxy(target: string, plan: (n: number, request: Inco
       Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection'),
     ) as Record<string, string>
     const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined })
-    if (fault === 'late') {
-      await answer.arrayBuffer()
-      await new Promise((resolve) => setTimeout(resolve, lateMs))
-      if (response.socket?.destroyed) return
-    }
+    // Read once: a late answer is read before it is held back.
+    const body = Buffer.from(await answer.arrayBuffer())
+    if (fault === 'late') await new Promise((resolve) => setTimeout(resolve, lateMs))
+    // The client may have given up meanwhile (its socket closed, and the response with it).
+    if (response.destroyed || response.writableEnded) return
     response.writeHead(
       answer.status,
       Object.fromEntries([...answer.headers].filter(([name]) => name !== 'content-length' && name !== 'transfer-encoding' && name !== 'content-encoding')),
     )
-    response.end(Buffer.from(await answer.arrayBuffer()))
+    response.end(body)
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
