@@ -367,12 +367,7 @@ export class FlateWriter implements PageStream {
           if (!(value >= n - 0.5 && value < n + 0.5)) n = Math.round(value)
           if (!(n >= -LARGEST && n <= LARGEST)) {
             // A number this path's units rarely reach: written as any larger number is.
-            this.at = at
-            this.bits = bits
-            this.pending = pending
-            this.adlerA = a
-            this.adlerB = b
-            this.sinceReduced = sinceReduced
+            this.store(at, bits, pending, a, b, sinceReduced)
             // Whole again (a NaN is refused there), by Math.round, as the text writer rounds.
             this.int(Math.round(value))
             this.reserve(room)
@@ -410,11 +405,16 @@ export class FlateWriter implements PageStream {
         sinceReduced = 0
       }
     }
+    this.store(at, bits, pending, a, b, sinceReduced)
+  }
+
+  /** The writer's state, from the locals `path` keeps it in. */
+  private store(at: number, bits: number, pending: number, adlerA: number, adlerB: number, sinceReduced: number): void {
     this.at = at
     this.bits = bits
     this.pending = pending
-    this.adlerA = a
-    this.adlerB = b
+    this.adlerA = adlerA
+    this.adlerB = adlerB
     this.sinceReduced = sinceReduced
   }
 
