@@ -557,7 +557,7 @@ export function pdfPen(doc: Doc, ink?: { drawing: ShapedDrawing; rgb: readonly [
       if (outline.ops.length === 0) return
       if (outline.points.length > varied.length) varied = new Float64Array(outline.points.length)
       if (shape === undefined) varied.set(outline.points)
-      else varyOutline(outline, shape, varied, variation, drawing.bentHandles)
+      else varyOutline(outline, shape, varied, variation)
       out.shape(a * scale, b * scale, b * scale, -a * scale, units(e), units(f), outline.ops, varied, outline.points.length, OUTLINE_UNITS)
     },
     endLine() {

@@ -217,6 +217,8 @@ export interface Outline {
   cy: number
   /** Whether its bend blends quadratic B-splines (else cubic). */
   quadratic: boolean
+  /** Whether a curve's handles are bent where they are (OutlineStyle). */
+  bentHandles: boolean
 }
 
 /** A path as fontkit gives it. */
@@ -228,7 +230,12 @@ export interface PathCommands {
  * Prepares a path (font units, as fontkit gives it) for variation. `advance`: the glyph's advance
  * in ems, where a joined hand's next letter begins; null for a hand whose letters stand apart.
  */
-export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvance: number | null, style: Pick<OutlineStyle, 'minAnchors' | 'bend'>): Outline {
+export function outlineOf(
+  source: PathCommands,
+  unitsPerEm: number,
+  joinedAdvance: number | null,
+  style: Pick<OutlineStyle, 'minAnchors' | 'bend' | 'bentHandles'>,
+): Outline {
   const spline = style.bend
   const path = withAnchors(source, style.minAnchors)
   const ops: number[] = []
@@ -367,6 +374,7 @@ export function outlineOf(source: PathCommands, unitsPerEm: number, joinedAdvanc
     cx: frame.cx,
     cy: frame.cy,
     quadratic,
+    bentHandles: style.bentHandles,
   }
 }
 
@@ -572,12 +580,12 @@ export function varyStrokes(strokes: readonly EmStroke[], random: () => number, 
 /**
  * One instance of the outline: its points bent, pressed and its marks drifted by moves drawn from
  * a generator seeded with `seed` (shapeRandom's numbers), written into `out` (x, y in ems); each point moved by `variation`, a share, of its move.
- * With `bentHandles`, a curve's handles are bent where they are (OutlineStyle).
+ * The outline's style says how (OutlineStyle, kept with it by outlineOf).
  */
-export function varyOutline(outline: Outline, seed: number, out: Float64Array, variation = 1, bentHandles = false): void {
+export function varyOutline(outline: Outline, seed: number, out: Float64Array, variation = 1): void {
   outlineState = seed | 0
   const random = outlineRandom
-  const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours, bendCells, bendWeights, quadratic } = outline
+  const { points, contourOf, anchorOf, anchors, normals, freedom, marks, contours, bendCells, bendWeights, quadratic, bentHandles } = outline
   const size = Math.max(outline.height, MIN_HEIGHT)
   drawBend(random, size, bentHandles, quadratic ? QUADRATIC_GRID : GRID)
   const { cx, cy } = outline
