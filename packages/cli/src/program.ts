@@ -25,6 +25,7 @@ import {
   type Sender,
   type Signature,
   type admin,
+  type dashboard,
   type publicApi,
 } from '@letters/contracts'
 import { AdminApi, CliError, segment, type ApiAnswer } from './admin-api.js'
@@ -402,6 +403,26 @@ export function buildProgram(settings: Settings, io: Io): Command {
             page.data.map((account) => [account.id, account.name, account.balance, account.createdAt]),
           ) + nextPage(page.nextCursor),
   )
+
+  const users = program.command('users').description('invite the people of an account to the dashboard')
+  apiCommand(
+    users
+      .command('invite')
+      .description('invite a person to an account: a one-time link to the dashboard, valid for 72 hours (also emailed when SMTP_URL is set)')
+      .argument('<account>', 'account id')
+      .requiredOption('--email <email>', 'their email address')
+      .option('--role <role>', 'owner, member or viewer', 'owner'),
+    (api, account: string, options: { email: string; role: string; json?: boolean }) =>
+      api.post<dashboard.Invitation>(`/admin/accounts/${segment(account)}/users`, { email: options.email, role: options.role }),
+    (invitation) =>
+      `${recordTable([
+        ['id', invitation.id],
+        ['email', invitation.email],
+        ['role', invitation.role],
+        ['invitationUrl', invitation.invitationUrl],
+        ['emailed', invitation.emailed],
+      ])}\n${invitation.emailed ? 'Se ha enviado por correo.' : 'Pásale el enlace: sirve una vez y caduca en 72 horas.'}`,
+  ).addHelpText('after', '\nExample:\n  npm run admin -- users invite <account> --email ana@example.com --role owner')
 
   const keys = program.command('keys').description("issue and revoke an account's API keys")
   apiCommand(

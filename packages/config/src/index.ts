@@ -95,6 +95,11 @@ const EnvSchema = Type.Object({
   TEST_MAILED_AFTER_MS: Type.String({ pattern: '^[0-9]+$', default: '60000' }),
   // 90 days.
   PERSONAL_DATA_RETENTION_MS: Type.String({ pattern: '^[1-9][0-9]{0,14}$', default: '7776000000' }),
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^/?#@\\s]+$' })),
+  // 12 hours.
+  DASHBOARD_SESSION_IDLE_MS: Type.String({ pattern: '^[1-9][0-9]{3,10}$', default: '43200000' }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  SMTP_FROM: Type.Optional(Type.String({ pattern: '^[^\\r\\n]+@[^\\r\\n]+$' })),
 })
 
 const checkEnv = Compile(EnvSchema)
@@ -213,6 +218,20 @@ export interface Config {
    * cancelled, rejected or failed; then the gateways' eraser erases them.
    */
   personalDataRetentionMs: number
+  /**
+   * Where people reach the service, scheme and host (`https://cartas.example.com`): the links it
+   * sends (invitations) start with it, and a dashboard request must come from its origin.
+   * Default: http://localhost:PORT.
+   */
+  publicBaseUrl: string
+  dashboard: {
+    /** A session unused this long has ended. */
+    sessionIdleMs: number
+    /** The session cookie is sent only over HTTPS (in production). */
+    secureCookies: boolean
+  }
+  /** Where invitations are sent from; absent: they are not emailed, only answered as a link. */
+  smtp: { url: string; from: string } | undefined
 }
 
 export class ConfigError extends Error {
@@ -278,11 +297,18 @@ const rules: Record<keyof Static<typeof EnvSchema>, string> = {
   CLOCK_INTERVAL_MS: 'must be a positive integer of milliseconds',
   TEST_MAILED_AFTER_MS: 'must be a non-negative integer of milliseconds',
   PERSONAL_DATA_RETENTION_MS: 'must be a positive integer of milliseconds (7776000000 is 90 days)',
+  PUBLIC_BASE_URL: 'must be the scheme and host people reach the service at, without a path (e.g. https://cartas.example.com)',
+  DASHBOARD_SESSION_IDLE_MS: 'must be an integer of milliseconds from 1000 to 99999999999',
+  SMTP_URL: 'must be an smtp:// or smtps:// URL (e.g. smtps://user:password@smtp.example.com)',
+  SMTP_FROM: 'must be one line with an email address (e.g. Cartas <no-reply@example.com>)',
   LETTER_COSTS: 'must list COUNTRY=credits pairs separated by commas, with *=credits for every other country (e.g. ES=3,*=5)',
 }
 
+/** Variables whose value is a secret or holds one: a refusal names them without their value. */
+const secrets = new Set<keyof typeof rules>(['ADMIN_TOKEN', 'FLOOR_TOKEN', 'METRICS_TOKEN', 'SMTP_URL'])
+
 function fail(name: keyof typeof rules, value: unknown): never {
-  throw new ConfigError(`${name}=${String(value)}: ${rules[name]}`)
+  throw new ConfigError(`${name}=${secrets.has(name) ? '(not shown)' : String(value)}: ${rules[name]}`)
 }
 
 /** Node's longest timer, 2^31 - 1 ms (24.8 days): setTimeout runs a longer one at once, a socket's timeout is cut to it. */
@@ -412,6 +438,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('DATABASE_URL: its ?max= is not read; set the pool size with DATABASE_POOL_MAX')
   }
 
+  const publicBaseUrl = vars.PUBLIC_BASE_URL ?? `http://localhost:${port}`
+  if (vars.PUBLIC_BASE_URL !== undefined && !URL.canParse(vars.PUBLIC_BASE_URL)) fail('PUBLIC_BASE_URL', vars.PUBLIC_BASE_URL)
+  if (vars.SMTP_URL !== undefined && !URL.canParse(vars.SMTP_URL)) fail('SMTP_URL', vars.SMTP_URL)
+
   return {
     nodeEnv: vars.NODE_ENV,
     databaseUrl: vars.DATABASE_URL,
@@ -473,6 +503,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     clockIntervalMs: Number(vars.CLOCK_INTERVAL_MS),
     testMailedAfterMs: Number(vars.TEST_MAILED_AFTER_MS),
     personalDataRetentionMs: Number(vars.PERSONAL_DATA_RETENTION_MS),
+    publicBaseUrl,
+    dashboard: { sessionIdleMs: Number(vars.DASHBOARD_SESSION_IDLE_MS), secureCookies: vars.NODE_ENV === 'production' },
+    smtp: vars.SMTP_URL === undefined ? undefined : { url: vars.SMTP_URL, from: vars.SMTP_FROM ?? `Cartas <no-reply@${new URL(publicBaseUrl).hostname}>` },
   }
 }
 

@@ -51,7 +51,23 @@ describe('loadConfig', () => {
       clockIntervalMs: 1000,
       testMailedAfterMs: 60_000,
       personalDataRetentionMs: 90 * 86_400_000,
+      publicBaseUrl: 'http://localhost:3000',
+      dashboard: { sessionIdleMs: 12 * 3_600_000, secureCookies: false },
+      smtp: undefined,
     })
+  })
+
+  it('reads the dashboard settings: the public origin, the idle time of a session, the mail server, and secure cookies in production', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      PUBLIC_BASE_URL: 'https://cartas.example.com',
+      DASHBOARD_SESSION_IDLE_MS: '60000',
+      SMTP_URL: 'smtps://user:secret@smtp.example.com',
+    })
+    expect(config.publicBaseUrl).toBe('https://cartas.example.com')
+    expect(config.dashboard).toEqual({ sessionIdleMs: 60_000, secureCookies: true })
+    expect(config.smtp).toEqual({ url: 'smtps://user:secret@smtp.example.com', from: 'Cartas <no-reply@cartas.example.com>' })
+    expect(loadConfig({ PORT: '4010' }).publicBaseUrl).toBe('http://localhost:4010')
   })
 
   it('reads how long personal data is kept, and refuses a retention that is not a positive number of milliseconds', () => {
@@ -302,8 +318,8 @@ describe('loadConfig', () => {
     ['BATCH_MAX_LETTERS', '0', 'BATCH_MAX_LETTERS=0: must be an integer from 1 to 9999'],
     ['BATCH_MAX_WAIT_MS', '5m', 'BATCH_MAX_WAIT_MS=5m: must be a positive integer of milliseconds'],
     ['FLOOR_COUNTRY', 'es', 'FLOOR_COUNTRY=es: must be an ISO 3166-1 alpha-2 country code in capitals (e.g. ES)'],
-    ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=short: must be at least 16 characters long'],
-    ['FLOOR_TOKEN', 'short', 'FLOOR_TOKEN=short: must be at least 16 characters long'],
+    ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=(not shown): must be at least 16 characters long'],
+    ['FLOOR_TOKEN', 'short', 'FLOOR_TOKEN=(not shown): must be at least 16 characters long'],
     ['RECONCILE_AFTER_MS', '0', 'RECONCILE_AFTER_MS=0: must be a positive integer of milliseconds'],
     ['HTTP_MAX_CONNECTIONS', 'many', 'HTTP_MAX_CONNECTIONS=many: must be a positive integer'],
     ['HTTP_REQUEST_TIMEOUT_MS', '-1', 'HTTP_REQUEST_TIMEOUT_MS=-1: must be a positive integer of milliseconds'],
@@ -316,8 +332,13 @@ describe('loadConfig', () => {
     ['DATABASE_POOL_MAX', '0', "DATABASE_POOL_MAX=0: must be an integer from 1 to 9999 (connections in each process's pool)"],
     ['DATABASE_POOL_MAX', '10000', 'DATABASE_POOL_MAX=10000: must be an integer from 1 to 9999'],
     ['DATABASE_STARTUP_WAIT_MS', '2m', 'DATABASE_STARTUP_WAIT_MS=2m: must be a non-negative integer of milliseconds'],
-    ['METRICS_TOKEN', 'short', 'METRICS_TOKEN=short: must be at least 16 characters long'],
+    ['METRICS_TOKEN', 'short', 'METRICS_TOKEN=(not shown): must be at least 16 characters long'],
     ['DATABASE_STATEMENT_TIMEOUT_MS', '10s', 'DATABASE_STATEMENT_TIMEOUT_MS=10s: must be a positive integer of milliseconds'],
+    ['PUBLIC_BASE_URL', 'https://cartas.example.com/panel', 'PUBLIC_BASE_URL=https://cartas.example.com/panel: must be the scheme and host'],
+    ['PUBLIC_BASE_URL', 'ftp://cartas.example.com', 'PUBLIC_BASE_URL=ftp://cartas.example.com: must be the scheme and host'],
+    ['DASHBOARD_SESSION_IDLE_MS', '12h', 'DASHBOARD_SESSION_IDLE_MS=12h: must be an integer of milliseconds'],
+    ['SMTP_URL', 'http://user:secret@smtp.example.com', 'SMTP_URL=(not shown): must be an smtp:// or smtps:// URL'],
+    ['SMTP_FROM', 'nobody', 'SMTP_FROM=nobody: must be one line with an email address'],
   ])('rejects %s=%s naming the variable and the rule', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(message)
   })

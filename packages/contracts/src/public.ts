@@ -1,8 +1,9 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TInteger } from 'typebox'
 import { Label, Literals, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
 import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField, InkColorField, inkColors } from './fonts.js'
-import { letterStatuses } from './letter-statuses.js'
+import { letterStatuses, type LetterStatus } from './letter-statuses.js'
+import { ledgerKinds } from './ledger.js'
 
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
@@ -371,6 +372,48 @@ export const CardListQuery = Type.Object(
 export type CardListQuery = Static<typeof CardListQuery>
 
 export const CardList = Page(CardSummary)
+
+/** GET /cards/stats: the letters created in a span (the last 30 days unless told), counted by status. */
+export const CardStatsQuery = Type.Object(
+  {
+    from: CreatedBound('from', 'Count letters created at or after this instant; default 30 days ago'),
+    to: CreatedBound('to', 'Count letters created before this instant; default now'),
+  },
+  strict,
+)
+export type CardStatsQuery = Static<typeof CardStatsQuery>
+
+export const CardStats = Type.Object({
+  from: Type.String({ format: 'date-time' }),
+  to: Type.String({ format: 'date-time' }),
+  total: Type.Integer(),
+  /** Every status, 0 for the ones no letter is in. */
+  byStatus: Type.Object(Object.fromEntries(letterStatuses.map((status) => [status, Type.Integer()])) as Record<LetterStatus, TInteger>),
+})
+export type CardStats = Static<typeof CardStats>
+
+/** GET /balance. */
+export const AccountBalance = Type.Object({
+  balance: Type.Integer(),
+  lowBalance: Type.Boolean({ description: 'Fewer credits than ten letters abroad cost' }),
+})
+
+/** A movement of the account's credits, newest first: a letter charged or refunded, a top-up, an adjustment. */
+export const LedgerMovement = Type.Object({
+  id: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  kind: Literals(ledgerKinds),
+  amount: Type.Integer({ description: 'Signed: a charge is negative' }),
+  balanceAfter: Type.Integer(),
+  cardId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+})
+export const LedgerMovementList = Page(LedgerMovement)
+export const LedgerMovementQuery = Type.Object(pageQueryFields, strict)
+export type LedgerMovementQuery = Static<typeof LedgerMovementQuery>
+
+/** The movements as a CSV file, for a spreadsheet. */
+export const Csv = Type.Unsafe<Buffer>({ type: 'string', contentMediaType: 'text/csv' })
 
 /** The hands a letter can be written in: the built-in ones, then the account's own (`own`) that have a file. */
 export const FontList = Type.Object({

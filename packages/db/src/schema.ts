@@ -6,6 +6,9 @@ import {
   DEFAULT_CARD_PRODUCTION,
   DEFAULT_ENVELOPE_FORMAT,
   DEFAULT_FONT,
+  dashboardRoles,
+  ledgerKinds,
+  type LedgerKind,
   fontContentTypes,
   fontNames,
   cardFormatNames,
@@ -76,6 +79,55 @@ export const apiKeys = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (table) => [uniqueIndex('api_keys_key_hash_unique').on(table.keyHash), index('api_keys_account_idx').on(table.accountId)],
+)
+
+/**
+ * The people of an account who use the dashboard. One email signs in to one account. A user is
+ * invited first (a token's hash and its expiry, no password), and sets a password by following
+ * the invitation, which is then forgotten.
+ */
+export const dashboardUsers = pgTable(
+  'dashboard_users',
+  {
+    id: id(),
+    accountId: accountRef(),
+    /** Lower-cased and trimmed, so that one address is one user however it is typed. */
+    email: text('email').notNull(),
+    role: text('role', { enum: dashboardRoles }).notNull(),
+    /** argon2id, in its PHC string; null until the invitation is followed. */
+    passwordHash: text('password_hash'),
+    /** sha-256 of the invitation's token, hex; null once it is followed. */
+    invitationHash: text('invitation_hash'),
+    invitationExpiresAt: timestamp('invitation_expires_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    uniqueIndex('dashboard_users_email_unique').on(table.email),
+    uniqueIndex('dashboard_users_invitation_unique').on(table.invitationHash),
+    index('dashboard_users_account_idx').on(table.accountId, table.createdAt),
+    check('dashboard_users_known_role', sql.raw(`role IN (${literalList(dashboardRoles)})`)),
+  ],
+)
+
+/**
+ * A signed-in browser. The cookie holds a random token; only its hash is stored. The session
+ * keeps the role it was opened with: once its user has another role (or is removed, which
+ * deletes the row), it has ended. `lastSeenAt` is moved at most once a minute.
+ */
+export const dashboardSessions = pgTable(
+  'dashboard_sessions',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: 'cascade' }),
+    role: text('role', { enum: dashboardRoles }).notNull(),
+    /** The double-submit token: the page reads it from its cookie and sends it back as X-CSRF-Token. */
+    csrfToken: text('csrf_token').notNull(),
+    createdAt: createdAt(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('dashboard_sessions_user_idx').on(table.userId), index('dashboard_sessions_last_seen_idx').on(table.lastSeenAt)],
 )
 
 /** Card designs, envelope designs, senders and signatures share one shape: an account's named entry, and what each kind adds. */
@@ -496,8 +548,7 @@ export const printBatchHandoffs = pgTable(
   (table) => [primaryKey({ columns: [table.batchId, table.file] })],
 )
 
-export const ledgerKinds = ['charge', 'refund', 'top_up', 'adjustment'] as const
-export type LedgerKind = (typeof ledgerKinds)[number]
+export { ledgerKinds, type LedgerKind }
 
 /** Append-only. An account's balance always equals the sum of its entries' amounts. */
 export const ledgerEntries = pgTable(

@@ -5,6 +5,9 @@ import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
+import dashboardSessions from './dashboard/plugin.js'
+import sessionRoutes from './dashboard/session-routes.js'
+import dashboardStatic from './dashboard/static.js'
 import authFailures from './plugins/app/auth-failures.js'
 import { ApiError } from './errors.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
@@ -142,6 +145,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(underPressure)
   await app.register(authFailures)
   await app.register(apiKeyAuth)
+  await app.register(dashboardSessions)
   await app.register(openapi)
 
   await app.register(health)
@@ -150,6 +154,8 @@ export async function buildApp(options: AppOptions) {
   await app.register(ops)
   await app.register(floorRoutes, { prefix: '/floor' })
   await app.register(publicRoutes)
+  await app.register(sessionRoutes)
+  await app.register(dashboardStatic)
   await app.register(docs)
   return app
 }

@@ -50,10 +50,14 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths).filter(isInternal)).toEqual([])
   })
 
-  it('asks for X-API-KEY through a security scheme on every operation', ({ document }) => {
-    expect(Object.values(document.components.securitySchemes)).toEqual([{ type: 'apiKey', in: 'header', name: 'X-API-KEY' }])
-    for (const { operation } of operations(document)) {
-      expect(operation.security).toEqual([{ ApiKey: [] }])
+  it('asks for X-API-KEY or a dashboard session through security schemes on every operation but signing in', ({ document }) => {
+    expect(document.components.securitySchemes).toEqual({
+      ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+      Session: { type: 'apiKey', in: 'cookie', name: 'letters_session' },
+    })
+    for (const { path, method, operation } of operations(document)) {
+      const signingIn = path === '/session' || path.startsWith('/invitations/')
+      expect(operation.security, `${method} ${path}`).toEqual(signingIn ? [] : [{ ApiKey: [] }, { Session: [] }])
       expect(operation.parameters?.some((parameter) => parameter.name.toLowerCase() === 'x-api-key') ?? false).toBe(false)
     }
   })

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
 import { batchFileNames } from '@letters/artifacts'
-import { stocksOf, type PrintSpec, type VerifiedAddress } from '@letters/contracts'
+import { spreadsheetText, stocksOf, type PrintSpec, type VerifiedAddress } from '@letters/contracts'
 import { renderCardSheets, renderEnvelopes, type LetterToRender } from '@letters/render'
 
 /** A letter of a batch as its files need it. */
@@ -46,37 +46,26 @@ export const MANIFEST_COLUMNS = [
 ] as const
 
 /**
- * A client's text as a manifest cell: the floor opens the manifest in Excel, which runs a cell
- * starting with = + - @ (or a tab or carriage return before them) as a formula (`=HYPERLINK(…)`,
- * DDE), and one set to Spanish also takes a semicolon as a cell's end. Such a start, of the text
- * or after a semicolon, gets an apostrophe, OWASP's advice: Excel shows the text, runs nothing.
- */
-export function manifestText(text: string): string {
-  // A Spanish Excel splits a CSV at semicolons too, so every piece after one is a cell of its own.
-  return text.replace(/(^|;)(?=[=+\-@\t\r])/g, "$1'")
-}
-
-/**
  * The batch's manifest, one row per letter in the files' order: CSV (RFC 4180: fields with commas,
  * quotes or line breaks quoted, quotes doubled) with CRLF line ends, in UTF-8 with a byte-order
  * mark, which is what makes Excel (in Spanish too) read it as UTF-8 rather than the system's
  * code page. `sequence` counts from 1; a client's text that Excel would run as a formula is
- * neutralised (manifestText).
+ * neutralised (spreadsheetText).
  */
 export function manifestCsv(sorted: readonly BatchLetter[]): Buffer {
   const rows = sorted.map((letter, index) => [
     index + 1,
     letter.letterId,
     letter.code,
-    manifestText(`${letter.address.name} ${letter.address.surname}`.trim()),
-    manifestText(letter.address.zip),
-    manifestText(letter.address.city),
-    manifestText(letter.address.province ?? ''),
-    manifestText(letter.address.country),
-    manifestText(letter.printSpec?.card.name ?? ''),
-    manifestText(stocksOf(letter.printSpec ?? null).cardStock),
-    manifestText(letter.printSpec?.envelope.name ?? ''),
-    manifestText(stocksOf(letter.printSpec ?? null).envelopeStock),
+    spreadsheetText(`${letter.address.name} ${letter.address.surname}`.trim()),
+    spreadsheetText(letter.address.zip),
+    spreadsheetText(letter.address.city),
+    spreadsheetText(letter.address.province ?? ''),
+    spreadsheetText(letter.address.country),
+    spreadsheetText(letter.printSpec?.card.name ?? ''),
+    spreadsheetText(stocksOf(letter.printSpec ?? null).cardStock),
+    spreadsheetText(letter.printSpec?.envelope.name ?? ''),
+    spreadsheetText(stocksOf(letter.printSpec ?? null).envelopeStock),
   ])
   return Buffer.from(stringify([[...MANIFEST_COLUMNS], ...rows], { bom: true, record_delimiter: 'windows' }), 'utf8')
 }

@@ -55,7 +55,7 @@ async function newDesign(pipeline: Pipeline, kind: 'card-designs' | 'envelope-de
 const excelSemicolonCells = (line: string) => line.split(';')
 
 describe('a design name stays one text cell in a Spanish Excel, never a formula', () => {
-  // manifestText neutralises a cell that *starts* with = + - @; a ';' inside a design name is left
+  // spreadsheetText neutralises a cell that *starts* with = + - @; a ';' inside a design name is left
   // as it is (csv-stringify quotes only commas, quotes and line breaks). Excel in es-ES opens a
   // .csv with ';' as its separator, so "Lisa;=1+2;" puts "=1+2" in a cell of its own, and runs it.
   it('leaves no cell of the manifest starting with = + - @ when it is split on ; (design names from ops, recipient names from any client)', async ({

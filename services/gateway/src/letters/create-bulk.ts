@@ -1,7 +1,7 @@
 import { publicApi } from '@letters/contracts'
 import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, reasonPhrase } from '../errors.js'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertOwnedDesigns } from '../services/ownership.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'

@@ -17,7 +17,7 @@ import {
 } from '@letters/intake'
 import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertSenderWritableIn } from '../services/designs.js'
 import { assertWritable, letterHand, type LetterHand } from '../services/fonts.js'

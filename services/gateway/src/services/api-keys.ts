@@ -49,26 +49,53 @@ export function apiKeyFormat(key: string): 'checksummed' | 'legacy' | undefined 
  * Stores the hash of a new key and returns the key itself, which is shown once and never again.
  * A test key's letters are checked like live ones but never charged nor printed.
  */
-export async function issueApiKey(ex: Executor, accountId: string, mode: admin.ApiKeyMode = 'live'): Promise<admin.CreatedApiKey> {
+export async function issueApiKey(ex: Executor, accountId: string, mode: admin.ApiKeyMode = 'live'): Promise<admin.CreatedApiKey & { createdAt: string }> {
   const apiKey = generateApiKey(mode === 'live' ? API_KEY_PREFIX : TEST_API_KEY_PREFIX)
   const [row] = await ex
     .insert(apiKeys)
     .values({ accountId, keyHash: hashApiKey(apiKey), displayPrefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH), livemode: mode === 'live' })
-    .returning({ id: apiKeys.id })
+    .returning({ id: apiKeys.id, createdAt: apiKeys.createdAt })
   if (!row) throw new Error('api key insert returned nothing')
-  return { id: row.id, apiKey, mode }
+  return { id: row.id, apiKey, mode, createdAt: row.createdAt.toISOString() }
 }
 
-/** Revokes a key; revoking one already revoked changes nothing. Returns false for an unknown key. */
-export async function revokeApiKey(ex: Executor, id: string): Promise<{ found: boolean; keyHash?: string }> {
+/**
+ * Revokes a key; revoking one already revoked changes nothing. Returns false for an unknown key,
+ * and for another account's when `accountId` is given (an account revokes only its own).
+ */
+export async function revokeApiKey(ex: Executor, id: string, accountId?: string): Promise<{ found: boolean; keyHash?: string }> {
+  const ofAccount = accountId === undefined ? undefined : eq(apiKeys.accountId, accountId)
   const [revoked] = await ex
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), ofAccount))
     .returning({ keyHash: apiKeys.keyHash })
   if (revoked) return { found: true, keyHash: revoked.keyHash }
-  const [existing] = await ex.select({ keyHash: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.id, id))
+  const [existing] = await ex
+    .select({ keyHash: apiKeys.keyHash })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), ofAccount))
   return existing ? { found: true, keyHash: existing.keyHash } : { found: false }
+}
+
+/** How many characters of a key its account's list shows. */
+export const LISTED_PREFIX_LENGTH = 12
+
+/** An account's keys still valid, newest first, each by its first 12 characters. */
+export async function accountApiKeys(ex: Executor, accountId: string) {
+  const rows = await ex
+    .select({ id: apiKeys.id, displayPrefix: apiKeys.displayPrefix, livemode: apiKeys.livemode, createdAt: apiKeys.createdAt })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+  return {
+    data: rows.map((row) => ({
+      id: row.id,
+      prefix: row.displayPrefix.slice(0, LISTED_PREFIX_LENGTH),
+      mode: row.livemode ? ('live' as const) : ('test' as const),
+      createdAt: row.createdAt.toISOString(),
+    })),
+  }
 }
 
 /** How many keys a search by prefix lists at most. */

@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
-import { UUID_PATTERN, type admin, type publicApi } from '@letters/contracts'
+import { UUID_PATTERN, letterStatuses, type admin, type publicApi } from '@letters/contracts'
 import { letters, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { parseDateTime, queryDateTime } from '../letters/send-at.js'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 import { letterJsonSql } from '@letters/letters'
 
@@ -107,4 +107,28 @@ export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.
     .limit(limit + 1)
   const page = pageOf(rows, limit)
   return { data: page.rows.map((row) => row.card), nextCursor: page.nextCursor }
+}
+
+/** How far back GET /cards/stats counts unless told. */
+const STATS_DEFAULT_SPAN_MS = 30 * 86_400_000
+
+/** The letters created in [from, to) (the last 30 days by default), counted by status; every status is listed. */
+export async function cardStats(ex: Executor, scope: KeyScope, query: publicApi.CardStatsQuery): Promise<publicApi.CardStats> {
+  const to = createdBound('to', query.to) ?? new Date()
+  const from = createdBound('from', query.from) ?? new Date(to.getTime() - STATS_DEFAULT_SPAN_MS)
+  const rows = await ex
+    .select({ status: l.status, count: sql<number>`count(*)::int` })
+    .from(l)
+    .where(
+      and(
+        eq(l.accountId, scope.accountId),
+        eq(l.livemode, scope.livemode),
+        sql`${l.createdAt} >= ${from.toISOString()}::timestamptz`,
+        sql`${l.createdAt} < ${to.toISOString()}::timestamptz`,
+      ),
+    )
+    .groupBy(l.status)
+  const byStatus = Object.fromEntries(letterStatuses.map((status) => [status, 0])) as publicApi.CardStats['byStatus']
+  for (const row of rows) byStatus[row.status] = row.count
+  return { from: from.toISOString(), to: to.toISOString(), total: rows.reduce((sum, row) => sum + row.count, 0), byStatus }
 }

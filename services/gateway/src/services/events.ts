@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { EventListQuery, LetterEvent } from '@letters/contracts'
 import { events, type Executor } from '@letters/db'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 
 /**

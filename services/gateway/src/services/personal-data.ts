@@ -4,7 +4,7 @@ import type { ErasableStatus, LetterStatus, admin } from '@letters/contracts'
 import { letters, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
 import { conflict } from '../errors.js'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { accountNotFound, findAccount } from './accounts.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import {

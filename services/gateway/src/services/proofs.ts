@@ -9,7 +9,7 @@ import { ApiError, notFound } from '../errors.js'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
 import type { Config } from '@letters/config'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { readLetterDrawings, recordLetterArtifactsRemoved, reopenArtifactsIfErased } from '@letters/letters'
 
 export interface ProofSources {

@@ -15,7 +15,7 @@ import {
 import { webhookAttempts, webhookEndpoints, webhookEvents, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
-import type { KeyScope } from '../plugins/app/api-key-auth.js'
+import type { KeyScope } from '../caller.js'
 import { webhookBodySql } from '@letters/letters'
 
 const endpointNotFound = () => notFound('El webhook no existe')

@@ -5,27 +5,13 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull } from 'drizzle-orm'
 import type { Redis } from 'ioredis'
 import { apiKeys, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
-import { ApiError } from '../../errors.js'
+import type { Caller } from '../../caller.js'
 import { closeRedis } from '../external/redis.js'
 import { apiKeyFormat, hashApiKey, revokeApiKey } from '../../services/api-keys.js'
-
-export interface Caller {
-  accountId: string
-  keyId: string
-  /** False for a test key: it sees and makes only test letters and test webhook endpoints. */
-  livemode: boolean
-}
-
-/** What a key sees: its account's letters and webhook endpoints of its own mode, live or test. */
-export type KeyScope = Pick<Caller, 'accountId' | 'livemode'>
 
 declare module 'fastify' {
   interface FastifyInstance {
     apiKeyAuth: ApiKeyAuth
-  }
-  interface FastifyRequest {
-    /** The account behind a valid X-API-KEY; null when the key is missing, unknown or revoked. */
-    caller: Caller | null
   }
 }
 
@@ -238,9 +224,9 @@ export class ApiKeyAuth {
     await this.rememberValid(hashApiKey(key))
   }
 
-  /** Revokes in Postgres, then tells every replica. Returns false for an unknown key id. */
-  async revoke(keyId: string): Promise<boolean> {
-    const { found, keyHash } = await revokeApiKey(this.db, keyId)
+  /** Revokes in Postgres, then tells every replica. Returns false for an unknown key id (or another account's, given `accountId`). */
+  async revoke(keyId: string, accountId?: string): Promise<boolean> {
+    const { found, keyHash } = await revokeApiKey(this.db, keyId, accountId)
     if (!found || !keyHash) return false
     this.cache.delete(keyHash)
     await this.forgetValid(keyHash)
@@ -258,13 +244,6 @@ export class ApiKeyAuth {
     this.seenValidHashes.delete(keyHash)
     await this.redis.srem(this.validKeys, keyHash).catch(() => {})
   }
-}
-
-export const unauthorized = () => new ApiError(401, 'La API key no es válida o no se ha enviado en la cabecera X-API-KEY')
-
-/** Refuses a request whose key did not identify an account. */
-export async function requireCaller(request: FastifyRequest): Promise<void> {
-  if (!request.caller) throw unauthorized()
 }
 
 async function apiKeyAuth(app: FastifyInstance) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -25,8 +26,16 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
 
-/** What a failure is counted against: each kind of credential has a count of its own per address. */
-export type Credential = 'api-key' | 'admin-token' | 'floor-token' | 'metrics-token'
+/**
+ * What a failure is counted against: each kind of credential has a count of its own per address.
+ * A dashboard password is counted twice, per address (`dashboard-password`) and per email
+ * (`dashboard-email`, whatever the address), so that neither many addresses against one person
+ * nor one address against many people gets far.
+ */
+export type Credential = 'api-key' | 'admin-token' | 'floor-token' | 'metrics-token' | 'dashboard-password'
+
+/** What a failure may be counted per, other than an address: the email a sign-in names. */
+export type SubjectCredential = 'dashboard-email'
 
 /**
  * Failed authentications (a wrong admin or floor token, an API key that is malformed, unknown or
@@ -78,14 +87,33 @@ export class AuthFailures {
     verify: () => Promise<T | null>,
     worthChecking?: () => Promise<boolean>,
   ): Promise<T | null> {
-    const counter = `${credential}:${clientAddress(request.ip)}`
+    return this.checkCounter(`${credential}:${clientAddress(request.ip)}`, 'address', reply, verify, worthChecking)
+  }
+
+  /**
+   * The same check counted per `subject` rather than per address (a sign-in's email): past the
+   * limit any credential, right or wrong, is refused until the window ends. The subject is
+   * stored hashed, so that the counters hold no one's address.
+   */
+  async checkSubject<T>(credential: SubjectCredential, subject: string, reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
+    const hashed = createHash('sha256').update(subject).digest('hex').slice(0, 32)
+    return this.checkCounter(`${credential}:${hashed}`, 'subject', reply, verify)
+  }
+
+  private async checkCounter<T>(
+    counter: string,
+    per: 'address' | 'subject',
+    reply: FastifyReply,
+    verify: () => Promise<T | null>,
+    worthChecking?: () => Promise<boolean>,
+  ): Promise<T | null> {
     const window = await this.current(counter)
     const pastLimit = window.count >= this.max
-    if (pastLimit && !(worthChecking && (await worthChecking()))) throw this.refusal(reply, window)
+    if (pastLimit && !(worthChecking && (await worthChecking()))) throw this.refusal(reply, window, per)
     const result = await verify()
     if (result !== null) return result
     // Past the limit a further failure changes nothing: it is not written.
-    if (pastLimit) throw this.refusal(reply, window)
+    if (pastLimit) throw this.refusal(reply, window, per)
     await this.countFailure(counter)
     return null
   }
@@ -106,10 +134,11 @@ export class AuthFailures {
     return null
   }
 
-  private refusal(reply: FastifyReply, window: Window): ApiError {
+  private refusal(reply: FastifyReply, window: Window, per: 'address' | 'subject' = 'address'): ApiError {
     const seconds = Math.max(1, Math.ceil((window.endsAt - Date.now()) / 1000))
     reply.header('retry-after', String(seconds))
-    return new ApiError(429, `Demasiados intentos de autenticación fallidos desde esta dirección; inténtalo de nuevo en ${seconds} s`)
+    const from = per === 'address' ? 'desde esta dirección' : 'con este correo electrónico'
+    return new ApiError(429, `Demasiados intentos de autenticación fallidos ${from}; inténtalo de nuevo en ${seconds} s`)
   }
 
   /** A counter is a kind of credential and an address, `api-key:203.0.113.7`. */

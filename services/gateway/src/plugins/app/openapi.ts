@@ -12,6 +12,8 @@ declare module 'fastify' {
 }
 
 export const API_KEY_SCHEME = 'ApiKey'
+/** A person signed in to the dashboard: the session's cookie (HttpOnly), with X-CSRF-Token on every change. */
+export const SESSION_SCHEME = 'Session'
 
 type Json = Record<string, unknown>
 interface Operation {
@@ -59,7 +61,8 @@ function decorate(operation: Operation, url: string) {
   // A body schema that accepts null (NoBody) means the request may have no body at all.
   const body = operation.requestBody?.content?.['application/json']?.schema as { anyOf?: Json[] } | undefined
   if (operation.requestBody && body?.anyOf?.some((option) => option.type === 'null')) operation.requestBody.required = false
-  operation.security = [{ [API_KEY_SCHEME]: [] }]
+  // A route that declares its own (signing in: none) keeps it.
+  operation.security ??= [{ [API_KEY_SCHEME]: [] }, { [SESSION_SCHEME]: [] }]
   operation.tags ??= [tagOf(url)]
   for (const [status, response] of Object.entries(operation.responses)) {
     response.description = STATUS_CODES[status] ?? status
@@ -86,17 +89,20 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
       title: 'Letters API',
       version: '1.0.0',
       description:
-        'Handwritten letters, printed and posted. Every route needs the account key in `X-API-KEY`. ' +
+        'Handwritten letters, printed and posted. Every route needs the account key in `X-API-KEY`, or the dashboard session of a person of the account, limited by their role. ' +
         'Creations accept an `Idempotency-Key`: a retry with the same key returns the first answer and charges nothing twice. ' +
         'Errors are `{ error, message, requestId }`, with `message` in Spanish. ' +
         'Every answer carries the rate-limit headers; a 429 also carries `Retry-After`.',
     },
     components: {
-      securitySchemes: { [API_KEY_SCHEME]: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } },
+      securitySchemes: {
+        [API_KEY_SCHEME]: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
+        [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'letters_session' },
+      },
       schemas: { Error: ErrorResponse },
       headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER },
     },
-    security: [{ [API_KEY_SCHEME]: [] }],
+    security: [{ [API_KEY_SCHEME]: [] }, { [SESSION_SCHEME]: [] }],
   },
   // Only the public routes: admin, ops, metrics and health stay out of the client's contract.
   transform: ({ schema, url, route }) => ({ schema: route.config?.publicApi ? schema : { ...schema, hide: true }, url }),

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
+import { IdParams, NoBody, admin, dashboard, errorResponses } from '@letters/contracts'
+import { inviteAndSend } from '../../dashboard/invitations.js'
 import { notFound } from '../../errors.js'
 import { accountNotFound, addCredits, createAccount, findAccount, getAccount, listAccounts } from '../../services/accounts.js'
 import { findApiKeys, issueApiKey } from '../../services/api-keys.js'
@@ -35,6 +36,16 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       const created = await issueApiKey(app.db, request.params.id, request.body?.mode)
       await app.apiKeyAuth.issued(created.apiKey)
       return reply.status(201).send(created)
+    },
+  )
+
+  // The first owner of an account is invited here (or with the CLI); owners invite the rest from the dashboard.
+  app.post(
+    '/accounts/:id/users',
+    { schema: { params: IdParams, body: dashboard.InviteBody, response: { 201: dashboard.Invitation, ...errorResponses(400, 401, 404, 409, 415, 500) } } },
+    async (request, reply) => {
+      if (!(await findAccount(app.db, request.params.id))) throw accountNotFound()
+      return reply.status(201).send(await inviteAndSend(app, request.params.id, request.body, request.log))
     },
   )
 

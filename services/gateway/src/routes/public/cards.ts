@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { NoBody, errorResponses, publicApi } from '@letters/contracts'
 import { PrintJournal } from '@letters/artifacts'
 import { proofRateLimit } from '../../plugins/app/rate-limit.js'
-import { getCard, listCards } from '../../services/cards.js'
+import { cardStats, getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
 import { eraseCardPersonalData } from '../../services/personal-data.js'
 import { cardProof, cardProofPage } from '../../services/proofs.js'
@@ -21,6 +21,20 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => listCards(app.db, request.caller!, request.query),
+  )
+
+  app.get(
+    '/cards/stats',
+    {
+      schema: {
+        summary: 'How many of your letters are in each status, of those created in a span (the last 30 days unless told)',
+        tags: ['Letters'],
+        headers: publicApi.ApiKeyHeaders,
+        querystring: publicApi.CardStatsQuery,
+        response: { 200: publicApi.CardStats, ...errorResponses(400, 401, 429, 500, 503) },
+      },
+    },
+    async (request) => cardStats(app.db, request.caller!, request.query),
   )
 
   app.get(

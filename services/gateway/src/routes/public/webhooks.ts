@@ -17,6 +17,9 @@ import {
 import { Type } from 'typebox'
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, retryDelivery, testWebhook } from '../../services/webhooks.js'
 
+/** Where a person signed in to the dashboard changes an endpoint: an owner only (a member sees them). */
+const ownerOnly = { access: 'owner' } as const
+
 /** Webhook endpoints (Standard Webhooks): registered, listed, deleted, tested, and their deliveries. */
 const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   const headers = publicApi.ApiKeyHeaders
@@ -24,6 +27,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks',
     {
+      config: ownerOnly,
       schema: {
         summary: 'Register an endpoint that receives your letter events, signed (Standard Webhooks)',
         description:
@@ -45,7 +49,10 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete(
     '/webhooks/:id',
-    { schema: { headers, params: WebhookParams, body: NoBody, response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 429, 500, 503) } } },
+    {
+      config: ownerOnly,
+      schema: { headers, params: WebhookParams, body: NoBody, response: { 204: Type.Null(), ...errorResponses(400, 401, 404, 429, 500, 503) } },
+    },
     async (request, reply) => {
       await deleteWebhook(app.db, request.caller!, request.params.id)
       return reply.code(204).send(null)
@@ -55,6 +62,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks/:id/test',
     {
+      config: ownerOnly,
       schema: { headers, params: WebhookParams, body: NoBody, response: { 202: WebhookTestQueued, ...errorResponses(400, 401, 404, 409, 415, 429, 500, 503) } },
     },
     async (request, reply) => reply.code(202).send(await testWebhook(app.db, request.caller!, request.params.id)),
@@ -76,6 +84,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/webhooks/:id/deliveries/:deliveryId/retry',
     {
+      config: ownerOnly,
       schema: {
         summary: 'Send a delivery again: the same webhook-id and body, due now',
         description:

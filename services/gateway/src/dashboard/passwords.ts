@@ -1,0 +1,47 @@
+import { hash, verify } from '@node-rs/argon2'
+import { ZxcvbnFactory } from '@zxcvbn-ts/core'
+import * as common from '@zxcvbn-ts/language-common'
+import * as spanish from '@zxcvbn-ts/language-es-es'
+
+export const MIN_PASSWORD_LENGTH = 12
+/** Longer passwords add nothing a person types and cost hashing time: a bound against a megabyte password. */
+export const MAX_PASSWORD_LENGTH = 256
+
+/**
+ * zxcvbn-ts with its common-password list, its keyboard graphs and Spanish words and names: it
+ * tells a password found in the leaked lists, made of a keyboard walk or of a word and a year
+ * ("contraseña2024") from one chosen at random. Built once; a check takes milliseconds.
+ */
+const strength = new ZxcvbnFactory({ dictionary: { ...common.dictionary, ...spanish.dictionary }, graphs: common.adjacencyGraphs })
+const commonPasswords = new Set(common.dictionary['passwords-common'])
+
+/**
+ * Why a new password is refused, in Spanish, or null when it is good enough: at least 12
+ * characters, not one of the common passwords, and not guessable from what zxcvbn finds in it
+ * (a score under 3, such as a keyboard walk or a repeated word). The account's email and name
+ * count as guessable parts of it.
+ */
+export function passwordProblem(password: string, userInputs: string[]): string | null {
+  if ([...password].length < MIN_PASSWORD_LENGTH) return `La contraseña debe tener al menos ${MIN_PASSWORD_LENGTH} caracteres`
+  if (password.length > MAX_PASSWORD_LENGTH) return `La contraseña puede tener como mucho ${MAX_PASSWORD_LENGTH} caracteres`
+  if (commonPasswords.has(password.toLowerCase())) return 'Esa contraseña está en la lista de las más usadas; elige otra'
+  const result = strength.check(password, userInputs)
+  if (result.score < 3) return 'Esa contraseña es fácil de adivinar (palabras, fechas o teclas seguidas); prueba una frase de varias palabras sin relación'
+  return null
+}
+
+/** argon2id with the library's defaults (19 MiB, 2 passes, 1 lane): the minimum OWASP asks of it. */
+export const hashPassword = (password: string) => hash(password)
+
+/**
+ * Whether `password` matches a stored hash. With no hash (an unknown email, a user who has not
+ * followed the invitation), a dummy one is checked all the same, so that the time of the answer
+ * does not tell which emails have a user.
+ */
+export async function passwordMatches(password: string, stored: string | null): Promise<boolean> {
+  const target = stored ?? (await dummyHash)
+  const matches = await verify(target, password).catch(() => false)
+  return stored !== null && matches
+}
+
+const dummyHash = hash('la contraseña de nadie, solo para gastar el mismo tiempo')

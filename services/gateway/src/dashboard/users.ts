@@ -1,0 +1,165 @@
+import { and, asc, eq, gt, isNotNull, sql } from 'drizzle-orm'
+import type { DashboardRole } from '@letters/contracts'
+import { accounts, dashboardSessions, dashboardUsers, type Db, type Executor } from '@letters/db'
+import { conflict, notFound } from '../errors.js'
+import { newToken } from './tokens.js'
+
+/** How long an invitation's link works. */
+export const INVITATION_TTL_MS = 72 * 3_600_000
+
+/** One person, one user, however the address is typed. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+export interface DashboardUser {
+  id: string
+  email: string
+  role: DashboardRole
+  status: 'active' | 'invited'
+  createdAt: string
+}
+
+export interface Invitation {
+  id: string
+  email: string
+  role: DashboardRole
+  invitationUrl: string
+}
+
+const invitationUrl = (publicBaseUrl: string, token: string) => `${publicBaseUrl}/dashboard/invitacion#${token}`
+
+const userNotFound = () => notFound('El usuario no existe en esta cuenta')
+
+/**
+ * Invites `email` to the account with `role`: a one-time link, valid for 72 hours. Inviting again
+ * someone who has not followed the link yet gives a new link (the old one stops working) and the
+ * new role; an email that already has a user, here or in another account, is a 409.
+ */
+export async function inviteUser(db: Db, accountId: string, body: { email: string; role: DashboardRole }, publicBaseUrl: string): Promise<Invitation> {
+  const email = normalizeEmail(body.email)
+  const { token, hash } = newToken()
+  const expiresAt = new Date(Date.now() + INVITATION_TTL_MS)
+  const [row] = await db
+    .insert(dashboardUsers)
+    .values({ accountId, email, role: body.role, invitationHash: hash, invitationExpiresAt: expiresAt })
+    .onConflictDoUpdate({
+      target: dashboardUsers.email,
+      set: { role: body.role, invitationHash: hash, invitationExpiresAt: expiresAt },
+      // Only a pending invitation of this same account is renewed.
+      setWhere: sql`${dashboardUsers.accountId} = ${accountId} AND ${dashboardUsers.passwordHash} IS NULL`,
+    })
+    .returning({ id: dashboardUsers.id })
+  if (!row) throw conflict(`Ya hay un usuario con el correo ${email}`)
+  return { id: row.id, email, role: body.role, invitationUrl: invitationUrl(publicBaseUrl, token) }
+}
+
+/** What the invitation page shows: whose link it is, for which account, until when. Undefined once used or expired. */
+export async function findInvitation(db: Db, tokenHash: string) {
+  const [row] = await db
+    .select({ email: dashboardUsers.email, role: dashboardUsers.role, accountName: accounts.name, expiresAt: dashboardUsers.invitationExpiresAt })
+    .from(dashboardUsers)
+    .innerJoin(accounts, eq(accounts.id, dashboardUsers.accountId))
+    .where(and(eq(dashboardUsers.invitationHash, tokenHash), gt(dashboardUsers.invitationExpiresAt, new Date())))
+  return row && { ...row, expiresAt: row.expiresAt!.toISOString() }
+}
+
+/**
+ * Sets the password of the user an invitation names and forgets the invitation, in one
+ * statement: of two requests with the same link, one sets it and the other finds nothing.
+ */
+export async function acceptInvitation(db: Db, tokenHash: string, passwordHash: string): Promise<SignedInUser | undefined> {
+  const [row] = await db
+    .update(dashboardUsers)
+    .set({ passwordHash, invitationHash: null, invitationExpiresAt: null })
+    .where(and(eq(dashboardUsers.invitationHash, tokenHash), gt(dashboardUsers.invitationExpiresAt, new Date())))
+    .returning({ id: dashboardUsers.id })
+  return row ? signedInUser(db, row.id) : undefined
+}
+
+export interface SignedInUser {
+  id: string
+  email: string
+  role: DashboardRole
+  accountId: string
+  accountName: string
+}
+
+export async function signedInUser(ex: Executor, userId: string): Promise<SignedInUser | undefined> {
+  const [row] = await ex
+    .select({ id: dashboardUsers.id, email: dashboardUsers.email, role: dashboardUsers.role, accountId: dashboardUsers.accountId, accountName: accounts.name })
+    .from(dashboardUsers)
+    .innerJoin(accounts, eq(accounts.id, dashboardUsers.accountId))
+    .where(eq(dashboardUsers.id, userId))
+  return row
+}
+
+/** The user a sign-in names and its password's hash (null until the invitation is followed). */
+export async function userByEmail(db: Db, email: string) {
+  const [row] = await db
+    .select({ id: dashboardUsers.id, passwordHash: dashboardUsers.passwordHash })
+    .from(dashboardUsers)
+    .where(eq(dashboardUsers.email, normalizeEmail(email)))
+  return row
+}
+
+export async function listUsers(db: Db, accountId: string): Promise<{ data: DashboardUser[] }> {
+  const rows = await db
+    .select({
+      id: dashboardUsers.id,
+      email: dashboardUsers.email,
+      role: dashboardUsers.role,
+      passwordHash: dashboardUsers.passwordHash,
+      createdAt: dashboardUsers.createdAt,
+    })
+    .from(dashboardUsers)
+    .where(eq(dashboardUsers.accountId, accountId))
+    .orderBy(asc(dashboardUsers.createdAt), asc(dashboardUsers.id))
+  return {
+    data: rows.map(({ passwordHash, createdAt, ...user }) => ({ ...user, status: passwordHash ? 'active' : 'invited', createdAt: createdAt.toISOString() })),
+  }
+}
+
+/**
+ * Runs `change` on the account's users locked, after checking that the account keeps at least one
+ * owner who can sign in once it is done: two owners demoting each other at once cannot leave the
+ * team without one.
+ */
+async function withOwnersKept<T>(db: Db, accountId: string, userId: string, nextRole: DashboardRole | null, change: (tx: Executor) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    const team = await tx
+      .select({ id: dashboardUsers.id, role: dashboardUsers.role, active: isNotNull(dashboardUsers.passwordHash) })
+      .from(dashboardUsers)
+      .where(eq(dashboardUsers.accountId, accountId))
+      .for('update')
+    const user = team.find((member) => member.id === userId)
+    if (!user) throw userNotFound()
+    const ownersAfter = team.filter((member) => (member.id === userId ? nextRole === 'owner' : member.role === 'owner') && member.active).length
+    const wasActiveOwner = user.role === 'owner' && user.active
+    if (wasActiveOwner && ownersAfter === 0) throw conflict('La cuenta debe conservar al menos un propietario con acceso; nombra antes a otro')
+    return change(tx)
+  })
+}
+
+/** Gives a user another role. Its sessions end: they were opened with the old one. */
+export async function changeRole(db: Db, accountId: string, userId: string, role: DashboardRole): Promise<DashboardUser> {
+  return withOwnersKept(db, accountId, userId, role, async (tx) => {
+    await tx.update(dashboardUsers).set({ role }).where(eq(dashboardUsers.id, userId))
+    await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId))
+    const [row] = await tx
+      .select({
+        id: dashboardUsers.id,
+        email: dashboardUsers.email,
+        role: dashboardUsers.role,
+        passwordHash: dashboardUsers.passwordHash,
+        createdAt: dashboardUsers.createdAt,
+      })
+      .from(dashboardUsers)
+      .where(eq(dashboardUsers.id, userId))
+    const { passwordHash, createdAt, ...user } = row!
+    return { ...user, status: passwordHash ? 'active' : 'invited', createdAt: createdAt.toISOString() }
+  })
+}
+
+/** Removes a user; its sessions go with it (the foreign key cascades). */
+export async function removeUser(db: Db, accountId: string, userId: string): Promise<void> {
+  await withOwnersKept(db, accountId, userId, null, (tx) => tx.delete(dashboardUsers).where(eq(dashboardUsers.id, userId)))
+}
