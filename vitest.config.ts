@@ -62,7 +62,17 @@ const timedAlone = [
   'test/e2e/scheduled-campaign-release.test.ts',
 ]
 
+/**
+ * A published package (@letters/sdk) exports its compiled dist/ by default, for its users; under
+ * this condition it exports its TypeScript sources, which the tests run without a build, as tsc
+ * (customConditions) and tsx (--conditions) read them. Vitest adds its own conditions after these
+ * (node, development|production), and passes them on to its workers as --conditions.
+ */
+const conditions = ['letters-source']
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

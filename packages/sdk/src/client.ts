@@ -1,9 +1,25 @@
 import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch'
 import type { paths } from './generated/openapi.js'
 
+/**
+ * How the client reaches the API. Two ways to authenticate:
+ * - with an API key (`apiKey`): on a server, in a script, wherever the key stays secret;
+ * - with the session of the dashboard's browser (no `apiKey`, and `csrfToken`): the session
+ *   cookie, which a same-origin fetch sends by itself, authenticates every request, and the
+ *   CSRF token proves that a change comes from the dashboard's own pages.
+ */
 export interface ClientOptions {
-  /** The account's key, sent as X-API-KEY. */
-  apiKey: string
+  /**
+   * The account's key, sent as X-API-KEY. Leave it out in a browser: a key in a page is a key
+   * anyone can read. Without it no X-API-KEY is sent, and the session cookie authenticates.
+   */
+  apiKey?: string
+  /**
+   * The session's CSRF token, read again for every request, so a token renewed after the
+   * client was made is the one sent. Every request other than GET and HEAD carries it as
+   * X-CSRF-Token; nothing is sent when it returns undefined. For session mode in a browser.
+   */
+  csrfToken?: () => string | undefined
   /** Where the API lives, e.g. `http://127.0.0.1:3000`. */
   baseUrl: string
   /** Attempts after the first one, on 429, 503, a 409 "still in flight" and network errors. Default 3. */
@@ -132,10 +148,21 @@ function retryingFetch(
   }
 }
 
-/** Sets the key and, on every POST (every creation), an Idempotency-Key unless the caller gave one. */
-const headersMiddleware = (apiKey: string): Middleware => ({
+/** The methods that change nothing, which the API does not ask a CSRF token for. */
+const SAFE_METHODS = new Set(['GET', 'HEAD'])
+
+/**
+ * Sets the key (when there is one), the CSRF token on every request that may change something
+ * (when there is one), and, on every POST (every creation), an Idempotency-Key unless the
+ * caller gave one.
+ */
+const headersMiddleware = ({ apiKey, csrfToken }: Pick<ClientOptions, 'apiKey' | 'csrfToken'>): Middleware => ({
   onRequest({ request }) {
-    request.headers.set('x-api-key', apiKey)
+    if (apiKey !== undefined) request.headers.set('x-api-key', apiKey)
+    if (csrfToken && !SAFE_METHODS.has(request.method)) {
+      const token = csrfToken()
+      if (token !== undefined) request.headers.set('x-csrf-token', token)
+    }
     if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID())
     return request
   },
@@ -168,6 +195,9 @@ export function createClient(options: ClientOptions): LettersClient {
   const fetchOnce = options.fetch ?? ((request: Request) => globalThis.fetch(request))
   const client = createFetchClient<paths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    // fetch's own default, written down: in session mode the cookie goes with every request to
+    // the dashboard's own origin, and never to another one.
+    credentials: 'same-origin',
     fetch: retryingFetch(
       {
         retries: options.retries ?? 3,
@@ -178,7 +208,7 @@ export function createClient(options: ClientOptions): LettersClient {
       fetchOnce,
     ),
   })
-  client.use(headersMiddleware(options.apiKey), errorsMiddleware)
+  client.use(headersMiddleware(options), errorsMiddleware)
   return withIdempotencyKeys(client)
 }
 

@@ -12,6 +12,12 @@ const RECEIVER = new URL('../examples/webhook-receiver.ts', import.meta.url)
 // The API guide shows both examples; these tests keep it from drifting from the files that run.
 const API_GUIDE = new URL('../../../docs/api-guide.md', import.meta.url)
 
+/**
+ * How the examples run inside the repository: through tsx, `@letters/sdk` read from its sources
+ * (its default export is the compiled dist/, which a checkout has not built).
+ */
+const RUN_FROM_SOURCE = ['--conditions=letters-source', '--import', 'tsx']
+
 /** The gateway listening on 127.0.0.1, as a client of the SDK reaches it. */
 const it = base.extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
 
@@ -24,7 +30,7 @@ describe('the API guide example (examples/send-card.ts)', () => {
   })
 
   it('sends a card, run as a client runs it, against a gateway on a port', async ({ baseUrl, account }) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', EXAMPLE.pathname, baseUrl, account.apiKey], {
+    const { stdout } = await promisify(execFile)(process.execPath, [...RUN_FROM_SOURCE, EXAMPLE.pathname, baseUrl, account.apiKey], {
       cwd: new URL('..', import.meta.url).pathname,
     })
     expect(stdout).toMatch(/^[0-9a-f-]{36} received\n$/)
@@ -40,7 +46,7 @@ describe('the API guide webhook receiver (examples/webhook-receiver.ts)', () => 
   it('accepts a delivery signed with its secret and refuses a forged one', async () => {
     const secret = `whsec_${randomBytes(32).toString('base64')}`
     const port = 20_000 + Math.floor(Math.random() * 20_000)
-    const receiver = spawn(process.execPath, ['--import', 'tsx', RECEIVER.pathname, String(port), secret], {
+    const receiver = spawn(process.execPath, [...RUN_FROM_SOURCE, RECEIVER.pathname, String(port), secret], {
       cwd: new URL('..', import.meta.url).pathname,
       stdio: ['ignore', 'pipe', 'inherit'],
     })

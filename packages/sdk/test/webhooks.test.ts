@@ -16,9 +16,10 @@ function signed(id = 'msg_1', at = new Date(), payload = body) {
 }
 
 describe('verifyWebhook', () => {
-  it('returns the event of a delivery signed with the endpoint secret', () => {
+  it('returns the event of a delivery signed with the endpoint secret, its body a string, a Buffer or, as in a browser, a Uint8Array', () => {
     expect(verifyWebhook<{ type: string }>(secret, signed(), body).type).toBe('letter.printed')
     expect(verifyWebhook(secret, new Headers(signed()), Buffer.from(body))).toMatchObject({ type: 'letter.printed' })
+    expect(verifyWebhook(secret, new Headers(signed()), new TextEncoder().encode(body))).toMatchObject({ type: 'letter.printed' })
   })
 
   it('signs "id.timestamp.body" with HMAC-SHA256 of the decoded secret, as v1,<base64>', async () => {
