@@ -9,11 +9,11 @@ export const Role = Literals(dashboardRoles, {
   errorMessage: "El campo 'role' debe ser 'owner', 'member' o 'viewer'",
 })
 
-/** An address a person can receive mail at; checked loosely (the invitation itself proves it). */
+/** An address a person can receive mail at, spaces around it allowed (they are trimmed); checked loosely: the invitation itself proves it. */
 export const Email = Type.String({
   minLength: 3,
   maxLength: 254,
-  pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
   errorMessage: "El campo 'email' debe ser una dirección de correo electrónico (como ana@example.com)",
 })
 

@@ -27,6 +27,9 @@ if (config.seedDemo) {
         `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/card-designs/${cardDesigns[0]!.id}/preview -o tarjeta.png`,
         `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/fonts   (its own font: fontName "${demoFont.name}")`,
         '',
+        `  Dashboard: ${config.publicBaseUrl}/dashboard/`,
+        `    email ${demo.owner.email}, password (shown once): ${demo.owner.password}`,
+        '',
         '',
       ].join('\n'),
     )

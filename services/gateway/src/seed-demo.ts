@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { count, sql } from 'drizzle-orm'
-import { accounts, type Db } from '@letters/db'
+import { accounts, dashboardUsers, type Db } from '@letters/db'
+import { hashPassword } from './dashboard/passwords.js'
 import { demoDesigns } from './demo-artwork.js'
 import { createAccount } from './services/accounts.js'
 import { createCampaign } from './services/campaigns.js'
@@ -31,7 +33,7 @@ export const demoFont = {
  * strokes, a font of its own and a campaign. Returns its API key (shown once), and the ids a quick start names;
  * undefined when the database already has accounts.
  */
-export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds } | undefined> {
+export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; apiKey: string; designs: DemoIds; owner: DemoOwner } | undefined> {
   // Everything in the transaction that holds the lock: a gateway stopped part-way seeds nothing,
   // and the next start seeds the whole account.
   return pool.transaction(async (db) => {
@@ -77,8 +79,20 @@ export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; ap
       senderId: sender.id,
       signatureId: signature.id,
     }
-    return { accountId: account.id, apiKey: account.apiKey, designs }
+    // The demo's owner signs in to the dashboard with a random password, shown once like the key.
+    const owner = { email: DEMO_OWNER_EMAIL, password: randomBytes(12).toString('base64url') }
+    await db.insert(dashboardUsers).values({ accountId: account.id, email: owner.email, role: 'owner', passwordHash: await hashPassword(owner.password) })
+    return { accountId: account.id, apiKey: account.apiKey, designs, owner }
   })
+}
+
+/** The demo account's owner in the dashboard. */
+export const DEMO_OWNER_EMAIL = 'demo@example.com'
+
+export interface DemoOwner {
+  email: string
+  /** Shown once, at the start that seeded it. */
+  password: string
 }
 
 /** The demo's designs, for the quick start the gateway prints. */

@@ -3,9 +3,15 @@ import { sql } from 'drizzle-orm'
 import sharp from 'sharp'
 import { publicClient } from '@letters/test/support/gateway'
 import { it as base } from '@letters/test/support/fixtures'
-import { seedDemoAccount } from '../src/seed-demo.js'
+import { eq } from 'drizzle-orm'
+import { accounts, dashboardUsers } from '@letters/db'
+import { DashboardBrowser } from '@letters/test/support/dashboard'
+import { DEMO_OWNER_EMAIL, seedDemoAccount, type DemoOwner } from '../src/seed-demo.js'
 
 const it = base.extend({ gatewayOptions: { isolate: 'seeddemo' } })
+
+/** What the seed returned of the demo's owner (its password is shown once): the tests after the seeding one read it. */
+let seededOwner: DemoOwner | undefined
 
 describe('the demo account (npm start on an empty database)', () => {
   // First in the file: it leaves the database as empty as it found it, for the test after it.
@@ -32,6 +38,7 @@ describe('the demo account (npm start on an empty database)', () => {
   it('shows a new user real designs: printed and preprinted cards, white and kraft envelopes, a return address and a drawn signature', async ({ gateway }) => {
     const demo = await seedDemoAccount(gateway.db)
     expect(demo).toBeDefined()
+    seededOwner = demo!.owner
     // Seeded once: a second start finds the account.
     expect(await seedDemoAccount(gateway.db)).toBeUndefined()
     const client = publicClient(gateway, demo!.apiKey)
@@ -73,5 +80,15 @@ describe('the demo account (npm start on an empty database)', () => {
     expect(letter).toMatchObject({ signatureId: demo!.designs.signatureId, senderId: demo!.designs.senderId })
     const proof = await client.get(`/cards/${sent.json<{ cardId: string }>().cardId}/proof.png?page=1`)
     expect(proof.statusCode).toBe(200)
+  })
+
+  it('gives the demo an owner in the dashboard, who signs in with the password the seed returned (and stored only hashed)', async ({ gateway }) => {
+    const [account] = await gateway.db.select({ id: accounts.id }).from(accounts)
+    const owner = await gateway.db.select().from(dashboardUsers).where(eq(dashboardUsers.accountId, account!.id))
+    expect(owner).toEqual([expect.objectContaining({ email: DEMO_OWNER_EMAIL, role: 'owner', passwordHash: expect.stringMatching(/^\$argon2id\$/) })])
+    expect(seededOwner).toBeDefined()
+    expect(owner[0]!.passwordHash).not.toContain(seededOwner!.password)
+    const user = await new DashboardBrowser(gateway).signIn(seededOwner!.email, seededOwner!.password)
+    expect(user).toMatchObject({ email: DEMO_OWNER_EMAIL, role: 'owner', accountName: 'Cuenta de demostración' })
   })
 })

@@ -156,6 +156,23 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
   return draft
 }
 
+/**
+ * A POST /single body checked as everything but the intake checks it, in this order: its font (a
+ * hand the account can use), its recipient and message, text the hand cannot write, and the
+ * sender in an account font. Throws the 400 POST /single answers. The creation and the preview
+ * (POST /single/preview) go through here, so a preview is refused exactly as its letter would be.
+ */
+export async function checkedSingleLetter(
+  deps: Pick<CreationDeps, 'db' | 'letterCosts'>,
+  accountId: string,
+  body: publicApi.SingleLetterBody,
+): Promise<LetterDraft> {
+  const hand = await letterHand(deps.db, accountId, body.fontName)
+  const draft = singleLetterDraft(deps.letterCosts, body, hand)
+  await assertSenderWritableIn(deps.db, accountId, draft.senderId, hand)
+  return draft
+}
+
 /** What a campaign letter's request chooses for all its letters, over the campaign's own choices. */
 export interface RequestChoices {
   /** When they enter production (checked: checkedSendAt); null: at once. */
@@ -265,9 +282,7 @@ export async function createLetter(
   let draft: LetterDraft
   try {
     if (request.kind === 'single') {
-      const hand = await letterHand(deps.db, accountId, request.body.fontName)
-      draft = singleLetterDraft(deps.letterCosts, request.body, hand)
-      await assertSenderWritableIn(deps.db, accountId, draft.senderId, hand)
+      draft = await checkedSingleLetter(deps, accountId, request.body)
     } else {
       const sendAt = checkedSendAt(request.body.sendAt)
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)

@@ -42,8 +42,11 @@ export const proofKey = (letterId: string, output: PrintOutput = 'pdf') =>
 export async function printOutputOf(sources: Pick<ProofSources, 'artifacts' | 'config'>, letterId: string): Promise<PrintOutput> {
   if (await sources.artifacts.get(`${letterId}/card.gcode`)) return 'plotter'
   if (await sources.artifacts.get(`${letterId}/card.pdf`)) return 'pdf'
-  return sources.config.printer === 'plotter' ? 'plotter' : 'pdf'
+  return floorOutput(sources.config)
 }
+
+/** What the floor prints a letter with now (PRINTER, one setting for the gateway and the workers). */
+export const floorOutput = (config: Pick<Config, 'printer'>): PrintOutput => (config.printer === 'plotter' ? 'plotter' : 'pdf')
 
 /** The proof of a letter whose personal data was erased: there is nothing left to draw it with. */
 export const proofGone = () => new ApiError(410, 'Los datos personales de esta carta se borraron, y su prueba con ellos: ya no se puede ver')
@@ -122,15 +125,34 @@ async function within(drawing: Promise<Buffer>, ms: number): Promise<Buffer> {
   }
 }
 
-/** A plotter proof's strokes depend on the pen's width (the bars' hatching): the gateway reads PLOTTER_PEN_WIDTH_MM as the workers do. */
-async function drawProof(pool: RenderPool, output: PrintOutput, penWidth: number, letter: LetterToRender): Promise<Buffer> {
+/**
+ * What of a letter a proof draws: every page, or the card's handwritten side first (a preview,
+ * which shows nothing else).
+ */
+export type ProofPages = 'all' | 'handwriting'
+
+/**
+ * A plotter proof's strokes depend on the pen's width (the bars' hatching): the gateway reads
+ * PLOTTER_PEN_WIDTH_MM as the workers do. `handwriting`: for a printer, the card's own print file
+ * with its front artwork left out, which is then the writing alone at the card's trim, drawn as
+ * the proof's writing page is (one page, and no front or envelope drawn for nothing); a plotter
+ * proof has no front page, its card comes first.
+ */
+export async function drawProof(pool: RenderPool, output: PrintOutput, penWidth: number, letter: LetterToRender, pages: ProofPages = 'all'): Promise<Buffer> {
   try {
-    return await (output === 'plotter' ? pool.render('plotter-proof', letter, penWidth) : pool.render('proof', letter))
+    if (output === 'plotter') return await pool.render('plotter-proof', letter, penWidth)
+    return await (pages === 'all' ? pool.render('proof', letter) : pool.render('card', withoutFront(letter)))
   } catch (error) {
     // Every render thread is busy and the queue is full: come back in a few seconds.
     if (error instanceof RenderQueueFull) throw new Unavailable('Hay demasiadas pruebas en preparación; inténtalo de nuevo en unos segundos')
     throw error
   }
+}
+
+/** The letter with its card's front artwork left out: a card without one is printed as its writing alone (renderCard). */
+function withoutFront(letter: LetterToRender): LetterToRender {
+  const { design } = letter
+  return design ? { ...letter, design: { ...design, card: { ...design.card, front: null } } } : letter
 }
 
 /**

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { errorResponses, publicApi } from '@letters/contracts'
 import { createLetter, type CreationContext, type CreationResult } from '../../letters/create-letter.js'
+import { singleLetterPreview } from '../../letters/preview.js'
+import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 
 /** The headers of every creation: the key, and an optional Idempotency-Key. */
 export const creationHeaders = Type.Object({ ...publicApi.ApiKeyHeaders.properties, ...publicApi.IdempotencyHeaders.properties })
@@ -39,6 +41,28 @@ const letters: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => sendCreation(reply, await createLetter(deps, request.caller!, { kind: 'single', body: request.body }, creationContext(request))),
+  )
+
+  app.post(
+    '/single/preview',
+    {
+      // Drawn like a proof, and limited like one. Nothing is written: a 503 at the deadline is true.
+      config: { honorsDeadline: true, rateLimit: proofRateLimit(app.config) },
+      schema: {
+        summary:
+          "Preview a single letter: the handwritten side of its card as the floor will print it, as a PNG at most 1,000 px wide. Takes POST /single's body and refuses it as POST /single would; charges and stores nothing (an Idempotency-Key is ignored)",
+        tags: ['Letters'],
+        headers: creationHeaders,
+        body: publicApi.SingleLetterBody,
+        response: { 200: publicApi.Png, ...errorResponses(400, 401, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const png = await singleLetterPreview(app, request.caller!, request.body)
+      // Answered already, at the request's deadline.
+      if (reply.sent) return reply
+      return reply.type('image/png').header('cache-control', 'no-store').send(png)
+    },
   )
 
   app.post(
