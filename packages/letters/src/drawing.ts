@@ -1,5 +1,5 @@
-import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
-import { artworkKey, ownFontKey, type LetterDrawingSource, type PrintSpec, type SignatureDrawing } from '@letters/contracts'
+import { and, eq, inArray, or, sql, type SQL } from 'drizzle-orm'
+import { DRAWING_REVISION, artworkKey, ownFontKey, type LetterDrawingSource, type PrintSpec, type Recipient, type SignatureDrawing } from '@letters/contracts'
 import { accountFontFiles, accountFonts, artworks, letters, senders, type Executor } from '@letters/db'
 
 /** One version of an artwork as the renderer draws it. */
@@ -122,6 +122,17 @@ function plotterFontOf(letterId: string, plotterFont: string | null): string {
 }
 
 /**
+ * A letter's row as its drawing reads it, before the files it names are loaded: with its account
+ * font's id and version, and the built-in hand that font stands in for on the plotter (null
+ * without an account font).
+ */
+interface LetterDrawingRow extends Omit<LetterDrawingSource, 'ownFont' | 'artworks'> {
+  fontId: string | null
+  fontVersion: number | null
+  plotterFont: string | null
+}
+
+/**
  * What draws each of the letters: their rows, their senders' names and the artwork versions
  * their print specs name. The one read behind every file and proof of a letter. `where` narrows
  * further (a key's account and mode, for a proof).
@@ -149,6 +160,61 @@ export async function readLetterDrawings(ex: Executor, letterIds: readonly strin
     .innerJoin(senders, eq(senders.id, letters.senderId))
     .leftJoin(accountFonts, eq(accountFonts.id, letters.fontId))
     .where(and(inArray(letters.id, [...letterIds]), where))
+  return withDrawingFiles(ex, rows)
+}
+
+/** What a letter names that its row is made of, as the intake is handed it (a LetterDraft) before it stores it. */
+export interface UnstoredLetter {
+  id: string
+  cardDesignId: string
+  envelopeDesignId: string
+  senderId: string
+  signatureId: string | null
+  fontName: string
+  fontId: string | null
+  fontVersion: number | null
+  inkColor: string
+  message: string
+  recipient: Recipient
+}
+
+/**
+ * What would draw a letter that is not stored (a preview), as readLetterDrawings would read it
+ * once stored: its print spec and code made by the same database functions the intake's write
+ * and the letters table use (letter_print_spec_of, letter_code), the drawing new letters get,
+ * no verified address yet. Its designs, sender and signature must be checked as the account's
+ * first: another account's would be drawn.
+ */
+export async function unstoredLetterDrawing(ex: Executor, letter: UnstoredLetter): Promise<LetterDrawingSource> {
+  const [row] = await ex.execute<{ code: string; senderName: string; printSpec: PrintSpec; plotterFont: string | null }>(sql`
+    SELECT letter_code(${letter.id}::uuid) AS "code", s.name AS "senderName", p.spec AS "printSpec",
+      (SELECT f.plotter_font FROM account_fonts f WHERE f.id = ${letter.fontId}::uuid) AS "plotterFont"
+    FROM letter_print_spec_of(${letter.cardDesignId}::uuid, ${letter.envelopeDesignId}::uuid, ${letter.senderId}::uuid, ${letter.signatureId}::uuid) p
+    JOIN senders s ON s.id = ${letter.senderId}::uuid`)
+  if (!row) throw new Error(`the sender ${letter.senderId} of an unstored letter does not exist`)
+  const [source] = await withDrawingFiles(ex, [
+    {
+      letterId: letter.id,
+      code: row.code,
+      fontName: letter.fontName,
+      drawing: DRAWING_REVISION,
+      inkColor: letter.inkColor,
+      message: letter.message,
+      senderName: row.senderName,
+      recipient: letter.recipient,
+      address: null,
+      addressLines: null,
+      printSpec: row.printSpec,
+      fontId: letter.fontId,
+      fontVersion: letter.fontVersion,
+      plotterFont: row.plotterFont,
+    },
+  ])
+  return source!
+}
+
+/** The rows with the files they name loaded: the artwork versions of their print specs and their account fonts' faces, each read once. */
+async function withDrawingFiles(ex: Executor, rows: LetterDrawingRow[]): Promise<LetterDrawingSource[]> {
   const named = new Map(rows.flatMap((row) => artworksOf(row.printSpec)).map((pair) => [artworkKey(...pair), pair]))
   const loaded = await loadArtworks(ex, [...named.values()])
   const fonts = new Map(

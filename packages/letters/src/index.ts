@@ -24,7 +24,7 @@ export { resumeLetter, RESUMED_DETAIL, statusListSql, withoutProgressSql } from 
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
 export { firstLetterEventsCtes, isoInstant, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
 export { letterFileKey, letterFolder } from './artifacts.js'
-export { fontFace, readLetterDrawings, type ArtworkPrint } from './drawing.js'
+export { fontFace, readLetterDrawings, unstoredLetterDrawing, type ArtworkPrint, type UnstoredLetter } from './drawing.js'
 export {
   batchesWithArtifacts,
   dueForErasureSql,
