@@ -6,7 +6,17 @@ import type { App } from '@letters/gateway/app'
  * builds the document (the public scope's onRoute mark), so that a public route registered
  * outside that scope is caught instead of silently left out of both.
  */
-const INTERNAL = [/^\/admin(\/|$)/, /^\/ops(\/|$)/, /^\/floor(\/|$)/, /^\/metrics$/, /^\/healthz$/, /^\/readyz$/, /^\/openapi\.json$/, /^\/docs(\/|$)/]
+const INTERNAL = [
+  /^\/admin(\/|$)/,
+  /^\/ops(\/|$)/,
+  /^\/floor(\/|$)/,
+  /^\/metrics$/,
+  /^\/healthz$/,
+  /^\/readyz$/,
+  /^\/openapi\.json$/,
+  /^\/docs(\/|$)/,
+  /^\/dashboard(\/|$)/,
+]
 export const isInternal = (url: string) => INTERNAL.some((pattern) => pattern.test(url))
 
 /** `/cards/:cardId` → `/cards/{cardId}`. */

@@ -1506,6 +1506,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/single/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview a single letter: the handwritten side of its card as the floor will print it, as a PNG at most 1,000 px wide. Takes POST /single's body and refuses it as POST /single would; charges and stores nothing (an Idempotency-Key is ignored) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /**
+                     * @description A key of your own (a UUID is best) for this creation: a retry with the same key and body returns the first answer and charges once; the same key with another body is a 422, and while the first request is in flight a 409.
+                     * @example 4b0c7a52-5d1e-4c3b-9f0a-8e2d6c1b7a90
+                     */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "cardDesignId": "6f1c2b7e-3d4a-4c5b-9e8f-1a2b3c4d5e6f",
+                     *       "envelopeDesignId": "7a2d3c8f-4e5b-4d6c-8f9a-2b3c4d5e6f70",
+                     *       "senderId": "8b3e4d9a-5f6c-4e7d-9a0b-3c4d5e6f7081",
+                     *       "fontName": "caveat",
+                     *       "inkColor": "blue",
+                     *       "message": "Querida Lucía, gracias por confiar en nosotros este año. ¡Felices fiestas!",
+                     *       "name": "Lucía",
+                     *       "surname": "García Pérez",
+                     *       "address": "Calle Mayor 1, 3º B",
+                     *       "zip": "28013",
+                     *       "city": "Madrid",
+                     *       "province": "Madrid",
+                     *       "country": "ES"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        cardDesignId: string;
+                        /** Format: uuid */
+                        envelopeDesignId: string;
+                        /** Format: uuid */
+                        senderId: string;
+                        signatureId?: string | null;
+                        fontName?: string | null;
+                        /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
+                        inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
+                        message?: string | null;
+                        company?: string | null;
+                        name: string;
+                        surname: string;
+                        address: string;
+                        zip: string;
+                        city: string;
+                        province?: string | null;
+                        country: string;
+                        /**
+                         * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
+                         * @example 2026-12-24T09:00:00+01:00
+                         */
+                        sendAt?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Payload Too Large */
+                413: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported Media Type */
+                415: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/card": {
         parameters: {
             query?: never;
