@@ -48,7 +48,7 @@ export function LettersTable({ cards, caption }: { cards: CardSummary[]; caption
               <td>
                 <StatusBadge status={card.status} />
               </td>
-              <td>{formatDateTime(card.createdAt)}</td>
+              <td className="nowrap">{formatDateTime(card.createdAt)}</td>
               <td className="numeric">{formatCredits(card.cost)}</td>
             </tr>
           ))}

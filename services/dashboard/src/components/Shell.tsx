@@ -47,15 +47,16 @@ export function Shell({ children }: { children: ReactNode }) {
       </a>
       <header className="site-header">
         <span className="brand">Cartas a mano</span>
+        {/* Shown on a phone only, where it folds the menu; first after the name, as it is seen. */}
+        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+          Menú
+        </button>
         <div className="account">
           <span className="account-name">{user.accountName}</span>
           <span className="account-email">{user.email}</span>
         </div>
         <button type="button" className="button-secondary sign-out" onClick={leave} disabled={signOut.isPending}>
           Salir
-        </button>
-        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
-          Menú
         </button>
       </header>
       <div className="layout">

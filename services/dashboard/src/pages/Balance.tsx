@@ -66,7 +66,7 @@ export default function BalancePage() {
                     const amount = movement.amount
                     return (
                       <tr key={movement.id}>
-                        <td>{formatDateTime(movement.createdAt)}</td>
+                        <td className="nowrap">{formatDateTime(movement.createdAt)}</td>
                         <td>
                           {movementKindNames[movement.kind] ?? movement.kind}
                           {movement.reason && <span className="hint"> · {movement.reason}</span>}

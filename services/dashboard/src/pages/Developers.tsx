@@ -74,7 +74,7 @@ function ApiKeys() {
                 <tr key={key.id}>
                   <td className="mono">{key.prefix}…</td>
                   <td>{modeNames[key.mode] ?? key.mode}</td>
-                  <td>{formatDateTime(key.createdAt)}</td>
+                  <td className="nowrap">{formatDateTime(key.createdAt)}</td>
                   <td>
                     <button type="button" className="button-secondary button-small" onClick={() => setRevoking(key)}>
                       Revocar
@@ -318,7 +318,7 @@ function Endpoint({ endpoint }: { endpoint: WebhookEndpoint }) {
                   seen.add(attempt.eventId)
                   return (
                     <tr key={`${attempt.eventId}-${attempt.attempt}`}>
-                      <td>{formatDateTime(attempt.at)}</td>
+                      <td className="nowrap">{formatDateTime(attempt.at)}</td>
                       <td>{eventTypeName(attempt.type)}</td>
                       <td className="numeric">{attempt.attempt}</td>
                       <td>{attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (deliveryErrorNames[attempt.error ?? ''] ?? 'Sin respuesta')}</td>
@@ -402,7 +402,7 @@ function Events() {
               <tbody>
                 {rows.map((event) => (
                   <tr key={event.id}>
-                    <td>{formatDateTime(event.occurredAt)}</td>
+                    <td className="nowrap">{formatDateTime(event.occurredAt)}</td>
                     <td>{eventTypeName(event.type)}</td>
                     <td>
                       <Link to={`/cartas/${event.data.id}`}>{`${event.data.recipient.name} ${event.data.recipient.surname}`.trim() || event.data.code}</Link>

@@ -58,7 +58,7 @@ export default function TeamPage() {
                         {user.id === me.id && <span className="tag">Tú</span>}
                       </th>
                       <td>{user.status === 'invited' ? 'Invitación pendiente' : 'Activo'}</td>
-                      <td>{formatDate(user.createdAt)}</td>
+                      <td className="nowrap">{formatDate(user.createdAt)}</td>
                       <td>
                         <div className="inline-form">
                           <select
