@@ -91,9 +91,13 @@ export function useSignOut() {
   })
 }
 
-/** Someone else's data must never show from the cache: everything is forgotten, then the session set. */
+/**
+ * Someone else's data must never show from the cache: everything is forgotten, then the session
+ * set. The invitation just used is kept: its page is still open, and would ask again for a link
+ * that no longer works.
+ */
 function signedIn(queryClient: QueryClient, user: SessionUser) {
-  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'session' })
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'session' && query.queryKey[0] !== 'invitation' })
   queryClient.setQueryData(['session'], user)
 }
 

@@ -125,6 +125,8 @@ export default function BulkPage() {
   const [review, setReview] = useState<Review>()
   const [sent, setSent] = useState<{ result: BulkResult; rows: number[] }>()
   const idempotencyKey = useRef<string | undefined>(undefined)
+  // Set at once on a click: a double click's second event comes before the disabled button is drawn.
+  const sending = useRef(false)
 
   const campaign = campaigns.data?.find((item) => item.id === campaignId) ?? campaigns.data?.[0]
   const mapping = useMemo(() => (file ? automaticMapping(file.table.header, campaign, chosen) : undefined), [file, campaign, chosen])
@@ -176,11 +178,15 @@ export default function BulkPage() {
   }
 
   const sendValid = () => {
-    if (!file || !mapping || !campaign || !review) return
+    if (!file || !mapping || !campaign || !review || sending.current) return
     const key = (idempotencyKey.current ??= newIdempotencyKey())
+    sending.current = true
     send.mutate(
       { campaignId: campaign.id, csv: apiCsv(file.table, mapping, review.valid), idempotencyKey: key },
       {
+        onSettled: () => {
+          sending.current = false
+        },
         onSuccess: (result) => {
           idempotencyKey.current = undefined
           setSent({ result, rows: review.valid })

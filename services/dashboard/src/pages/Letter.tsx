@@ -39,7 +39,7 @@ function LetterView({ card }: { card: Card }) {
   const erased = card.personalDataErasedAt !== null
 
   return (
-    <Page title={`Carta para ${recipientName(card)}`}>
+    <Page title={erased ? `Carta ${card.code}` : `Carta para ${recipientName(card)}`}>
       <p className="letter-status">
         <StatusBadge status={card.status} />
         {!card.livemode && <span className="tag">Carta de prueba</span>}

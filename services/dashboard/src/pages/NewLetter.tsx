@@ -166,6 +166,8 @@ function NewLetterForm({ company, fonts }: { company: CompanyData; fonts: Font[]
   // (a double click, a retry after a network error), renewed once the API has created it or
   // refused it (then nothing was stored under the key, and the corrected letter is another body).
   const idempotencyKey = useRef<string | undefined>(undefined)
+  // Set at once on submit: a double click's second event comes before the disabled button is drawn.
+  const sending = useRef(false)
 
   const update = (name: FieldName) => (event: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
     idempotencyKey.current ??= newIdempotencyKey()
@@ -192,7 +194,7 @@ function NewLetterForm({ company, fonts }: { company: CompanyData; fonts: Font[]
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    if (send.isPending) return
+    if (sending.current) return
     const empty = Object.fromEntries(
       Object.entries(required)
         .filter(([name]) => form[name as FieldName].trim() === '')
@@ -205,9 +207,13 @@ function NewLetterForm({ company, fonts }: { company: CompanyData; fonts: Font[]
       return
     }
     const key = (idempotencyKey.current ??= newIdempotencyKey())
+    sending.current = true
     send.mutate(
       { letter: letterOf(form), idempotencyKey: key },
       {
+        onSettled: () => {
+          sending.current = false
+        },
         onSuccess: (created) => {
           idempotencyKey.current = undefined
           void navigate(`/cartas/${created.cardId}`, { state: { sent: true } })
