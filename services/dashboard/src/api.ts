@@ -38,11 +38,6 @@ export type ApiKeyCreated = JsonOf<'/api-keys', 'post', 201>
 export type TeamUser = JsonOf<'/users', 'get'>['data'][number]
 export type UserInvited = JsonOf<'/users', 'post', 201>
 
-// POST /single/preview is not in the generated types yet: called through this loose view of the
-// client until it is (then `pending.POST` becomes `client.POST`).
-type Call = (path: string, init?: { body?: unknown; signal?: AbortSignal; parseAs?: 'blob' }) => Promise<{ data?: unknown }>
-const pending = client as unknown as { POST: Call }
-
 /** The body of a successful answer: the SDK throws every error answer, so a missing one is a bug. */
 function body<T>(result: { data?: T }): T {
   if (result.data === undefined) throw new Error('La respuesta del servidor llegó vacía')
@@ -261,7 +256,7 @@ export function useSendSingle() {
 
 /** The handwriting page of a letter as the floor would print it (a PNG); nothing is charged or kept. */
 export async function previewSingle(letter: SingleLetterBody, signal: AbortSignal): Promise<Blob> {
-  return body(await pending.POST('/single/preview', { body: letter, parseAs: 'blob', signal })) as Blob
+  return body(await client.POST('/single/preview', { body: letter, parseAs: 'blob', signal }))
 }
 
 export interface BulkRequest {
