@@ -12,7 +12,10 @@ import { expectError } from './helpers.js'
 
 /** A message's text as written: quoted-printable's soft line breaks joined and its escapes decoded, as a mail reader shows it. */
 const quotedPrintable = (raw: string) =>
-  Buffer.from(raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')
+  Buffer.from(
+    raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  ).toString('utf8')
 
 const newEmail = (what: string) => `${what}-${crypto.randomUUID()}@example.com`
 
