@@ -1,5 +1,6 @@
 import createFetchClient, { type Client, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch'
 import type { paths } from './generated/openapi.js'
+import { newIdempotencyKey } from './idempotency-key.js'
 
 /**
  * How the client reaches the API. Two ways to authenticate:
@@ -163,7 +164,7 @@ const headersMiddleware = ({ apiKey, csrfToken }: Pick<ClientOptions, 'apiKey' |
       const token = csrfToken()
       if (token !== undefined) request.headers.set('x-csrf-token', token)
     }
-    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', crypto.randomUUID())
+    if (request.method === 'POST' && !request.headers.has('idempotency-key')) request.headers.set('idempotency-key', newIdempotencyKey())
     return request
   },
 })
@@ -232,7 +233,7 @@ function withIdempotencyKeys(client: Client<paths>): LettersClient {
   const POST = async (url: string, init: { idempotencyKey?: string; params?: { header?: Record<string, unknown> } } & Record<string, unknown>) => {
     const { idempotencyKey, ...rest } = init
     const given = rest.params?.header?.['idempotency-key']
-    const key = idempotencyKey ?? (typeof given === 'string' ? given : crypto.randomUUID())
+    const key = idempotencyKey ?? (typeof given === 'string' ? given : newIdempotencyKey())
     const params = { ...rest.params, header: { ...rest.params?.header, 'idempotency-key': key } }
     try {
       return { ...(await post(url, { ...rest, params })), idempotencyKey: key }

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient, LettersApiError } from '../src/index.js'
+import { LettersApiError, createClient, newIdempotencyKey } from '../src/index.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const CARD_ID = '6f1c2b7e-3d4a-4c5b-9e8f-1a2b3c4d5e6f'
@@ -123,5 +123,28 @@ describe('createClient with an apiKey', () => {
       ['clave-1', undefined],
       ['clave-1', 'token-1'],
     ])
+  })
+})
+
+describe('without crypto.randomUUID, as in a browser page served over plain http', () => {
+  it('still sends every creation with a UUID v4 Idempotency-Key, a new one each time', async () => {
+    const prototype = Object.getPrototypeOf(crypto) as object
+    const own = Object.getOwnPropertyDescriptor(prototype, 'randomUUID')!
+    Object.defineProperty(prototype, 'randomUUID', { value: undefined, configurable: true })
+    try {
+      expect(typeof crypto.randomUUID).toBe('undefined')
+      const client = createClient({ baseUrl, csrfToken: () => 'token-1' })
+      const sent = await sentBy(async () => {
+        for (let i = 0; i < 3; i++) expect((await client.POST('/single', { body })).idempotencyKey).toMatch(UUID)
+      })
+      const keys = sent.map((request) => request.headers['idempotency-key'])
+      for (const key of keys) expect(key).toMatch(UUID)
+      expect(new Set(keys).size).toBe(3)
+      const many = Array.from({ length: 200 }, () => newIdempotencyKey())
+      for (const key of many) expect(key).toMatch(UUID)
+      expect(new Set(many).size).toBe(200)
+    } finally {
+      Object.defineProperty(prototype, 'randomUUID', own)
+    }
   })
 })
