@@ -7,7 +7,7 @@ import { ADMIN_TOKEN } from './admin-token.js'
 export const GOOD_PASSWORD = 'lámpara verde sobre el tejado 42'
 
 /** The origin the test gateways serve the dashboard from (PUBLIC_BASE_URL's default). */
-export const DASHBOARD_ORIGIN = 'http://localhost:3000'
+export const DASHBOARD_ORIGIN = 'http://127.0.0.1:3000'
 
 export interface DashboardInvitation {
   id: string

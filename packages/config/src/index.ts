@@ -221,7 +221,7 @@ export interface Config {
   /**
    * Where people reach the service, scheme and host (`https://cartas.example.com`): the links it
    * sends (invitations) start with it, and a dashboard request must come from its origin.
-   * Default: http://localhost:PORT.
+   * Default: http://HOST:PORT (localhost when HOST is every address).
    */
   publicBaseUrl: string
   dashboard: {
@@ -376,6 +376,12 @@ function isLoopback(host: string): boolean {
   return isIP(host) === 4 && host.startsWith('127.')
 }
 
+/** The host of a link to this machine: the address the gateway listens on, or `localhost` when it listens on every address. */
+function linkHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost'
+  return isIP(host) === 6 ? `[${host}]` : host
+}
+
 /** TRUST_PROXY's entries; an entry that is neither an address nor a range stops the start, named. */
 function trustedProxies(value: string | undefined): string[] {
   if (value === undefined) return []
@@ -438,7 +444,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError('DATABASE_URL: its ?max= is not read; set the pool size with DATABASE_POOL_MAX')
   }
 
-  const publicBaseUrl = vars.PUBLIC_BASE_URL ?? `http://localhost:${port}`
+  const publicBaseUrl = vars.PUBLIC_BASE_URL ?? `http://${linkHost(vars.HOST)}:${port}`
   if (vars.PUBLIC_BASE_URL !== undefined && !URL.canParse(vars.PUBLIC_BASE_URL)) fail('PUBLIC_BASE_URL', vars.PUBLIC_BASE_URL)
   if (vars.SMTP_URL !== undefined && !URL.canParse(vars.SMTP_URL)) fail('SMTP_URL', vars.SMTP_URL)
 

@@ -51,7 +51,7 @@ describe('loadConfig', () => {
       clockIntervalMs: 1000,
       testMailedAfterMs: 60_000,
       personalDataRetentionMs: 90 * 86_400_000,
-      publicBaseUrl: 'http://localhost:3000',
+      publicBaseUrl: 'http://127.0.0.1:3000',
       dashboard: { sessionIdleMs: 12 * 3_600_000, secureCookies: false },
       smtp: undefined,
     })
@@ -67,7 +67,9 @@ describe('loadConfig', () => {
     expect(config.publicBaseUrl).toBe('https://cartas.example.com')
     expect(config.dashboard).toEqual({ sessionIdleMs: 60_000, secureCookies: true })
     expect(config.smtp).toEqual({ url: 'smtps://user:secret@smtp.example.com', from: 'Cartas <no-reply@cartas.example.com>' })
-    expect(loadConfig({ PORT: '4010' }).publicBaseUrl).toBe('http://localhost:4010')
+    expect(loadConfig({ PORT: '4010' }).publicBaseUrl).toBe('http://127.0.0.1:4010')
+    expect(loadConfig({ HOST: '0.0.0.0' }).publicBaseUrl).toBe('http://localhost:3000')
+    expect(loadConfig({ HOST: '::1' }).publicBaseUrl).toBe('http://[::1]:3000')
   })
 
   it('reads how long personal data is kept, and refuses a retention that is not a positive number of milliseconds', () => {

@@ -23,7 +23,7 @@ describe('invitations', () => {
     const before = Date.now()
     const invitation = await inviteThroughAdmin(gateway, account.id, `  ${email.toUpperCase()} `, 'member')
     expect(invitation).toEqual({ id: expect.any(String), email: email.toLowerCase(), role: 'member', invitationUrl: expect.any(String), emailed: false })
-    expect(invitation.invitationUrl).toMatch(/^http:\/\/localhost:3000\/dashboard\/invitacion#[A-Za-z0-9_-]{43}$/)
+    expect(invitation.invitationUrl).toMatch(/^http:\/\/127\.0\.0\.1:3000\/dashboard\/invitacion#[A-Za-z0-9_-]{43}$/)
     const [stored] = await gateway.db.select().from(dashboardUsers).where(eq(dashboardUsers.id, invitation.id))
     // Only the token's hash is kept, and no password until the link is followed.
     expect(stored).toMatchObject({ invitationHash: hashToken(invitationToken(invitation)), passwordHash: null })
