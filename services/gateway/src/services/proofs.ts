@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { and, eq, isNotNull, isNull } from 'drizzle-orm'
 import type { ArtifactStore } from '@letters/artifacts'
 import { letterFileKey, letterFolder } from '@letters/letters'
+import { UUID_PATTERN } from '@letters/contracts'
 import { pdfPageToPng } from '@letters/artwork'
 import { letters, type Db } from '@letters/db'
 import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
@@ -68,6 +69,16 @@ async function erasedCard(db: Db, scope: KeyScope, cardId: string): Promise<bool
  * store and served from there afterwards. Once its personal data is erased, the proof is gone: 410.
  */
 export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string): Promise<Buffer> {
+  return (await proofOf(sources, log, scope, cardId)).pdf
+}
+
+/** A letter's proof, whether it is final (kept once drawn), and what it was drawn for. */
+async function proofOf(
+  sources: ProofSources,
+  log: FastifyBaseLogger,
+  scope: KeyScope,
+  cardId: string,
+): Promise<{ pdf: Buffer; final: boolean; kind: PrintOutput }> {
   assertCardId(cardId)
   // The kept proof is looked for while the letter is read, not after: one wait fewer. It is
   // served only once the row shows the letter is the account's and final.
@@ -82,22 +93,26 @@ export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, s
   if (!source) throw (await erasedCard(sources.db, scope, cardId)) ? proofGone() : cardNotFound()
 
   const final = source.address !== null
+  const kind = await output
   if (final) {
     const kept = await keptProof
-    if (kept) return kept
+    if (kept) return { pdf: kept, final, kind }
   }
-  const kind = await output
   // Checked when the letter was created; a font later removed from the catalogue is a bug of ours (drawingOf throws).
   const drawing = drawProof(sources.renderPool, kind, sources.config.plotter.penWidth, drawingOf(source, sources.config.floorCountry)).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
-    if (final)
-      await sources.artifacts
-        .put(proofKey(cardId, kind), pdf)
-        .then(() => removeIfErased(sources, cardId))
-        .catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
+    if (final) await keep(sources, log, cardId, proofKey(cardId, kind), pdf)
     return pdf
   })
-  return within(drawing, proofDeadline(sources))
+  return { pdf: await within(drawing, proofDeadline(sources)), final, kind }
+}
+
+/** Keeps a final proof's file beside the letter's print files; a failure only costs drawing it again. */
+async function keep(sources: Pick<ProofSources, 'db' | 'artifacts'>, log: FastifyBaseLogger, cardId: string, key: string, data: Buffer): Promise<void> {
+  await sources.artifacts
+    .put(key, data)
+    .then(() => removeIfErased(sources, cardId))
+    .catch((err: unknown) => log.warn({ err, cardId }, 'could not keep the proof in the artifact store'))
 }
 
 /**
@@ -160,8 +175,32 @@ function withoutFront(letter: LetterToRender): LetterToRender {
  * users): 404 for a page the proof does not have.
  */
 export async function cardProofPage(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string, page: number): Promise<Buffer> {
-  const pdf = await cardProof(sources, log, scope, cardId)
+  // As for the proof: the kept page is looked for while the letter is read, and served only once it shows the letter is the account's and final.
+  const keptPage = printOutputOf(sources, cardId).then((kind) => sources.artifacts.get(proofPageKey(cardId, kind, page)))
+  keptPage.catch(() => {})
+  const { pdf, final, kind } = await proofOf(sources, log, scope, cardId)
+  if (final) {
+    const kept = await keptPage
+    if (kept) return kept
+  }
   const png = await pdfPageToPng(pdf, page, 1000)
   if (!png) throw notFound(`La prueba no tiene página ${page}`)
+  if (final) await keep(sources, log, cardId, proofPageKey(cardId, kind, page), png)
   return png
+}
+
+const fileName = (key: string) => key.slice(key.lastIndexOf('/') + 1)
+
+/** Where a final proof's page is kept as a PNG, beside the proof. */
+export const proofPageKey = (letterId: string, output: PrintOutput, page: number) => proofKey(letterId, output).replace(/\.pdf$/, `-p${page}.png`)
+
+/**
+ * Whether a page asked for is kept already: serving it draws nothing, so it is not counted
+ * against the proofs' rate limit (the dashboard shows three pages of each letter it opens). The
+ * route still checks that the letter is the caller's before it serves the page.
+ */
+export async function proofPageKept(artifacts: ArtifactStore, cardId: string, page: number): Promise<boolean> {
+  if (!UUID_PATTERN.test(cardId) || !Number.isInteger(page) || page < 1 || page > 10) return false
+  const kept = new Set(await artifacts.list(letterFolder(cardId)).catch(() => []))
+  return (['pdf', 'plotter'] as const).some((output) => kept.has(fileName(proofPageKey(cardId, output, page))))
 }

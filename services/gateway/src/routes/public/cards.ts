@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { NoBody, errorResponses, publicApi } from '@letters/contracts'
 import { PrintJournal } from '@letters/artifacts'
@@ -6,7 +7,7 @@ import { proofRateLimit } from '../../plugins/app/rate-limit.js'
 import { cardStats, getCard, listCards } from '../../services/cards.js'
 import { cancelCard } from '../../services/letter-lifecycle.js'
 import { eraseCardPersonalData } from '../../services/personal-data.js'
-import { cardProof, cardProofPage } from '../../services/proofs.js'
+import { cardProof, cardProofPage, proofPageKept } from '../../services/proofs.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -85,7 +86,16 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
         querystring: publicApi.ProofPageQuery,
         response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 410, 429, 500, 503) },
       },
-      config: { rateLimit: proofRateLimit(app.config) },
+      config: {
+        rateLimit: {
+          ...proofRateLimit(app.config),
+          // A page already kept is served without drawing anything: not counted.
+          allowList: (request) => {
+            const { params, query } = request as FastifyRequest<{ Params: { cardId: string }; Querystring: { page?: string } }>
+            return proofPageKept(app.artifacts, params.cardId, Number(query.page ?? 1))
+          },
+        },
+      },
     },
     async (request, reply) => {
       const png = await cardProofPage(app, request.log, request.caller!, request.params.cardId, request.query.page ?? 1)
