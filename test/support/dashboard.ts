@@ -75,6 +75,11 @@ export class DashboardBrowser {
   patch = (url: string, payload?: unknown, headers?: Record<string, string>) => this.request('PATCH', url, payload ?? {}, headers)
   delete = (url: string, headers?: Record<string, string>) => this.request('DELETE', url, undefined, headers)
 
+  /** What the invitation page asks of the link: whose it is. */
+  lookUp = (token: string) => this.post('/invitations/lookup', { token })
+  /** Follows a link's token with `password`, as the invitation page does. */
+  follow = (token: string, password: string) => this.post('/invitations/accept', { token, password })
+
   async signIn(email: string, password = GOOD_PASSWORD) {
     const response = await this.post('/session', { email, password })
     expect(response.statusCode, response.body).toBe(200)
@@ -83,7 +88,7 @@ export class DashboardBrowser {
 
   /** Follows an invitation with `password`, as its page does; signed in afterwards. */
   async accept(invitation: { invitationUrl: string }, password = GOOD_PASSWORD) {
-    const response = await this.post(`/invitations/${invitationToken(invitation)}`, { password })
+    const response = await this.post('/invitations/accept', { token: invitationToken(invitation), password })
     expect(response.statusCode, response.body).toBe(200)
     return response.json<{ user: { id: string; role: DashboardRole } }>().user
   }

@@ -227,7 +227,7 @@ export interface Config {
   dashboard: {
     /** A session unused this long has ended. */
     sessionIdleMs: number
-    /** The session cookie is sent only over HTTPS (in production). */
+    /** The session's cookies are sent only over HTTPS: in production, or wherever PUBLIC_BASE_URL is https. */
     secureCookies: boolean
   }
   /** Where invitations are sent from; absent: they are not emailed, only answered as a link. */
@@ -510,7 +510,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     testMailedAfterMs: Number(vars.TEST_MAILED_AFTER_MS),
     personalDataRetentionMs: Number(vars.PERSONAL_DATA_RETENTION_MS),
     publicBaseUrl,
-    dashboard: { sessionIdleMs: Number(vars.DASHBOARD_SESSION_IDLE_MS), secureCookies: vars.NODE_ENV === 'production' },
+    dashboard: { sessionIdleMs: Number(vars.DASHBOARD_SESSION_IDLE_MS), secureCookies: vars.NODE_ENV === 'production' || publicBaseUrl.startsWith('https:') },
     smtp: vars.SMTP_URL === undefined ? undefined : { url: vars.SMTP_URL, from: vars.SMTP_FROM ?? `Cartas <no-reply@${new URL(publicBaseUrl).hostname}>` },
   }
 }

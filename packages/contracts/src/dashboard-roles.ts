@@ -36,3 +36,8 @@ export function roleAllows(role: DashboardRole, access: RouteAccess): boolean {
       return role === 'owner'
   }
 }
+
+/** The dashboard session's cookie: HttpOnly, the page never reads it. */
+export const SESSION_COOKIE = 'letters_session'
+/** The double-submit token's cookie: the page reads it and sends it back as X-CSRF-Token. */
+export const CSRF_COOKIE = 'letters_csrf'

@@ -13,7 +13,9 @@ export const Role = Literals(dashboardRoles, {
 export const Email = Type.String({
   minLength: 3,
   maxLength: 254,
-  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+  // No character a mail header reads as a list, a group or a name (, ; : < > ( ) [ ] " \\): the
+  // address signed in with is the one the invitation goes to.
+  pattern: '^\\s*[^\\s@,;:<>()\\[\\]"\\\\]+@[^\\s@,;:<>()\\[\\]"\\\\]+\\.[^\\s@,;:<>()\\[\\]"\\\\]+\\s*$',
   errorMessage: "El campo 'email' debe ser una dirección de correo electrónico (como ana@example.com)",
 })
 
@@ -28,9 +30,20 @@ export type SessionUser = Static<typeof SessionUser>
 
 export const Session = Type.Object({ user: SessionUser })
 
-export const SignInBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 256 }) }, strict)
+/** Longer passwords add nothing a person types and cost hashing time: a bound against a megabyte one. */
+export const PASSWORD_MAX_LENGTH = 256
 
-export const InvitationParams = Type.Object({ token: Type.String({ maxLength: 64 }) })
+const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH })
+
+export const SignInBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Password }, strict)
+
+/**
+ * An invitation's token travels in the body, never in a URL: a path or a query is written to the
+ * gateway's and every proxy's access logs, and whoever read one could take the invitation.
+ */
+const InvitationToken = Type.String({ minLength: 1, maxLength: 64, description: 'The token after the # of the invitation link' })
+
+export const InvitationLookupBody = Type.Object({ token: InvitationToken }, strict)
 
 export const InvitationView = Type.Object({
   email: Type.String(),
@@ -39,7 +52,7 @@ export const InvitationView = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
 })
 
-export const AcceptInvitationBody = Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, strict)
+export const AcceptInvitationBody = Type.Object({ token: InvitationToken, password: Password }, strict)
 
 export const InviteBody = Type.Object({ email: Email, role: Role }, strict)
 

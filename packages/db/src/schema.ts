@@ -106,6 +106,8 @@ export const dashboardUsers = pgTable(
     uniqueIndex('dashboard_users_invitation_unique').on(table.invitationHash),
     index('dashboard_users_account_idx').on(table.accountId, table.createdAt),
     check('dashboard_users_known_role', sql.raw(`role IN (${literalList(dashboardRoles)})`)),
+    // The unique index holds one user per address only if every address is stored one way.
+    check('dashboard_users_email_normalized', sql`${table.email} = lower(btrim(${table.email}))`),
   ],
 )
 
@@ -127,7 +129,11 @@ export const dashboardSessions = pgTable(
     createdAt: createdAt(),
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (table) => [index('dashboard_sessions_user_idx').on(table.userId), index('dashboard_sessions_last_seen_idx').on(table.lastSeenAt)],
+  (table) => [
+    index('dashboard_sessions_user_idx').on(table.userId),
+    index('dashboard_sessions_last_seen_idx').on(table.lastSeenAt),
+    check('dashboard_sessions_known_role', sql.raw(`role IN (${literalList(dashboardRoles)})`)),
+  ],
 )
 
 /** Card designs, envelope designs, senders and signatures share one shape: an account's named entry, and what each kind adds. */

@@ -29,7 +29,7 @@ export type WebhookAttempt = JsonOf<'/webhooks/{id}/deliveries', 'get'>['data'][
 export type LetterEvent = JsonOf<'/events', 'get'>['data'][number]
 
 export type SessionUser = JsonOf<'/session', 'get'>['user']
-export type Invitation = JsonOf<'/invitations/{token}', 'get'>
+export type Invitation = JsonOf<'/invitations/lookup', 'post'>
 export type Balance = JsonOf<'/balance', 'get'>
 export type Movement = JsonOf<'/balance/movements', 'get'>['data'][number]
 export type CardStats = JsonOf<'/cards/stats', 'get'>
@@ -104,7 +104,8 @@ export function signedOut(queryClient: QueryClient) {
 export function useInvitation(token: string) {
   return useQuery({
     queryKey: ['invitation', token],
-    queryFn: async ({ signal }) => body(await client.GET('/invitations/{token}', { params: { path: { token } }, signal })),
+    // A POST with the token in its body: a URL's path is written to access logs, a body is not.
+    queryFn: async ({ signal }) => body(await client.POST('/invitations/lookup', { body: { token }, signal })),
     enabled: token !== '',
     retry: false,
   })
@@ -114,7 +115,7 @@ export function useAcceptInvitation(token: string) {
   const queryClient = useQueryClient()
   return useMutation({
     meta: { signIn: true },
-    mutationFn: async (password: string) => body(await client.POST('/invitations/{token}', { params: { path: { token } }, body: { password } })).user,
+    mutationFn: async (password: string) => body(await client.POST('/invitations/accept', { body: { token, password } })).user,
     onSuccess: (user) => signedIn(queryClient, user),
   })
 }

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { dashboardRoleNames, roleAllows, type DashboardRole, type RouteAccess } from '@letters/contracts'
+import { SESSION_COOKIE, dashboardRoleNames, roleAllows, type DashboardRole, type RouteAccess } from '@letters/contracts'
 import { ApiError } from './errors.js'
 
 /**
@@ -32,10 +32,13 @@ declare module 'fastify' {
 }
 
 export const unauthorized = () => new ApiError(401, 'La API key no es válida o no se ha enviado en la cabecera X-API-KEY')
+const sessionEnded = () => new ApiError(401, 'La sesión del panel ha caducado o se ha cerrado; vuelve a entrar')
 
-/** Refuses a request whose key or session did not identify an account. */
+/** Refuses a request whose key or session did not identify an account, in the words of what it sent. */
 export async function requireCaller(request: FastifyRequest): Promise<void> {
-  if (!request.caller) throw unauthorized()
+  if (request.caller) return
+  const sentSession = request.headers['x-api-key'] === undefined && request.cookies?.[SESSION_COOKIE] !== undefined
+  throw sentSession ? sessionEnded() : unauthorized()
 }
 
 /** What a route asks of its caller: its own `access`, else by its method. */

@@ -1,8 +1,13 @@
+import { Writable } from 'node:stream'
 import { describe, expect, vi } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { dashboardSessions, dashboardUsers } from '@letters/db'
 import { DashboardBrowser, GOOD_PASSWORD, invitationToken, inviteThroughAdmin, signedInUser } from '@letters/test/support/dashboard'
 import { it as base } from '@letters/test/support/fixtures'
+import { loggerOptions } from '@letters/observability'
+import { adminAccount } from '@letters/test/support/accounts'
+import { testConfig } from '@letters/test/support/context'
+import { buildApp } from '../src/app.js'
 import { hashToken } from '../src/dashboard/tokens.js'
 import { expectError } from './helpers.js'
 
@@ -30,7 +35,7 @@ describe('invitations', () => {
     expect(stored!.invitationExpiresAt!.getTime() - before).toBeGreaterThanOrEqual(72 * 3_600_000 - 1000)
     expect(stored!.invitationExpiresAt!.getTime() - before).toBeLessThanOrEqual(72 * 3_600_000 + 5000)
 
-    const view = await new DashboardBrowser(gateway).get(`/invitations/${invitationToken(invitation)}`)
+    const view = await new DashboardBrowser(gateway).lookUp(invitationToken(invitation))
     expect(view.statusCode).toBe(200)
     expect(view.json()).toEqual({
       email: email.toLowerCase(),
@@ -43,7 +48,7 @@ describe('invitations', () => {
   it('set the password, sign in with HttpOnly, SameSite=Strict cookies, and work once', async ({ gateway, account }) => {
     const invitation = await inviteThroughAdmin(gateway, account.id, newEmail('luis'), 'viewer')
     const browser = new DashboardBrowser(gateway)
-    const response = await browser.post(`/invitations/${invitationToken(invitation)}`, { password: GOOD_PASSWORD })
+    const response = await browser.follow(invitationToken(invitation), GOOD_PASSWORD)
     expect(response.statusCode, response.body).toBe(200)
     expect(response.json()).toEqual({
       user: { id: invitation.id, email: invitation.email, role: 'viewer', accountId: account.id, accountName: 'Cliente de prueba' },
@@ -61,19 +66,14 @@ describe('invitations', () => {
     expect(stored!.invitationHash).toBeNull()
 
     const again = new DashboardBrowser(gateway)
-    expectError(
-      await again.post(`/invitations/${invitationToken(invitation)}`, { password: 'otra frase larga de verdad 77' }),
-      404,
-      'Not Found',
-      /ya se usó o ha caducado/,
-    )
-    expectError(await again.get(`/invitations/${invitationToken(invitation)}`), 404, 'Not Found')
+    expectError(await again.follow(invitationToken(invitation), 'otra frase larga de verdad 77'), 404, 'Not Found', /ya se usó o ha caducado/)
+    expectError(await again.lookUp(invitationToken(invitation)), 404, 'Not Found')
   })
 
   it('refuse a short, common or guessable password with the reason, and keep the link usable', async ({ gateway, account }) => {
     const invitation = await inviteThroughAdmin(gateway, account.id, newEmail('marta'))
     const browser = new DashboardBrowser(gateway)
-    const follow = (password: string) => browser.post(`/invitations/${invitationToken(invitation)}`, { password })
+    const follow = (password: string) => browser.follow(invitationToken(invitation), password)
     expectError(await follow('corta123'), 400, 'Bad Request', 'La contraseña debe tener al menos 12 caracteres')
     expectError(await follow('password1234'), 400, 'Bad Request', 'Esa contraseña está en la lista de las más usadas; elige otra')
     expectError(await follow('qwertyuiopasdf'), 400, 'Bad Request', /^Esa contraseña es fácil de adivinar/)
@@ -86,15 +86,15 @@ describe('invitations', () => {
 
   it('answer 404 to an unknown, malformed or expired link', async ({ gateway, account }) => {
     const browser = new DashboardBrowser(gateway)
-    expectError(await browser.get(`/invitations/${'A'.repeat(43)}`), 404, 'Not Found')
-    expectError(await browser.get('/invitations/not-a-token'), 404, 'Not Found')
+    expectError(await browser.lookUp('A'.repeat(43)), 404, 'Not Found')
+    expectError(await browser.lookUp('not-a-token'), 404, 'Not Found')
     const invitation = await inviteThroughAdmin(gateway, account.id, newEmail('caducada'))
     await gateway.db
       .update(dashboardUsers)
       .set({ invitationExpiresAt: new Date(Date.now() - 1000) })
       .where(eq(dashboardUsers.id, invitation.id))
-    expectError(await browser.get(`/invitations/${invitationToken(invitation)}`), 404, 'Not Found')
-    expectError(await browser.post(`/invitations/${invitationToken(invitation)}`, { password: GOOD_PASSWORD }), 404, 'Not Found')
+    expectError(await browser.lookUp(invitationToken(invitation)), 404, 'Not Found')
+    expectError(await browser.follow(invitationToken(invitation), GOOD_PASSWORD), 404, 'Not Found')
   })
 
   it('give a new link to someone invited again before following the first, and refuse an email that already has a user', async ({
@@ -106,7 +106,7 @@ describe('invitations', () => {
     const first = await inviteThroughAdmin(gateway, account.id, email, 'viewer')
     const second = await inviteThroughAdmin(gateway, account.id, email, 'member')
     expect(second.id).toBe(first.id)
-    expectError(await new DashboardBrowser(gateway).get(`/invitations/${invitationToken(first)}`), 404, 'Not Found')
+    expectError(await new DashboardBrowser(gateway).lookUp(invitationToken(first)), 404, 'Not Found')
     expect(await new DashboardBrowser(gateway).accept(second)).toMatchObject({ role: 'member' })
 
     expectError(await admin.post(`/admin/accounts/${account.id}/users`, { email, role: 'owner' }), 409, 'Conflict', `Ya hay un usuario con el correo ${email}`)
@@ -114,8 +114,29 @@ describe('invitations', () => {
     expectError(await admin.post(`/admin/accounts/${other.id}/users`, { email, role: 'owner' }), 409, 'Conflict')
   })
 
+  it('let an invitation left to expire in another account be given again, so that no one holds an address they do not answer at', async ({
+    gateway,
+    account,
+    admin,
+  }) => {
+    const email = newEmail('ocupada')
+    const squatted = await inviteThroughAdmin(gateway, account.id, email, 'viewer')
+    const other = (await admin.post('/admin/accounts', { name: 'Dueña real' })).json<{ id: string }>()
+    // Pending and unexpired, it is still the first account's.
+    expectError(await admin.post(`/admin/accounts/${other.id}/users`, { email, role: 'owner' }), 409, 'Conflict')
+    await gateway.db
+      .update(dashboardUsers)
+      .set({ invitationExpiresAt: new Date(Date.now() - 1000) })
+      .where(eq(dashboardUsers.id, squatted.id))
+    const given = await inviteThroughAdmin(gateway, other.id, email, 'owner')
+    expect(await new DashboardBrowser(gateway).accept(given)).toMatchObject({ role: 'owner' })
+    expect((await new DashboardBrowser(gateway).signIn(email)).accountId).toBe(other.id)
+  })
+
   it.for([
     [{ email: 'ana@example.com' }, "El campo 'role' es obligatorio"],
+    [{ email: 'ana@example.com,spy@evil.example', role: 'owner' }, "El campo 'email' debe ser una dirección de correo electrónico"],
+    [{ email: 'spy:x@evil.example', role: 'owner' }, "El campo 'email' debe ser una dirección de correo electrónico"],
     [{ email: 'no es un correo', role: 'owner' }, "El campo 'email' debe ser una dirección de correo electrónico (como ana@example.com)"],
     [{ email: 'ana@example.com', role: 'admin' }, "El campo 'role' debe ser 'owner', 'member' o 'viewer'"],
     [{ email: 'ana@example.com', role: 'owner', password: 'x' }, "El campo 'password' no está permitido"],
@@ -206,6 +227,55 @@ describe('signing in', () => {
     const browser = new DashboardBrowser(gateway)
     expectError(await browser.get('/session'), 401, 'Unauthorized', 'No has iniciado sesión en el panel, o la sesión ha caducado')
     expectError(await browser.post('/session', { email: 'a@example.com' }), 400, 'Bad Request', "El campo 'password' es obligatorio")
+  })
+})
+
+describe('signing in, under guesses sent all at once', () => {
+  it('checks at most AUTH_FAILURES_MAX passwords per window from one address, however many arrive together', async ({ gateway, account }) => {
+    const { email } = await signedInUser(gateway, account.id, 'member')
+    const address = newAddress()
+    const guesses = Array.from({ length: 40 }, (_, i) => (i === 39 ? GOOD_PASSWORD : `guess number ${i} here`))
+    const answers = await Promise.all(guesses.map((password) => new DashboardBrowser(gateway, undefined, address).post('/session', { email, password })))
+    const statuses = answers.map((answer) => answer.statusCode)
+    expect(
+      statuses.every((status) => [200, 401, 429].includes(status)),
+      statuses.join(','),
+    ).toBe(true)
+    // Every answer but a 429 is a password checked.
+    expect(statuses.filter((status) => status !== 429).length, statuses.join(',')).toBeLessThanOrEqual(MAX)
+  })
+
+  it('checks at most AUTH_FAILURES_MAX passwords per window for one email, from as many addresses as the guesser has', async ({ gateway, account }) => {
+    const { email } = await signedInUser(gateway, account.id, 'member')
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        new DashboardBrowser(gateway, undefined, newAddress()).post('/session', { email, password: i === 39 ? GOOD_PASSWORD : `guess ${i} of many` }),
+      ),
+    )
+    const statuses = answers.map((answer) => answer.statusCode)
+    expect(statuses.filter((status) => status !== 429).length, statuses.join(',')).toBeLessThanOrEqual(MAX)
+  })
+
+  it('gives a right password its slot back: one person signing in again and again is never throttled', async ({ gateway, account }) => {
+    const { email } = await signedInUser(gateway, account.id, 'member')
+    const address = newAddress()
+    for (let i = 0; i < 3 * MAX; i++) await new DashboardBrowser(gateway, undefined, address).signIn(email)
+  })
+
+  it('never answers 500 when a sign-in races the removal of its user', async ({ gateway, account }) => {
+    const owner = await signedInUser(gateway, account.id, 'owner')
+    for (let round = 0; round < 8; round++) {
+      const member = await signedInUser(gateway, account.id, 'member')
+      const browser = new DashboardBrowser(gateway, undefined, newAddress())
+      const [signIn, removal] = await Promise.all([
+        browser.post('/session', { email: member.email, password: GOOD_PASSWORD }),
+        owner.browser.delete(`/users/${member.user.id}`),
+      ])
+      expect(removal.statusCode).toBe(204)
+      expect([200, 401]).toContain(signIn.statusCode)
+      // Whatever the order, the removed person's browser opens nothing afterwards.
+      expectError(await browser.get('/cards'), 401, 'Unauthorized')
+    }
   })
 })
 
@@ -301,6 +371,23 @@ describe('a session', () => {
     expect(await gateway.db.select().from(dashboardSessions).where(eq(dashboardSessions.userId, user.id))).toEqual([])
   })
 
+  it('says the session ended, not that a key is missing, when its cookie no longer opens one', async ({ gateway, account }) => {
+    const { browser, user } = await signedInUser(gateway, account.id, 'member')
+    await gateway.db.delete(dashboardSessions).where(eq(dashboardSessions.userId, user.id))
+    expectError(await browser.get('/cards'), 401, 'Unauthorized', 'La sesión del panel ha caducado o se ha cerrado; vuelve a entrar')
+    expectError(await new DashboardBrowser(gateway).get('/cards'), 401, 'Unauthorized', /X-API-KEY/)
+  })
+
+  it('is replaced by signing in again in the same browser, and kept by a change to the role its user already has', async ({ gateway, account }) => {
+    const owner = await signedInUser(gateway, account.id, 'owner')
+    const before = owner.browser.cookies.get('letters_session')!
+    await owner.browser.signIn(owner.email)
+    const replay = await gateway.inject({ method: 'GET', url: '/cards', headers: { cookie: `letters_session=${before}` } })
+    expectError(replay, 401, 'Unauthorized')
+    expect((await owner.browser.patch(`/users/${owner.user.id}`, { role: 'owner' })).json()).toMatchObject({ role: 'owner' })
+    expect((await owner.browser.get('/users')).statusCode).toBe(200)
+  })
+
   it('ends when its user is demoted or removed, and at "Salir"', async ({ gateway, account }) => {
     const owner = await signedInUser(gateway, account.id, 'owner')
     const member = await signedInUser(gateway, account.id, 'member')
@@ -345,3 +432,35 @@ function singleBody(account: { cardDesignId: string; envelopeDesignId: string; s
     country: 'ES',
   }
 }
+
+describe('what the logs keep', () => {
+  it('holds no invitation token, password, session or CSRF token, though every request is logged', async () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString())
+        done()
+      },
+    })
+    const app = await buildApp({ config: testConfig(), logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+    try {
+      await app.ready()
+      const account = await adminAccount(app, 0)
+      const invitation = await inviteThroughAdmin(app, account.id, newEmail('registro'), 'owner')
+      const browser = new DashboardBrowser(app)
+      expect((await browser.lookUp(invitationToken(invitation))).statusCode).toBe(200)
+      expectError(await browser.follow(invitationToken(invitation), 'corta'), 400, 'Bad Request')
+      await browser.accept(invitation)
+      await browser.signIn(invitation.email)
+      expect((await browser.post('/api-keys', { mode: 'test' })).statusCode).toBe(201)
+      const logged = lines.join('')
+      expect(logged).toContain('/invitations/accept')
+      for (const secret of [invitationToken(invitation), GOOD_PASSWORD, browser.cookies.get('letters_session')!, browser.cookies.get('letters_csrf')!]) {
+        expect(logged).not.toContain(secret)
+      }
+      expect(logged).not.toContain('$argon2id$')
+    } finally {
+      await app.close()
+    }
+  })
+})

@@ -15,6 +15,12 @@ describe('GET /balance', () => {
   it('answers 401 without a key', async ({ gateway }) => {
     expectError(await gateway.inject({ method: 'GET', url: '/balance' }), 401, 'Unauthorized')
   })
+
+  it('is not shown to a test key, which sees only test letters, nor are the movements', async ({ testClient }) => {
+    for (const url of ['/balance', '/balance/movements', '/balance/movements.csv']) {
+      expectError(await testClient.get(url), 403, 'Forbidden', 'Una API key de prueba no ve el saldo ni sus movimientos; usa una clave live')
+    }
+  })
 })
 
 describe('GET /balance/movements', () => {
@@ -105,7 +111,18 @@ describe('GET /cards/stats', () => {
     expect((await testClient.get('/cards/stats')).json<{ total: number }>().total).toBe(0)
   })
 
-  it('refuses a date it cannot read with 400', async ({ client }) => {
+  it('refuses a date it cannot read, and a span that ends before it starts, with 400', async ({ client }) => {
     expectError(await client.get('/cards/stats?from=ayer'), 400, 'Bad Request', /^El parámetro 'from' debe ser una fecha y hora ISO 8601 con zona horaria/)
+    expectError(
+      await client.get('/cards/stats?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z'),
+      400,
+      'Bad Request',
+      "El parámetro 'from' (2026-02-01T00:00:00.000Z) debe ser anterior a 'to' (2026-01-01T00:00:00.000Z)",
+    )
+  })
+
+  it('reads a year under 100 as written, not as the 1900s', async ({ client }) => {
+    const stats = (await client.get('/cards/stats?from=0001-01-01T00:00:00Z&to=0099-06-01T00:00:00Z')).json<{ from: string; to: string }>()
+    expect(stats).toMatchObject({ from: '0001-01-01T00:00:00.000Z', to: '0099-06-01T00:00:00.000Z' })
   })
 })

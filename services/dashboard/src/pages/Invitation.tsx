@@ -10,7 +10,8 @@ import { roleNames } from '../labels'
 
 /**
  * /dashboard/invitacion#<token>: the token travels in the fragment, which the browser never sends
- * to a server (nor to logs, nor in a Referer).
+ * to a server (nor in a Referer), and the page sends it in a request's body, never in a URL that
+ * access logs would keep.
  */
 export default function InvitationPage() {
   const { hash } = useLocation()

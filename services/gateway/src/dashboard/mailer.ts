@@ -25,7 +25,8 @@ export class Mailer {
     const role = dashboardRoleNames[invitation.role]
     await this.transport.sendMail({
       from: this.smtp.from,
-      to,
+      // As an address object: nodemailer does not parse it as a list or a group.
+      to: { name: '', address: to },
       subject: `Invitación al panel de cartas de ${invitation.accountName}`,
       text: [
         'Hola:',

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { NoBody, dashboard, errorResponses } from '@letters/contracts'
+import { NoBody, SESSION_COOKIE, dashboard, errorResponses } from '@letters/contracts'
 import { ApiError, badRequest, notFound } from '../errors.js'
 import { markPublic } from '../plugins/app/openapi.js'
 import { registerRateLimit } from '../plugins/app/rate-limit.js'
 import { hashPassword, passwordMatches, passwordProblem } from './passwords.js'
-import { clearSessionCookies, identifySession, requireSameOrigin, setSessionCookies, SESSION_COOKIE } from './sessions.js'
+import { clearSessionCookies, identifySession, requireSameOrigin, setSessionCookies } from './sessions.js'
 import { TOKEN_PATTERN, hashToken } from './tokens.js'
 import { acceptInvitation, findInvitation, normalizeEmail, signedInUser, userByEmail } from './users.js'
 
@@ -50,8 +50,13 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       )
       if (!user) throw wrongCredentials()
       const signedIn = await signedInUser(app.db, user.id)
-      if (!signedIn) throw wrongCredentials()
-      setSessionCookies(reply, app.config, await app.dashboardSessions.open(signedIn))
+      // Removed, or given another role, while its password was being checked.
+      const session = signedIn && (await app.dashboardSessions.open(signedIn))
+      if (!signedIn || !session) throw wrongCredentials()
+      // This browser's session before, if any, ends: one browser, one session.
+      const previous = request.cookies[SESSION_COOKIE]
+      if (previous) await app.dashboardSessions.close(previous)
+      setSessionCookies(reply, app.config, session)
       return { user: signedIn }
     },
   )
@@ -87,47 +92,53 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   )
 
-  app.get(
-    '/invitations/:token',
+  app.post(
+    '/invitations/lookup',
     {
       schema: {
         summary: 'Whose invitation a link is: its email, account, role and expiry',
         tags,
         security,
-        params: dashboard.InvitationParams,
-        response: { 200: dashboard.InvitationView, ...errorResponses(400, 404, 429, 500, 503) },
+        body: dashboard.InvitationLookupBody,
+        response: { 200: dashboard.InvitationView, ...errorResponses(400, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request) => {
-      const invitation = TOKEN_PATTERN.test(request.params.token) ? await findInvitation(app.db, hashToken(request.params.token)) : undefined
+      requireSameOrigin(app, request)
+      const invitation = TOKEN_PATTERN.test(request.body.token) ? await findInvitation(app.db, hashToken(request.body.token)) : undefined
       if (!invitation) throw invitationGone()
       return invitation
     },
   )
 
   app.post(
-    '/invitations/:token',
+    '/invitations/accept',
     {
       schema: {
         summary: 'Follows an invitation: sets the password and signs in',
         tags,
         security,
-        params: dashboard.InvitationParams,
         body: dashboard.AcceptInvitationBody,
         response: { 200: dashboard.Session, ...errorResponses(400, 403, 404, 413, 415, 429, 500, 503) },
       },
     },
     async (request, reply) => {
       requireSameOrigin(app, request)
-      const tokenHash = TOKEN_PATTERN.test(request.params.token) ? hashToken(request.params.token) : undefined
+      const tokenHash = TOKEN_PATTERN.test(request.body.token) ? hashToken(request.body.token) : undefined
       const invitation = tokenHash && (await findInvitation(app.db, tokenHash))
       if (!tokenHash || !invitation) throw invitationGone()
       const problem = passwordProblem(request.body.password, [invitation.email, ...invitation.email.split(/[@.]/), invitation.accountName])
       if (problem) throw badRequest(problem)
-      const user = await acceptInvitation(app.db, tokenHash, await hashPassword(request.body.password))
-      if (!user) throw invitationGone()
-      setSessionCookies(reply, app.config, await app.dashboardSessions.open(user))
-      return { user }
+      const passwordHash = await hashPassword(request.body.password)
+      // The password and the session in one transaction: a link is never used up without signing its person in.
+      const accepted = await app.db.transaction(async (tx) => {
+        const user = await acceptInvitation(tx, tokenHash, passwordHash)
+        const session = user && (await app.dashboardSessions.open(user, tx))
+        return user && session && { user, session }
+      })
+      if (!accepted) throw invitationGone()
+      setSessionCookies(reply, app.config, accepted.session)
+      return { user: accepted.user }
     },
   )
 }

@@ -1,17 +1,12 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { and, eq, lt } from 'drizzle-orm'
+import { and, eq, lt, sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
-import type { DashboardRole } from '@letters/contracts'
-import { dashboardSessions, dashboardUsers, type Db } from '@letters/db'
+import { CSRF_COOKIE, SESSION_COOKIE, type DashboardRole } from '@letters/contracts'
+import { dashboardSessions, dashboardUsers, type Db, type Executor } from '@letters/db'
 import type { Caller } from '../caller.js'
 import { ApiError } from '../errors.js'
 import { hashToken, newToken, TOKEN_PATTERN } from './tokens.js'
-
-/** The session's cookie: HttpOnly, the page never reads it. */
-export const SESSION_COOKIE = 'letters_session'
-/** The double-submit token's cookie: the page reads it and sends it back as X-CSRF-Token. */
-export const CSRF_COOKIE = 'letters_csrf'
 
 /** A session's last use is written at most this often: one write a minute, not one a request. */
 const TOUCH_EVERY_MS = 60_000
@@ -32,15 +27,21 @@ export class DashboardSessions {
     private readonly idleMs: number,
   ) {}
 
-  /** Opens a session for `user`; the user's sessions that have ended are cleared on the way. */
-  async open(user: { id: string; role: DashboardRole }): Promise<{ token: string; csrfToken: string }> {
+  /**
+   * Opens a session for `user` with the role it has now; undefined when it no longer exists or
+   * no longer has that role (removed or changed while it was signing in). The user's sessions
+   * that have ended are cleared on the way.
+   */
+  async open(user: { id: string; role: DashboardRole }, ex: Executor = this.db): Promise<{ token: string; csrfToken: string } | undefined> {
     const { token, hash } = newToken()
+    // Kept as it is, not hashed: it opens nothing without the session's own cookie.
     const csrfToken = newToken().token
-    await this.db
-      .delete(dashboardSessions)
-      .where(and(eq(dashboardSessions.userId, user.id), lt(dashboardSessions.lastSeenAt, new Date(Date.now() - this.idleMs))))
-    await this.db.insert(dashboardSessions).values({ tokenHash: hash, userId: user.id, role: user.role, csrfToken })
-    return { token, csrfToken }
+    await ex.delete(dashboardSessions).where(and(eq(dashboardSessions.userId, user.id), lt(dashboardSessions.lastSeenAt, new Date(Date.now() - this.idleMs))))
+    const opened = await ex.execute(sql`
+      INSERT INTO ${dashboardSessions} (token_hash, user_id, role, csrf_token)
+      SELECT ${hash}, ${dashboardUsers.id}, ${dashboardUsers.role}, ${csrfToken} FROM ${dashboardUsers}
+      WHERE ${dashboardUsers.id} = ${user.id} AND ${dashboardUsers.role} = ${user.role}`)
+    return opened.count === 1 ? { token, csrfToken } : undefined
   }
 
   /** The caller behind a session cookie, or null when the session is unknown or has ended. */
@@ -85,17 +86,18 @@ declare module 'fastify' {
   }
 }
 
+/** The two cookies' options: the whole site's, never sent by another site's page, over HTTPS only where the service is. */
+const cookieOptions = (config: Config, httpOnly: boolean) => ({ path: '/', sameSite: 'strict', secure: config.dashboard.secureCookies, httpOnly }) as const
+
 /** Sets the two cookies of a new session: the session's (HttpOnly) and the CSRF token's (readable by the page). */
 export function setSessionCookies(reply: FastifyReply, config: Config, session: { token: string; csrfToken: string }): void {
-  const common = { path: '/', sameSite: 'strict', secure: config.dashboard.secureCookies } as const
-  reply.setCookie(SESSION_COOKIE, session.token, { ...common, httpOnly: true })
-  reply.setCookie(CSRF_COOKIE, session.csrfToken, { ...common, httpOnly: false })
+  reply.setCookie(SESSION_COOKIE, session.token, cookieOptions(config, true))
+  reply.setCookie(CSRF_COOKIE, session.csrfToken, cookieOptions(config, false))
 }
 
 export function clearSessionCookies(reply: FastifyReply, config: Config): void {
-  const common = { path: '/', sameSite: 'strict', secure: config.dashboard.secureCookies } as const
-  reply.clearCookie(SESSION_COOKIE, { ...common, httpOnly: true })
-  reply.clearCookie(CSRF_COOKIE, common)
+  reply.clearCookie(SESSION_COOKIE, cookieOptions(config, true))
+  reply.clearCookie(CSRF_COOKIE, cookieOptions(config, false))
 }
 
 /** Reads the session cookie into `request.caller`, when no API key was sent. */
@@ -112,8 +114,10 @@ const forbidden = (message: string) => new ApiError(403, message)
 
 /**
  * Whether a browser request comes from a page of ours: its Origin is the service's public origin,
- * or the origin the request was sent to (scheme and Host). Another site's form or script sends its
- * own origin, which is neither.
+ * or the origin the request was sent to (scheme and Host: a service reached under several names,
+ * or a local run on another port). Another site's form or script sends its own origin, which is
+ * neither; a browser does not let a page set the Host of its requests, so the second cannot be
+ * met from another site. A change by a session needs the CSRF token besides.
  */
 export function requireSameOrigin(app: FastifyInstance, request: FastifyRequest): void {
   const origin = request.headers.origin

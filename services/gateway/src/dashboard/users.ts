@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNotNull, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNotNull, ne, sql } from 'drizzle-orm'
 import type { DashboardRole } from '@letters/contracts'
 import { accounts, dashboardSessions, dashboardUsers, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
@@ -43,9 +43,10 @@ export async function inviteUser(db: Db, accountId: string, body: { email: strin
     .values({ accountId, email, role: body.role, invitationHash: hash, invitationExpiresAt: expiresAt })
     .onConflictDoUpdate({
       target: dashboardUsers.email,
-      set: { role: body.role, invitationHash: hash, invitationExpiresAt: expiresAt },
-      // Only a pending invitation of this same account is renewed.
-      setWhere: sql`${dashboardUsers.accountId} = ${accountId} AND ${dashboardUsers.passwordHash} IS NULL`,
+      set: { accountId, role: body.role, invitationHash: hash, invitationExpiresAt: expiresAt },
+      // A pending invitation of this account is renewed; another account's only once it has
+      // expired unused, so that no one can hold an address they do not answer at.
+      setWhere: sql`${dashboardUsers.passwordHash} IS NULL AND (${dashboardUsers.accountId} = ${accountId} OR ${dashboardUsers.invitationExpiresAt} <= now())`,
     })
     .returning({ id: dashboardUsers.id })
   if (!row) throw conflict(`Ya hay un usuario con el correo ${email}`)
@@ -66,13 +67,13 @@ export async function findInvitation(db: Db, tokenHash: string) {
  * Sets the password of the user an invitation names and forgets the invitation, in one
  * statement: of two requests with the same link, one sets it and the other finds nothing.
  */
-export async function acceptInvitation(db: Db, tokenHash: string, passwordHash: string): Promise<SignedInUser | undefined> {
-  const [row] = await db
+export async function acceptInvitation(ex: Executor, tokenHash: string, passwordHash: string): Promise<SignedInUser | undefined> {
+  const [row] = await ex
     .update(dashboardUsers)
     .set({ passwordHash, invitationHash: null, invitationExpiresAt: null })
     .where(and(eq(dashboardUsers.invitationHash, tokenHash), gt(dashboardUsers.invitationExpiresAt, new Date())))
     .returning({ id: dashboardUsers.id })
-  return row ? signedInUser(db, row.id) : undefined
+  return row ? signedInUser(ex, row.id) : undefined
 }
 
 export interface SignedInUser {
@@ -101,21 +102,28 @@ export async function userByEmail(db: Db, email: string) {
   return row
 }
 
+const teamColumns = {
+  id: dashboardUsers.id,
+  email: dashboardUsers.email,
+  role: dashboardUsers.role,
+  active: sql<boolean>`${dashboardUsers.passwordHash} IS NOT NULL`,
+  createdAt: dashboardUsers.createdAt,
+}
+
+/** A user as the team's list shows it: active once the invitation is followed. */
+const teamUser = ({ active, createdAt, ...user }: { id: string; email: string; role: DashboardRole; active: boolean; createdAt: Date }): DashboardUser => ({
+  ...user,
+  status: active ? 'active' : 'invited',
+  createdAt: createdAt.toISOString(),
+})
+
 export async function listUsers(db: Db, accountId: string): Promise<{ data: DashboardUser[] }> {
   const rows = await db
-    .select({
-      id: dashboardUsers.id,
-      email: dashboardUsers.email,
-      role: dashboardUsers.role,
-      passwordHash: dashboardUsers.passwordHash,
-      createdAt: dashboardUsers.createdAt,
-    })
+    .select(teamColumns)
     .from(dashboardUsers)
     .where(eq(dashboardUsers.accountId, accountId))
     .orderBy(asc(dashboardUsers.createdAt), asc(dashboardUsers.id))
-  return {
-    data: rows.map(({ passwordHash, createdAt, ...user }) => ({ ...user, status: passwordHash ? 'active' : 'invited', createdAt: createdAt.toISOString() })),
-  }
+  return { data: rows.map(teamUser) }
 }
 
 /**
@@ -139,23 +147,21 @@ async function withOwnersKept<T>(db: Db, accountId: string, userId: string, next
   })
 }
 
-/** Gives a user another role. Its sessions end: they were opened with the old one. */
+/**
+ * Gives a user another role. Its sessions end: they were opened with the old one. (A session
+ * opened while this commits keeps the old role too, and ends at its next request, when it finds
+ * its user's role changed: DashboardSessions.identify.) The same role again changes nothing.
+ */
 export async function changeRole(db: Db, accountId: string, userId: string, role: DashboardRole): Promise<DashboardUser> {
   return withOwnersKept(db, accountId, userId, role, async (tx) => {
-    await tx.update(dashboardUsers).set({ role }).where(eq(dashboardUsers.id, userId))
-    await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId))
-    const [row] = await tx
-      .select({
-        id: dashboardUsers.id,
-        email: dashboardUsers.email,
-        role: dashboardUsers.role,
-        passwordHash: dashboardUsers.passwordHash,
-        createdAt: dashboardUsers.createdAt,
-      })
-      .from(dashboardUsers)
-      .where(eq(dashboardUsers.id, userId))
-    const { passwordHash, createdAt, ...user } = row!
-    return { ...user, status: passwordHash ? 'active' : 'invited', createdAt: createdAt.toISOString() }
+    const [changed] = await tx
+      .update(dashboardUsers)
+      .set({ role })
+      .where(and(eq(dashboardUsers.id, userId), ne(dashboardUsers.role, role)))
+      .returning({ id: dashboardUsers.id })
+    if (changed) await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId))
+    const [row] = await tx.select(teamColumns).from(dashboardUsers).where(eq(dashboardUsers.id, userId))
+    return teamUser(row!)
   })
 }
 

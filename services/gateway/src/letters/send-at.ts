@@ -17,9 +17,12 @@ export function parseDateTime(text: string): Date | undefined {
   // Offsets in use run from -12:00 to +14:00: one beyond ±14:00 is a typo, not a place.
   if (month! < 1 || month! > 12 || hour! > 23 || minute! > 59 || second > 59 || Math.abs(offsetMinutes) > 14 * 60 || Number(parts[11] ?? 0) > 59)
     return undefined
-  const local = Date.UTC(year!, month! - 1, day, hour, minute, second)
-  // Date.UTC rolls 31 April over to 1 May: a day the month does not have is refused.
-  if (new Date(local).getUTCDate() !== day || year! < 1) return undefined
+  // Date.UTC reads years 0–99 as 1900–1999: the year is set on its own.
+  const date = new Date(Date.UTC(2000, month! - 1, day, hour, minute, second))
+  date.setUTCFullYear(year!, month! - 1, day)
+  const local = date.getTime()
+  // A date rolls 31 April over to 1 May: a day the month does not have is refused.
+  if (date.getUTCDate() !== day || year! < 1) return undefined
   return new Date(local + Math.floor(fraction * 1000) - offsetMinutes * 60_000)
 }
 

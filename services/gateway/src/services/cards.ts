@@ -116,6 +116,7 @@ const STATS_DEFAULT_SPAN_MS = 30 * 86_400_000
 export async function cardStats(ex: Executor, scope: KeyScope, query: publicApi.CardStatsQuery): Promise<publicApi.CardStats> {
   const to = createdBound('to', query.to) ?? new Date()
   const from = createdBound('from', query.from) ?? new Date(to.getTime() - STATS_DEFAULT_SPAN_MS)
+  if (from > to) throw badRequest(`El parámetro 'from' (${from.toISOString()}) debe ser anterior a 'to' (${to.toISOString()})`)
   const rows = await ex
     .select({ status: l.status, count: sql<number>`count(*)::int` })
     .from(l)

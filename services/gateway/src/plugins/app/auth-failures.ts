@@ -20,11 +20,16 @@ interface Window {
 /** Counters (an address and a kind of credential) a replica keeps by itself while Redis is away; past it, expired windows are dropped first. */
 const MAX_LOCAL_COUNTERS = 100_000
 
-/** Counts one failure; the window opens with the first and is not stretched by later ones. */
+/** Counts one failure (or takes a slot for an attempt); the window opens with the first and is not stretched by later ones. */
 const COUNT_FAILURE = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return { count, redis.call('PTTL', KEYS[1]) }`
+
+/** Gives back an attempt's slot; a window already over is left alone (a DECR would start one without an end). */
+const RELEASE = `
+if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`
 
 /**
  * What a failure is counted against: each kind of credential has a count of its own per address.
@@ -36,6 +41,9 @@ export type Credential = 'api-key' | 'admin-token' | 'floor-token' | 'metrics-to
 
 /** What a failure may be counted per, other than an address: the email a sign-in names. */
 export type SubjectCredential = 'dashboard-email'
+
+/** The credentials whose attempts take a slot before they are checked (checkReserving). */
+const RESERVED = new Set<Credential | SubjectCredential>(['dashboard-password', 'dashboard-email'])
 
 /**
  * Failed authentications (a wrong admin or floor token, an API key that is malformed, unknown or
@@ -57,8 +65,14 @@ export type SubjectCredential = 'dashboard-email'
  *   limit saves is work: past it, only a key worth checking (`worthChecking`: a malformed one,
  *   refused without a lookup, or one known to be valid) is checked; anything else is refused
  *   without asking Postgres.
- * Only a wrong credential is counted. Guesses already in flight when the limit is reached still
- * get their 401: the overshoot is bounded by how many requests one address has open at once.
+ * Only a wrong credential is counted. A dashboard password is checked slowly (argon2id, on purpose),
+ * so guesses sent all at once would all be checked before the first failure is counted: there, an
+ * attempt takes its slot of the window before it is checked, atomically, and a right one gives it
+ * back, so that at most `max` are checked per window however many arrive together (a person signs
+ * in once; ten at once from one address or for one email is no one's use). A token is compared at
+ * once and is sent by scripts many requests at a time: a guess is counted once found wrong, and
+ * those in flight when the limit is reached still get their 401 (the overshoot is bounded by how
+ * many requests one address has open at once).
  *
  * Counted in Redis so every replica agrees. While Redis cannot be reached each replica counts
  * in its own memory instead: the limit still holds, at most `max` per replica.
@@ -87,7 +101,9 @@ export class AuthFailures {
     verify: () => Promise<T | null>,
     worthChecking?: () => Promise<boolean>,
   ): Promise<T | null> {
-    return this.checkCounter(`${credential}:${clientAddress(request.ip)}`, 'address', reply, verify, worthChecking)
+    const counter = `${credential}:${clientAddress(request.ip)}`
+    if (RESERVED.has(credential)) return this.checkReserving(counter, 'address', reply, verify)
+    return this.checkCounter(counter, reply, verify, worthChecking)
   }
 
   /**
@@ -97,23 +113,22 @@ export class AuthFailures {
    */
   async checkSubject<T>(credential: SubjectCredential, subject: string, reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
     const hashed = createHash('sha256').update(subject).digest('hex').slice(0, 32)
-    return this.checkCounter(`${credential}:${hashed}`, 'subject', reply, verify)
+    return this.checkReserving(`${credential}:${hashed}`, 'subject', reply, verify)
   }
 
   private async checkCounter<T>(
     counter: string,
-    per: 'address' | 'subject',
     reply: FastifyReply,
     verify: () => Promise<T | null>,
     worthChecking?: () => Promise<boolean>,
   ): Promise<T | null> {
     const window = await this.current(counter)
     const pastLimit = window.count >= this.max
-    if (pastLimit && !(worthChecking && (await worthChecking()))) throw this.refusal(reply, window, per)
+    if (pastLimit && !(worthChecking && (await worthChecking()))) throw this.refusal(reply, window)
     const result = await verify()
     if (result !== null) return result
     // Past the limit a further failure changes nothing: it is not written.
-    if (pastLimit) throw this.refusal(reply, window, per)
+    if (pastLimit) throw this.refusal(reply, window)
     await this.countFailure(counter)
     return null
   }
@@ -132,6 +147,46 @@ export class AuthFailures {
     if (window.count >= this.max) throw this.refusal(reply, window)
     await this.countFailure(counter)
     return null
+  }
+
+  /**
+   * A password: a slot of the window is taken first, so that at most `max` attempts are checked
+   * in it even when they all arrive at once. A right credential gives its
+   * slot back, and so does a check that could not be made (Postgres down): an outage must not
+   * lock anyone out afterwards.
+   */
+  private async checkReserving<T>(counter: string, per: 'address' | 'subject', reply: FastifyReply, verify: () => Promise<T | null>): Promise<T | null> {
+    const window = await this.reserve(counter)
+    if (window.count > this.max) throw this.refusal(reply, window, per)
+    let result: T | null
+    try {
+      result = await verify()
+    } catch (error) {
+      await this.release(counter)
+      throw error
+    }
+    if (result !== null) await this.release(counter)
+    return result
+  }
+
+  private async reserve(counter: string): Promise<Window> {
+    try {
+      const [count, ttl] = (await this.redis.eval(COUNT_FAILURE, 1, this.key(counter), this.windowMs)) as [number, number]
+      return { count, endsAt: Date.now() + Math.max(ttl, 0) }
+    } catch {
+      const window = this.localWindow(counter)
+      window.count += 1
+      return { ...window }
+    }
+  }
+
+  private async release(counter: string): Promise<void> {
+    try {
+      await this.redis.eval(RELEASE, 1, this.key(counter))
+    } catch {
+      const window = this.local.get(counter)
+      if (window && window.count > 0) window.count -= 1
+    }
   }
 
   private refusal(reply: FastifyReply, window: Window, per: 'address' | 'subject' = 'address'): ApiError {

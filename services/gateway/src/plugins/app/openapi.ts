@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import fp from 'fastify-plugin'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { RouteOptions } from 'fastify'
-import { ErrorResponse } from '@letters/contracts'
+import { ErrorResponse, SESSION_COOKIE } from '@letters/contracts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -97,7 +97,7 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
     components: {
       securitySchemes: {
         [API_KEY_SCHEME]: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
-        [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'letters_session' },
+        [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
       },
       schemas: { Error: ErrorResponse },
       headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER },

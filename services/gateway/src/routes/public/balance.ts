@@ -1,12 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { errorResponses, publicApi } from '@letters/contracts'
+import { ApiError } from '../../errors.js'
 import { accountBalance, listMovements, movementsCsv } from '../../services/balance.js'
 
 const tags = ['Balance']
+
+/** The ledger is the account's live money: a test key, which sees only test letters, does not read it. */
+const liveOnly = async (request: FastifyRequest) => {
+  if (request.caller && !request.caller.livemode) throw new ApiError(403, 'Una API key de prueba no ve el saldo ni sus movimientos; usa una clave live')
+}
 const headers = publicApi.ApiKeyHeaders
 
 /** The account's credits: the balance, and every movement of the ledger that made it. */
 const balance: FastifyPluginAsyncTypebox = async (app) => {
+  app.addHook('preHandler', liveOnly)
   app.get(
     '/balance',
     {
