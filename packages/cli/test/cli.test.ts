@@ -12,6 +12,7 @@ import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import { freePort } from '@letters/test/support/processes'
+import { DashboardBrowser } from '@letters/test/support/dashboard'
 import { runCli, spawnCli, type CliEnv } from './commands.js'
 
 /**
@@ -147,6 +148,39 @@ describe('accounts', () => {
 
   it('list with a bad cursor exits 1 with the API’s message', async ({ cliFails }) => {
     await cliFails(['accounts', 'list', '--cursor', 'nada'], 1, "Error 400: El parámetro 'cursor' no es válido: usa el 'nextCursor' de la página anterior")
+  })
+})
+
+describe('users', () => {
+  it('invite prints a one-time dashboard link for an account, owner unless told otherwise, and the link signs the person in', async ({
+    gateway: app,
+    cliJson,
+    cliTable,
+    cliFails,
+  }) => {
+    const account = await cliJson<CreatedAccount>(['accounts', 'create', '--name', 'Equipo'])
+    const invited = await cliJson<{ id: string; email: string; role: string; invitationUrl: string; emailed: boolean }>([
+      'users',
+      'invite',
+      account.id,
+      '--email',
+      'Ana@Example.com',
+    ])
+    expect(invited).toEqual({
+      id: expect.any(String),
+      email: 'ana@example.com',
+      role: 'owner',
+      invitationUrl: expect.stringMatching(/\/dashboard\/invitacion#/),
+      emailed: false,
+    })
+    expect(await new DashboardBrowser(app).accept(invited)).toMatchObject({ role: 'owner' })
+
+    const table = await cliTable(['users', 'invite', account.id, '--email', 'luis@example.com', '--role', 'viewer'])
+    expect(table).toMatch(row('role', 'viewer'))
+    expect(table).toMatch(/^invitationUrl +http:\/\/\S+\/dashboard\/invitacion#[A-Za-z0-9_-]{43}$/m)
+    expect(table).toMatch(/Pásale el enlace: sirve una vez y caduca en 72 horas\.$/m)
+    await cliFails(['users', 'invite', account.id, '--email', 'eva@example.com', '--role', 'jefe'], 1, "El campo 'role' debe ser 'owner', 'member' o 'viewer'")
+    await cliFails(['users', 'invite', account.id, '--email', 'ana@example.com'], 1, 'Ya hay un usuario con el correo ana@example.com')
   })
 })
 
