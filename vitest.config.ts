@@ -39,6 +39,9 @@ const longSideBySide = [
   'test/e2e/npm-start.test.ts',
   'services/gateway/test/keep-alive-outlasts-proxies.test.ts',
   'test/e2e/redis-data-loss.test.ts',
+  // A browser each, one waiting out a throttle's window, the other building a realistic account first.
+  'test/e2e/dashboard-access.test.ts',
+  'test/e2e/dashboard-pages.test.ts',
 ]
 
 /**

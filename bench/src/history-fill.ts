@@ -12,6 +12,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import type postgres from 'postgres'
+import { ledgerReasons } from '@letters/contracts'
 import { letterStatuses, outboxTargetSql } from '@letters/db'
 import { RELEASED_DETAIL, TEST_MAILED_DETAIL } from '@letters/pipeline'
 
@@ -1014,7 +1015,7 @@ function ledger({ START, SPAN }: Fill, where: (number: string) => string): strin
       SELECT h.a, 'charge' AS kind, -r.cost AS amount, h.id AS letter_id, NULL::text AS reason, h.c AS at, 1 AS ord, h.n
       FROM hl h JOIN hr r ON r.k = h.k WHERE h.livemode
       UNION ALL
-      SELECT h.a, 'refund', r.cost, h.id, CASE WHEN h.t_cancel IS NOT NULL THEN 'cancelled by the client' ELSE 'address rejected' END, coalesce(h.t_cancel, h.t_rej), 1, h.n
+      SELECT h.a, 'refund', r.cost, h.id, CASE WHEN h.t_cancel IS NOT NULL THEN '${ledgerReasons.cancelledByClient}' ELSE '${ledgerReasons.addressRejected}' END, coalesce(h.t_cancel, h.t_rej), 1, h.n
       FROM hl h JOIN hr r ON r.k = h.k WHERE h.livemode AND (h.t_cancel IS NOT NULL OR h.t_rej IS NOT NULL)
       UNION ALL
       -- The month's credits bought an hour before it starts: what its letters cost and a fifth more, in hundreds.

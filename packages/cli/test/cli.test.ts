@@ -267,7 +267,7 @@ describe('credits add', () => {
     expect(await cliJson(['credits', 'add', '--reason', 'otra', account.id, '-1'])).toEqual({ balance: 19 })
     const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id)).orderBy(ledgerEntries.id)
     expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter, entry.reason])).toEqual([
-      ['top_up', 10, 10, 'opening credits'],
+      ['top_up', 10, 10, 'créditos iniciales'],
       ['top_up', 15, 25, 'pedido 881'],
       ['adjustment', -5, 20, 'corrección'],
       ['adjustment', -1, 19, 'otra'],

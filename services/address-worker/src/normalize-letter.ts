@@ -2,6 +2,7 @@ import { UnrecoverableError } from 'bullmq'
 import { eq, sql } from 'drizzle-orm'
 import { recipientBlock, type AddressVerifier, type NormalizedAddress } from '@letters/address'
 import { refundLetter } from '@letters/credits'
+import { ledgerReasons } from '@letters/contracts'
 import { enqueue, letters, type Db } from '@letters/db'
 import { moveLetter } from '@letters/letters'
 
@@ -44,7 +45,7 @@ export async function normalizeLetter(db: Db, verifier: AddressVerifier, letterI
     })
     // Another run (or a cancellation) moved it first.
     if (!moved || !locked) return 'already_done'
-    if (status === 'address_rejected') await refundLetter(tx, { ...locked, id: letterId }, 'address rejected')
+    if (status === 'address_rejected') await refundLetter(tx, { ...locked, id: letterId }, ledgerReasons.addressRejected)
     else await enqueue(tx, { name: 'produce-letter', data: { letterId } })
     return status
   })

@@ -213,7 +213,7 @@ describe('POST /admin/accounts/{id}/credits', () => {
     expect(adjustment.json()).toEqual({ balance: 5 })
     const entries = await app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, account.id)).orderBy(ledgerEntries.id)
     expect(entries.map((entry) => [entry.kind, entry.amount, entry.balanceAfter, entry.reason])).toEqual([
-      ['top_up', 10, 10, 'opening credits'],
+      ['top_up', 10, 10, 'créditos iniciales'],
       ['top_up', 15, 25, 'pedido 881'],
       ['adjustment', -20, 5, 'corrección'],
     ])

@@ -74,7 +74,7 @@ describe('GET /balance/movements.csv', () => {
     expect(lines[0]).toBe('fecha,tipo,créditos,saldo después,carta,motivo')
     expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z,recarga,1,106,,regalo;'@SUM\(1\+1\)$/)
     expect(lines[2]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z,recarga,5,105,,"'=HYPERLINK\(""https:\/\/evil\.example"",""pulsa""\)"$/)
-    expect(lines[3]).toMatch(/,recarga,100,100,,opening credits$/)
+    expect(lines[3]).toMatch(/,recarga,100,100,,créditos iniciales$/)
   })
 })
 

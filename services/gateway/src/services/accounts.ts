@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
-import type { admin } from '@letters/contracts'
+import { ledgerReasons, type admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
 import { accounts, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
@@ -25,7 +25,7 @@ export async function createAccount(db: Executor, input: { name: string; credits
   return db.transaction(async (tx) => {
     const [account] = await tx.insert(accounts).values({ name: input.name }).returning({ id: accounts.id, name: accounts.name })
     if (!account) throw new Error('account insert returned nothing')
-    const balance = input.credits ? (await topUp(tx, account.id, input.credits, 'opening credits')).balanceAfter : 0
+    const balance = input.credits ? (await topUp(tx, account.id, input.credits, ledgerReasons.openingCredits)).balanceAfter : 0
     const { apiKey } = await issueApiKey(tx, account.id)
     return { ...account, balance, apiKey }
   })

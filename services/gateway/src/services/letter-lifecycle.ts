@@ -1,5 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm'
-import { letterStatusNames, type publicApi } from '@letters/contracts'
+import { ledgerReasons, letterStatusNames, type publicApi } from '@letters/contracts'
 import { refundLetter } from '@letters/credits'
 import { letterEvents, letters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { ApiError, conflict } from '../errors.js'
@@ -41,7 +41,7 @@ export async function cancelCard(db: Db, journal: PrintJournal, scope: KeyScope,
     // yet: the print journal says otherwise, and paper is not refunded. Asked once the move holds
     // the row, so that a cancel races the letter clock as it always did; the throw undoes the move.
     if (letter.livemode && (await onPaperPerJournal(journal, cardId))) throw conflict('La carta ya se entregó a la impresora y no se puede cancelar')
-    await refundLetter(tx, { ...letter, id: cardId }, 'cancelled by the client')
+    await refundLetter(tx, { ...letter, id: cardId }, ledgerReasons.cancelledByClient)
   })
   return getCard(db, scope, cardId)
 }
