@@ -8,69 +8,27 @@ import { createServer } from 'node:http'
 import { once } from 'node:events'
 import { describe, expect, onTestFinished, vi } from 'vitest'
 import { and, eq } from 'drizzle-orm'
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
+import type { BrowserContext, Page, Request } from 'playwright-core'
 import { apiKeys, dashboardSessions, dashboardUsers, letters, type Db } from '@letters/db'
 import { adminAccount } from '../support/accounts.js'
 import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
 import { singleLetter } from '../support/factories.js'
 import { adminCampaign, publicClient } from '../support/gateway.js'
-import { launchChromium } from '../support/system-tools.js'
 import { until } from '../support/wait.js'
-import { it as base } from '../support/fixtures.js'
+import { dashboardTest, failedLoad, heading, openTab, unexpected } from '../support/dashboard-browser.js'
 
 /** Three wrong passwords a window, and a window longer than the SDK's longest wait before a retry (30 s): the page shows the 429 at once. */
 const FAILURES_MAX = 3
 const FAILURES_WINDOW_MS = 45_000
 
-const it = base
-  .extend({
-    pipelineOptions: {
-      label: 'dashboard-access',
-      env: { AUTH_FAILURES_MAX: String(FAILURES_MAX), AUTH_FAILURES_WINDOW_MS: String(FAILURES_WINDOW_MS) },
-    },
-  })
-  // The gateway on a real port, for the browser; closed with the pipeline.
-  .extend('baseUrl', { scope: 'file' }, ({ pipeline }) => pipeline.app.listen({ host: '127.0.0.1', port: 0 }))
-  // One browser for the file, closed before the gateway it talks to.
-  .extend('browser', { scope: 'file' }, async ({ baseUrl: _ }, { onCleanup }): Promise<Browser> => {
-    const browser = await launchChromium()
-    onCleanup(() => browser.close())
-    return browser
-  })
+const it = dashboardTest({
+  label: 'dashboard-access',
+  env: { AUTH_FAILURES_MAX: String(FAILURES_MAX), AUTH_FAILURES_WINDOW_MS: String(FAILURES_WINDOW_MS) },
+})
 
 // A browser on a 2-core machine beside three other files: seconds per page, not milliseconds.
 vi.setConfig({ testTimeout: 180_000 })
 
-const DESKTOP = { width: 1280, height: 800 }
-
-interface Tab {
-  context: BrowserContext
-  page: Page
-  /** Console errors and uncaught exceptions, each with the URL it is about. */
-  problems: string[]
-}
-
-/** A fresh browser context (its own cookies) and page, closed when the test ends; it records the page's console errors. */
-async function openTab(browser: Browser, baseUrl: string): Promise<Tab> {
-  const context = await browser.newContext({ baseURL: baseUrl, viewport: DESKTOP, locale: 'es-ES' })
-  onTestFinished(() => context.close())
-  context.setDefaultTimeout(30_000)
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`${message.text()} [${message.location().url}]`)
-  })
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
-  return { context, page, problems }
-}
-
-/** The console errors left once those a test provoked on purpose (each a pattern) are taken out. */
-const unexpected = (problems: string[], allowed: RegExp[] = []) => problems.filter((problem) => !allowed.some((pattern) => pattern.test(problem)))
-
-/** Chromium's line for an answer with that status to that path. */
-const failedLoad = (status: number, path: string) => new RegExp(`status of ${status} .*\\[http://127\\.0\\.0\\.1:\\d+${path.replace(/[/?]/g, '\\$&')}\\]$`)
-
-const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true })
 const nav = (page: Page) => page.getByRole('navigation', { name: 'Principal' })
 const alert = (page: Page) => page.getByRole('alert')
 

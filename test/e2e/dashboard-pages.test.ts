@@ -18,17 +18,13 @@ import { cardSvg, logoSvg, signatureSvg } from '../support/artwork.js'
 import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
 import { adminClient, publicClient } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
-import { launchChromium } from '../support/system-tools.js'
 import { until } from '../support/wait.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-import { it as base } from '../support/fixtures.js'
+import { DESKTOP, PHONE, dashboardTest } from '../support/dashboard-browser.js'
 import type { Pipeline } from '../support/pipeline.js'
 
 const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS === '1' ? new URL('../../docs/dashboard/', import.meta.url) : undefined
-
-const DESKTOP = { width: 1280, height: 800 }
-const PHONE = { width: 375, height: 740 }
 
 /** The recipients of the account's letters: Spanish names and real postcodes, one abroad. */
 const recipients = {
@@ -143,14 +139,7 @@ async function usedAccount(pipeline: Pipeline, onCleanup: (fn: () => Promise<voi
   return { accountId: account.id, owner, letterId: printed.lucia, invitation: new URL(pending.invitationUrl) }
 }
 
-const it = base
-  .extend({ pipelineOptions: { label: 'dashboard-pages', env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_ALLOW_HTTP: 'true' } } })
-  .extend('baseUrl', { scope: 'file' }, ({ pipeline }) => pipeline.app.listen({ host: '127.0.0.1', port: 0 }))
-  .extend('browser', { scope: 'file' }, async ({ baseUrl: _ }, { onCleanup }): Promise<Browser> => {
-    const browser = await launchChromium()
-    onCleanup(() => browser.close())
-    return browser
-  })
+const it = dashboardTest({ label: 'dashboard-pages', env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_ALLOW_HTTP: 'true' } })
   // The first test to ask waits for it: the account made and its letters printed.
   .extend('used', { scope: 'file' }, async ({ pipeline }, { onCleanup }) => usedAccount(pipeline, onCleanup))
 

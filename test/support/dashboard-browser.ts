@@ -1,0 +1,54 @@
+import { onTestFinished } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { it as base } from './fixtures.js'
+import type { PipelineOptions } from './pipeline.js'
+import { launchChromium } from './system-tools.js'
+
+/**
+ * The dashboard's browser tests' set-up: the file's pipeline (`options`) with its gateway on a
+ * real port (`baseUrl`), and one chromium for the file (`browser`), closed before that gateway.
+ */
+export function dashboardTest(options: PipelineOptions) {
+  return base
+    .extend({ pipelineOptions: options })
+    .extend('baseUrl', { scope: 'file' }, ({ pipeline }) => pipeline.app.listen({ host: '127.0.0.1', port: 0 }))
+    .extend('browser', { scope: 'file' }, async ({ baseUrl: _ }, { onCleanup }): Promise<Browser> => {
+      const browser = await launchChromium()
+      onCleanup(() => browser.close())
+      return browser
+    })
+}
+
+export const DESKTOP = { width: 1280, height: 800 }
+export const PHONE = { width: 375, height: 740 }
+
+export interface Tab {
+  context: BrowserContext
+  page: Page
+  /** Console errors and uncaught exceptions, each with the URL it is about. */
+  problems: string[]
+}
+
+/** A fresh browser context (its own cookies) and page, closed when the test ends; it records the page's console errors. */
+export async function openTab(browser: Browser, baseUrl: string, viewport = DESKTOP): Promise<Tab> {
+  const context = await browser.newContext({ baseURL: baseUrl, viewport, locale: 'es-ES', timezoneId: 'Europe/Madrid' })
+  onTestFinished(() => context.close())
+  context.setDefaultTimeout(30_000)
+  const page = await context.newPage()
+  const problems: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`${message.text()} [${message.location().url}]`)
+  })
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
+  return { context, page, problems }
+}
+
+/** The console errors left once those a test provoked on purpose (each a pattern) are taken out. */
+export const unexpected = (problems: string[], allowed: RegExp[] = []) => problems.filter((problem) => !allowed.some((pattern) => pattern.test(problem)))
+
+/** Chromium's line for an answer with that status to that path. */
+export const failedLoad = (status: number, path: string) =>
+  new RegExp(`status of ${status} .*\\[http://127\\.0\\.0\\.1:\\d+${path.replace(/[/?]/g, '\\$&')}\\]$`)
+
+/** A page's title, its one h1. */
+export const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true })
