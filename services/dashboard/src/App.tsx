@@ -1,5 +1,5 @@
 import { lazy, Suspense, type ReactNode } from 'react'
-import { Route, Routes } from 'react-router'
+import { Link, Route, Routes } from 'react-router'
 import { useSession } from './api'
 import { Shell } from './components/Shell'
 import { ErrorBox, Loading } from './components/Status'
@@ -95,6 +95,9 @@ function NotFoundPage() {
   return (
     <Page title="Página no encontrada">
       <p>La dirección no corresponde a ninguna página del panel. Usa el menú para ir a otra página.</p>
+      <p>
+        <Link to="/">Volver al inicio</Link>
+      </p>
     </Page>
   )
 }

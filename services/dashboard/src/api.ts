@@ -2,7 +2,7 @@
 // their own, so a change of the API's shapes is fixed here.
 import { useInfiniteQuery, useMutation, useQueries, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query'
 import type { paths } from '@letters/sdk'
-import { client, isUnauthorized, readCookie } from './client'
+import { authClient, client, isUnauthorized, readCookie } from './client'
 import type { LetterStatus, Role } from './labels'
 
 // ---------------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ export function useSignIn() {
   return useMutation({
     // A 401 here is a wrong password, not an ended session: the global handler leaves it alone.
     meta: { signIn: true },
-    mutationFn: async (credentials: { email: string; password: string }) => body(await client.POST('/session', { body: credentials })).user,
+    mutationFn: async (credentials: { email: string; password: string }) => body(await authClient.POST('/session', { body: credentials })).user,
     onSuccess: (user) => signedIn(queryClient, user),
   })
 }
@@ -105,7 +105,7 @@ export function useInvitation(token: string) {
   return useQuery({
     queryKey: ['invitation', token],
     // A POST with the token in its body: a URL's path is written to access logs, a body is not.
-    queryFn: async ({ signal }) => body(await client.POST('/invitations/lookup', { body: { token }, signal })),
+    queryFn: async ({ signal }) => body(await authClient.POST('/invitations/lookup', { body: { token }, signal })),
     enabled: token !== '',
     retry: false,
   })
@@ -115,7 +115,7 @@ export function useAcceptInvitation(token: string) {
   const queryClient = useQueryClient()
   return useMutation({
     meta: { signIn: true },
-    mutationFn: async (password: string) => body(await client.POST('/invitations/accept', { body: { token, password } })).user,
+    mutationFn: async (password: string) => body(await authClient.POST('/invitations/accept', { body: { token, password } })).user,
     onSuccess: (user) => signedIn(queryClient, user),
   })
 }
@@ -417,7 +417,7 @@ export function useRetryDelivery(id: string) {
 export function useEvents() {
   return useInfiniteQuery({
     queryKey: ['events'],
-    queryFn: async ({ pageParam, signal }) => body(await client.GET('/events', { params: { query: { limit: 20, cursor: pageParam } }, signal })),
+    queryFn: async ({ pageParam, signal }) => body(await client.GET('/events', { params: { query: { limit: 10, cursor: pageParam } }, signal })),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.nextCursor ?? undefined,
   })

@@ -9,16 +9,27 @@ export function readCookie(name: string): string | undefined {
   return undefined
 }
 
+const session = {
+  baseUrl: window.location.origin,
+  csrfToken: () => readCookie('letters_csrf'),
+  // A person is waiting: a Retry-After longer than 2 s comes back at once as the 429, whose
+  // Spanish message the page shows, instead of a button that says "Un momento" for half a minute.
+  maxRetryDelayMs: 2000,
+}
+
 /**
- * The one client of the API, in session mode: no key, the browser sends the session cookie, and
+ * The client of the API, in session mode: no key, the browser sends the session cookie, and
  * every request that changes something carries the CSRF token the server set beside it. One retry:
  * a person is waiting and can press the button again.
  */
-export const client = createClient({
-  baseUrl: window.location.origin,
-  csrfToken: () => readCookie('letters_csrf'),
-  retries: 1,
-})
+export const client = createClient({ ...session, retries: 1 })
+
+/**
+ * The client of the requests that carry a password or an invitation's token: never sent again
+ * behind the person's back. A 429 (too many tries) is shown at once, and pressing the button
+ * again is the person's choice.
+ */
+export const authClient = createClient({ ...session, retries: 0 })
 
 export { LettersApiError, LettersConnectionError }
 

@@ -1,4 +1,5 @@
 // Spanish names of the API's codes, in one place: what people read instead of `address_rejected`.
+import { formatCount } from './format'
 
 /**
  * Copied from packages/contracts/src/letter-statuses.ts (letterStatuses, letterStatusNames,
@@ -19,6 +20,24 @@ export const letterStatusNames: Record<LetterStatus, string> = {
   cancelled: 'cancelada',
   failed: 'fallida',
 }
+
+/** The statuses after a count of letters, agreeing with it: "1 impresa", "5 impresas". */
+const letterStatusPlurals: Record<LetterStatus, string> = {
+  scheduled: 'programadas',
+  received: 'recibidas',
+  ready_for_print: 'listas para imprimir',
+  printing: 'en impresión',
+  printed: 'impresas',
+  mailed: 'enviadas',
+  address_rejected: 'con la dirección rechazada',
+  cancelled: 'canceladas',
+  failed: 'fallidas',
+}
+const letterStatusSingulars: Partial<Record<LetterStatus, string>> = { address_rejected: 'con la dirección rechazada' }
+
+/** The words after a count of letters in a status, as every count meets its words here (formatCount): "impresa" for 1, "impresas" for 5. */
+export const statusWords = (status: LetterStatus, count: number) =>
+  count === 1 ? (letterStatusSingulars[status] ?? letterStatusNames[status]) : letterStatusPlurals[status]
 
 /** A status as a heading or a table cell shows it: capitalised. */
 export const statusName = (status: string) => capitalise(letterStatusNames[status as LetterStatus] ?? status)
@@ -63,4 +82,59 @@ export function eventTypeName(type: string): string {
 
 export function capitalise(text: string): string {
   return text.charAt(0).toLocaleUpperCase('es-ES') + text.slice(1)
+}
+
+/** The API's names of a letter's recipient fields, as the address check's corrections name them. */
+const addressFieldNames: Record<string, string> = {
+  name: 'nombre',
+  surname: 'apellidos',
+  company: 'empresa',
+  address: 'dirección',
+  zip: 'código postal',
+  city: 'ciudad',
+  province: 'provincia',
+  country: 'país',
+}
+
+/**
+ * The details of a letter's history as the workers write them (services/production-worker,
+ * packages/letters, packages/pipeline, services/address-worker), in the words of someone who sends
+ * letters: no printer's queue ("spool"), batch id, print journal or "operaciones". A detail not
+ * known here is shown as it is.
+ */
+const eventDetails: [RegExp, (...groups: string[]) => string][] = [
+  // produce-letter.ts: `Entregada a la impresora (${printer}): tarjeta y sobre`, or al plóter.
+  [
+    /^Entregada (al plóter|a la impresora) \([^)]*\): (.+)$/,
+    (to, what) => `Enviada ${to === 'al plóter' ? 'a la máquina que la escribe' : 'a la impresora'}: ${what}`,
+  ],
+  // on-paper.ts, batchPrintedDetail: `Entregada a la impresora en el lote ${batchId} (n.º ${n} de ${count})`, and from the print journal.
+  [
+    /^Entregada a la impresora en el lote \S+ \(n\.º \d+ de (\d+)\)(?:, según el diario de impresión)?$/,
+    (count) => (Number(count) > 1 ? `Enviada a la impresora junto con ${formatCount(Number(count) - 1, 'carta más', 'cartas más')}` : 'Enviada a la impresora'),
+  ],
+  // on-paper.ts, JOURNAL_PRINTED_DETAIL.
+  [
+    /^Ya se había entregado a la impresora, según el diario de impresión: no se vuelve a imprimir$/,
+    () => 'Ya se había enviado a la impresora: no se vuelve a imprimir',
+  ],
+  // produce-letter.ts, claimDetail and markFailed; ops-retry.ts, RETRIED_DETAIL.
+  [/^En producción de nuevo: reintento pedido por operaciones$/, () => 'En producción de nuevo: nuestro equipo lo ha pedido'],
+  [/^Reintento de producción pedido por operaciones$/, () => 'Nuestro equipo ha pedido producirla de nuevo'],
+  [/^La producción falló(.*); operaciones revisará la carta$/, (attempts) => `La producción falló${attempts}; nuestro equipo revisará la carta`],
+  // normalize-letter.ts: `Dirección corregida: ${field} (${reason}), …`, with the API's field names.
+  [
+    /^Dirección corregida: (.+)$/,
+    (changes) =>
+      `Dirección corregida: ${changes.replace(/(^|, )([a-z]+) \(/g, (_match, comma: string, field: string) => `${comma}${addressFieldNames[field] ?? field} (`)}`,
+  ],
+]
+
+/** A letter event's detail in plain Spanish (see eventDetails); an unknown one as it is. */
+export function eventDetailText(detail: string): string {
+  for (const [pattern, text] of eventDetails) {
+    const match = pattern.exec(detail)
+    if (match) return text(...match.slice(1).map((group) => group ?? ''))
+  }
+  return detail
 }

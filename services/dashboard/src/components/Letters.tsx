@@ -40,16 +40,20 @@ export function LettersTable({ cards, caption }: { cards: CardSummary[]; caption
         <tbody>
           {cards.map((card) => (
             <tr key={card.id}>
-              <td>
+              <td className="cell-title">
                 <Link to={`/cartas/${card.id}`}>{recipientName(card)}</Link>
                 {!card.livemode && <span className="tag">Prueba</span>}
               </td>
-              <td>{recipientPlace(card)}</td>
-              <td>
+              <td data-label="Ciudad">{recipientPlace(card)}</td>
+              <td data-label="Estado">
                 <StatusBadge status={card.status} />
               </td>
-              <td className="nowrap">{formatDateTime(card.createdAt)}</td>
-              <td className="numeric">{formatCredits(card.cost)}</td>
+              <td className="nowrap" data-label="Fecha">
+                {formatDateTime(card.createdAt)}
+              </td>
+              <td className="numeric" data-label="Coste">
+                {formatCredits(card.cost)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -2,6 +2,7 @@ import { Suspense, useEffect, useState, type MouseEvent, type ReactNode } from '
 import { NavLink, useLocation, useNavigate } from 'react-router'
 import { useSignOut } from '../api'
 import { permissions, useUser, type Permission } from '../session'
+import { Email } from './Email'
 import { ErrorBox, Loading } from './Status'
 
 const links: { to: string; label: string; needs?: Permission }[] = [
@@ -48,12 +49,18 @@ export function Shell({ children }: { children: ReactNode }) {
       <header className="site-header">
         <span className="brand">Cartas a mano</span>
         {/* Shown on a phone only, where it folds the menu; first after the name, as it is seen. */}
-        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+        <button
+          type="button"
+          className="button-secondary menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
           Menú
         </button>
         <div className="account">
           <span className="account-name">{user.accountName}</span>
-          <span className="account-email">{user.email}</span>
+          <Email address={user.email} className="account-email" />
         </div>
         <button type="button" className="button-secondary sign-out" onClick={leave} disabled={signOut.isPending}>
           Salir

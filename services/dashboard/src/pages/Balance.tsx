@@ -52,6 +52,7 @@ export default function BalancePage() {
                   <tr>
                     <th scope="col">Fecha</th>
                     <th scope="col">Concepto</th>
+                    <th scope="col">Motivo</th>
                     <th scope="col" className="numeric">
                       Importe
                     </th>
@@ -66,10 +67,11 @@ export default function BalancePage() {
                     const amount = movement.amount
                     return (
                       <tr key={movement.id}>
-                        <td className="nowrap">{formatDateTime(movement.createdAt)}</td>
-                        <td>
+                        <td className="nowrap" data-label="Fecha">
+                          {formatDateTime(movement.createdAt)}
+                        </td>
+                        <td data-label="Concepto">
                           {movementKindNames[movement.kind] ?? movement.kind}
-                          {movement.reason && <span className="hint"> · {movement.reason}</span>}
                           {movement.cardId && (
                             <>
                               {' · '}
@@ -77,11 +79,14 @@ export default function BalancePage() {
                             </>
                           )}
                         </td>
-                        <td className={`numeric ${amount < 0 ? 'amount-out' : 'amount-in'}`}>
+                        <td data-label="Motivo">{movement.reason || '—'}</td>
+                        <td className={`numeric ${amount < 0 ? 'amount-out' : 'amount-in'}`} data-label="Importe">
                           {amount > 0 ? '+' : ''}
                           {formatCredits(amount)}
                         </td>
-                        <td className="numeric">{formatCredits(movement.balanceAfter)}</td>
+                        <td className="numeric" data-label="Saldo después">
+                          {formatCredits(movement.balanceAfter)}
+                        </td>
                       </tr>
                     )
                   })}

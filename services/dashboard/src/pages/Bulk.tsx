@@ -2,7 +2,7 @@ import { useMemo, useRef, useState, type ChangeEvent } from 'react'
 import { Link } from 'react-router'
 import { useBulkDryRun, useBulkSend, useCampaigns, type BulkResult, type Campaign } from '../api'
 import { LettersApiError } from '../client'
-import { Field } from '../components/Field'
+import { Field, FilePicker } from '../components/Field'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading, Notice } from '../components/Status'
 import { countryCode } from '../countries'
@@ -121,6 +121,7 @@ export default function BulkPage() {
   const [campaignId, setCampaignId] = useState('')
   const [file, setFile] = useState<{ name: string; table: CsvTable }>()
   const [fileError, setFileError] = useState<string>()
+  const [fileName, setFileName] = useState<string>()
   const [chosen, setChosen] = useState<Record<number, Target>>({})
   const [review, setReview] = useState<Review>()
   const [sent, setSent] = useState<{ result: BulkResult; rows: number[] }>()
@@ -148,6 +149,7 @@ export default function BulkPage() {
     setFile(undefined)
     setFileError(undefined)
     const chosenFile = event.target.files?.[0]
+    setFileName(chosenFile?.name)
     if (!chosenFile) return
     try {
       const text = utf8.decode(await chosenFile.arrayBuffer())
@@ -258,13 +260,15 @@ export default function BulkPage() {
             .
           </p>
         )}
-        <Field
+        <FilePicker
           label="Archivo CSV"
+          button="Elegir archivo CSV"
           hint="Separado por comas o por punto y coma, guardado en UTF-8, con una fila de cabecera y hasta 1000 filas."
+          accept=".csv,text/csv"
+          fileName={fileName}
           error={fileError}
-        >
-          {(props) => <input {...props} type="file" accept=".csv,text/csv" onChange={(event) => void chooseFile(event)} />}
-        </Field>
+          onChange={(event) => void chooseFile(event)}
+        />
         <p>
           <a href={`data:text/csv;charset=utf-8,${encodeURIComponent(toCsv(templateHeader, []))}`} download={`plantilla-${campaign.name}.csv`}>
             Descargar una plantilla para esta campaña
@@ -275,9 +279,7 @@ export default function BulkPage() {
       {file && mapping && (
         <section className="stack">
           <h2 id="bulk-columns">2. Columnas</h2>
-          <p>
-            <strong>{file.name}</strong>: {formatCount(file.table.rows.length, 'fila', 'filas')} con datos.
-          </p>
+          <p>El archivo tiene {formatCount(file.table.rows.length, 'fila', 'filas')} con datos.</p>
           {tooMany && (
             <div role="alert" className="notice notice-error">
               <p>El archivo tiene más de {MAX_ROWS} filas: divídelo en varios archivos.</p>
@@ -390,10 +392,10 @@ export default function BulkPage() {
                   }
                   return (
                     <tr key={index} className={errors ? 'row-error' : undefined}>
-                      <td>{row.line}</td>
-                      <td>{`${cell('name')} ${cell('surname')}`.trim() || '—'}</td>
-                      <td>{cell('city') || '—'}</td>
-                      <td>
+                      <td data-label="Fila">{row.line}</td>
+                      <td data-label="Destinatario">{`${cell('name')} ${cell('surname')}`.trim() || '—'}</td>
+                      <td data-label="Ciudad">{cell('city') || '—'}</td>
+                      <td data-label="Resultado">
                         {errors ? (
                           <ul className="row-errors">
                             {errors.map((message) => (

@@ -38,10 +38,12 @@ export default function CampaignsPage() {
                   <tbody>
                     {campaign.variables.map((variable) => (
                       <tr key={variable.name}>
-                        <td className="mono">{variable.name}</td>
-                        <td>{variable.defaultValue ?? <em>Obligatoria</em>}</td>
-                        <td>{variable.example || '—'}</td>
-                        <td className="numeric">{variable.maxSize} caracteres</td>
+                        <td className="mono cell-title">{variable.name}</td>
+                        <td data-label="Si falta">{variable.defaultValue ?? <em>Obligatoria</em>}</td>
+                        <td data-label="Ejemplo">{variable.example || '—'}</td>
+                        <td className="numeric" data-label="Máximo">
+                          {variable.maxSize} caracteres
+                        </td>
                       </tr>
                     ))}
                   </tbody>

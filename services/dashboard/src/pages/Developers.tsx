@@ -72,10 +72,14 @@ function ApiKeys() {
             <tbody>
               {keys.data.map((key) => (
                 <tr key={key.id}>
-                  <td className="mono">{key.prefix}…</td>
-                  <td>{modeNames[key.mode] ?? key.mode}</td>
-                  <td className="nowrap">{formatDateTime(key.createdAt)}</td>
-                  <td>
+                  <td className="mono" data-label="Clave">
+                    {key.prefix}…
+                  </td>
+                  <td data-label="Modo">{modeNames[key.mode] ?? key.mode}</td>
+                  <td className="nowrap" data-label="Creada">
+                    {formatDateTime(key.createdAt)}
+                  </td>
+                  <td className="cell-actions">
                     <button type="button" className="button-secondary button-small" onClick={() => setRevoking(key)}>
                       Revocar
                     </button>
@@ -263,7 +267,7 @@ function Endpoint({ endpoint }: { endpoint: WebhookEndpoint }) {
 
   return (
     <article className="card stack" aria-labelledby={headingId}>
-      <h3 id={headingId} className="mono break">
+      <h3 id={headingId} className="mono break endpoint-url">
         {endpoint.url}
       </h3>
       <p>
@@ -316,19 +320,26 @@ function Endpoint({ endpoint }: { endpoint: WebhookEndpoint }) {
                 {attempts.map((attempt) => {
                   const latest = !seen.has(attempt.eventId)
                   seen.add(attempt.eventId)
+                  // Only a delivery that did not get through (failed, or waiting for its next attempt) is worth sending again.
+                  const retryable = latest && !endpoint.disabled && attempt.outcome !== 'delivered'
                   return (
                     <tr key={`${attempt.eventId}-${attempt.attempt}`}>
-                      <td className="nowrap">{formatDateTime(attempt.at)}</td>
-                      <td>{eventTypeName(attempt.type)}</td>
-                      <td className="numeric">{attempt.attempt}</td>
-                      <td>{attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (deliveryErrorNames[attempt.error ?? ''] ?? 'Sin respuesta')}</td>
-                      <td>
+                      <td className="nowrap" data-label="Fecha">
+                        {formatDateTime(attempt.at)}
+                      </td>
+                      <td data-label="Evento">{eventTypeName(attempt.type)}</td>
+                      <td className="numeric" data-label="Intento">
+                        {attempt.attempt}
+                      </td>
+                      <td data-label="Respuesta">
+                        {attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : (deliveryErrorNames[attempt.error ?? ''] ?? 'Sin respuesta')}
+                      </td>
+                      <td data-label="Resultado">
                         {deliveryOutcomeNames[attempt.outcome] ?? attempt.outcome}
                         {attempt.nextAttemptAt && <span className="hint"> · próximo intento {formatDateTime(attempt.nextAttemptAt)}</span>}
                       </td>
-                      <td>
-                        {latest &&
-                          !endpoint.disabled &&
+                      <td className="cell-actions">
+                        {retryable &&
                           (retried.has(attempt.eventId) ? (
                             <span role="status">Reenviada</span>
                           ) : (
@@ -402,12 +413,16 @@ function Events() {
               <tbody>
                 {rows.map((event) => (
                   <tr key={event.id}>
-                    <td className="nowrap">{formatDateTime(event.occurredAt)}</td>
-                    <td>{eventTypeName(event.type)}</td>
-                    <td>
+                    <td className="nowrap" data-label="Fecha">
+                      {formatDateTime(event.occurredAt)}
+                    </td>
+                    <td data-label="Evento">{eventTypeName(event.type)}</td>
+                    <td data-label="Carta">
                       <Link to={`/cartas/${event.data.id}`}>{`${event.data.recipient.name} ${event.data.recipient.surname}`.trim() || event.data.code}</Link>
                     </td>
-                    <td className="mono small">{event.id}</td>
+                    <td className="mono small event-id cell-stacked" data-label="Id del evento" title={event.id}>
+                      {event.id}
+                    </td>
                   </tr>
                 ))}
               </tbody>

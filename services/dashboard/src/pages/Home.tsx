@@ -5,7 +5,7 @@ import { LettersTable } from '../components/Letters'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading } from '../components/Status'
 import { formatCount, formatCredits } from '../format'
-import { letterStatuses, statusName } from '../labels'
+import { letterStatuses, statusWords } from '../labels'
 import { permissions, useUser } from '../session'
 
 const DAYS = 30
@@ -93,7 +93,7 @@ export function HomePage() {
                 .map((status) => (
                   <li key={status}>
                     <Link to={`/cartas?estado=${status}&desde=${period.fromDay}`}>
-                      <span className="stat-count">{stats.data.byStatus[status]}</span> {statusName(status)}
+                      <span className="stat-count">{stats.data.byStatus[status]}</span> {statusWords(status, stats.data.byStatus[status] ?? 0)}
                     </Link>
                   </li>
                 ))}

@@ -2,6 +2,7 @@ import { useRef, useState, type FormEvent } from 'react'
 import { useLocation, useNavigate } from 'react-router'
 import { useAcceptInvitation, useInvitation } from '../api'
 import { BareLayout } from '../components/Bare'
+import { Email } from '../components/Email'
 import { Field } from '../components/Field'
 import { PageTitle } from '../components/Page'
 import { ErrorBox, Loading } from '../components/Status'
@@ -50,14 +51,16 @@ export default function InvitationPage() {
           <ErrorBox error={invitation.error} />
         ) : (
           <>
-            <dl className="facts">
+            <dl className="facts facts-stack">
               <div>
                 <dt>Cuenta</dt>
                 <dd>{invitation.data.accountName}</dd>
               </div>
               <div>
                 <dt>Correo electrónico</dt>
-                <dd>{invitation.data.email}</dd>
+                <dd>
+                  <Email address={invitation.data.email} />
+                </dd>
               </div>
               <div>
                 <dt>Rol</dt>

@@ -7,7 +7,7 @@ import { recipientName, StatusBadge } from '../components/Letters'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading, Notice } from '../components/Status'
 import { formatCredits, formatDateTime } from '../format'
-import { cancellableStatuses, erasableStatuses, inkName, statusName } from '../labels'
+import { cancellableStatuses, erasableStatuses, eventDetailText, inkName, statusName } from '../labels'
 import { useCan } from '../session'
 
 export default function LetterPage() {
@@ -92,7 +92,7 @@ function LetterView({ card }: { card: Card }) {
               <li key={`${event.at}-${index}`}>
                 <span className="timeline-status">{statusName(event.status)}</span>
                 <span className="timeline-date">{formatDateTime(event.at)}</span>
-                {event.detail && <span className="timeline-detail">{event.detail}</span>}
+                {event.detail && <span className="timeline-detail">{eventDetailText(event.detail)}</span>}
               </li>
             ))}
         </ol>

@@ -272,10 +272,10 @@ function NewLetterForm({ company, fonts }: { company: CompanyData; fonts: Font[]
               </select>
             )}
           </Field>
-          <Field label="Firma" error={errorOf('signatureId')}>
+          <Field label="Firma" hint="Sin firma dibujada, la carta se firma con el nombre del remitente." error={errorOf('signatureId')}>
             {(props) => (
               <select {...props} {...control('signatureId')}>
-                <option value="">Sin firma dibujada (firma con el nombre del remitente)</option>
+                <option value="">Sin firma dibujada</option>
                 {company.signatures.map((signature) => (
                   <option key={signature.id} value={signature.id}>
                     {signature.name}

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import { useChangeRole, useInviteUser, useRemoveUser, useUsers, type TeamUser } from '../api'
 import { ConfirmDialog, OneTimeSecret } from '../components/Dialog'
+import { Email } from '../components/Email'
 import { Field } from '../components/Field'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading, Notice } from '../components/Status'
@@ -53,14 +54,17 @@ export default function TeamPage() {
                   const chosen = roleChoice[user.id] ?? user.role
                   return (
                     <tr key={user.id}>
-                      <th scope="row" className="break">
-                        {user.email}
+                      <th scope="row" className="person">
+                        <Email address={user.email} />
                         {user.id === me.id && <span className="tag">Tú</span>}
                       </th>
-                      <td>{user.status === 'invited' ? 'Invitación pendiente' : 'Activo'}</td>
-                      <td className="nowrap">{formatDate(user.createdAt)}</td>
-                      <td>
-                        <div className="inline-form">
+                      <td data-label="Estado">{user.status === 'invited' ? 'Invitación pendiente' : 'Activo'}</td>
+                      <td className="nowrap" data-label="Desde">
+                        {formatDate(user.createdAt)}
+                      </td>
+                      <td data-label="Rol">
+                        {/* The button shows once another role is chosen: until then there is nothing to change. */}
+                        <div className="role-change">
                           <select
                             aria-label={`Rol de ${user.email}`}
                             value={chosen}
@@ -72,19 +76,16 @@ export default function TeamPage() {
                               </option>
                             ))}
                           </select>
-                          <button
-                            type="button"
-                            className="button-secondary button-small"
-                            disabled={chosen === user.role}
-                            onClick={() => setChanging({ user, role: chosen })}
-                          >
-                            Cambiar rol
-                          </button>
+                          {chosen !== user.role && (
+                            <button type="button" className="button-small" onClick={() => setChanging({ user, role: chosen })}>
+                              Cambiar rol<span className="visually-hidden"> de {user.email}</span>
+                            </button>
+                          )}
                         </div>
                       </td>
-                      <td>
+                      <td className="cell-actions">
                         <button type="button" className="button-secondary button-small" onClick={() => setRemoving(user)}>
-                          Quitar
+                          Quitar<span className="visually-hidden"> a {user.email}</span>
                         </button>
                       </td>
                     </tr>
