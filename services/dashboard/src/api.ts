@@ -170,6 +170,7 @@ export function useEnvelopeDesigns(ids: string[]) {
 
 /** Images the browser loads itself (with the session cookie): plain URLs, no request of ours. */
 export const cardDesignPreviewUrl = (id: string) => `/card-designs/${encodeURIComponent(id)}/preview`
+export const envelopeLogoUrl = (id: string) => `/envelope-designs/${encodeURIComponent(id)}/preview`
 export const fontPreviewUrl = (name: string) => `/fonts/${encodeURIComponent(name)}/preview`
 export const proofPageUrl = (cardId: string, page: number) => `/cards/${encodeURIComponent(cardId)}/proof.png?page=${page}`
 export const proofPdfUrl = (cardId: string) => `/cards/${encodeURIComponent(cardId)}/proof`

@@ -6,7 +6,7 @@ import { PrintSpec } from '@letters/contracts'
 import { artworks, letters } from '@letters/db'
 import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/support/artwork'
 import { it } from '@letters/test/support/fixtures'
-import { UNKNOWN_ID, expectError, singleLetter } from './helpers.js'
+import { UNKNOWN_ID, expectError, publicClient, singleLetter } from './helpers.js'
 
 const artworkCount = async (app: { db: import('@letters/db').Db }, ownerId: string) =>
   (await app.db.select({ n: count() }).from(artworks).where(eq(artworks.ownerId, ownerId)))[0]!.n
@@ -286,6 +286,36 @@ describe('the public API shows designs', () => {
     expect(info.width).toBeLessThanOrEqual(1000)
     // The corner of the artwork is its background: red, where the blank card was white.
     expect([data[0]! > 240, data[1]! < 15, data[2]! < 15]).toEqual([true, true, true])
+  })
+
+  it("previews an envelope's logo and a signature's drawing as PNGs; 404 without one, for another account's or an id that is none", async ({
+    client,
+    account,
+    admin,
+    gateway,
+  }) => {
+    const under = `/admin/accounts/${account.id}`
+    expectError(await client.get(`/envelope-designs/${account.envelopeDesignId}/preview`), 404, 'Not Found', 'El diseño de sobre no existe o no tiene logotipo')
+    expectError(await client.get(`/signatures/${account.signatureId}/preview`), 404, 'Not Found', 'La firma no existe o no tiene dibujo')
+    expect((await admin.put(`${under}/envelope-designs/${account.envelopeDesignId}/artwork`, logoSvg, 'image/svg+xml')).statusCode).toBe(200)
+    expect((await admin.put(`${under}/signatures/${account.signatureId}/artwork`, signatureSvg, 'image/svg+xml')).statusCode).toBe(200)
+    for (const url of [`/envelope-designs/${account.envelopeDesignId}/preview`, `/signatures/${account.signatureId}/preview`]) {
+      const response = await client.get(url)
+      expect(response.statusCode, url).toBe(200)
+      expect(response.headers['content-type']).toBe('image/png')
+      const { info, data } = await sharp(response.rawPayload).flatten({ background: '#ffffff' }).raw().toBuffer({ resolveWithObject: true })
+      expect(info.width).toBeLessThanOrEqual(1000)
+      // Something is drawn: not every pixel is the first one's colour.
+      const first = data.subarray(0, info.channels)
+      let differing = 0
+      for (let at = 0; at < data.length; at += info.channels) if (data[at] !== first[0] || data[at + 1] !== first[1] || data[at + 2] !== first[2]) differing++
+      expect(differing).toBeGreaterThan(100)
+    }
+    const { adminAccount } = await import('@letters/test/support/accounts')
+    const other = await adminAccount(gateway)
+    expectError(await publicClient(gateway, other.apiKey).get(`/signatures/${account.signatureId}/preview`), 404, 'Not Found')
+    expectError(await publicClient(gateway, other.apiKey).get(`/envelope-designs/${account.envelopeDesignId}/preview`), 404, 'Not Found')
+    expectError(await client.get('/signatures/no-es-un-id/preview'), 404, 'Not Found')
   })
 })
 

@@ -1,4 +1,4 @@
-import { cardDesignPreviewUrl, fontPreviewUrl, useCompanyData, useEnvelopeDesigns, useFonts } from '../api'
+import { cardDesignPreviewUrl, envelopeLogoUrl, fontPreviewUrl, useCompanyData, useEnvelopeDesigns, useFonts } from '../api'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading } from '../components/Status'
 
@@ -44,7 +44,9 @@ export default function DesignsPage() {
                       {details?.paperColor && <span className="swatch" style={{ background: details.paperColor }} aria-hidden="true" />}
                       <strong>{design.name}</strong>
                       {details && <span className="hint"> · {`${details.format} (${details.size.width} × ${details.size.height} mm)`}</span>}
-                      {details?.artwork && <span className="hint"> · con logotipo</span>}
+                      {details?.artwork && (
+                        <img className="envelope-logo" src={envelopeLogoUrl(design.id)} alt={`Logotipo del sobre «${design.name}»`} loading="lazy" />
+                      )}
                     </li>
                   )
                 })}

@@ -202,6 +202,25 @@ export async function cardDesignPreview(ex: Executor, accountId: string, designI
 }
 
 /**
+ * The PNG of an envelope design's logo or a signature's drawing, as the latest version that
+ * prints (an envelope's made for its format); undefined for another account's, or for one
+ * without any.
+ */
+export async function artworkPreview(ex: Executor, accountId: string, owner: 'envelope-designs' | 'signatures', id: string): Promise<Buffer | undefined> {
+  const format =
+    owner === 'envelope-designs'
+      ? sql`(SELECT ${envelopeDesigns.format} FROM ${envelopeDesigns} WHERE ${envelopeDesigns.id} = ${id} AND ${envelopeDesigns.accountId} = ${accountId})`
+      : null
+  const [row] = await ex
+    .select({ preview: artworks.preview })
+    .from(artworks)
+    .where(and(eq(artworks.ownerId, id), eq(artworks.accountId, accountId), eq(artworks.use, artworkOwners[owner].use), sameFormat(format)))
+    .orderBy(desc(artworks.version))
+    .limit(1)
+  return row?.preview
+}
+
+/**
  * Stores a new version of an owner's artwork, checked and made ready to print first (nothing is
  * stored when the file is refused). The owner's row is locked while the version is numbered, so
  * two uploads at once get two versions. The version is stored with the format it was checked

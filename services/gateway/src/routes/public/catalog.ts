@@ -4,7 +4,7 @@ import { CardDesign, EnvelopeDesign, UUID_PATTERN, errorResponses, publicApi } f
 import { notFound } from '../../errors.js'
 import { activeCampaigns, companyData } from '../../services/catalog.js'
 import { listEntries, type CompanyKind } from '../../services/company-data.js'
-import { cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
+import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
 import { fontPreviewPng, listFonts } from '../../services/fonts.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
@@ -110,6 +110,29 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
     },
   )
+
+  for (const [owner, what, gone] of [
+    ['envelope-designs', "an envelope design's logo", 'El diseño de sobre no existe o no tiene logotipo'],
+    ['signatures', "a signature's drawing", 'La firma no existe o no tiene dibujo'],
+  ] as const) {
+    app.get(
+      `/${owner}/:id/preview`,
+      {
+        schema: {
+          summary: `A PNG of ${what}, at most 1,000 px wide`,
+          tags,
+          headers,
+          params,
+          response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => {
+        const png = await owned(request.params.id, () => artworkPreview(app.db, request.caller!.accountId, owner, request.params.id))
+        if (!png) throw notFound(gone)
+        return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+      },
+    )
+  }
 
   app.get(
     '/envelope-designs/:id',
