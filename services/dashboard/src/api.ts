@@ -168,8 +168,19 @@ export function useEnvelopeDesigns(ids: string[]) {
   })
 }
 
+export function useSignatures(ids: string[]) {
+  return useQueries({
+    queries: ids.map((id) => ({
+      queryKey: ['signature', id],
+      queryFn: async ({ signal }: { signal: AbortSignal }) => body(await client.GET('/signatures/{id}', { params: { path: { id } }, signal })),
+      staleTime: CATALOG_STALE_MS,
+    })),
+  })
+}
+
 /** Images the browser loads itself (with the session cookie): plain URLs, no request of ours. */
 export const cardDesignPreviewUrl = (id: string) => `/card-designs/${encodeURIComponent(id)}/preview`
+export const signatureDrawingUrl = (id: string) => `/signatures/${encodeURIComponent(id)}/preview`
 export const envelopeLogoUrl = (id: string) => `/envelope-designs/${encodeURIComponent(id)}/preview`
 export const fontPreviewUrl = (name: string) => `/fonts/${encodeURIComponent(name)}/preview`
 export const proofPageUrl = (cardId: string, page: number) => `/cards/${encodeURIComponent(cardId)}/proof.png?page=${page}`

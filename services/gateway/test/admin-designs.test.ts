@@ -317,6 +317,16 @@ describe('the public API shows designs', () => {
     expectError(await publicClient(gateway, other.apiKey).get(`/envelope-designs/${account.envelopeDesignId}/preview`), 404, 'Not Found')
     expectError(await client.get('/signatures/no-es-un-id/preview'), 404, 'Not Found')
   })
+
+  it("shows one signature with its drawing, null before one is uploaded; 404 for another account's", async ({ client, account, admin, gateway }) => {
+    expect((await client.get(`/signatures/${account.signatureId}`)).json()).toEqual({ id: account.signatureId, name: 'Firma', artwork: null })
+    await admin.put(`/admin/accounts/${account.id}/signatures/${account.signatureId}/artwork`, signatureSvg, 'image/svg+xml')
+    expect((await client.get(`/signatures/${account.signatureId}`)).json()).toMatchObject({ artwork: expect.objectContaining({ version: 1 }) })
+    const { adminAccount } = await import('@letters/test/support/accounts')
+    const other = await adminAccount(gateway)
+    expectError(await publicClient(gateway, other.apiKey).get(`/signatures/${account.signatureId}`), 404, 'Not Found', 'La firma no existe')
+    expectError(await client.get('/signatures/no-es-un-id'), 404, 'Not Found')
+  })
 })
 
 describe('every new route’s other answers', () => {

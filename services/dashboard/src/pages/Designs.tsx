@@ -1,4 +1,4 @@
-import { cardDesignPreviewUrl, envelopeLogoUrl, fontPreviewUrl, useCompanyData, useEnvelopeDesigns, useFonts } from '../api'
+import { cardDesignPreviewUrl, envelopeLogoUrl, fontPreviewUrl, signatureDrawingUrl, useCompanyData, useEnvelopeDesigns, useFonts, useSignatures } from '../api'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading } from '../components/Status'
 
@@ -6,6 +6,7 @@ export default function DesignsPage() {
   const company = useCompanyData()
   const fonts = useFonts()
   const envelopes = useEnvelopeDesigns(company.data?.envelopeDesigns.map((design) => design.id) ?? [])
+  const signatures = useSignatures(company.data?.signatures.map((signature) => signature.id) ?? [])
 
   return (
     <Page title="Diseños" lead="Lo que tu cuenta tiene preparado para sus cartas: tarjetas, sobres, firmas y letras.">
@@ -60,8 +61,15 @@ export default function DesignsPage() {
               <p>No hay firmas dibujadas: las cartas se firman con el nombre del remitente.</p>
             ) : (
               <ul className="plain-list">
-                {company.data.signatures.map((signature) => (
-                  <li key={signature.id}>{signature.name}</li>
+                {company.data.signatures.map((signature, index) => (
+                  <li key={signature.id}>
+                    <strong>{signature.name}</strong>
+                    {signatures[index]?.data?.artwork ? (
+                      <img className="signature-drawing" src={signatureDrawingUrl(signature.id)} alt={`Firma dibujada «${signature.name}»`} loading="lazy" />
+                    ) : (
+                      signatures[index]?.data && <span className="hint"> · sin dibujo: se firma con el nombre del remitente</span>
+                    )}
+                  </li>
                 ))}
               </ul>
             )}

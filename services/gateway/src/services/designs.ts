@@ -293,11 +293,16 @@ async function formatOf(ex: Executor, owner: ArtworkOwner, accountId: string, ow
 async function ownerView(ex: Executor, owner: ArtworkOwner, accountId: string, ownerId: string): Promise<CardDesign | EnvelopeDesign | Signature> {
   if (owner === 'card-designs') return (await findCardDesign(ex, accountId, ownerId))!
   if (owner === 'envelope-designs') return (await findEnvelopeDesign(ex, accountId, ownerId))!
+  return (await findSignature(ex, accountId, ownerId))!
+}
+
+/** One of the account's signatures, with its latest drawing's file (null when it has none). */
+export async function findSignature(ex: Executor, accountId: string, signatureId: string): Promise<Signature | undefined> {
   const [row] = await ex
     .select({ id: signatures.id, name: signatures.name })
     .from(signatures)
-    .where(and(eq(signatures.id, ownerId), eq(signatures.accountId, accountId)))
-  return { ...row!, artwork: await latestArtwork(ex, ownerId, null) }
+    .where(and(eq(signatures.id, signatureId), eq(signatures.accountId, accountId)))
+  return row && { ...row, artwork: await latestArtwork(ex, signatureId, null) }
 }
 
 /**

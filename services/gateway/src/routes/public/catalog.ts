@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CardDesign, EnvelopeDesign, UUID_PATTERN, errorResponses, publicApi } from '@letters/contracts'
+import { CardDesign, EnvelopeDesign, Signature, UUID_PATTERN, errorResponses, publicApi } from '@letters/contracts'
 import { notFound } from '../../errors.js'
 import { activeCampaigns, companyData } from '../../services/catalog.js'
 import { listEntries, type CompanyKind } from '../../services/company-data.js'
-import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../../services/designs.js'
+import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign, findSignature } from '../../services/designs.js'
 import { fontPreviewPng, listFonts } from '../../services/fonts.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
@@ -147,6 +147,22 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) =>
       (await owned(request.params.id, () => findEnvelopeDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+  )
+
+  app.get(
+    '/signatures/:id',
+    {
+      schema: {
+        summary: 'One of your signatures: its name, and its drawing when it has one',
+        tags,
+        headers,
+        params,
+        response: { 200: Signature, ...errorResponses(401, 404, 429, 500, 503) },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findSignature(app.db, request.caller!.accountId, request.params.id))) ??
+      Promise.reject(notFound('La firma no existe')),
   )
 }
 
