@@ -209,10 +209,10 @@ describe('infra/k8s', () => {
     const redisUrl = new URL(secretTemplate.stringData.REDIS_URL!)
     expect(secretTemplate.stringData.REDIS_ADDRESS).toBe(redisUrl.host)
     // Applied unedited, the gateway refuses to start rather than run with a known admin token.
-    expect(() => loadConfig({ ...configMapData(), ...secretTemplate.stringData })).toThrow(/^ADMIN_TOKEN=CHANGE-ME: must be at least 16 characters/)
+    expect(() => loadConfig({ ...configMapData(), ...secretTemplate.stringData })).toThrow(/^ADMIN_TOKEN=\(not shown\): must be at least 16 characters/)
     // And with only the admin token replaced, for the floor's token.
     expect(() => loadConfig({ ...configMapData(), ...secretTemplate.stringData, ADMIN_TOKEN: 'an-admin-token-of-32-characters!' })).toThrow(
-      /^FLOOR_TOKEN=CHANGE-ME: must be at least 16 characters/,
+      /^FLOOR_TOKEN=\(not shown\): must be at least 16 characters/,
     )
   })
 
