@@ -2,11 +2,16 @@ import { defaultClientConditions, defineConfig, loadEnv } from 'vite'
 
 // The dashboard is served by the gateway under /dashboard/ (unknown paths there get index.html),
 // so every asset URL is built under that base, and asset names are hashed so they can be cached.
-export default defineConfig(({ mode }) => {
+export default defineConfig(({ command, mode }) => {
+  // A build is the production build whatever NODE_ENV its caller runs under: a test runner sets
+  // "test", and Vite would then ship React's development build and the packages' development
+  // exports, two thirds larger.
+  if (command === 'build') process.env.NODE_ENV = 'production'
   // `npm run dev -w @letters/dashboard`: the API is the gateway of `npm start` unless LETTERS_API_URL says otherwise.
   const api = loadEnv(mode, '.', 'LETTERS_').LETTERS_API_URL ?? 'http://127.0.0.1:3000'
   return {
     base: '/dashboard/',
+
     // No React plugin is installed: Vite 8 compiles TSX with Oxc, told here to use React's automatic runtime.
     oxc: { jsx: { runtime: 'automatic', importSource: 'react' } },
     resolve: {
