@@ -1,25 +1,11 @@
 // Spanish names of the API's codes, in one place: what people read instead of `address_rejected`.
 import { formatCount } from './format'
 
-/**
- * Copied from packages/contracts/src/letter-statuses.ts (letterStatuses, letterStatusNames,
- * erasableStatuses): @letters/contracts exports only its root, which pulls TypeBox and every
- * schema into the bundle. Keep in step with that file.
- */
-export const letterStatuses = ['scheduled', 'received', 'ready_for_print', 'printing', 'printed', 'mailed', 'address_rejected', 'cancelled', 'failed'] as const
-export type LetterStatus = (typeof letterStatuses)[number]
+// Pure modules of the contracts (no TypeBox), so that the bundle takes only these lists.
+import { erasableStatuses as erasable, letterStatusNames, letterStatuses, type LetterStatus } from '@letters/contracts/letter-statuses'
+import { dashboardRoleNames, dashboardRoles, type DashboardRole } from '@letters/contracts/dashboard-roles'
 
-export const letterStatusNames: Record<LetterStatus, string> = {
-  scheduled: 'programada',
-  received: 'recibida',
-  ready_for_print: 'lista para imprimir',
-  printing: 'en impresión',
-  printed: 'impresa',
-  mailed: 'enviada',
-  address_rejected: 'dirección rechazada',
-  cancelled: 'cancelada',
-  failed: 'fallida',
-}
+export { letterStatuses, letterStatusNames, type LetterStatus }
 
 /** The statuses after a count of letters, agreeing with it: "1 impresa", "5 impresas". */
 const letterStatusPlurals: Record<LetterStatus, string> = {
@@ -42,8 +28,8 @@ export const statusWords = (status: LetterStatus, count: number) =>
 /** A status as a heading or a table cell shows it: capitalised. */
 export const statusName = (status: string) => capitalise(letterStatusNames[status as LetterStatus] ?? status)
 
-/** Where the personal data of a letter may be erased (erasableStatuses in the contracts). */
-export const erasableStatuses: readonly string[] = ['printed', 'mailed', 'cancelled', 'address_rejected', 'failed']
+/** Where the personal data of a letter may be erased. */
+export const erasableStatuses: readonly string[] = erasable
 
 /** Where the API lets a client cancel a letter (the moves into `cancelled`, packages/letters/src/transitions.ts). */
 export const cancellableStatuses: readonly string[] = ['scheduled', 'received', 'ready_for_print']
@@ -54,10 +40,9 @@ export type InkColor = (typeof inkColors)[number]
 export const inkNames: Record<InkColor, string> = { blue: 'Azul', black: 'Negra', green: 'Verde', purple: 'Morada', red: 'Roja' }
 export const inkName = (ink: string) => inkNames[ink as InkColor] ?? ink
 
-export type Role = 'owner' | 'member' | 'viewer'
-export const roles: readonly Role[] = ['owner', 'member', 'viewer']
-// As packages/contracts/src/dashboard-roles.ts names them (dashboardRoleNames), capitalised.
-export const roleNames: Record<Role, string> = { owner: 'Propietario', member: 'Miembro', viewer: 'Lector' }
+export type Role = DashboardRole
+export const roles: readonly Role[] = dashboardRoles
+export const roleNames = Object.fromEntries(dashboardRoles.map((role) => [role, capitalise(dashboardRoleNames[role])])) as Record<Role, string>
 export const roleHints: Record<Role, string> = {
   owner: 'todo, también claves, webhooks y equipo',
   member: 'enviar y cancelar cartas',
