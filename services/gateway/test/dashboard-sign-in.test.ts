@@ -8,6 +8,7 @@ import { loggerOptions } from '@letters/observability'
 import { adminAccount } from '@letters/test/support/accounts'
 import { testConfig } from '@letters/test/support/context'
 import { buildApp } from '../src/app.js'
+import { SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.js'
 import { hashToken } from '../src/dashboard/tokens.js'
 import { expectError } from './helpers.js'
 
@@ -369,6 +370,28 @@ describe('a session', () => {
     expectError(await browser.get('/cards'), 401, 'Unauthorized')
     expectError(await browser.get('/session'), 401, 'Unauthorized')
     expect(await gateway.db.select().from(dashboardSessions).where(eq(dashboardSessions.userId, user.id))).toEqual([])
+  })
+
+  it("ends 30 days after it was opened however much it is used, and a sign-in clears anyone's sessions left unused", async ({ gateway, account }) => {
+    const { browser, user } = await signedInUser(gateway, account.id, 'member')
+    const stale = await signedInUser(gateway, account.id, 'viewer')
+    await gateway.db
+      .update(dashboardSessions)
+      .set({ lastSeenAt: new Date(Date.now() - gateway.config.dashboard.sessionIdleMs - 1000) })
+      .where(eq(dashboardSessions.userId, stale.user.id))
+    await gateway.db
+      .update(dashboardSessions)
+      .set({ createdAt: new Date(Date.now() - SESSION_MAX_AGE_MS + 60_000) })
+      .where(eq(dashboardSessions.userId, user.id))
+    expect((await browser.get('/cards')).statusCode).toBe(200)
+    await gateway.db
+      .update(dashboardSessions)
+      .set({ createdAt: new Date(Date.now() - SESSION_MAX_AGE_MS - 1000) })
+      .where(eq(dashboardSessions.userId, user.id))
+    expectError(await browser.get('/cards'), 401, 'Unauthorized', /La sesión del panel ha caducado/)
+    // The viewer's unused session is gone as soon as anyone signs in.
+    await new DashboardBrowser(gateway, undefined, newAddress()).signIn((await signedInUser(gateway, account.id, 'member')).email)
+    expect(await gateway.db.select().from(dashboardSessions).where(eq(dashboardSessions.userId, stale.user.id))).toEqual([])
   })
 
   it('says the session ended, not that a key is missing, when its cookie no longer opens one', async ({ gateway, account }) => {

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { and, eq, lt, sql } from 'drizzle-orm'
+import { eq, lt, sql } from 'drizzle-orm'
 import type { Config } from '@letters/config'
 import { CSRF_COOKIE, SESSION_COOKIE, type DashboardRole } from '@letters/contracts'
 import { dashboardSessions, dashboardUsers, type Db, type Executor } from '@letters/db'
@@ -10,6 +10,8 @@ import { hashToken, newToken, TOKEN_PATTERN } from './tokens.js'
 
 /** A session's last use is written at most this often: one write a minute, not one a request. */
 const TOUCH_EVERY_MS = 60_000
+/** However much it is used, a session ends this long after it was opened: a stolen cookie does not last for ever. */
+export const SESSION_MAX_AGE_MS = 30 * 86_400_000
 
 interface OpenSession {
   caller: Caller
@@ -18,8 +20,9 @@ interface OpenSession {
 
 /**
  * Dashboard sessions in Postgres: a random token in an HttpOnly cookie, its hash in
- * `dashboard_sessions`. A session has ended once it has gone unused for `idleMs`, once its user
- * has another role than it was opened with, or once its user is removed (the row goes with it).
+ * `dashboard_sessions`. A session has ended once it has gone unused for `idleMs`, 30 days after it
+ * was opened, once its user has another role than it was opened with, or once its user is removed
+ * (the row goes with it).
  */
 export class DashboardSessions {
   constructor(
@@ -29,14 +32,15 @@ export class DashboardSessions {
 
   /**
    * Opens a session for `user` with the role it has now; undefined when it no longer exists or
-   * no longer has that role (removed or changed while it was signing in). The user's sessions
-   * that have ended are cleared on the way.
+   * no longer has that role (removed or changed while it was signing in). Sessions that have
+   * ended unused, anyone's, are cleared on the way (the index on their last use finds them), so
+   * that the sessions of people who never come back do not pile up.
    */
   async open(user: { id: string; role: DashboardRole }, ex: Executor = this.db): Promise<{ token: string; csrfToken: string } | undefined> {
     const { token, hash } = newToken()
     // Kept as it is, not hashed: it opens nothing without the session's own cookie.
     const csrfToken = newToken().token
-    await ex.delete(dashboardSessions).where(and(eq(dashboardSessions.userId, user.id), lt(dashboardSessions.lastSeenAt, new Date(Date.now() - this.idleMs))))
+    await ex.delete(dashboardSessions).where(lt(dashboardSessions.lastSeenAt, new Date(Date.now() - this.idleMs)))
     const opened = await ex.execute(sql`
       INSERT INTO ${dashboardSessions} (token_hash, user_id, role, csrf_token)
       SELECT ${hash}, ${dashboardUsers.id}, ${dashboardUsers.role}, ${csrfToken} FROM ${dashboardUsers}
@@ -54,6 +58,7 @@ export class DashboardSessions {
         openedAs: dashboardSessions.role,
         csrfToken: dashboardSessions.csrfToken,
         lastSeenAt: dashboardSessions.lastSeenAt,
+        createdAt: dashboardSessions.createdAt,
         role: dashboardUsers.role,
         accountId: dashboardUsers.accountId,
       })
@@ -62,7 +67,8 @@ export class DashboardSessions {
       .where(eq(dashboardSessions.tokenHash, tokenHash))
     if (!row) return null
     const idle = Date.now() - row.lastSeenAt.getTime()
-    if (idle > this.idleMs || row.role !== row.openedAs) {
+    const age = Date.now() - row.createdAt.getTime()
+    if (idle > this.idleMs || age > SESSION_MAX_AGE_MS || row.role !== row.openedAs) {
       await this.close(token)
       return null
     }
