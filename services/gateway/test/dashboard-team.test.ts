@@ -88,6 +88,50 @@ describe('the team, for an owner signed in', () => {
   })
 })
 
+describe('what the team and key routes refuse', () => {
+  it('answers a bad role, an id that is none or an extra field with 400, and changes nothing', async ({ gateway, account }) => {
+    const owner = await signedInUser(gateway, account.id, 'owner')
+    const member = await signedInUser(gateway, account.id, 'member')
+    const team = async () => (await owner.browser.get('/users')).json()
+    const keys = async () => (await owner.browser.get('/api-keys')).json()
+    const [teamBefore, keysBefore] = [await team(), await keys()]
+    expectError(
+      await owner.browser.patch(`/users/${member.user.id}`, { role: 'jefe' }),
+      400,
+      'Bad Request',
+      "El campo 'role' debe ser 'owner', 'member' o 'viewer'",
+    )
+    expectError(
+      await owner.browser.patch(`/users/${member.user.id}`, { role: 'viewer', email: 'otra@example.com' }),
+      400,
+      'Bad Request',
+      "El campo 'email' no está permitido",
+    )
+    expectError(await owner.browser.patch('/users/no-es-un-id', { role: 'viewer' }), 400, 'Bad Request')
+    expectError(await owner.browser.delete('/users/no-es-un-id'), 400, 'Bad Request')
+    expectError(await owner.browser.post('/users', { email: 'no es un correo', role: 'member' }), 400, 'Bad Request', /dirección de correo electrónico/)
+    expectError(await owner.browser.post('/users', { email: 'a@b.c,spy@evil.example', role: 'member' }), 400, 'Bad Request')
+    expectError(await owner.browser.delete('/api-keys/no-es-un-id'), 400, 'Bad Request')
+    expectError(await owner.browser.post('/api-keys', { mode: 'live', name: 'tienda' }), 400, 'Bad Request', "El campo 'name' no está permitido")
+    expect([await team(), await keys()]).toEqual([teamBefore, keysBefore])
+    // The member's session was not ended by any of them.
+    expect((await member.browser.get('/cards')).statusCode).toBe(200)
+  })
+
+  it('answers an invitation token that cannot be one, or a body with more than the token and password, with 400', async ({ gateway }) => {
+    const browser = new DashboardBrowser(gateway)
+    expectError(await browser.post('/invitations/lookup', { token: 'x'.repeat(65) }), 400, 'Bad Request')
+    expectError(await browser.post('/invitations/lookup', {}), 400, 'Bad Request', "El campo 'token' es obligatorio")
+    expectError(
+      await browser.post('/invitations/accept', { token: 'A'.repeat(43), password: GOOD_PASSWORD, role: 'owner' }),
+      400,
+      'Bad Request',
+      "El campo 'role' no está permitido",
+    )
+    expect(browser.cookies.size).toBe(0)
+  })
+})
+
 describe('API keys, for an owner signed in', () => {
   it('creates a key shown once, lists it by its first 12 characters, and revokes it at once', async ({ gateway, account }) => {
     const owner = await signedInUser(gateway, account.id, 'owner')

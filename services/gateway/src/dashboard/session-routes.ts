@@ -49,10 +49,10 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
         app.authFailures.checkSubject('dashboard-email', normalizeEmail(email), reply, verify),
       )
       if (!user) throw wrongCredentials()
-      const signedIn = await signedInUser(app.db, user.id)
-      // Removed, or given another role, while its password was being checked.
-      const session = signedIn && (await app.dashboardSessions.open(signedIn))
-      if (!signedIn || !session) throw wrongCredentials()
+      const { passwordHash: _hash, ...signedIn } = user
+      // Undefined when the user was removed, or given another role, while its password was being checked.
+      const session = await app.dashboardSessions.open(signedIn)
+      if (!session) throw wrongCredentials()
       // This browser's session before, if any, ends: one browser, one session.
       const previous = request.cookies[SESSION_COOKIE]
       if (previous) await app.dashboardSessions.close(previous)

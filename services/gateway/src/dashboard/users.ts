@@ -84,20 +84,29 @@ export interface SignedInUser {
   accountName: string
 }
 
+const signedInColumns = {
+  id: dashboardUsers.id,
+  email: dashboardUsers.email,
+  role: dashboardUsers.role,
+  accountId: dashboardUsers.accountId,
+  accountName: accounts.name,
+}
+
 export async function signedInUser(ex: Executor, userId: string): Promise<SignedInUser | undefined> {
   const [row] = await ex
-    .select({ id: dashboardUsers.id, email: dashboardUsers.email, role: dashboardUsers.role, accountId: dashboardUsers.accountId, accountName: accounts.name })
+    .select(signedInColumns)
     .from(dashboardUsers)
     .innerJoin(accounts, eq(accounts.id, dashboardUsers.accountId))
     .where(eq(dashboardUsers.id, userId))
   return row
 }
 
-/** The user a sign-in names and its password's hash (null until the invitation is followed). */
-export async function userByEmail(db: Db, email: string) {
+/** The user a sign-in names, as the session shows it, and its password's hash (null until the invitation is followed). */
+export async function userByEmail(db: Db, email: string): Promise<(SignedInUser & { passwordHash: string | null }) | undefined> {
   const [row] = await db
-    .select({ id: dashboardUsers.id, passwordHash: dashboardUsers.passwordHash })
+    .select({ ...signedInColumns, passwordHash: dashboardUsers.passwordHash })
     .from(dashboardUsers)
+    .innerJoin(accounts, eq(accounts.id, dashboardUsers.accountId))
     .where(eq(dashboardUsers.email, normalizeEmail(email)))
   return row
 }

@@ -69,20 +69,23 @@ async function erasedCard(db: Db, scope: KeyScope, cardId: string): Promise<bool
  * store and served from there afterwards. Once its personal data is erased, the proof is gone: 410.
  */
 export async function cardProof(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string): Promise<Buffer> {
-  return (await proofOf(sources, log, scope, cardId)).pdf
+  assertCardId(cardId)
+  return (await proofOf(sources, log, scope, cardId, printOutputOf(sources, cardId))).pdf
 }
 
-/** A letter's proof, whether it is final (kept once drawn), and what it was drawn for. */
+/**
+ * A letter's proof, whether it is final (kept once drawn), and what it was drawn for (`output`,
+ * looked up by the caller, once, while it looks for what it keeps of its own). `cardId` is checked.
+ */
 async function proofOf(
   sources: ProofSources,
   log: FastifyBaseLogger,
   scope: KeyScope,
   cardId: string,
+  output: Promise<PrintOutput>,
 ): Promise<{ pdf: Buffer; final: boolean; kind: PrintOutput }> {
-  assertCardId(cardId)
   // The kept proof is looked for while the letter is read, not after: one wait fewer. It is
   // served only once the row shows the letter is the account's and final.
-  const output = printOutputOf(sources, cardId)
   const keptProof = output.then((kind) => sources.artifacts.get(proofKey(cardId, kind)))
   keptProof.catch(() => {})
   const [source] = await readLetterDrawings(
@@ -175,10 +178,12 @@ function withoutFront(letter: LetterToRender): LetterToRender {
  * users): 404 for a page the proof does not have.
  */
 export async function cardProofPage(sources: ProofSources, log: FastifyBaseLogger, scope: KeyScope, cardId: string, page: number): Promise<Buffer> {
+  assertCardId(cardId)
   // As for the proof: the kept page is looked for while the letter is read, and served only once it shows the letter is the account's and final.
-  const keptPage = printOutputOf(sources, cardId).then((kind) => sources.artifacts.get(proofPageKey(cardId, kind, page)))
+  const output = printOutputOf(sources, cardId)
+  const keptPage = output.then((kind) => sources.artifacts.get(proofPageKey(cardId, kind, page)))
   keptPage.catch(() => {})
-  const { pdf, final, kind } = await proofOf(sources, log, scope, cardId)
+  const { pdf, final, kind } = await proofOf(sources, log, scope, cardId, output)
   if (final) {
     const kept = await keptPage
     if (kept) return kept
