@@ -263,6 +263,34 @@ describe('signing in, under guesses sent all at once', () => {
     for (let i = 0; i < 3 * MAX; i++) await new DashboardBrowser(gateway, undefined, address).signIn(email)
   })
 
+  it('answers 401, not 500, to a sign-in whose user is removed while its session is being opened', async ({ gateway, account }) => {
+    const member = await signedInUser(gateway, account.id, 'member')
+    let removed!: () => void
+    let commit!: () => void
+    const isRemoved = new Promise<void>((resolve) => (removed = resolve))
+    const mayCommit = new Promise<void>((resolve) => (commit = resolve))
+    // The removal has run but not committed: opening the session must wait for it and then see it.
+    const removal = gateway.db.transaction(async (tx) => {
+      await tx.delete(dashboardUsers).where(eq(dashboardUsers.id, member.user.id))
+      removed()
+      await mayCommit
+    })
+    await isRemoved
+    const signIn = new DashboardBrowser(gateway, undefined, newAddress()).post('/session', { email: member.email, password: GOOD_PASSWORD })
+    await vi.waitFor(
+      async () => {
+        const [waiting] = await gateway.db.execute<{ count: number }>(
+          sql`SELECT count(*)::int AS count FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%dashboard_sessions%'`,
+        )
+        expect(waiting!.count).toBe(1)
+      },
+      { timeout: 10_000, interval: 20 },
+    )
+    commit()
+    await removal
+    expectError(await signIn, 401, 'Unauthorized', WRONG)
+  })
+
   it('never answers 500 when a sign-in races the removal of its user', async ({ gateway, account }) => {
     const owner = await signedInUser(gateway, account.id, 'owner')
     for (let round = 0; round < 8; round++) {

@@ -41,10 +41,13 @@ export class DashboardSessions {
     // Kept as it is, not hashed: it opens nothing without the session's own cookie.
     const csrfToken = newToken().token
     await ex.delete(dashboardSessions).where(lt(dashboardSessions.lastSeenAt, new Date(Date.now() - this.idleMs)))
+    // The user's row is locked as it is read: a removal committing meanwhile is waited for and then
+    // seen, so no session is opened for a user who is gone. (A new role is caught by identify.)
     const opened = await ex.execute(sql`
       INSERT INTO ${dashboardSessions} (token_hash, user_id, role, csrf_token)
       SELECT ${hash}, ${dashboardUsers.id}, ${dashboardUsers.role}, ${csrfToken} FROM ${dashboardUsers}
-      WHERE ${dashboardUsers.id} = ${user.id} AND ${dashboardUsers.role} = ${user.role}`)
+      WHERE ${dashboardUsers.id} = ${user.id} AND ${dashboardUsers.role} = ${user.role}
+      FOR KEY SHARE`)
     return opened.count === 1 ? { token, csrfToken } : undefined
   }
 
