@@ -19,3 +19,4 @@ export const offlineVerifier: AddressVerifier = {
   name: 'offline',
   verify: async (input) => normalizeAddress(input),
 }
+export { comparableAddress, suppressionKey, type AddressKeyInput } from './suppression-key.js'

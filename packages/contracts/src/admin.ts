@@ -1,6 +1,6 @@
 import { Type, type Static, type TOptional, type TSchema } from 'typebox'
 import { CampaignVariable } from './campaign-variables.js'
-import { Label, Literals, Mode, NamedEntry, Page, Uuid, pageQueryFields, strict } from './common.js'
+import { Label, Literals, Mode, NamedEntry, Nullable, Page, Uuid, pageQueryFields, strict } from './common.js'
 import {
   ARTWORK_MAX_BYTES,
   CardDesign,
@@ -14,6 +14,7 @@ import {
 } from './designs.js'
 import { FontNameField, InkColorField } from './fonts.js'
 import { Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
+import { QrPlacement, TrackingUrlField } from './tracking.js'
 
 export const CreateAccountBody = Type.Object({ name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) }, strict)
 export type CreateAccountBody = Static<typeof CreateAccountBody>
@@ -106,7 +107,7 @@ const PaperColorField = Type.Union([Type.String({ pattern: '^#[0-9A-Fa-f]{6}$' }
   errorMessage: "El campo 'paperColor' debe ser un color #RRGGBB (por ejemplo #C8A27A para papel kraft), o null",
 })
 
-const cardDesignFields = { format: CardFormatField, production: ProductionField, stockCode: StockCodeField }
+const cardDesignFields = { format: CardFormatField, production: ProductionField, stockCode: StockCodeField, qrPlacement: Nullable(QrPlacement) }
 const envelopeDesignFields = { format: EnvelopeFormatField, stockCode: StockCodeField, paperColor: PaperColorField }
 const optional = <T extends Record<string, TSchema>>(fields: T) =>
   Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, Type.Optional(schema)])) as { [K in keyof T]: TOptional<T[K]> }
@@ -171,6 +172,11 @@ export const CreateCampaignBody = Type.Object(
     inkColor: InkColorField,
     message: Type.String({ minLength: 1, maxLength: 1000 }),
     variables: Type.Array(CampaignVariable, { maxItems: 50 }),
+    trackingUrl: Type.Optional(
+      Type.With(TrackingUrlField, {
+        description: "Its letters' QR code destination unless a request says otherwise; may hold {{variable}} placeholders, filled per letter (URL-encoded).",
+      }),
+    ),
   },
   strict,
 )
@@ -187,6 +193,7 @@ export const Campaign = Type.Object({
   name: Type.String(),
   active: Type.Boolean(),
   variables: Type.Array(CampaignVariable),
+  trackingUrl: Nullable(Type.String()),
 })
 export type Campaign = Static<typeof Campaign>
 
@@ -233,3 +240,17 @@ export const PersonalDataErased = Type.Object({
   }),
 })
 export type PersonalDataErased = Static<typeof PersonalDataErased>
+
+/** A return, as ops and the floor record it: the letter as it is now, and its address's entry in the suppression list (null for `refused`, or an erased letter). */
+export const ReturnedLetter = Type.Object({
+  card: Card,
+  suppressionId: Nullable(Type.String({ format: 'uuid' })),
+})
+export type ReturnedLetter = Static<typeof ReturnedLetter>
+
+/** An account's suppression list as ops read it: the live one unless `mode` says test. */
+const ModeQuery = Type.With(Mode, { errorMessage: "El parámetro 'mode' debe ser 'live' o 'test'" })
+export const SuppressionListQuery = Type.Object({ mode: Type.Optional(ModeQuery), ...pageQueryFields }, strict)
+export type SuppressionListQuery = Static<typeof SuppressionListQuery>
+export const SuppressionModeQuery = Type.Object({ mode: Type.Optional(ModeQuery) }, strict)
+export const AccountSuppressionParams = Type.Object({ id: Uuid(), suppressionId: Uuid() })

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { FileVersion, Literals, Nullable, Recipient, type VerifiedAddress } from './common.js'
+import { QrPlacement } from './tracking.js'
 
 /**
  * The physical products a letter is made of: a card of one size, in an envelope of one size.
@@ -115,6 +116,8 @@ export const PrintSpec = Type.Object({
     production: Literals(cardProductions),
     stockCode: Nullable(Type.String()),
     artwork: ArtworkVersion,
+    /** Absent on letters accepted before designs placed a QR code. */
+    qrPlacement: Type.Optional(Nullable(QrPlacement)),
   }),
   envelope: Type.Object({
     designId: Type.String(),
@@ -139,6 +142,7 @@ export const CardDesign = Type.Object({
   production: Literals(cardProductions),
   stockCode: Nullable(Type.String()),
   artwork: Nullable(ArtworkMeta),
+  qrPlacement: Nullable(QrPlacement),
 })
 export type CardDesign = Static<typeof CardDesign>
 
@@ -181,6 +185,8 @@ export interface LetterDrawingSource {
   artworks: ReadonlyMap<string, { print: Uint8Array; drawing: SignatureDrawing | null }>
   /** For a letter in an account's own font: the version of its file the letter was accepted with; null for a built-in hand. */
   ownFont: OwnFontFace | null
+  /** The code of its QR code's short link (letters.tracking_code); null: the card carries no QR code. */
+  trackingCode: string | null
 }
 
 /** One version of an account's font as the renderer parses it, and the built-in hand the plotter writes it in. */

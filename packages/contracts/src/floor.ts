@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { strict } from './common.js'
+import { ReturnReasonField } from './tracking.js'
 
 /**
  * POST /floor/scan: the code a scanner (or a person) typed. Loose on purpose: spaces, dashes
@@ -8,6 +9,10 @@ import { strict } from './common.js'
  */
 export const ScanBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }, strict)
 export type ScanBody = Static<typeof ScanBody>
+
+/** A returned envelope's code, as the scan page's "Devuelta" mode sends it, with the reason the floor picked. */
+export const ReturnScanBody = Type.Object({ code: ScanBody.properties.code, reason: ReturnReasonField }, strict)
+export type ReturnScanBody = Static<typeof ReturnScanBody>
 
 /** Plain strings: an id that is not a batch's and a kind that is not a file's are both a 404, as any unknown path. */
 export const BatchFileParams = Type.Object({ id: Type.String(), kind: Type.String() })

@@ -4,6 +4,7 @@ import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField, InkColorField, inkColors } from './fonts.js'
 import { letterStatuses, type LetterStatus } from './letter-statuses.js'
 import { ledgerKinds } from './ledger.js'
+import { IgnoreSuppressionField, ReturnReasonField, Tracking, TrackingUrlField } from './tracking.js'
 
 const OptionalText = (maxLength: number) => Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()]))
 
@@ -61,6 +62,8 @@ export const SingleLetterBody = Type.Object(
     company: OptionalText(100),
     ...recipient,
     sendAt: SendAtField,
+    trackingUrl: TrackingUrlField,
+    ignoreSuppression: IgnoreSuppressionField,
   },
   {
     ...strict,
@@ -95,6 +98,13 @@ const campaignRecipient = {
       errorMessage: "El campo 'variables' debe ser un objeto cuyos valores sean textos",
     }),
   ),
+  trackingUrl: Type.Optional(
+    Type.With(TrackingUrlField, {
+      description:
+        "The QR code's destination for this letter, over the request's and the campaign's (see POST /single); the campaign's may hold {{variable}} placeholders, filled per letter.",
+    }),
+  ),
+  ignoreSuppression: IgnoreSuppressionField,
 }
 
 /** A campaign letter's recipient, as the documentation shows one (POST /card, POST /cards/bulk). */
@@ -168,6 +178,12 @@ export const BulkLetterBody = Type.Object(
     sendAt: SendAtField,
     signatureId: SignatureIdField,
     inkColor: InkColorField,
+    trackingUrl: Type.Optional(
+      Type.With(TrackingUrlField, { description: "Every letter's QR code destination, unless a recipient's own says otherwise; absent: the campaign's." }),
+    ),
+    ignoreSuppression: Type.Optional(
+      Type.With(IgnoreSuppressionField, { description: 'true: every recipient is sent to even if its address is on the suppression list.' }),
+    ),
     recipients: Type.Array(BulkRecipient, {
       minItems: 1,
       maxItems: BULK_MAX_RECIPIENTS,
@@ -212,7 +228,7 @@ export const BulkLetterCsv = Type.String({
   contentMediaType: 'text/csv',
   description:
     'UTF-8 (with or without BOM), separated by commas or semicolons (as a Spanish Excel writes it), fields quoted where they hold a separator, a quote or a line break. ' +
-    'A header row names the columns: the recipient fields (name, surname, address, zip, city and country required; company and province optional) and one column per campaign variable, named as the variable. ' +
+    'A header row names the columns: the recipient fields (name, surname, address, zip, city and country required; company, province, inkColor and trackingUrl optional) and one column per campaign variable, named as the variable. ' +
     "An empty cell of a variable's column leaves the variable to its default; an empty company or province is none. Then 1 to 1000 rows, one per recipient.",
   examples: [
     'name;surname;company;address;zip;city;province;country;nombre;cupon\r\nJavier;Martín;;Avenida de la Constitución 25;41004;Sevilla;Sevilla;ES;Javier;OTONO10\r\n',
@@ -234,6 +250,11 @@ export const BulkLetterQuery = Type.Object(
       Type.With(Literals(inkColors, { errorMessage: `El parámetro 'inkColor' debe ser uno de: ${inkColors.join(', ')}` }), {
         description:
           "With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue.",
+      }),
+    ),
+    ignoreSuppression: Type.Optional(
+      Type.With(Literals(['true', 'false'] as const, { errorMessage: "El parámetro 'ignoreSuppression' debe ser true o false" }), {
+        description: 'With a text/csv body, and only then: true sends to addresses on the suppression list too (a JSON body says it in the body).',
       }),
     ),
     dryRun: Type.Optional(
@@ -329,6 +350,15 @@ const cardFields = {
   cost: Type.Integer(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  tracking: Type.Union([Tracking, Type.Null()], {
+    description: 'The QR code’s destination and its counted scans; null for a letter sent without a trackingUrl.',
+  }),
+  returnedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the post brought the letter back (status `returned`); null otherwise.',
+  }),
+  returnReason: Type.Union([ReturnReasonField, Type.Null()], {
+    description: 'Why it came back: unknown_recipient, bad_address, refused, moved, deceased or other; null unless returned.',
+  }),
   personalDataErasedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description:
       "When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then.",

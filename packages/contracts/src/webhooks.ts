@@ -2,9 +2,10 @@ import { Type, type Static } from 'typebox'
 import { strict } from './common.js'
 import { letterStatuses, type LetterStatus } from './letter-statuses.js'
 
-/** The letter events, one per status a letter can reach. */
+/** The letter events: one per status a letter can reach, and a scan of its QR code (no change of status). */
 export const letterEventType = (status: LetterStatus) => `letter.${status}` as const
-export const letterEventTypes = letterStatuses.map(letterEventType)
+export const QR_SCANNED_EVENT = 'letter.qr_scanned'
+export const letterEventTypes = [...letterStatuses.map(letterEventType), QR_SCANNED_EVENT] as const
 export type LetterEventType = (typeof letterEventTypes)[number]
 
 /** What an endpoint may subscribe to; `webhook.test` is sent on request to any endpoint, never subscribed. */

@@ -17,8 +17,11 @@ import {
   envelopeFormatNames,
   inkColors,
   letterStatuses,
+  qrScanKinds,
+  returnReasons,
   type LetterStatus,
   type PrintSpec,
+  type QrPlacement,
   type Recipient,
   type SignatureDrawing,
   type StoredReturnAddress,
@@ -151,6 +154,8 @@ export const cardDesigns = pgTable(
     production: text('production', { enum: cardProductions }).notNull().default(DEFAULT_CARD_PRODUCTION),
     /** The code of the stock the floor loads; required for `preprinted` (the API refuses one without it). */
     stockCode: text('stock_code'),
+    /** Where a letter with a tracking URL prints its QR code; null: the bottom right of the handwriting (DEFAULT_QR_PLACEMENT). */
+    qrPlacement: jsonb('qr_placement').$type<QrPlacement>(),
   },
   byAccount('card_designs'),
 )
@@ -278,6 +283,8 @@ export const campaigns = pgTable(
     inkColor: text('ink_color', { enum: inkColors }),
     /** A template with `{{variable}}` placeholders, each a declared variable. */
     message: text('message').notNull(),
+    /** Its letters' QR code destination, a template like the message (values URL-encoded); null: none. */
+    trackingUrl: text('tracking_url'),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -379,6 +386,17 @@ export const letters = pgTable(
     code: text('code')
       .notNull()
       .generatedAlwaysAs(sql`letter_code(id)`),
+    /** Where its QR code sends whoever scans it (the client's URL, not personal data: kept after erasure); null: no QR code. */
+    trackingUrl: text('tracking_url'),
+    /** The QR code's short link, `/q/{trackingCode}`: random, unrelated to the id; set exactly when trackingUrl is. */
+    trackingCode: text('tracking_code'),
+    /** Counted scans of its QR code, and the first and last of them. */
+    qrScans: integer('qr_scans').notNull().default(0),
+    firstScannedAt: timestamp('first_scanned_at', { withTimezone: true }),
+    lastScannedAt: timestamp('last_scanned_at', { withTimezone: true }),
+    /** When the post brought it back, and why (status `returned`); null otherwise. */
+    returnedAt: timestamp('returned_at', { withTimezone: true }),
+    returnReason: text('return_reason', { enum: returnReasons }),
     createdAt: createdAt(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -405,6 +423,12 @@ export const letters = pgTable(
     }),
     check('letters_font_both_or_neither', sql`(${table.fontId} IS NULL) = (${table.fontVersion} IS NULL)`),
     uniqueIndex('letters_code_unique').on(table.code),
+    uniqueIndex('letters_tracking_code_unique')
+      .on(table.trackingCode)
+      .where(sql`tracking_code IS NOT NULL`),
+    check('letters_tracking_both_or_neither', sql`(${table.trackingUrl} IS NULL) = (${table.trackingCode} IS NULL)`),
+    check('letters_return_reason_known', sql.raw(`return_reason IN (${literalList(returnReasons)})`)),
+    // A campaign's scans and returns are counted over its letters (letters_campaign_created_idx).
     // The erasure's scans, over letters still holding personal data in a status that no longer
     // needs it (erasableStatuses): by age for the retention, by account for ops. Erased letters
     // leave them, so they stay as small as the retention period.
@@ -429,6 +453,51 @@ export const letters = pgTable(
     index('letters_needs_look_idx')
       .on(table.livemode, table.status, table.updatedAt)
       .where(sql`status IN ('received', 'ready_for_print', 'printing', 'failed')`),
+  ],
+)
+
+/**
+ * Each request for a letter's QR link, kept as its time and what it was taken for (a scan, or a
+ * preview bot, a prefetch, a scan past the per-minute limit): never who made it (no address, no
+ * user agent).
+ */
+export const qrScans = pgTable(
+  'qr_scans',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    letterId: uuid('letter_id')
+      .notNull()
+      .references(() => letters.id),
+    kind: text('kind', { enum: qrScanKinds }).notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [index('qr_scans_letter_idx').on(table.letterId, table.at), check('qr_scans_kind_known', sql.raw(`kind IN (${literalList(qrScanKinds)})`))],
+)
+
+/**
+ * An account's addresses the post brought a letter back from: a hash of the address (street line,
+ * postal code, country, normalized: suppressionHash), never a name or the street itself, so an
+ * entry outlives its letter's erasure. A new letter to such an address is refused unless the
+ * request says `ignoreSuppression`. Test letters have their own list.
+ */
+export const addressSuppressions = pgTable(
+  'address_suppressions',
+  {
+    id: id(),
+    accountId: accountRef(),
+    livemode: boolean('livemode').notNull(),
+    addressHash: text('address_hash').notNull(),
+    reason: text('reason', { enum: returnReasons }).notNull(),
+    zip: text('zip').notNull(),
+    country: text('country').notNull(),
+    /** The letter that came back (its personal data may be erased since: the entry names none). */
+    letterId: uuid('letter_id').references(() => letters.id),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    uniqueIndex('address_suppressions_address_unique').on(table.accountId, table.livemode, table.addressHash),
+    index('address_suppressions_account_idx').on(table.accountId, table.livemode, table.createdAt.desc(), table.id.desc()),
+    check('address_suppressions_reason_known', sql.raw(`reason IN (${literalList(returnReasons)})`)),
   ],
 )
 

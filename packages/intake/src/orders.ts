@@ -22,6 +22,9 @@ export interface LetterDraft {
   cost: number
   /** When it enters the pipeline: until then it waits, paid for, as `scheduled`. Null: at once. */
   sendAt: Date | null
+  /** Where its QR code sends whoever scans it, and the code of its short link; both null without a QR code. */
+  trackingUrl: string | null
+  trackingCode: string | null
 }
 
 /** What an Idempotency-Key binds: the request's fingerprint, and the response to store if the order is stored. */

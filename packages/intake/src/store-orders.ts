@@ -376,7 +376,8 @@ async function write(
     WITH new_letters AS (
       SELECT * FROM jsonb_to_recordset(${json(letters)}::jsonb) AS l(
         n int, id uuid, "accountId" uuid, livemode boolean, "sendAt" timestamptz, type text, "campaignId" uuid, "cardDesignId" uuid,
-        "envelopeDesignId" uuid, "senderId" uuid, "signatureId" uuid, "fontName" text, "fontId" uuid, "fontVersion" int, "inkColor" text, message text, recipient jsonb, cost int, "balanceAfter" int)
+        "envelopeDesignId" uuid, "senderId" uuid, "signatureId" uuid, "fontName" text, "fontId" uuid, "fontVersion" int, "inkColor" text, message text, recipient jsonb, cost int, "balanceAfter" int,
+        "trackingUrl" text, "trackingCode" text)
     ),
     debited AS (
       UPDATE accounts a SET balance = a.balance - d.total
@@ -393,9 +394,10 @@ async function write(
     ),
     stored AS (
       INSERT INTO letters (id, account_id, livemode, send_at, type, campaign_id, card_design_id, envelope_design_id, sender_id, signature_id, print_spec,
-        font_name, font_id, font_version, ink_color, drawing, message, recipient, status, cost, created_at)
+        font_name, font_id, font_version, ink_color, drawing, message, recipient, status, cost, tracking_url, tracking_code, created_at)
       SELECT l.id, l."accountId", l.livemode, l."sendAt", l.type, l."campaignId", l."cardDesignId", l."envelopeDesignId", l."senderId", l."signatureId",
-        s.spec, l."fontName", l."fontId", l."fontVersion", l."inkColor", ${DRAWING_REVISION}::int, l.message, l.recipient, CASE WHEN l."sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, l.cost, clock_timestamp()
+        s.spec, l."fontName", l."fontId", l."fontVersion", l."inkColor", ${DRAWING_REVISION}::int, l.message, l.recipient, CASE WHEN l."sendAt" IS NULL THEN 'received' ELSE 'scheduled' END, l.cost,
+        l."trackingUrl", l."trackingCode", clock_timestamp()
       FROM new_letters l
       JOIN specs s ON s.card = l."cardDesignId" AND s.envelope = l."envelopeDesignId" AND s.sender = l."senderId"
         AND s.signature IS NOT DISTINCT FROM l."signatureId"

@@ -48,6 +48,8 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     recipient: sampleRecipient,
     cost: 3,
     sendAt: null,
+    trackingUrl: null,
+    trackingCode: null,
     ...overrides,
   }
 }

@@ -9,21 +9,35 @@ export const isoInstant = (instant: SQLWrapper): SQL => sql`to_char(${instant} A
 const columnOf = (alias: string) => (column: string) => sql`${sql.identifier(alias)}.${sql.identifier(column)}`
 
 /**
+ * What a letter event's `data` holds: the letter (`letter`), or for `letter.qr_scanned` the
+ * letter and, at the top level beside its fields, its counted scans and their first and last
+ * instants (`scans`).
+ */
+export type LetterEventData = 'letter' | 'scans'
+
+/**
  * The letter of the `letters` row (or RETURNING row) named `alias`, as the API shows it without
  * its events: the one home of that shape, used by GET /cards, GET /cards/{id} and every
  * webhook body. Instants in toISOString's format (milliseconds cut as a JS Date cuts them);
  * `sendAt` and `personalDataErasedAt` are null when the letter was not scheduled, or not erased
- * (to_char of null is null).
+ * (to_char of null is null); `tracking` is null without a tracking URL (CASE without ELSE).
  */
-function buildLetterJson(alias: string): SQL {
+function buildLetterJson(alias: string, data: LetterEventData): SQL {
   const l = columnOf(alias)
+  const scans =
+    data === 'scans'
+      ? sql`, 'scans', ${l('qr_scans')}, 'firstScannedAt', ${isoInstant(l('first_scanned_at'))}, 'lastScannedAt', ${isoInstant(l('last_scanned_at'))}`
+      : sql``
   return sql`json_build_object('id', ${l('id')}, 'code', ${l('code')}, 'livemode', ${l('livemode')}, 'type', ${l('type')}, 'status', ${l('status')},
     'sendAt', ${isoInstant(l('send_at'))}, 'campaignId', ${l('campaign_id')},
     'cardDesignId', ${l('card_design_id')}, 'envelopeDesignId', ${l('envelope_design_id')}, 'senderId', ${l('sender_id')},
     'signatureId', ${l('signature_id')}, 'fontName', ${l('font_name')}, 'inkColor', ${l('ink_color')}, 'message', ${l('message')}, 'recipient', ${l('recipient')}, 'address', ${l('address')},
     'addressLines', ${l('address_lines')}, 'cost', ${l('cost')},
+    'tracking', CASE WHEN ${l('tracking_url')} IS NOT NULL THEN json_build_object('url', ${l('tracking_url')}, 'scans', ${l('qr_scans')},
+      'firstScannedAt', ${isoInstant(l('first_scanned_at'))}, 'lastScannedAt', ${isoInstant(l('last_scanned_at'))}) END,
+    'returnedAt', ${isoInstant(l('returned_at'))}, 'returnReason', ${l('return_reason')},
     'createdAt', ${isoInstant(l('created_at'))}, 'updatedAt', ${isoInstant(l('updated_at'))},
-    'personalDataErasedAt', ${isoInstant(l('personal_data_erased_at'))})`
+    'personalDataErasedAt', ${isoInstant(l('personal_data_erased_at'))}${scans})`
 }
 
 const dialect = new PgDialect()
@@ -41,12 +55,13 @@ function constantText(fragment: SQL): string {
 
 const letterJsonByAlias = new Map<string, string>()
 
-/** buildLetterJson for the row named `alias`: its text rendered once per alias, a fragment of its own for each caller. */
-export function letterJsonSql(alias: string): SQL {
-  let text = letterJsonByAlias.get(alias)
+/** buildLetterJson for the row named `alias`: its text rendered once per alias and data, a fragment of its own for each caller. */
+export function letterJsonSql(alias: string, data: LetterEventData = 'letter'): SQL {
+  const key = `${data} ${alias}`
+  let text = letterJsonByAlias.get(key)
   if (text === undefined) {
-    text = constantText(buildLetterJson(alias))
-    letterJsonByAlias.set(alias, text)
+    text = constantText(buildLetterJson(alias, data))
+    letterJsonByAlias.set(key, text)
   }
   return sql.raw(text)
 }
@@ -65,12 +80,13 @@ export function webhookBodySql(type: SQL, data: SQL): SQL {
  * is signed and sent and that GET /events lists: fixed when the event is written, so the snapshot
  * is the letter at its change (deliveries may arrive in any order; each tells what the letter was
  * then, and its sequence where it stands) and every retry sends the same bytes. `event` names a
- * row with the event's id, type, sequence and instant (`at`); `letter` the letter's row.
+ * row with the event's id, type, sequence and instant (`at`); `letter` the letter's row; `data`
+ * what the body's `data` holds of it.
  */
-function letterEventBodySql(event: string, letter: string): SQL {
+export function letterEventBodySql(event: string, letter: string, data: LetterEventData = 'letter'): SQL {
   const e = columnOf(event)
   return sql`json_build_object('id', ${e('id')}, 'type', ${e('type')}, 'sequence', ${e('sequence')}, 'occurredAt', ${isoInstant(e('at'))},
-    'timestamp', ${isoInstant(sql`clock_timestamp()`)}, 'data', ${letterJsonSql(letter)})::text`
+    'timestamp', ${isoInstant(sql`clock_timestamp()`)}, 'data', ${letterJsonSql(letter, data)})::text`
 }
 
 /**
@@ -83,13 +99,14 @@ function letterEventBodySql(event: string, letter: string): SQL {
  * for, read again and left out.
  *
  * `letters` is the letters table for letters that exist, or the RETURNING rows of the statement
- * that inserts them (a statement does not see the rows its own CTEs insert).
+ * that inserts or changes them (a statement does not see the rows its own CTEs write); `data`
+ * what each body holds of its letter (letterEventBodySql).
  */
-function eventFanOutSql(newEvents: string, letters: string): SQL {
+export function eventFanOutSql(newEvents: string, letters: string, data: LetterEventData = 'letter'): SQL {
   return sql`
     stored_events AS (
       INSERT INTO events (id, account_id, livemode, letter_id, type, sequence, occurred_at, body)
-      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${letterEventBodySql('ev', 'l')}
+      SELECT ev.id, l.account_id, l.livemode, l.id, ev.type, ev.sequence, ev.at, ${letterEventBodySql('ev', 'l', data)}
       FROM ${sql.identifier(newEvents)} ev JOIN ${sql.identifier(letters)} l ON l.id = ev.letter_id
       RETURNING account_id, livemode, type, body
     ),
@@ -105,26 +122,35 @@ function eventFanOutSql(newEvents: string, letters: string): SQL {
 }
 
 /**
- * The fan-out of letter events, one statement: each letter's event, as its latest letter_events
- * row tells (the status it just reached), through eventFanOutSql.
- *
- * The sequence counts the letter's changes of status in its letter_events, so it holds however
- * long ago the earlier events were deleted; a row that repeats the status before it (a resumed
- * letter, a failed print attempt) is no change and has no event. The ids go as one array
- * parameter, so the statement's text is the same for any number of letters.
+ * CTEs `changes` and `latest`, for a statement to follow with its own: `latest` holds each
+ * letter's latest letter_events row (letter_id, status, at) and its sequence, the letter's
+ * changes of status counted in its letter_events, so that it holds however long ago the earlier
+ * events were deleted; a row that repeats the status before it (a resumed letter, a failed print
+ * attempt) is no change. `letterIds` is the SQL of a uuid[].
  */
-function letterEventsSql(letterIds: readonly string[]): SQL {
-  // Raw SQL kept: window functions and INSERT … SELECT through data-modifying CTEs, in one statement.
+export function latestStatusCtes(letterIds: SQL): SQL {
   return sql`
-    WITH changes AS (
+    changes AS (
       SELECT letter_id, id, status, at, status IS DISTINCT FROM lag(status) OVER (PARTITION BY letter_id ORDER BY id) AS changed
-      FROM letter_events WHERE letter_id = ANY(${sql.param([...letterIds])}::uuid[])
+      FROM letter_events WHERE letter_id = ANY(${letterIds})
     ),
     latest AS (
       SELECT DISTINCT ON (letter_id) letter_id, status, at, sequence
       FROM (SELECT *, count(*) FILTER (WHERE changed) OVER (PARTITION BY letter_id ORDER BY id) AS sequence FROM changes) numbered
       ORDER BY letter_id, id DESC
-    ),
+    )`
+}
+
+/**
+ * The fan-out of letter events, one statement: each letter's event, as its latest letter_events
+ * row tells (the status it just reached, with its sequence: latestStatusCtes), through
+ * eventFanOutSql. A row that repeats the status before it has no event. The ids go as one array
+ * parameter, so the statement's text is the same for any number of letters.
+ */
+function letterEventsSql(letterIds: readonly string[]): SQL {
+  // Raw SQL kept: window functions and INSERT … SELECT through data-modifying CTEs, in one statement.
+  return sql`
+    WITH ${latestStatusCtes(sql`${sql.param([...letterIds])}::uuid[]`)},
     -- Materialized: each event's id is drawn once, for its row and its body alike.
     new_events AS MATERIALIZED (
       SELECT gen_random_uuid() AS id, letter_id, 'letter.' || status AS type, sequence::int AS sequence, at FROM latest

@@ -28,7 +28,7 @@ export interface LetterMove {
   /** The event's detail, shown to the client; may depend on where the letter was. */
   detail: string | null | ((letter: LetterAtMove) => string | null)
   /** Other columns written with the status (the normalized address, say). */
-  set?: Partial<Pick<typeof letters.$inferInsert, 'address' | 'addressLines'>>
+  set?: Partial<Pick<typeof letters.$inferInsert, 'address' | 'addressLines' | 'returnedAt' | 'returnReason'>>
   /** Only a letter of this account counts as existing. */
   accountId?: string
   /** Only a letter of this mode counts as existing (a test key's letters are not a live key's; the floor's are live). */

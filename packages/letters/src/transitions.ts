@@ -23,7 +23,9 @@ export const letterTransitions = {
   failed: ['ready_for_print', 'printing', 'printed'],
   // Handed to the post: the floor's scanner for a live letter, the letter clock for a test one.
   printed: ['mailed'],
-  mailed: [],
+  // Brought back by the post: the floor marks it, or ops.
+  mailed: ['returned'],
+  returned: [],
   address_rejected: [],
   cancelled: [],
 } as const satisfies Record<LetterStatus, readonly LetterStatus[]>
@@ -47,8 +49,15 @@ export function statusesInto<To extends LetterStatus>(to: To): Array<StatusInto<
 export const cancellableStatuses = statusesInto('cancelled')
 export type CancellableStatus = StatusInto<'cancelled'>
 
-/** The statuses a letter is still on its way in: any with a move out (letters_in_flight_idx indexes these). */
-export const inFlightStatuses = letterStatuses.filter((status) => letterTransitions[status].length > 0)
+/** The statuses after the post has it: news of a letter already delivered (or not), not a step of its way. */
+export const afterPostStatuses = ['returned'] as const satisfies readonly LetterStatus[]
+const isAfterPost = (status: LetterStatus) => (afterPostStatuses as readonly LetterStatus[]).includes(status)
+
+/**
+ * The statuses a letter is still on its way in: any with a move out that is not news from the
+ * post (letters_in_flight_idx indexes these; a mailed letter is done, whether or not it comes back).
+ */
+export const inFlightStatuses = letterStatuses.filter((status) => letterTransitions[status].some((to) => !isAfterPost(to)))
 
 /** The statuses a letter waits in for a pipeline job (a letter in one for too long is stuck). */
 export const resumableStatuses = letterStatuses.filter((status) => canMove(status, status)) as ResumableStatus[]

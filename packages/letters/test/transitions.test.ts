@@ -59,8 +59,10 @@ describe('the transition table', () => {
     expect([...resumableStatuses].sort()).toEqual(['printing', 'ready_for_print', 'received'])
     expect(letterStatuses.filter(isSentBackByOps)).toEqual(['failed'])
     expect([...statusesInto('printed')].sort()).toEqual(['failed', 'printing', 'ready_for_print'])
-    // Final statuses lead nowhere.
-    for (const final of ['mailed', 'cancelled', 'address_rejected'] as const) expect(letterStatuses.filter((to) => canMove(final, to))).toEqual([])
+    // Final statuses lead nowhere; a mailed letter only to the news that it came back.
+    for (const final of ['returned', 'cancelled', 'address_rejected'] as const) expect(letterStatuses.filter((to) => canMove(final, to))).toEqual([])
+    expect(letterStatuses.filter((to) => canMove('mailed', to))).toEqual(['returned'])
+    expect(inFlightStatuses).not.toContain('mailed')
   })
 })
 

@@ -51,8 +51,22 @@ export const creditsRefunded = new Counter({
 
 export const floorScans = new Counter({
   name: 'floor_scans_total',
-  help: 'Codes scanned on the floor (POST /floor/scan), by outcome: mailed, unknown (no live letter has it), not_printed, already_mailed',
+  help: 'Codes scanned on the floor (POST /floor/scan, POST /floor/returned), by outcome: mailed, returned, unknown (no live letter has it), not_printed, already_mailed, not_mailed, already_returned',
   labelNames: ['outcome'] as const,
+  registers: [registry],
+})
+
+export const lettersReturned = new Counter({
+  name: 'letters_returned_total',
+  help: 'Mailed letters the post brought back (marked on the floor, by ops or the CLI), by reason',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+})
+
+export const qrScans = new Counter({
+  name: 'letters_qr_scans_total',
+  help: "Requests for letters' QR links (GET /q/{code}), by what each was taken for: counted (a scan), prefetch, preview (a link preview or crawler), limited (past 10 counted scans of its code in a minute). Unknown codes are not counted",
+  labelNames: ['kind'] as const,
   registers: [registry],
 })
 

@@ -15,7 +15,8 @@ export interface CsvTable {
 export type CsvRecipient = { input: Record<string, unknown> } | { error: ApiError }
 
 /** The recipient's own columns, as the contract names them (the rest are the campaign's variables). */
-const RECIPIENT_COLUMNS = Object.keys(publicApi.BulkRecipient.properties).filter((name) => name !== 'variables')
+// ignoreSuppression is said for the whole file, in the query.
+const RECIPIENT_COLUMNS = Object.keys(publicApi.BulkRecipient.properties).filter((name) => name !== 'variables' && name !== 'ignoreSuppression')
 const REQUIRED_COLUMNS = new Set<string>(publicApi.BulkRecipient.required)
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })

@@ -4,6 +4,7 @@ import { ApiError, badRequest, reasonPhrase } from '../errors.js'
 import type { KeyScope } from '../caller.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertOwnedDesigns } from '../services/ownership.js'
+import { refuseSuppressed } from '../services/suppressions.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
@@ -78,7 +79,12 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
       .map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
-    const shared = { sendAt: checkedSendAt(request.body.sendAt), signatureId: request.body.signatureId, inkColor: request.body.inkColor }
+    const shared = {
+      sendAt: checkedSendAt(request.body.sendAt),
+      signatureId: request.body.signatureId,
+      inkColor: request.body.inkColor,
+      trackingUrl: request.body.trackingUrl,
+    }
     const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
     return request.body.recipients.map((input) => draftOrRefusal(deps, campaign, shared, input))
   }
@@ -88,6 +94,16 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
   const shared = { sendAt: checkedSendAt(queryDateTime(request.query.sendAt)), signatureId: request.query.signatureId, inkColor: request.query.inkColor }
   const campaign = await loadCampaign(deps.db, accountId, request.query.campaignId)
   return csvRecipients(table, campaign).map((row) => ('error' in row ? row.error : draftOrRefusal(deps, campaign, shared, row.input)))
+}
+
+/** Whether each recipient may go to an address on the suppression list: its own say, else the request's. */
+function ignoresSuppression(request: BulkRequest, count: number): boolean[] {
+  if (request.kind === 'csv') return Array<boolean>(count).fill(request.query.ignoreSuppression === 'true')
+  const shared = request.body.ignoreSuppression === true
+  return request.body.recipients.map((input) => {
+    const own = input !== null && typeof input === 'object' ? (input as { ignoreSuppression?: unknown }).ignoreSuppression : undefined
+    return typeof own === 'boolean' ? own : shared
+  })
 }
 
 /** What an Idempotency-Key binds: the JSON body whatever the order of its keys, or the CSV as sent with its query. */
@@ -117,6 +133,7 @@ export async function createBulk(
   let letters: Array<LetterDraft | ApiError>
   try {
     letters = await bulkLetters(deps, accountId, request)
+    letters = await refuseSuppressed(deps.db, requester, letters, ignoresSuppression(request, letters.length))
   } catch (error) {
     const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
     if (earlier) return answerOf(earlier, 0)

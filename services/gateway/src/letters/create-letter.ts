@@ -18,7 +18,9 @@ import {
 import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../caller.js'
-import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
+import { fillTrackingUrl, loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
+import { refuseSuppressed } from '../services/suppressions.js'
+import { letterTracking } from './tracking.js'
 import { assertSenderWritableIn } from '../services/designs.js'
 import { assertWritable, letterHand, type LetterHand } from '../services/fonts.js'
 import { notOwned } from '../services/ownership.js'
@@ -151,6 +153,7 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     recipient,
     cost: costOf(letterCosts, recipient.country),
     sendAt: checkedSendAt(body.sendAt),
+    ...letterTracking(body.trackingUrl),
   }
   assertDrawable(draft, hand)
   return draft
@@ -181,6 +184,8 @@ export interface RequestChoices {
   signatureId?: string | null | undefined
   /** Absent or null: a recipient's own, else the campaign's, else blue. */
   inkColor?: InkColor | null | undefined
+  /** Absent or null: a recipient's own, else the campaign's (its placeholders filled), else none. */
+  trackingUrl?: string | null | undefined
 }
 
 /**
@@ -196,7 +201,16 @@ export function campaignLetterDraft(
   request: RequestChoices,
 ): LetterDraft {
   const recipient = checkedRecipient(input)
-  const message = fillTemplate(campaign.message, campaignValues(campaign, input.variables ?? {}))
+  const values = campaignValues(campaign, input.variables ?? {})
+  const message = fillTemplate(campaign.message, values)
+  const given = input.trackingUrl ?? request.trackingUrl
+  const tracking =
+    given != null
+      ? letterTracking(given)
+      : letterTracking(
+          campaign.trackingUrl === null ? null : fillTrackingUrl(campaign.trackingUrl, values),
+          "El 'trackingUrl' de la campaña, con sus variables,",
+        )
   const draft: LetterDraft = {
     id: randomUUID(),
     type: 'campaign',
@@ -211,6 +225,7 @@ export function campaignLetterDraft(
     recipient,
     cost: costOf(letterCosts, recipient.country),
     sendAt: request.sendAt,
+    ...tracking,
   }
   assertDrawable(draft, campaign.hand)
   return draft
@@ -288,6 +303,8 @@ export async function createLetter(
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
       draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId })
     }
+    const [checked] = await refuseSuppressed(deps.db, requester, [draft], [request.body.ignoreSuppression === true])
+    if (checked instanceof ApiError) throw checked
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.
     const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined

@@ -1,19 +1,23 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import type { admin, CampaignVariable } from '@letters/contracts'
+import { trackingUrlProblem, type admin, type CampaignVariable } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { findAccount, accountNotFound } from './accounts.js'
 import { assertWritable, letterHand, type LetterHand } from './fonts.js'
 import { assertSenderWritableIn } from './designs.js'
 import { assertOwnedDesigns } from './ownership.js'
-import { characterCount, literalText, placeholdersOf } from './templates.js'
+import { characterCount, fillTemplate, literalText, placeholdersOf } from './templates.js'
 
 const campaignNotFound = () => notFound('La campaña no existe')
+const campaignColumns = { id: campaigns.id, name: campaigns.name, active: campaigns.active, trackingUrl: campaigns.trackingUrl }
+
+/** A tracking URL template filled in: its values URL-encoded, so that none adds a path, a parameter or a host. */
+export const fillTrackingUrl = (template: string, values: ReadonlyMap<string, string>) => fillTemplate(template, values, encodeURIComponent)
 
 /** What a letter takes from its campaign: designs, sender, font, ink, template and variables. */
 export type CampaignForLetter = Pick<
   typeof campaigns.$inferSelect,
-  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'inkColor' | 'message'
+  'id' | 'active' | 'cardDesignId' | 'envelopeDesignId' | 'senderId' | 'signatureId' | 'fontName' | 'inkColor' | 'message' | 'trackingUrl'
 > & {
   variables: Array<Omit<CampaignVariable, 'example'>>
   /** The hand its letters are written in now: for an account font, the latest version of its file. */
@@ -36,6 +40,7 @@ export async function loadCampaign(ex: Executor, accountId: string, campaignId: 
       fontName: campaigns.fontName,
       inkColor: campaigns.inkColor,
       message: campaigns.message,
+      trackingUrl: campaigns.trackingUrl,
       variables: sql<
         CampaignForLetter['variables']
       >`COALESCE(json_agg(json_build_object('name', ${campaignVariables.name}, 'maxSize', ${campaignVariables.maxSize},
@@ -71,6 +76,15 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody, font: LetterHand
   for (const name of placeholdersOf(body.message)) {
     if (!declared.has(name)) throw badRequest(`El mensaje usa la variable '{{${name}}}', que no está declarada en 'variables'`)
   }
+  if (body.trackingUrl != null) {
+    for (const name of placeholdersOf(body.trackingUrl)) {
+      if (!declared.has(name)) throw badRequest(`El campo 'trackingUrl' usa la variable '{{${name}}}', que no está declarada en 'variables'`)
+    }
+    // Filled with the variables' examples, it must be a URL a letter could carry.
+    const examples = new Map(body.variables.map((variable) => [variable.name, variable.example]))
+    const problem = trackingUrlProblem("El campo 'trackingUrl', con los ejemplos de sus variables,", fillTrackingUrl(body.trackingUrl, examples))
+    if (problem) throw badRequest(problem)
+  }
 }
 
 export async function createCampaign(db: Executor, accountId: string, body: admin.CreateCampaignBody): Promise<admin.Campaign> {
@@ -94,8 +108,9 @@ export async function createCampaign(db: Executor, accountId: string, body: admi
         fontName: body.fontName ?? null,
         inkColor: body.inkColor ?? null,
         message: body.message,
+        trackingUrl: body.trackingUrl ?? null,
       })
-      .returning({ id: campaigns.id, name: campaigns.name, active: campaigns.active })
+      .returning(campaignColumns)
     if (!campaign) throw new Error('campaign insert returned nothing')
     if (body.variables.length > 0) {
       await tx.insert(campaignVariables).values(body.variables.map((variable, position) => ({ campaignId: campaign.id, position, ...variable })))
@@ -109,7 +124,7 @@ export async function updateCampaign(db: Db, id: string, changes: admin.UpdateCa
     .update(campaigns)
     .set({ ...changes, updatedAt: new Date() })
     .where(eq(campaigns.id, id))
-    .returning({ id: campaigns.id, name: campaigns.name, active: campaigns.active })
+    .returning(campaignColumns)
   if (!updated) throw campaignNotFound()
   const variables = await variablesOf(db, [id])
   return { ...updated, variables: variables.get(id) ?? [] }

@@ -55,7 +55,7 @@ async function latestArtwork(ex: Executor, ownerId: string, format: string | nul
 
 const sameFormat = (format: SQLWrapper | string | null) => sql`${artworks.format} IS NOT DISTINCT FROM ${format}`
 
-type CardDesignRow = Pick<typeof cardDesigns.$inferSelect, 'id' | 'name' | 'format' | 'production' | 'stockCode'>
+type CardDesignRow = Pick<typeof cardDesigns.$inferSelect, 'id' | 'name' | 'format' | 'production' | 'stockCode' | 'qrPlacement'>
 type EnvelopeDesignRow = Pick<typeof envelopeDesigns.$inferSelect, 'id' | 'name' | 'format' | 'stockCode' | 'paperColor'>
 
 const cardDesignView = (row: CardDesignRow, artwork: ArtworkMeta | null): CardDesign => ({
@@ -66,6 +66,7 @@ const cardDesignView = (row: CardDesignRow, artwork: ArtworkMeta | null): CardDe
   production: row.production,
   stockCode: row.stockCode,
   artwork,
+  qrPlacement: row.qrPlacement,
 })
 
 const envelopeDesignView = (row: EnvelopeDesignRow, artwork: ArtworkMeta | null): EnvelopeDesign => ({
@@ -84,6 +85,7 @@ const cardDesignColumns = {
   format: cardDesigns.format,
   production: cardDesigns.production,
   stockCode: cardDesigns.stockCode,
+  qrPlacement: cardDesigns.qrPlacement,
 }
 const envelopeDesignColumns = {
   id: envelopeDesigns.id,
@@ -106,6 +108,7 @@ export async function createCardDesign(db: Executor, accountId: string, body: ad
     format: body.format ?? DEFAULT_CARD_FORMAT,
     production: body.production ?? DEFAULT_CARD_PRODUCTION,
     stockCode: body.stockCode ?? null,
+    qrPlacement: body.qrPlacement ?? null,
   }
   assertCoherentCard(values)
   const [row] = await intoAccount(() => db.insert(cardDesigns).values(values).returning(cardDesignColumns))
@@ -142,7 +145,7 @@ export async function updateCardDesign(db: Db, accountId: string, designId: stri
     assertCoherentCard(next)
     const [row] = await tx
       .update(cardDesigns)
-      .set({ name: next.name, format: next.format, production: next.production, stockCode: next.stockCode })
+      .set({ name: next.name, format: next.format, production: next.production, stockCode: next.stockCode, qrPlacement: next.qrPlacement })
       .where(eq(cardDesigns.id, designId))
       .returning(cardDesignColumns)
     return row

@@ -1,10 +1,12 @@
 import { and, desc, eq } from 'drizzle-orm'
-import { ledgerReasons, letterStatusNames, type publicApi } from '@letters/contracts'
+import { ledgerReasons, letterStatusNames, returnReasonLabels, suppressesAddress, type admin, type publicApi, type ReturnReason } from '@letters/contracts'
+import { metrics } from '@letters/observability'
 import { refundLetter } from '@letters/credits'
 import { letterEvents, letters, type Db, type LetterStatus, type Tx } from '@letters/db'
 import { ApiError, conflict } from '../errors.js'
 import type { KeyScope } from '../caller.js'
-import { assertCardId, cardNotFound, getCard } from './cards.js'
+import { assertCardId, cardNotFound, getAnyCard, getCard } from './cards.js'
+import { suppressAddress } from './suppressions.js'
 import { moveLetter, onPaperPerJournal, type CancellableStatus } from '@letters/letters'
 import type { PrintJournal } from '@letters/artifacts'
 
@@ -13,6 +15,7 @@ const notCancellable: Record<Exclude<LetterStatus, CancellableStatus>, string> =
   printing: 'La carta ya está en producción y no se puede cancelar',
   printed: 'La carta ya está impresa y no se puede cancelar',
   mailed: 'La carta ya se entregó a correos y no se puede cancelar',
+  returned: 'La carta ya se entregó a correos, que la devolvió: no se puede cancelar',
   failed: 'La producción de la carta falló y operaciones la está revisando; no se puede cancelar',
   cancelled: 'La carta ya está cancelada',
   address_rejected: 'La carta fue rechazada por su dirección y sus créditos ya se devolvieron',
@@ -122,7 +125,7 @@ export function normalizeLetterCode(typed: string): string {
 }
 
 /** The live letter with this code (normalized first); a test letter's code is unknown: it never reached the floor. */
-async function liveLetterWithCode(tx: Tx, typed: string): Promise<string> {
+async function liveLetterWithCode(tx: Tx, typed: string, Refusal: typeof NotMailed | typeof NotReturned = NotMailed): Promise<string> {
   const code = normalizeLetterCode(typed)
   const [letter] = await tx
     .select({ id: letters.id })
@@ -130,6 +133,56 @@ async function liveLetterWithCode(tx: Tx, typed: string): Promise<string> {
     .where(and(eq(letters.code, code), eq(letters.livemode, true)))
   // Name the code as read when the tidied text is one (a scanner's "o" for "0"); otherwise what was typed.
   const shown = /^[0-9A-HJKMNP-TV-Z]{10}$/.test(code) ? code : typed.trim().slice(0, 40)
-  if (!letter) throw new NotMailed(404, `Código desconocido: ${shown}`, 'unknown')
+  if (!letter) throw new Refusal(404, `Código desconocido: ${shown}`, 'unknown')
   return letter.id
+}
+
+/** Why a letter was not marked returned; the floor counts its scans by it. */
+export type ReturnedRefusal = 'unknown' | 'not_mailed' | 'already_returned'
+
+export class NotReturned extends ApiError {
+  override name = 'NotReturned'
+  constructor(
+    statusCode: 404 | 409,
+    message: string,
+    readonly refusal: ReturnedRefusal,
+  ) {
+    super(statusCode, message)
+  }
+}
+
+/**
+ * The post brought a mailed letter back: `mailed` → `returned` with the day and the reason, its
+ * `letter.returned` event, and (but for `refused`, which is about the person) its address on the
+ * account's suppression list, all in one transaction. Nothing is refunded: the letter was made and
+ * posted. By code (the floor's scanner) only a live letter is found; by id (ops) a test letter
+ * too, so a client can try its integration. A letter whose personal data was erased has no
+ * address left to suppress: it is returned all the same, with no entry.
+ */
+export async function markReturned(db: Db, which: MailedLetter, reason: ReturnReason): Promise<admin.ReturnedLetter> {
+  const outcome = await db.transaction(async (tx) => {
+    const cardId = 'id' in which ? which.id : await liveLetterWithCode(tx, which.code, NotReturned)
+    const { moved, letter } = await moveLetter(tx, cardId, {
+      to: 'returned',
+      detail: `Devuelta por correos: ${returnReasonLabels[reason]}`,
+      set: { returnedAt: new Date(), returnReason: reason },
+    })
+    if (!letter) throw new NotReturned(404, cardNotFound().message, 'unknown')
+    if (!moved && letter.status === 'returned') throw new NotReturned(409, 'La carta ya se marcó como devuelta', 'already_returned')
+    if (!moved) {
+      throw new NotReturned(
+        409,
+        `Solo una carta enviada puede marcarse como devuelta; esta está en estado «${letterStatusNames[letter.status]}» (${letter.status})`,
+        'not_mailed',
+      )
+    }
+    const [row] = await tx.select({ recipient: letters.recipient }).from(letters).where(eq(letters.id, cardId))
+    const suppressionId =
+      suppressesAddress(reason) && !letter.erased && row
+        ? await suppressAddress(tx, { id: cardId, accountId: letter.accountId, livemode: letter.livemode, recipient: row.recipient }, reason)
+        : null
+    metrics.lettersReturned.inc({ reason })
+    return { cardId, suppressionId }
+  })
+  return { card: await getAnyCard(db, outcome.cardId), suppressionId: outcome.suppressionId }
 }

@@ -81,6 +81,7 @@ const notRetryable: Record<Exclude<LetterStatus, 'failed'>, string> = {
   printing: 'La carta se está imprimiendo y no está atascada: no hay nada que reintentar',
   printed: 'La carta ya está impresa: no hay nada que reintentar',
   mailed: 'La carta ya se entregó a correos: no hay nada que reintentar',
+  returned: 'Correos devolvió la carta: no hay nada que reintentar',
   address_rejected: 'La carta fue rechazada por su dirección y sus créditos ya se devolvieron: no se puede reintentar',
   cancelled: 'La carta está cancelada: no se puede reintentar',
 }

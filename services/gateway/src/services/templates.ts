@@ -10,12 +10,16 @@ export function literalText(template: string): string {
   return template.replace(PLACEHOLDER, '')
 }
 
-/** Replaces every `{{name}}` with its value; every placeholder must have one. */
-export function fillTemplate(template: string, values: ReadonlyMap<string, string>): string {
+/**
+ * Replaces every `{{name}}` with its value; every placeholder must have one. `encode` writes each
+ * value as it goes into the text (a URL's values are URL-encoded, so a value never adds a path, a
+ * parameter or a host to it).
+ */
+export function fillTemplate(template: string, values: ReadonlyMap<string, string>, encode: (value: string) => string = (value) => value): string {
   return template.replace(PLACEHOLDER, (_, name: string) => {
     const value = values.get(name)
     if (value === undefined) throw new Error(`no value for placeholder ${name}`)
-    return value
+    return encode(value)
   })
 }
 

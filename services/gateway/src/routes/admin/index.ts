@@ -5,6 +5,7 @@ import campaigns from './campaigns.js'
 import cards from './cards.js'
 import companyData from './company-data.js'
 import fonts from './fonts.js'
+import returns from './returns.js'
 
 /** Everything under /admin: one bearer-token guard for all of it. */
 const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,6 +15,7 @@ const adminRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(fonts)
   await app.register(campaigns)
   await app.register(cards)
+  await app.register(returns)
 }
 
 export default adminRoutes

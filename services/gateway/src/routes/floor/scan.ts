@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses, floor, publicApi } from '@letters/contracts'
+import { admin, errorResponses, floor, publicApi } from '@letters/contracts'
 import { metrics } from '@letters/observability'
-import { markMailed, NotMailed } from '../../services/letter-lifecycle.js'
+import { markMailed, markReturned, NotMailed, NotReturned } from '../../services/letter-lifecycle.js'
 
 /** What the floor's scan counter calls each refusal (a test letter's code is unknown to the floor, so it never shows here). */
 const scanOutcome = { unknown: 'unknown', test_letter: 'unknown', not_printed: 'not_printed', already_mailed: 'already_mailed' } as const
@@ -22,6 +22,24 @@ const scan: FastifyPluginAsyncTypebox = async (app) => {
         return card
       } catch (error) {
         if (error instanceof NotMailed) metrics.floorScans.inc({ outcome: scanOutcome[error.refusal] })
+        throw error
+      }
+    },
+  )
+
+  // A returned envelope comes back to the floor: its code and the reason marked on it make the letter returned.
+  app.post(
+    '/returned',
+    {
+      schema: { body: floor.ReturnScanBody, response: { 200: admin.ReturnedLetter, ...errorResponses(400, 401, 403, 404, 409, 415, 429, 500) } },
+    },
+    async (request) => {
+      try {
+        const returned = await markReturned(app.db, { code: request.body.code }, request.body.reason)
+        metrics.floorScans.inc({ outcome: 'returned' })
+        return returned
+      } catch (error) {
+        if (error instanceof NotReturned) metrics.floorScans.inc({ outcome: error.refusal })
         throw error
       }
     },

@@ -13,6 +13,7 @@ import cards from './cards.js'
 import catalog from './catalog.js'
 import events from './events.js'
 import letters from './letters.js'
+import suppressions from './suppressions.js'
 import webhooks from './webhooks.js'
 
 /**
@@ -50,6 +51,7 @@ const publicRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(webhooks)
   await app.register(events)
   await app.register(balance)
+  await app.register(suppressions)
   await app.register(teamRoutes)
 }
 
