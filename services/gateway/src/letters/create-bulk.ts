@@ -1,4 +1,4 @@
-import { publicApi } from '@letters/contracts'
+import { publicApi, trackingUrlProblem } from '@letters/contracts'
 import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, reasonPhrase } from '../errors.js'
 import type { KeyScope } from '../caller.js'
@@ -79,6 +79,8 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
       .map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
+    const sharedUrlProblem = request.body.trackingUrl == null ? undefined : trackingUrlProblem("El campo 'trackingUrl'", request.body.trackingUrl)
+    if (sharedUrlProblem) throw badRequest(sharedUrlProblem)
     const shared = {
       sendAt: checkedSendAt(request.body.sendAt),
       signatureId: request.body.signatureId,
