@@ -236,6 +236,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{campaignId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How the letters of one of your campaigns fared: sent, handed to the post, returned, with a QR code, scanned
+         * @description Counts the campaign’s letters of the key’s mode (a test key, its test letters) that were not cancelled, rejected for their address nor failed. `scanRate` is the share of the letters handed to the post whose QR code was scanned at least once. Any of your campaigns, active or not.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    campaignId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            campaignId: string;
+                            /** @description Letters of the campaign, of this key’s mode, not cancelled, rejected nor failed. */
+                            sent: number;
+                            /** @description Of those, the letters handed to the post (mailed or returned since). */
+                            mailed: number;
+                            /** @description Of those, the letters the post brought back. */
+                            returned: number;
+                            /** @description Of those, the letters with a QR code. */
+                            tracked: number;
+                            /** @description Letters whose QR code was scanned at least once. */
+                            scanned: number;
+                            /** @description Counted scans of all its letters. */
+                            scans: number;
+                            /** @description scanned / mailed, from 0 to 1; 0 while none is mailed. */
+                            scanRate: number;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/fonts": {
         parameters: {
             query?: never;
@@ -942,6 +1088,11 @@ export interface paths {
                                 bytes: number;
                                 sha256: string;
                                 version: number;
+                            } | null;
+                            qrPlacement: {
+                                /** @enum {unknown} */
+                                corner: "top-left" | "top-right" | "bottom-left" | "bottom-right";
+                                sizeMm: number;
                             } | null;
                         };
                     };
@@ -1698,6 +1849,13 @@ export interface paths {
                          * @example 2026-12-24T09:00:00+01:00
                          */
                         sendAt?: string | null;
+                        /**
+                         * @description Print a QR code on the card that sends whoever scans it here (an https:// URL of at most 2,000 characters, no credentials). The code encodes our short link `/q/{code}`, which counts the scan and redirects to this URL with the link’s query parameters kept. Absent or null: no QR code.
+                         * @example https://tienda.example.com/gracias?utm_source=carta
+                         */
+                        trackingUrl?: string | null;
+                        /** @description true: send to an address on the account’s suppression list (a letter to it came back) anyway. Absent or false: such a letter is refused with a 400. */
+                        ignoreSuppression?: boolean;
                     };
                 };
             };
@@ -1926,6 +2084,13 @@ export interface paths {
                          * @example 2026-12-24T09:00:00+01:00
                          */
                         sendAt?: string | null;
+                        /**
+                         * @description Print a QR code on the card that sends whoever scans it here (an https:// URL of at most 2,000 characters, no credentials). The code encodes our short link `/q/{code}`, which counts the scan and redirects to this URL with the link’s query parameters kept. Absent or null: no QR code.
+                         * @example https://tienda.example.com/gracias?utm_source=carta
+                         */
+                        trackingUrl?: string | null;
+                        /** @description true: send to an address on the account’s suppression list (a letter to it came back) anyway. Absent or false: such a letter is refused with a 400. */
+                        ignoreSuppression?: boolean;
                     };
                 };
             };
@@ -2105,6 +2270,13 @@ export interface paths {
                         variables?: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description The QR code's destination for this letter, over the request's and the campaign's (see POST /single); the campaign's may hold {{variable}} placeholders, filled per letter.
+                         * @example https://tienda.example.com/gracias?utm_source=carta
+                         */
+                        trackingUrl?: string | null;
+                        /** @description true: send to an address on the account’s suppression list (a letter to it came back) anyway. Absent or false: such a letter is refused with a 400. */
+                        ignoreSuppression?: boolean;
                         signatureId?: string | null;
                         /**
                          * @description Schedule the letter: an ISO 8601 date-time with an offset, from 1 minute to 180 days ahead. It is charged now, waits as 'scheduled' (cancellable, refunded) and enters production at that time.
@@ -2299,6 +2471,8 @@ export interface paths {
                     signatureId?: string;
                     /** @description With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue. */
                     inkColor?: "blue" | "black" | "green" | "purple" | "red";
+                    /** @description With a text/csv body, and only then: true sends to addresses on the suppression list too (a JSON body says it in the body). */
+                    ignoreSuppression?: "true" | "false";
                     /** @description true: check the request as it would be sent and answer what it would create and cost (`created`, `cost`, every card id null, `errors`), charging, storing and keeping nothing, not even under an Idempotency-Key. With a JSON body or a CSV. */
                     dryRun?: "true" | "false";
                 };
@@ -2357,6 +2531,13 @@ export interface paths {
                         signatureId?: string | null;
                         /** @description The ink the letter is written in: blue, black, green, purple, red. Absent or null: the request's, then the campaign's, then blue. */
                         inkColor?: ("blue" | "black" | "green" | "purple" | "red") | null;
+                        /**
+                         * @description Every letter's QR code destination, unless a recipient's own says otherwise; absent: the campaign's.
+                         * @example https://tienda.example.com/gracias?utm_source=carta
+                         */
+                        trackingUrl?: string | null;
+                        /** @description true: every recipient is sent to even if its address is on the suppression list. */
+                        ignoreSuppression?: boolean;
                         /** @description 1 to 1000 recipients, each checked as a POST /card would check it; more than 1000 is a 413. */
                         recipients: {
                             name: string;
@@ -2372,6 +2553,13 @@ export interface paths {
                             variables?: {
                                 [key: string]: string;
                             };
+                            /**
+                             * @description The QR code's destination for this letter, over the request's and the campaign's (see POST /single); the campaign's may hold {{variable}} placeholders, filled per letter.
+                             * @example https://tienda.example.com/gracias?utm_source=carta
+                             */
+                            trackingUrl?: string | null;
+                            /** @description true: send to an address on the account’s suppression list (a letter to it came back) anyway. Absent or false: such a letter is refused with a 400. */
+                            ignoreSuppression?: boolean;
                         }[];
                     };
                     /**
@@ -2560,7 +2748,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    status?: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                    status?: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                     campaignId?: string;
                     /** @description Letters created at or after this instant (an ISO 8601 date-time with an offset, e.g. 2026-11-01T00:00:00+01:00). */
                     from?: string;
@@ -2598,7 +2786,7 @@ export interface paths {
                                 /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                                 livemode: boolean;
                                 type: "single" | "campaign";
-                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                                 /** @description When a scheduled letter enters production; null for a letter sent at once. */
                                 sendAt: string | null;
                                 campaignId: string | null;
@@ -2662,6 +2850,19 @@ export interface paths {
                                 createdAt: string;
                                 /** Format: date-time */
                                 updatedAt: string;
+                                /** @description The QR code’s destination and its counted scans; null for a letter sent without a trackingUrl. */
+                                tracking: {
+                                    /** @description The client’s URL the QR code redirects to. */
+                                    url: string;
+                                    /** @description Counted scans: not link previews, prefetches, nor scans past 10 a minute. */
+                                    scans: number;
+                                    firstScannedAt: string | null;
+                                    lastScannedAt: string | null;
+                                } | null;
+                                /** @description When the post brought the letter back (status `returned`); null otherwise. */
+                                returnedAt: string | null;
+                                /** @description Why it came back: unknown_recipient, bad_address, refused, moved, deceased or other; null unless returned. */
+                                returnReason: ("unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other") | null;
                                 /** @description When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then. */
                                 personalDataErasedAt: string | null;
                             }[];
@@ -2796,6 +2997,7 @@ export interface paths {
                                 printing: number;
                                 printed: number;
                                 mailed: number;
+                                returned: number;
                                 address_rejected: number;
                                 cancelled: number;
                                 failed: number;
@@ -2925,7 +3127,7 @@ export interface paths {
                             /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                             livemode: boolean;
                             type: "single" | "campaign";
-                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                             /** @description When a scheduled letter enters production; null for a letter sent at once. */
                             sendAt: string | null;
                             campaignId: string | null;
@@ -2989,10 +3191,23 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description The QR code’s destination and its counted scans; null for a letter sent without a trackingUrl. */
+                            tracking: {
+                                /** @description The client’s URL the QR code redirects to. */
+                                url: string;
+                                /** @description Counted scans: not link previews, prefetches, nor scans past 10 a minute. */
+                                scans: number;
+                                firstScannedAt: string | null;
+                                lastScannedAt: string | null;
+                            } | null;
+                            /** @description When the post brought the letter back (status `returned`); null otherwise. */
+                            returnedAt: string | null;
+                            /** @description Why it came back: unknown_recipient, bad_address, refused, moved, deceased or other; null unless returned. */
+                            returnReason: ("unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other") | null;
                             /** @description When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then. */
                             personalDataErasedAt: string | null;
                             events: {
-                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                                 /** Format: date-time */
                                 at: string;
                                 detail: string | null;
@@ -3113,7 +3328,7 @@ export interface paths {
                             /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                             livemode: boolean;
                             type: "single" | "campaign";
-                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                            status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                             /** @description When a scheduled letter enters production; null for a letter sent at once. */
                             sendAt: string | null;
                             campaignId: string | null;
@@ -3177,10 +3392,23 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             updatedAt: string;
+                            /** @description The QR code’s destination and its counted scans; null for a letter sent without a trackingUrl. */
+                            tracking: {
+                                /** @description The client’s URL the QR code redirects to. */
+                                url: string;
+                                /** @description Counted scans: not link previews, prefetches, nor scans past 10 a minute. */
+                                scans: number;
+                                firstScannedAt: string | null;
+                                lastScannedAt: string | null;
+                            } | null;
+                            /** @description When the post brought the letter back (status `returned`); null otherwise. */
+                            returnedAt: string | null;
+                            /** @description Why it came back: unknown_recipient, bad_address, refused, moved, deceased or other; null unless returned. */
+                            returnReason: ("unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other") | null;
                             /** @description When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then. */
                             personalDataErasedAt: string | null;
                             events: {
-                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                                 /** Format: date-time */
                                 at: string;
                                 detail: string | null;
@@ -3841,7 +4069,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         url: string;
-                        events?: ("letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.address_rejected" | "letter.cancelled" | "letter.failed")[];
+                        events?: ("letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.returned" | "letter.address_rejected" | "letter.cancelled" | "letter.failed" | "letter.qr_scanned")[];
                     };
                 };
             };
@@ -4579,7 +4807,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    type?: "letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.address_rejected" | "letter.cancelled" | "letter.failed";
+                    type?: "letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.returned" | "letter.address_rejected" | "letter.cancelled" | "letter.failed" | "letter.qr_scanned";
                     cardId?: string;
                     limit?: number;
                     cursor?: string;
@@ -4606,7 +4834,7 @@ export interface paths {
                                  * @description The event’s id, the same in every webhook that carries it and in GET /events.
                                  */
                                 id: string;
-                                type: "letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.address_rejected" | "letter.cancelled" | "letter.failed";
+                                type: "letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.returned" | "letter.address_rejected" | "letter.cancelled" | "letter.failed" | "letter.qr_scanned";
                                 /** @description The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them. */
                                 sequence: number;
                                 /**
@@ -4631,7 +4859,7 @@ export interface paths {
                                     /** @description False for a letter made with a test key: never charged, never printed nor posted. */
                                     livemode: boolean;
                                     type: "single" | "campaign";
-                                    status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "address_rejected" | "cancelled" | "failed";
+                                    status: "scheduled" | "received" | "ready_for_print" | "printing" | "printed" | "mailed" | "returned" | "address_rejected" | "cancelled" | "failed";
                                     /** @description When a scheduled letter enters production; null for a letter sent at once. */
                                     sendAt: string | null;
                                     campaignId: string | null;
@@ -4695,6 +4923,19 @@ export interface paths {
                                     createdAt: string;
                                     /** Format: date-time */
                                     updatedAt: string;
+                                    /** @description The QR code’s destination and its counted scans; null for a letter sent without a trackingUrl. */
+                                    tracking: {
+                                        /** @description The client’s URL the QR code redirects to. */
+                                        url: string;
+                                        /** @description Counted scans: not link previews, prefetches, nor scans past 10 a minute. */
+                                        scans: number;
+                                        firstScannedAt: string | null;
+                                        lastScannedAt: string | null;
+                                    } | null;
+                                    /** @description When the post brought the letter back (status `returned`); null otherwise. */
+                                    returnedAt: string | null;
+                                    /** @description Why it came back: unknown_recipient, bad_address, refused, moved, deceased or other; null unless returned. */
+                                    returnReason: ("unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other") | null;
                                     /** @description When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then. */
                                     personalDataErasedAt: string | null;
                                 };
@@ -5114,6 +5355,268 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your suppression list: addresses a letter came back from, newest first (paginate with cursor)
+         * @description A letter the post brings back (status `returned`) puts its address here, unless the reason is `refused`. A new letter to such an address is a 400 naming the reason and the date, unless its request says `ignoreSuppression: true`. An entry keeps the postal code and the country; the street is kept only as a hash, and no name, so the entry outlives the letter’s erasure. Test keys see the test list.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {unknown} */
+                                reason: "unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other";
+                                /**
+                                 * Format: date-time
+                                 * @description When the letter to this address came back.
+                                 */
+                                createdAt: string;
+                                /** @description The postal code of the address: its street is kept only as a hash, never shown. */
+                                zip: string;
+                                country: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions/{suppressionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Lift an entry of your suppression list: letters to that address are sent again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    suppressionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": null | Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description No Content */
+                204: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
