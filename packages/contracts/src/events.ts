@@ -21,14 +21,27 @@ export const LetterEvent = Type.Object(
     type: Type.Union(letterEventTypes.map((type) => Type.Literal(type))),
     sequence: Type.Integer({
       minimum: 1,
-      description: 'The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them.',
+      description:
+        'The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them. A `letter.qr_scanned` is no change of status: it carries the sequence of the status the letter was in.',
     }),
-    occurredAt: Type.String({ format: 'date-time', description: 'When the letter changed to the status the event names.' }),
+    occurredAt: Type.String({
+      format: 'date-time',
+      description: 'When the letter changed to the status the event names; for `letter.qr_scanned`, the first scan its count takes in.',
+    }),
     timestamp: Type.String({ format: 'date-time', description: 'When the event was written, in the transaction of the change.' }),
     data: Type.Object(
-      // An event's body is kept as it was written: one written before letters had an ink has none.
-      { ...CardSummary.properties, inkColor: Type.Optional(CardSummary.properties.inkColor) },
-      { description: 'The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change.' },
+      {
+        // An event's body is kept as it was written: one written before letters had an ink has none.
+        ...CardSummary.properties,
+        inkColor: Type.Optional(CardSummary.properties.inkColor),
+        scans: Type.Optional(Type.Integer({ minimum: 1, description: 'Only in `letter.qr_scanned`: the letter’s counted scans so far, this one included.' })),
+        firstScannedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Only in `letter.qr_scanned`: the letter’s first counted scan.' })),
+        lastScannedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Only in `letter.qr_scanned`: its latest counted scan.' })),
+      },
+      {
+        description:
+          'The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change. In `letter.qr_scanned` (a scan of its QR code, no change of status), also `scans`, `firstScannedAt` and `lastScannedAt`: that event is written at the first scan of a 30-minute window and its body, in GET /events, counts the window’s later scans; its webhook is sent once, at the first.',
+      },
     ),
   },
   { description: EVENT_ORDER_NOTE },
