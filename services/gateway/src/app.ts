@@ -32,6 +32,7 @@ import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import ops from './routes/ops/index.js'
 import publicRoutes from './routes/public/index.js'
+import qrRoutes from './qr/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -154,6 +155,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(ops)
   await app.register(floorRoutes, { prefix: '/floor' })
   await app.register(publicRoutes)
+  await app.register(qrRoutes)
   await app.register(sessionRoutes)
   await app.register(dashboardStatic)
   await app.register(docs)

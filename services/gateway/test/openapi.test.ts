@@ -25,6 +25,9 @@ const it = base.extend('document', { scope: 'file' }, async ({ gateway }) => {
   return response.json<Document>()
 })
 
+/** The short link of a letter's QR code, opened without a key. */
+const QR_LINK = '/q/{code}'
+
 const operations = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })))
 
@@ -50,29 +53,38 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths).filter(isInternal)).toEqual([])
   })
 
-  it('asks for X-API-KEY or a dashboard session through security schemes on every operation but signing in', ({ document }) => {
+  it('asks for X-API-KEY or a dashboard session through security schemes on every operation but signing in and the QR link', ({ document }) => {
     expect(document.components.securitySchemes).toEqual({
       ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
       Session: { type: 'apiKey', in: 'cookie', name: 'letters_session' },
     })
     for (const { path, method, operation } of operations(document)) {
-      const signingIn = path === '/session' || path.startsWith('/invitations/')
-      expect(operation.security, `${method} ${path}`).toEqual(signingIn ? [] : [{ ApiKey: [] }, { Session: [] }])
+      const withoutCredential = path === '/session' || path.startsWith('/invitations/') || path === QR_LINK
+      expect(operation.security, `${method} ${path}`).toEqual(withoutCredential ? [] : [{ ApiKey: [] }, { Session: [] }])
       expect(operation.parameters?.some((parameter) => parameter.name.toLowerCase() === 'x-api-key') ?? false).toBe(false)
     }
   })
 
-  it('gives every answer the shared error schema and the rate-limit headers, Retry-After on 429', ({ document }) => {
+  it('gives every answer the shared error schema and the rate-limit headers, Retry-After on 429; the QR link its Location and its page', ({ document }) => {
     for (const { path, method, operation } of operations(document)) {
       const statuses = Object.keys(operation.responses)
       // Signing in and following an invitation need no credential: they cannot be refused one.
       const authenticated = (operation.security as unknown[] | undefined)?.length !== 0
       expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining([...(authenticated ? ['401', '403'] : []), '429', '500', '503']))
       for (const [status, response] of Object.entries(operation.responses)) {
+        // The QR link is opened by a phone's camera: its 302 says where to, its 404 is a page for a person.
+        const redirect = path === QR_LINK && status === '302'
         expect(Object.keys(response.headers ?? {}).sort(), `${method} ${path} ${status}`).toEqual(
-          ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', ...(status === '429' ? ['Retry-After'] : [])].sort(),
+          [
+            'X-RateLimit-Limit',
+            'X-RateLimit-Remaining',
+            'X-RateLimit-Reset',
+            ...(status === '429' ? ['Retry-After'] : []),
+            ...(redirect ? ['Location'] : []),
+          ].sort(),
         )
-        if (Number(status) >= 400) expect(response.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Error' })
+        if (path === QR_LINK && status === '404') expect(Object.keys(response.content ?? {})).toEqual(['text/html'])
+        else if (Number(status) >= 400) expect(response.content?.['application/json']?.schema).toEqual({ $ref: '#/components/schemas/Error' })
       }
     }
   })
