@@ -146,7 +146,7 @@ export const lettersReconciled = new Counter({
 
 export const historyTrimmed = new Counter({
   name: 'letters_history_trimmed_total',
-  help: 'Rows the history retention deleted, by what they were (events, webhook_events, deleted_endpoint_events, deleted_endpoints, outbox)',
+  help: 'Rows the history retention deleted, by what they were (events, qr_scans, webhook_events, deleted_endpoint_events, deleted_endpoints, outbox)',
   labelNames: ['table'] as const,
   registers: [registry],
 })

@@ -43,6 +43,13 @@ function trimRules(eventRetentionMs: number, outboxRetentionMs: number): TrimRul
         SELECT id FROM events WHERE occurred_at < ${olderThan(eventRetentionMs)} ORDER BY occurred_at LIMIT ${limit})`,
     },
     {
+      // Requests for QR links as old as the events they could have made, a batch of the oldest
+      // by the primary key: ids grow as the rows are written, each with its time, so the lowest
+      // ids are the oldest rows, and a round that finds none old reads one batch of the index.
+      what: 'qr_scans',
+      statement: (limit) => sql`DELETE FROM qr_scans WHERE id IN (SELECT id FROM qr_scans ORDER BY id LIMIT ${limit}) AND at < ${olderThan(eventRetentionMs)}`,
+    },
+    {
       // Webhook deliveries finished as long ago (webhook_events_finished_idx); their attempts go with them (ON DELETE CASCADE, webhook_attempts_event_idx).
       what: 'webhook_events',
       // The condition again outside: a delivery sent again meanwhile (pending once more) stays.
@@ -81,7 +88,7 @@ function trimRules(eventRetentionMs: number, outboxRetentionMs: number): TrimRul
 
 /**
  * Trims the history that would otherwise grow with every letter ever sent: the events GET
- * /events no longer shows, webhook deliveries past the same window, the deliveries and then the
+ * /events no longer shows, the requests for QR links as old, webhook deliveries past the same window, the deliveries and then the
  * row of an endpoint the client deleted, and outbox rows done long ago. Each round deletes a
  * batch of each kind; a full batch asks for the next round at once. Any number of workers may
  * run it: a batch another one deleted first is simply not found.
