@@ -16,14 +16,19 @@ import {
   fontContentTypes,
   fontNames,
   modeLabel,
+  returnReasonLabels,
+  returnReasons,
   type AccountFont,
   type ArtworkContentType,
   type ArtworkMeta,
   type CardDesign,
   type EnvelopeDesign,
   type FontContentType,
+  type Mode,
+  type ReturnReason,
   type Sender,
   type Signature,
+  type Suppression,
   type admin,
   type dashboard,
   type publicApi,
@@ -64,6 +69,23 @@ const integer = (what: string) => (value: string) => {
 
 type Letter = (admin.Card | publicApi.Card) & { accountId?: string }
 
+/** A return reason with its name as the floor reads it: "bad_address (Dirección incorrecta o incompleta)". */
+const reasonWithLabel = (reason: ReturnReason) => `${reason} (${returnReasonLabels[reason]})`
+
+/** `--reason`: one of the contract's reasons, refused here (a usage error) before anything is sent. */
+function returnReason(value: string): ReturnReason {
+  if ((returnReasons as readonly string[]).includes(value)) return value as ReturnReason
+  throw new InvalidArgumentError(`El motivo debe ser uno de: ${returnReasons.map(reasonWithLabel).join(', ')}.`)
+}
+
+/** What a return did to the account's suppression list, under the letter. */
+function suppressionNote(returned: admin.ReturnedLetter): string {
+  if (returned.suppressionId)
+    return `Dirección añadida a la lista de supresión de la cuenta (entrada ${returned.suppressionId}): sus cartas nuevas a ella se rechazan salvo con ignoreSuppression.`
+  if (returned.card.returnReason === 'refused') return 'Rehusada: la rechazó el destinatario, no la dirección, que no se añade a la lista de supresión.'
+  return 'Sus datos personales ya estaban borrados: no queda dirección que añadir a la lista de supresión.'
+}
+
 function renderLetter(letter: Letter): string {
   const to = letter.recipient
   const details = recordTable([
@@ -79,6 +101,12 @@ function renderLetter(letter: Letter): string {
         : [`${to.name} ${to.surname}`, to.company, to.address, `${to.zip} ${to.city}`, to.province, to.country].filter(Boolean).join(', '),
     ],
     ['cost', letter.cost],
+    ...(letter.returnReason
+      ? ([
+          ['returnedAt', letter.returnedAt],
+          ['returnReason', reasonWithLabel(letter.returnReason)],
+        ] as Array<[string, Cell]>)
+      : []),
     ['sendAt', letter.sendAt],
     ['createdAt', letter.createdAt],
     ['updatedAt', letter.updatedAt],
@@ -92,8 +120,9 @@ function renderLetter(letter: Letter): string {
 /** The hint under a list that has another page. */
 const nextPage = (nextCursor: string | null) => (nextCursor ? `\nHay más: repite la orden con --cursor ${nextCursor}` : '')
 
-const pageQuery = (options: { limit?: number; cursor?: string }) => {
+const pageQuery = (options: { limit?: number; cursor?: string; mode?: Mode }) => {
   const query = new URLSearchParams()
+  if (options.mode !== undefined) query.set('mode', options.mode)
   if (options.limit !== undefined) query.set('limit', String(options.limit))
   if (options.cursor !== undefined) query.set('cursor', options.cursor)
   return query.size > 0 ? `?${query}` : ''
@@ -737,6 +766,24 @@ export function buildProgram(settings: Settings, io: Io): Command {
   )
   apiCommand(
     letters
+      .command('returned')
+      .description(
+        "record that the post brought a mailed letter back, and why: nothing is refunded, and but for 'refused' its address goes on the account's suppression list",
+      )
+      .argument('<letter>', 'letter (card) id')
+      .addOption(
+        new Option('--reason <reason>', `why it came back, as the post marked it: ${returnReasons.map(reasonWithLabel).join(', ')}`)
+          .argParser(returnReason)
+          .makeOptionMandatory(),
+      ),
+    (api, id: string, options: { reason: ReturnReason }) => api.post<admin.ReturnedLetter>(`/admin/cards/${segment(id)}/returned`, { reason: options.reason }),
+    (returned) => `${renderLetter(returned.card)}\n\n${suppressionNote(returned)}`,
+  ).addHelpText(
+    'after',
+    '\nExamples:\n  npm run admin -- letters returned <letter> --reason bad_address\n  npm run admin -- letters returned <letter> --reason refused',
+  )
+  apiCommand(
+    letters
       .command('stuck')
       .description('letters that need ops: failed, without progress for longer than RECONCILE_AFTER_MS, or waiting since before a restore; longest stuck first')
       .option('--limit <n>', 'letters per page (1-100, default 20)', integer('--limit'))
@@ -768,6 +815,40 @@ export function buildProgram(settings: Settings, io: Io): Command {
     (done) =>
       `Reanudadas: ${done.resumed}. Marcadas como impresas según el diario de impresión: ${done.printedFromJournal}. Cartas que aún necesitan a operaciones: ${done.stuck}.`,
   )
+
+  const suppressions = program
+    .command('suppressions')
+    .description("an account's suppression list: addresses a letter came back from, which its new letters are refused for")
+  const modeOption = () => new Option('--mode <mode>', 'the live list (default) or the test one').choices(['live', 'test'])
+  apiCommand(
+    suppressions
+      .command('list')
+      .description("an account's suppression list, newest first, a page at a time: postal code and country (the street is kept only as a hash)")
+      .argument('<account>', 'account id')
+      .addOption(modeOption())
+      .option('--limit <n>', 'entries per page (1-100, default 20)', integer('--limit'))
+      .option('--cursor <cursor>', 'the next page, as the previous one said'),
+    (api, account: string, options: { mode?: Mode; limit?: number; cursor?: string; json?: boolean }) =>
+      api.get<{ data: Suppression[]; nextCursor: string | null }>(`/admin/accounts/${segment(account)}/suppressions${pageQuery(options)}`),
+    (page) =>
+      page.data.length === 0
+        ? 'La lista de supresión está vacía.'
+        : listTable(
+            ['id', 'zip', 'country', 'createdAt', 'reason'],
+            page.data.map((entry) => [entry.id, entry.zip, entry.country, entry.createdAt, reasonWithLabel(entry.reason)]),
+          ) + nextPage(page.nextCursor),
+  ).addHelpText('after', '\nExamples:\n  npm run admin -- suppressions list <account>\n  npm run admin -- suppressions list <account> --mode test --limit 50')
+  apiCommand(
+    suppressions
+      .command('lift')
+      .description("lift an entry of an account's suppression list: letters to that address are sent again (the API answers no body: --json prints nothing)")
+      .argument('<account>', 'account id')
+      .argument('<suppression>', 'the entry id, as suppressions list shows it')
+      .addOption(modeOption()),
+    (api, account: string, suppression: string, options: { mode?: Mode }) =>
+      api.delete(`/admin/accounts/${segment(account)}/suppressions/${segment(suppression)}${pageQuery({ mode: options.mode })}`),
+    () => 'Entrada quitada de la lista de supresión: las cartas a esa dirección vuelven a enviarse.',
+  ).addHelpText('after', '\nExample:\n  npm run admin -- suppressions lift <account> <suppression> --mode test')
 
   program
     .command('migrate')
