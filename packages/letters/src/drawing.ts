@@ -152,6 +152,7 @@ export async function readLetterDrawings(ex: Executor, letterIds: readonly strin
       address: letters.address,
       addressLines: letters.addressLines,
       printSpec: letters.printSpec,
+      trackingCode: letters.trackingCode,
       fontId: letters.fontId,
       fontVersion: letters.fontVersion,
       plotterFont: accountFonts.plotterFont,
@@ -176,6 +177,8 @@ export interface UnstoredLetter {
   inkColor: string
   message: string
   recipient: Recipient
+  /** The code its QR code would link with (a preview shows the code where the letter will have it); null or absent: none. */
+  trackingCode?: string | null | undefined
 }
 
 /**
@@ -205,6 +208,7 @@ export async function unstoredLetterDrawing(ex: Executor, letter: UnstoredLetter
       address: null,
       addressLines: null,
       printSpec: row.printSpec,
+      trackingCode: letter.trackingCode ?? null,
       fontId: letter.fontId,
       fontVersion: letter.fontVersion,
       plotterFont: row.plotterFont,

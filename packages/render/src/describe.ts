@@ -1,16 +1,31 @@
 import { recipientBlock } from '@letters/address'
-import { artworkKey, drawings, isFontName, isInkColor, type Drawing, type FontName, type LetterDrawingSource, type SignatureDrawing } from '@letters/contracts'
+import {
+  DEFAULT_QR_PLACEMENT,
+  artworkKey,
+  drawings,
+  isFontName,
+  isInkColor,
+  type Drawing,
+  type FontName,
+  type LetterDrawingSource,
+  type SignatureDrawing,
+} from '@letters/contracts'
 import type { DesignToRender } from './design.js'
 import { describeLetter, type LetterToRender } from './letter.js'
 
+/** What a letter's QR code encodes: the service's short link for its tracking code, which counts the scan and redirects to the client's URL. */
+export const shortLink = (publicBaseUrl: string, trackingCode: string) => `${publicBaseUrl}/q/${trackingCode}`
+
 /**
  * The one place that decides what a letter's files show, from its row: the recipient block (the
- * verified address as it was laid out when verified, else the address as sent), and for a letter
- * with a print spec its designs, artwork, signature and return address. A letter accepted before
- * designs had a product (no print spec) is drawn exactly as it was then. `floorCountry`
- * (FLOOR_COUNTRY): mail that stays in it carries no country line.
+ * verified address as it was laid out when verified, else the address as sent), for a letter
+ * with a print spec its designs, artwork, signature and return address, and for a letter with a
+ * tracking code its QR code, linking to `publicBaseUrl` (PUBLIC_BASE_URL), in the corner its card
+ * design places it in. A letter accepted before designs had a product (no print spec) is drawn
+ * exactly as it was then. `floorCountry` (FLOOR_COUNTRY): mail that stays in it carries no
+ * country line.
  */
-export function drawingOf(source: LetterDrawingSource, floorCountry: string): LetterToRender {
+export function drawingOf(source: LetterDrawingSource, floorCountry: string, publicBaseUrl?: string): LetterToRender {
   const own = source.ownFont
   if (own && !isFontName(own.plotterFont)) throw new Error(`letter ${source.letterId}'s font stands in the unknown hand ${own.plotterFont} on the plotter`)
   if (!own && !isFontName(source.fontName)) throw new Error(`letter ${source.letterId} uses the unknown font ${source.fontName}`)
@@ -20,6 +35,7 @@ export function drawingOf(source: LetterDrawingSource, floorCountry: string): Le
   const hand = { drawing: source.drawing as Drawing, ink: source.inkColor, ownFont }
   const recipient = source.address ?? source.recipient
   const spec = source.printSpec
+  const qr = qrOf(source, publicBaseUrl)
   if (!spec) {
     return {
       ...describeLetter({
@@ -32,6 +48,7 @@ export function drawingOf(source: LetterDrawingSource, floorCountry: string): Le
         floorCountry,
       }),
       ...hand,
+      ...qr,
     }
   }
   const artwork = (ownerId: string, version: { version: number } | null) => (version ? source.artworks.get(artworkKey(ownerId, version.version)) : undefined)
@@ -58,7 +75,20 @@ export function drawingOf(source: LetterDrawingSource, floorCountry: string): Le
     recipientLines: source.addressLines ?? recipientBlock({ ...recipient, countryName: source.address?.countryName ?? '' }, floorCountry),
     senderLines: [spec.senderName],
     design,
+    ...qr,
   }
+}
+
+/**
+ * A letter's QR code: its short link, where its card design places it, or DEFAULT_QR_PLACEMENT.
+ * None (an empty spread) without a tracking code, so that such a letter's drawing is as it was.
+ */
+function qrOf(source: LetterDrawingSource, publicBaseUrl: string | undefined): Pick<LetterToRender, 'qr'> {
+  if (source.trackingCode === null) return {}
+  // Drawn without its code, the card would go out without what the client paid for: a fault of the caller's.
+  if (publicBaseUrl === undefined)
+    throw new Error(`letter ${source.letterId} carries a QR code, and its drawing was not given the public base URL to link it to`)
+  return { qr: { link: shortLink(publicBaseUrl, source.trackingCode), placement: source.printSpec?.card.qrPlacement ?? DEFAULT_QR_PLACEMENT } }
 }
 
 function signatureOf(artwork: { print: Uint8Array; drawing: SignatureDrawing | null } | undefined): DesignToRender['signature'] {

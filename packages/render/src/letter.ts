@@ -31,6 +31,7 @@ import {
 import { MIN_FONT_SIZE, fitSize, handWidth, pdfMeasure, pdfPen, writeByHand, type Box, type Measure, type Pen, type Wrapping } from './handwriting.js'
 import { DocumentImages, fitScale, pngSize, type OpenedImage } from './images.js'
 import { pathSegments } from './paths.js'
+import { besideQr, cardQr, type CardQr, type LetterQr, type Rect } from './qr.js'
 import { seededRandom } from './random.js'
 
 export interface LetterToRender {
@@ -63,6 +64,8 @@ export interface LetterToRender {
   drawing?: Drawing | undefined
   /** The ink of drawing 5 on: the message, the envelope's writing and a drawn signature. Blue if absent. */
   ink?: InkColor | undefined
+  /** The QR code the card carries, for a letter with a tracking URL. Absent: none, and the card is drawn as it always was. */
+  qr?: LetterQr | undefined
 }
 
 /**
@@ -178,6 +181,8 @@ export interface Hand {
   pen(): Pen
   /** Draws a signature's drawing at `place`; false when this hand cannot (a pen cannot draw an image), and the card is then signed with the name. */
   sign(drawing: DesignSignature, place: Placement): boolean
+  /** Fills a code's dark areas, placed exactly as given: never moved or shrunk with the writing, which a reader would no longer decode. */
+  fill(areas: Rect[]): void
   /**
    * How the hand's print measures: the recipient block's lines the post reads (postalLines) are
    * written in it, with the pen's `print`. Absent in drawing 4, whose envelopes are all in the hand.
@@ -197,9 +202,8 @@ const SIGNATURE_MAX_WIDTH = 45 * MM
  * strip where the name would be written, as tall as the strip lets it be and at most
  * SIGNATURE_MAX_WIDTH wide, its shape kept. The printer and the plotter place it alike.
  */
-export function signaturePlace(drawing: Size, card: CardGeometry): Placement {
+export function signaturePlace(drawing: Size, card: CardGeometry, strip: Box = card.signature): Placement {
   if (!(drawing.width > 0 && drawing.height > 0)) throw new RangeError(`a signature's drawing of ${drawing.width} × ${drawing.height} has no size`)
-  const strip = card.signature
   const scale = fitScale(drawing, { width: Math.min(strip.width, SIGNATURE_MAX_WIDTH * card.scale), height: strip.height })
   return { x: strip.x + strip.width - drawing.width * scale, y: strip.y + strip.height - drawing.height * scale, scale }
 }
@@ -232,7 +236,15 @@ function pdfHand(doc: PDFDoc, letter: Pick<LetterToRender, 'fontName' | 'ownFont
     print: ink && (ink.print === doc ? measure : pdfMeasure(ink.print)),
     pen: () => pdfPen(doc, ink),
     sign: (drawing, place) => (drawSignature(doc, drawing, place, signatureColor, images), true),
+    fill: (areas) => fillAreas(doc, areas),
   }
+}
+
+/** A code's dark areas filled in black, as one path: adjacent areas meet without a seam. */
+function fillAreas(doc: PDFDoc, areas: readonly Rect[]): void {
+  doc.save()
+  for (const area of areas) doc.rect(area.x, area.y, area.width, area.height)
+  doc.fillColor('black').fill().restore()
 }
 
 /** Per hand, a document in its font whose layout alone is read (a print's), made once per process. */
@@ -284,34 +296,61 @@ function drawSignature(doc: PDFDoc, drawing: DesignSignature, place: Placement, 
   doc.restore()
 }
 
-/** The size and lines the message is written at: the largest that fits the card's message box. */
-export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'ownFont' | 'message' | 'design'>): { size: number; lines: string[]; lineHeight: number } {
+/** The size and lines the message is written at: the largest that fits the card's message box (less a QR code's place). */
+export function cardLayout(letter: Pick<LetterToRender, 'fontName' | 'ownFont' | 'message' | 'design' | 'qr'>): {
+  size: number
+  lines: string[]
+  lineHeight: number
+} {
   const card = cardOf(letter)
-  return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter).measure, letter.message, card)
+  return messageLayout(pdfHand(newDocument(card.size, 'layout'), letter).measure, letter.message, card, cardPlaces(letter).message)
 }
 
-export const messageLayout = (measure: Measure, message: string, card: CardGeometry = cardGeometry(DEFAULT_CARD_FORMAT)) =>
-  fitSize(measure, message, card.message, card.maxFontSize)
+export const messageLayout = (measure: Measure, message: string, card: CardGeometry = cardGeometry(DEFAULT_CARD_FORMAT), box: Box = card.message) =>
+  fitSize(measure, message, box, card.maxFontSize)
+
+/** Where a card's writing and its QR code go: the boxes of the card's geometry, less the code's square and its clearance. */
+export interface CardPlaces {
+  message: Box
+  /** The strip the card is signed in, and its right and bottom edges, which the name is written against. */
+  signature: Box
+  right: number
+  bottom: number
+  /** Null: the letter has no QR code. */
+  qr: CardQr | null
+}
+
+export function cardPlaces(letter: Pick<LetterToRender, 'design' | 'qr'>): CardPlaces {
+  const card = cardOf(letter)
+  const { margin } = card
+  // Without a code, the card's own boxes and edges: its letters keep their bytes.
+  if (!letter.qr) return { message: card.message, signature: card.signature, right: card.size.width - margin, bottom: card.size.height - margin, qr: null }
+  const qr = cardQr(letter.qr, card)
+  const signature = besideQr(card.signature, qr.square, card)
+  return { message: besideQr(card.message, qr.square, card), signature, right: signature.x + signature.width, bottom: signature.y + signature.height, qr }
+}
 
 /**
  * The card, its trim's top left corner at the origin: the message, shrunk to fit, then under it
- * the signature's drawing, or the sender's name written at the bottom right.
+ * the signature's drawing, or the sender's name written at the bottom right; a QR code in its
+ * corner, the writing kept clear of it.
  */
 export function drawCard(hand: Hand, letter: LetterToRender): void {
   const card = cardOf(letter)
+  const places = cardPlaces(letter)
   const random = seededRandom(`${letter.letterId}:card`)
-  const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message, card)
-  const { margin } = card
-  writeByHand(hand.pen(), lines, card.message, size, lineHeight, random, letterDrawing(letter))
+  const { size, lines, lineHeight } = messageLayout(hand.measure, letter.message, card, places.message)
+  writeByHand(hand.pen(), lines, places.message, size, lineHeight, random, letterDrawing(letter))
+  if (places.qr) hand.fill(places.qr.runs)
   const drawing = letter.design?.signature
-  if (drawing && hand.sign(drawing, signaturePlace(drawing, card))) return
+  if (drawing && hand.sign(drawing, signaturePlace(drawing, card, places.signature))) return
 
   // Right-aligned at the bottom, at the message's size but no smaller than 12 (on A6: a name
   // under a long message stays legible); a name too long for one line shrinks, then wraps upwards.
-  const signature = fitSize(hand.measure, letter.signature, card.signature, Math.min(card.maxFontSize, Math.max(size, 12 * card.scale)))
-  const lastLineY = card.size.height - margin - signature.size * 1.2
+  const signature = fitSize(hand.measure, letter.signature, places.signature, Math.min(card.maxFontSize, Math.max(size, 12 * card.scale)))
+  const lastLineY = places.bottom - signature.size * 1.2
   signature.lines.forEach((line, index) => {
-    const x = Math.max(margin, card.size.width - margin - handWidth(hand.measure, line, signature.size))
+    const x = Math.max(places.signature.x, places.right - handWidth(hand.measure, line, signature.size))
     const y = lastLineY - (signature.lines.length - 1 - index) * signature.size * lineHeight
     writeByHand(hand.pen(), [line], { x, y }, signature.size, lineHeight, random, letterDrawing(letter))
   })

@@ -19,6 +19,7 @@ import {
 } from '../letter.js'
 import { shapeRandom, varyStrokes } from '../shape.js'
 import { clipToBox, flattenPath } from '../paths.js'
+import type { Rect } from '../qr.js'
 import { strokeFont, strokeFontOf, type StrokeGlyph } from './stroke-font.js'
 
 /**
@@ -202,13 +203,14 @@ function joinedWord(letters: PagePoint[][][], size: number): PagePoint[][] {
 
 /**
  * The strokes of a letter's card or envelope in the order they were written, fitted into the
- * page's pen area; an envelope's code (bars, then its small print) comes last, drawn with a pen
- * whose line is `penWidth` mm wide.
+ * page's pen area; a code comes last, placed exactly and filled with a pen whose line is
+ * `penWidth` mm wide: a card's QR code, an envelope's Code 128 (bars, then its small print).
  */
 export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: number): PlotStroke[] {
   const strokeHand = plotterHand(letter)
   const font = strokeFont(strokeFontOf[strokeHand])
   const written: Array<Array<[number, number]>> = []
+  const filled: Rect[] = []
   const shaped = letterDrawing(letter) !== 4
   const print = strokeFont(strokeFontOf[printHands[strokeHand]])
   const hand: Hand = {
@@ -224,6 +226,9 @@ export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: nu
           written.push(line.map(([u, v]) => [place.x + u * place.scale, place.y + v * place.scale]))
       return true
     },
+    fill(areas) {
+      filled.push(...areas)
+    },
   }
   if (kind === 'card') drawCard(hand, letter)
   else drawEnvelope(hand, letter)
@@ -232,8 +237,19 @@ export function traceLetter(kind: PlotKind, letter: LetterToRender, penWidth: nu
     page,
     written.map((stroke) => stroke.map(([x, y]): [number, number] => [toUnits(x), toUnits(y)])),
   )
-  // The code is placed exactly, never shrunk with the writing: its bars must keep their widths.
-  return kind === 'card' ? strokes : [...strokes, ...inArea(page, codeStrokes(letter.code, penWidth, envelopeOf(letter)))]
+  // A code is placed exactly, never shrunk with the writing: its bars and modules must keep their widths.
+  const pen = penWidth * UNITS_PER_MM
+  if (kind === 'card')
+    return filled.length === 0
+      ? strokes
+      : [
+          ...strokes,
+          ...inArea(
+            page,
+            filled.map((area) => fillStroke(area, pen)),
+          ),
+        ]
+  return [...strokes, ...inArea(page, codeStrokes(letter.code, penWidth, envelopeOf(letter)))]
 }
 
 /** How far a signature's flattened curves may stray from the curves: a tenth of a millimetre, under a pen's line. */
@@ -256,24 +272,7 @@ const CODE_FONT = 'hershey_sans_1'
 export function codeStrokes(code: string, penWidth: number, envelope?: EnvelopeGeometry): PlotStroke[] {
   const layout = envelopeCode(code, envelope)
   const pen = penWidth * UNITS_PER_MM
-  const top = toUnits(layout.top) + pen / 2
-  const bottom = toUnits(layout.top + layout.height) - pen / 2
-  const strokes: PlotStroke[] = layout.bars.map((bar) => {
-    const left = toUnits(bar.x)
-    const width = toUnits(bar.width)
-    // The fewest lines that leave no gap (the epsilon keeps a bar of whole pen widths from taking one line more).
-    const lines = width <= pen ? 1 : Math.ceil((width - pen) / pen - 1e-9) + 1
-    const xs = lines === 1 ? [left + width / 2] : Array.from({ length: lines }, (_, index) => left + pen / 2 + (index * (width - pen)) / (lines - 1))
-    return rounded(
-      xs.flatMap((x, index): Array<[number, number]> => {
-        const ends: Array<[number, number]> = [
-          [x, top],
-          [x, bottom],
-        ]
-        return index % 2 === 0 ? ends : ends.reverse()
-      }),
-    )
-  })
+  const strokes: PlotStroke[] = layout.bars.map((bar) => fillStroke({ x: bar.x, y: layout.top, width: bar.width, height: layout.height }, pen))
   const font = strokeFont(CODE_FONT)
   const { text } = layout
   const characters = [...code].map((character) => font.character(character))
@@ -289,6 +288,32 @@ export function codeStrokes(code: string, penWidth: number, envelope?: EnvelopeG
     x += written.advance * text.size + text.spacing
   }
   return strokes
+}
+
+/**
+ * A dark area (points) filled as the pen fills a code's bar: vertical lines at most a pen's width
+ * (`pen`, in units) apart, as one stroke zig-zagging down and up, its outer lines half a pen
+ * inside the area's edges; an area narrower than the pen gets one line down its middle, and one
+ * lower than the pen (a QR code's lone module) a dot at its middle.
+ */
+function fillStroke(area: Rect, pen: number): PlotStroke {
+  const left = toUnits(area.x)
+  const width = toUnits(area.width)
+  let top = toUnits(area.y) + pen / 2
+  let bottom = toUnits(area.y + area.height) - pen / 2
+  if (bottom < top) top = bottom = (top + bottom) / 2
+  // The fewest lines that leave no gap (the epsilon keeps a bar of whole pen widths from taking one line more).
+  const lines = width <= pen ? 1 : Math.ceil((width - pen) / pen - 1e-9) + 1
+  const xs = lines === 1 ? [left + width / 2] : Array.from({ length: lines }, (_, index) => left + pen / 2 + (index * (width - pen)) / (lines - 1))
+  return rounded(
+    xs.flatMap((x, index): Array<[number, number]> => {
+      const ends: Array<[number, number]> = [
+        [x, top],
+        [x, bottom],
+      ]
+      return index % 2 === 0 ? ends : ends.reverse()
+    }),
+  )
 }
 
 /** Strokes placed by the layout rather than fitted: they must lie in the pen area already, or the layout is wrong. */
