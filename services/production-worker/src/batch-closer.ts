@@ -171,7 +171,7 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease
   )
   const sorted = members.map((member) => {
     const address = member.address as VerifiedAddress
-    const drawing = drawingOf(sources.get(member.letterId)!, floor.floorCountry)
+    const drawing = drawingOf(sources.get(member.letterId)!, floor.floorCountry, floor.publicBaseUrl)
     return { letterId: member.letterId, code: member.code, address, printSpec: sources.get(member.letterId)!.printSpec, drawing }
   })
 

@@ -32,6 +32,8 @@ export interface Floor {
   output?: { kind: 'pdf' } | { kind: 'plotter'; settings: PlotterSettings }
   /** FLOOR_COUNTRY: envelopes to it carry no country line. */
   floorCountry: string
+  /** PUBLIC_BASE_URL: a card's QR code links to its short link there. Absent: a letter with a QR code cannot be drawn (it fails). */
+  publicBaseUrl?: string | undefined
   /** PRINTER=batch: letters go into a tray instead of to the printer (README, Batch printing); `poke` wakes this worker's closer. */
   batching?: { rules: BatchRules; poke(): void } | undefined
 }
@@ -64,14 +66,14 @@ async function claim(db: Db, letterId: string): Promise<{ printClaim: number; li
 }
 
 /** What the renderer needs, reloaded from the rows: the job carries the id only. */
-async function letterToRender(db: Db, letterId: string, floorCountry: string): Promise<LetterToRender> {
+async function letterToRender(db: Db, letterId: string, floor: Pick<Floor, 'floorCountry' | 'publicBaseUrl'>): Promise<LetterToRender> {
   const [source] = await readLetterDrawings(db, [letterId])
   if (!source) throw new UnrecoverableError(`letter ${letterId} does not exist`)
   if (!source.address) throw new UnrecoverableError(`letter ${letterId} has no verified address`)
   try {
-    return drawingOf(source, floorCountry)
+    return drawingOf(source, floor.floorCountry, floor.publicBaseUrl)
   } catch (error) {
-    // A font later removed from the catalogue: no retry can draw it.
+    // A font later removed from the catalogue, or a QR code with no base URL to link it to: no retry can draw it.
     throw new UnrecoverableError(String(error))
   }
 }
@@ -159,7 +161,7 @@ export async function produceLetter(floor: Floor, letterId: string, onClaimed?: 
   // In batch mode the letter's own files are kept, never handed over: its batch's are.
   const { handed, fromJournal } = toPrinter && !floor.batching ? await handedOverFiles(floor, letterId) : { handed: new Set<string>(), fromJournal: 0 }
   const output = floor.output ?? { kind: 'pdf' }
-  const letter = await letterToRender(floor.db, letterId, floor.floorCountry)
+  const letter = await letterToRender(floor.db, letterId, floor)
   const specs = printFilesOf(output, letter)
   const names = specs.map(({ file }) => `${letterId}.${file}`)
   const missing = specs.filter(({ file }) => !handed.has(`${letterId}.${file}`))

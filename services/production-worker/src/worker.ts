@@ -42,6 +42,7 @@ export function startProductionWorker(options: ProductionWorkerOptions) {
     log,
     printTimeoutMs: config.printTimeoutMs,
     floorCountry: config.floorCountry,
+    publicBaseUrl: config.publicBaseUrl,
     store: options.store ?? new LocalArtifactStore(config.artifactsDir),
     printer: options.printer ?? configuredPrinter(config),
     // A letter is made for what the worker producing it prints with (README, Pen plotter).

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { publicApi } from '@letters/contracts'
+import { QR_CODE_ALPHABET, QR_CODE_LENGTH, type publicApi } from '@letters/contracts'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
 import { pdfPageToPng, PREVIEW_MAX_WIDTH } from '@letters/artwork'
@@ -13,7 +13,7 @@ import { checkedSingleLetter } from './create-letter.js'
 export interface PreviewSources {
   db: Db
   renderPool: RenderPool
-  config: Pick<Config, 'letterCosts' | 'printer' | 'floorCountry' | 'plotter'>
+  config: Pick<Config, 'letterCosts' | 'printer' | 'floorCountry' | 'plotter' | 'publicBaseUrl'>
 }
 
 /**
@@ -29,6 +29,16 @@ export function previewId(accountId: string): string {
 }
 
 /**
+ * The code a preview's QR code links with, for a body with a trackingUrl: one per account, as
+ * long as a letter's, so that the same body gives the same image (the draft's own code is drawn
+ * at random, and a letter's only once it is created). It links to no letter.
+ */
+function previewTrackingCode(accountId: string): string {
+  const bytes = createHash('sha256').update(`single-preview-qr:${accountId}`).digest()
+  return Array.from(bytes.subarray(0, QR_CODE_LENGTH), (byte) => QR_CODE_ALPHABET[byte % QR_CODE_ALPHABET.length]).join('')
+}
+
+/**
  * The handwritten side of the card of the letter POST /single would create from `body`, as the
  * floor prints it, as a PNG at most PREVIEW_MAX_WIDTH wide: refused with the 400 POST /single
  * answers (the same checks, then the intake's ownership check), then drawn from what the letter's
@@ -41,8 +51,18 @@ export async function singleLetterPreview(sources: PreviewSources, requester: Ke
   const draft = await checkedSingleLetter({ db, letterCosts: config.letterCosts }, requester.accountId, body)
   // The intake's own check, with the same messages: the print spec below would draw another account's designs.
   await assertOwnedDesigns(db, requester.accountId, draft)
-  const source = await unstoredLetterDrawing(db, { ...draft, id: previewId(requester.accountId) })
-  const pdf = await drawProof(sources.renderPool, floorOutput(config), config.plotter.penWidth, drawingOf(source, config.floorCountry), 'handwriting')
+  const source = await unstoredLetterDrawing(db, {
+    ...draft,
+    id: previewId(requester.accountId),
+    trackingCode: draft.trackingCode === null ? null : previewTrackingCode(requester.accountId),
+  })
+  const pdf = await drawProof(
+    sources.renderPool,
+    floorOutput(config),
+    config.plotter.penWidth,
+    drawingOf(source, config.floorCountry, config.publicBaseUrl),
+    'handwriting',
+  )
   const png = await pdfPageToPng(pdf, 1, PREVIEW_MAX_WIDTH)
   if (!png) throw new Error("a preview's drawing has no first page")
   return png

@@ -17,7 +17,7 @@ export interface ProofSources {
   db: Db
   artifacts: ArtifactStore
   renderPool: RenderPool
-  config: Pick<Config, 'http' | 'printer' | 'floorCountry' | 'plotter'>
+  config: Pick<Config, 'http' | 'printer' | 'floorCountry' | 'plotter' | 'publicBaseUrl'>
 }
 
 /**
@@ -102,7 +102,12 @@ async function proofOf(
     if (kept) return { pdf: kept, final, kind }
   }
   // Checked when the letter was created; a font later removed from the catalogue is a bug of ours (drawingOf throws).
-  const drawing = drawProof(sources.renderPool, kind, sources.config.plotter.penWidth, drawingOf(source, sources.config.floorCountry)).then(async (pdf) => {
+  const drawing = drawProof(
+    sources.renderPool,
+    kind,
+    sources.config.plotter.penWidth,
+    drawingOf(source, sources.config.floorCountry, sources.config.publicBaseUrl),
+  ).then(async (pdf) => {
     // Losing the copy costs one more render next time: the client still gets its proof.
     if (final) await keep(sources, log, cardId, proofKey(cardId, kind), pdf)
     return pdf
