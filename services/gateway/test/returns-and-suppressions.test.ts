@@ -2,12 +2,13 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
+import { returnReasonLabels, returnReasons } from '@letters/contracts'
 import { letters, type LetterStatus } from '@letters/db'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
 import { bulkCampaign, bulkRecipient, type BulkAnswer } from './bulk-fixtures.js'
-import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
+import { FLOOR_TOKEN, UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
 
 /**
  * A letter the post brings back, through the admin API (the floor's scanner has its own tests,
@@ -16,7 +17,7 @@ import { UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singl
  * each account's its own; and nothing of the recipient left after its erasure but the entry.
  * No workers run here: a letter is put in `mailed` by hand (SQL), as the floor's scan leaves it.
  */
-const it = base.extend({ gatewayOptions: { isolate: 'returns' } })
+const it = base.extend({ gatewayOptions: { isolate: 'returns', env: { FLOOR_TOKEN } } })
 
 const run = promisify(execFile)
 
@@ -246,6 +247,63 @@ describe('the suppression list refuses the next letter to a returned address', (
     expectError(await publicClient(app, account.apiKey).delete(`/suppressions/${suppressionId}`), 404, 'Not Found', 'La entrada no existe')
     expectError(await adminClient(app).delete(`/admin/accounts/${account.id}/suppressions/${suppressionId}`), 404, 'Not Found', 'La entrada no existe')
     expect((await suppressionsOf(app, other.apiKey)).data.map((entry) => entry.id)).toEqual([suppressionId])
+  })
+})
+
+describe('POST /floor/returned, and the floor page in its "Devuelta" mode', () => {
+  const floorHeaders = { authorization: `Basic ${Buffer.from(`planta:${FLOOR_TOKEN}`).toString('base64')}` }
+  const scanReturned = (app: App, payload: unknown) => app.inject({ method: 'POST', url: '/floor/returned', headers: floorHeaders, payload: payload as object })
+  const codeOf = async (app: App, id: string) => (await app.db.select({ code: letters.code }).from(letters).where(eq(letters.id, id)))[0]!.code
+
+  it('returns a live mailed letter by the code on its envelope, read as a scanner types it; refuses in Spanish what it cannot return', async ({
+    gateway: app,
+    account,
+    testKey,
+  }) => {
+    const id = await letterIn(app, account, 'mailed', { address: 'Calle Serrano 41', zip: '28001' })
+    const code = await codeOf(app, id)
+    const typed = `${code.slice(0, 5)}-${code.slice(5)}`.toLowerCase()
+    const response = await scanReturned(app, { code: typed, reason: 'deceased' })
+    expect(response.statusCode, response.body).toBe(200)
+    expect(response.json()).toMatchObject({ card: { id, code, status: 'returned', returnReason: 'deceased' }, suppressionId: expect.any(String) })
+    expectError(await scanReturned(app, { code, reason: 'deceased' }), 409, 'Conflict', 'La carta ya se marcó como devuelta')
+
+    expectError(await scanReturned(app, { code: 'ZZZZZZZZZZ', reason: 'other' }), 404, 'Not Found', 'Código desconocido: ZZZZZZZZZZ')
+    // A test letter never reached the floor: its code is unknown there.
+    const testLetter = await letterIn(app, account, 'mailed', { address: 'Calle Serrano 43' }, testKey)
+    expectError(await scanReturned(app, { code: await codeOf(app, testLetter), reason: 'other' }), 404, 'Not Found', /^Código desconocido: /)
+    const printed = await letterIn(app, account, 'printed', { address: 'Calle Serrano 45' })
+    expectError(
+      await scanReturned(app, { code: await codeOf(app, printed), reason: 'other' }),
+      409,
+      'Conflict',
+      'Solo una carta enviada puede marcarse como devuelta; esta está en estado «impresa» (printed)',
+    )
+    expectError(await scanReturned(app, { code, reason: 'perdida' }), 400, 'Bad Request', "El campo 'reason' debe ser uno de: unknown_recipient")
+    expectError(await scanReturned(app, { code }), 400, 'Bad Request')
+  })
+
+  it('draws the reasons, by their Spanish names, only in "Devuelta" mode (?modo=devuelta), and its script names them the same', async ({ gateway: app }) => {
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: floorHeaders })
+    const squeezed = (text: string) => text.replace(/>\s+</g, '><').replace(/\s+/g, ' ')
+    const first = squeezed((await get('/floor')).body)
+    expect(first).toContain('<fieldset id="return-reasons" class="choices" hidden>')
+    expect(first).toMatch(/<input type="radio" name="mode" value="mailed" checked \/>/)
+    const returned = await get('/floor?modo=devuelta')
+    expect(returned.statusCode).toBe(200)
+    const page = squeezed(returned.body)
+    expect(page).toContain('<fieldset id="return-reasons" class="choices" >')
+    expect(page).toMatch(/<input type="radio" name="mode" value="returned" checked \/>/)
+    expect(page).toContain('<legend>Motivo de la devolución')
+    expect(page).toContain('<a id="refresh" href="/floor?modo=devuelta">')
+    for (const reason of returnReasons)
+      expect(page).toContain(`<label class="choice"><input type="radio" name="reason" value="${reason}" /> ${returnReasonLabels[reason]}</label>`)
+    // No reason is picked before someone picks one.
+    expect(page).not.toMatch(/name="reason" value="[a-z_]+" checked/)
+    // Anything else in the query is the first mode, never an error.
+    expect(squeezed((await get('/floor?modo=otro&modo=devuelta')).body)).toContain('class="choices" hidden>')
+    const script = (await get('/floor/scan.js')).body
+    expect(script).toContain(JSON.stringify(returnReasonLabels))
   })
 })
 
