@@ -16,6 +16,8 @@ type JsonOf<Path extends keyof paths, Method extends 'get' | 'post', Status exte
 
 export type CompanyData = JsonOf<'/company-data', 'get'>['data']
 export type Campaign = JsonOf<'/campaigns', 'get'>['campaigns'][number]
+export type CampaignStats = JsonOf<'/campaigns/{campaignId}/stats', 'get'>
+export type Suppression = JsonOf<'/suppressions', 'get'>['data'][number]
 export type Font = JsonOf<'/fonts', 'get'>['data'][number]
 export type CardSummary = JsonOf<'/cards', 'get'>['data'][number]
 export type Card = JsonOf<'/cards/{cardId}', 'get'>
@@ -138,6 +140,14 @@ export function useCampaigns() {
     queryKey: ['campaigns'],
     queryFn: async ({ signal }) => body(await client.GET('/campaigns', { signal })).campaigns,
     staleTime: CATALOG_STALE_MS,
+  })
+}
+
+/** How a campaign's letters fared: sent, handed to the post, returned, scanned. Read again on each visit, as the letters move. */
+export function useCampaignStats(campaignId: string) {
+  return useQuery({
+    queryKey: ['cards', 'campaign-stats', campaignId],
+    queryFn: async ({ signal }) => body(await client.GET('/campaigns/{campaignId}/stats', { params: { path: { campaignId } }, signal })),
   })
 }
 
@@ -299,6 +309,28 @@ export function useBulkSend() {
   return useMutation({
     mutationFn: ({ idempotencyKey, ...request }: BulkRequest & { idempotencyKey: string }) => postBulk(request, false, idempotencyKey),
     onSuccess: () => lettersChanged(queryClient),
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suppression list: the addresses a letter came back from, which new letters are refused for
+
+export function useSuppressions() {
+  return useInfiniteQuery({
+    queryKey: ['suppressions'],
+    queryFn: async ({ pageParam, signal }) => body(await client.GET('/suppressions', { params: { query: { limit: 25, cursor: pageParam } }, signal })),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.nextCursor ?? undefined,
+  })
+}
+
+export function useLiftSuppression() {
+  const queryClient = useQueryClient()
+  return useMutation({
+    mutationFn: async (suppressionId: string) => {
+      await client.DELETE('/suppressions/{suppressionId}', { params: { path: { suppressionId } } })
+    },
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['suppressions'] }),
   })
 }
 

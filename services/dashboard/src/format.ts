@@ -6,6 +6,14 @@ const numbers = new Intl.NumberFormat('es-ES')
 export const formatDateTime = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—')
 export const formatDate = (iso: string | null | undefined) => (iso ? dateOnly.format(new Date(iso)) : '—')
 
+const percent = new Intl.NumberFormat('es-ES', { style: 'percent', maximumFractionDigits: 1 })
+
+/** "12.500": a count as Spanish writes it. */
+export const formatNumber = (count: number) => numbers.format(count)
+
+/** A share from 0 to 1 as Spanish writes it: "75 %", "12,5 %". */
+export const formatPercent = (share: number) => percent.format(share)
+
 /** "1 crédito", "3 créditos", "-3 créditos". */
 export const formatCredits = (credits: number) => `${numbers.format(credits)} ${Math.abs(credits) === 1 ? 'crédito' : 'créditos'}`
 

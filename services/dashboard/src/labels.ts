@@ -4,6 +4,8 @@ import { formatCount } from './format'
 // Pure modules of the contracts (no TypeBox), so that the bundle takes only these lists.
 import { erasableStatuses as erasable, letterStatusNames, letterStatuses, type LetterStatus } from '@letters/contracts/letter-statuses'
 import { dashboardRoleNames, dashboardRoles, type DashboardRole } from '@letters/contracts/dashboard-roles'
+// Types only: the module itself builds TypeBox schemas, which the bundle has no use for.
+import type { ReturnReason } from '@letters/contracts'
 
 export { letterStatuses, letterStatusNames, type LetterStatus }
 
@@ -15,6 +17,7 @@ const letterStatusPlurals: Record<LetterStatus, string> = {
   printing: 'en impresión',
   printed: 'impresas',
   mailed: 'enviadas',
+  returned: 'devueltas',
   address_rejected: 'con la dirección rechazada',
   cancelled: 'canceladas',
   failed: 'fallidas',
@@ -58,9 +61,27 @@ export const deliveryErrorNames: Record<string, string> = {
   refused_address: 'Dirección no permitida',
 }
 
-/** `letter.printed` → "Carta impresa"; `webhook.test` → "Prueba". */
+/** Why the post brought a letter back, as the floor names it (returnReasonLabels in packages/contracts/src/tracking.ts). */
+export const returnReasonNames: Record<ReturnReason, string> = {
+  unknown_recipient: 'Desconocido',
+  bad_address: 'Dirección incorrecta o incompleta',
+  refused: 'Rehusado',
+  moved: 'Se ha mudado',
+  deceased: 'Fallecido',
+  other: 'Otro motivo',
+}
+export const returnReasonName = (reason: string) => returnReasonNames[reason as ReturnReason] ?? reason
+
+/** A scan of a letter's QR code: an event of its own, no change of status (QR_SCANNED_EVENT in the contracts). */
+const QR_SCANNED_EVENT = 'letter.qr_scanned'
+
+/** The letter events an endpoint may subscribe to, in the contracts' order (webhookEventTypes): one per status, then a scan of the QR code. */
+export const letterEventTypes: readonly string[] = [...letterStatuses.map((status) => `letter.${status}`), QR_SCANNED_EVENT]
+
+/** `letter.printed` → "Carta impresa"; `letter.qr_scanned` → "Código QR escaneado"; `webhook.test` → "Prueba". */
 export function eventTypeName(type: string): string {
   if (type === 'webhook.test') return 'Prueba'
+  if (type === QR_SCANNED_EVENT) return 'Código QR escaneado'
   const status = type.replace(/^letter\./, '')
   return `Carta ${letterStatusNames[status as LetterStatus] ?? status}`
 }

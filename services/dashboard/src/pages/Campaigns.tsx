@@ -1,14 +1,18 @@
 import { Link } from 'react-router'
-import { useCampaigns } from '../api'
+import { useCampaigns, useCampaignStats } from '../api'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading } from '../components/Status'
+import { formatCount, formatNumber, formatPercent } from '../format'
 import { useCan } from '../session'
 
 export default function CampaignsPage() {
   const campaigns = useCampaigns()
   const canSend = useCan('send')
   return (
-    <Page title="Campañas" lead="Tus campañas activas. Cada una tiene su diseño y su texto; las variables son los huecos que se rellenan en cada carta.">
+    <Page
+      title="Campañas"
+      lead="Tus campañas activas y cómo van sus cartas. Cada una tiene su diseño y su texto; las variables son los huecos que se rellenan en cada carta."
+    >
       {campaigns.isPending ? (
         <Loading />
       ) : campaigns.error ? (
@@ -19,6 +23,7 @@ export default function CampaignsPage() {
         campaigns.data.map((campaign) => (
           <section key={campaign.id} className="card">
             <h2 id={`campaign-${campaign.id}`}>{campaign.name}</h2>
+            <CampaignResults campaignId={campaign.id} />
             {campaign.variables.length === 0 ? (
               <p>Esta campaña no tiene variables: todas sus cartas dicen lo mismo.</p>
             ) : (
@@ -58,5 +63,45 @@ export default function CampaignsPage() {
         ))
       )}
     </Page>
+  )
+}
+
+/**
+ * How the campaign's letters fared (GET /campaigns/{id}/stats): sent, handed to Correos, returned,
+ * and, when its letters carry a QR code, how many were scanned and the share of those mailed.
+ */
+function CampaignResults({ campaignId }: { campaignId: string }) {
+  const stats = useCampaignStats(campaignId)
+  if (stats.isPending) return <Loading>Cargando los resultados…</Loading>
+  if (stats.error) return <ErrorBox error={stats.error} />
+  const { sent, mailed, returned, tracked, scanned, scans, scanRate } = stats.data
+  if (sent === 0) return <p className="hint">Aún no se ha enviado ninguna carta de esta campaña.</p>
+  const figures: [string, string][] = [
+    ['Enviadas', formatNumber(sent)],
+    ['En Correos', formatNumber(mailed)],
+    ['Devueltas', formatNumber(returned)],
+    ...(tracked > 0
+      ? ([
+          ['Escaneadas', formatNumber(scanned)],
+          ['Tasa de escaneo', formatPercent(scanRate)],
+        ] as [string, string][])
+      : []),
+  ]
+  return (
+    <>
+      <dl className="summary campaign-results">
+        {figures.map(([term, value]) => (
+          <div key={term}>
+            <dt>{term}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+      <p className="hint">
+        {tracked === 0
+          ? 'Sus cartas no llevan código QR.'
+          : `${formatCount(tracked, 'carta lleva', 'cartas llevan')} código QR; ${formatCount(scans, 'escaneo', 'escaneos')} en total. La tasa de escaneo es la parte de las cartas en Correos cuyo código se ha escaneado.`}
+      </p>
+    </>
   )
 }

@@ -19,7 +19,7 @@ import { Field } from '../components/Field'
 import { Page } from '../components/Page'
 import { ErrorBox, LoadMore, Loading, Notice } from '../components/Status'
 import { formatDateTime } from '../format'
-import { deliveryErrorNames, deliveryOutcomeNames, eventTypeName, letterStatuses } from '../labels'
+import { deliveryErrorNames, deliveryOutcomeNames, eventTypeName, letterEventTypes } from '../labels'
 
 const modeNames = { live: 'Real', test: 'Pruebas' } as const
 
@@ -139,7 +139,7 @@ function ApiKeys() {
 }
 
 /** The letter events an endpoint may subscribe to (webhookEventTypes in the contracts). */
-const eventTypes = letterStatuses.map((status) => `letter.${status}`)
+const eventTypes = letterEventTypes
 
 function Webhooks() {
   const webhooks = useWebhooks()
@@ -166,7 +166,7 @@ function Webhooks() {
   return (
     <section className="stack">
       <h2 id="dev-webhooks">Webhooks</h2>
-      <p className="hint">Avisos que enviamos a tu sistema cada vez que una carta cambia de estado, firmados con un secreto.</p>
+      <p className="hint">Avisos que enviamos a tu sistema cada vez que una carta cambia de estado o se escanea su código QR, firmados con un secreto.</p>
       {create.data && (
         <div role="status">
           <Notice kind="success">

@@ -6,8 +6,8 @@ import { ConfirmDialog, Dialog } from '../components/Dialog'
 import { recipientName, StatusBadge } from '../components/Letters'
 import { Page } from '../components/Page'
 import { ErrorBox, Loading, Notice } from '../components/Status'
-import { formatCredits, formatDateTime } from '../format'
-import { cancellableStatuses, erasableStatuses, eventDetailText, inkName, statusName } from '../labels'
+import { formatCount, formatCredits, formatDateTime } from '../format'
+import { cancellableStatuses, erasableStatuses, eventDetailText, inkName, returnReasonName, statusName } from '../labels'
 import { useCan } from '../session'
 
 export default function LetterPage() {
@@ -47,6 +47,7 @@ function LetterView({ card }: { card: Card }) {
           Código <span className="mono">{card.code}</span>
         </span>
       </p>
+      {card.status === 'returned' && <ReturnNotice card={card} />}
       {done && (
         <div role="status">
           <Notice kind="success">
@@ -76,6 +77,8 @@ function LetterView({ card }: { card: Card }) {
         </section>
       </div>
 
+      {card.tracking && <TrackingSection tracking={card.tracking} />}
+
       {!erased && card.message && (
         <section>
           <h2 id="letter-message">Mensaje</h2>
@@ -98,6 +101,67 @@ function LetterView({ card }: { card: Card }) {
         </ol>
       </section>
     </Page>
+  )
+}
+
+/** A letter the post brought back: when, and why. */
+function ReturnNotice({ card }: { card: Card }) {
+  return (
+    <Notice kind="warning">
+      <p className="letter-return">
+        Devuelta el {formatDateTime(card.returnedAt)}
+        {card.returnReason && ` — ${returnReasonName(card.returnReason)}`}
+      </p>
+      {card.returnReason && card.returnReason !== 'refused' && (
+        <p>
+          Su dirección se añadió a las direcciones devueltas: las cartas nuevas a ella se rechazan mientras siga allí.{' '}
+          <Link to="/cartas#direcciones-devueltas">Ver las direcciones devueltas</Link>
+        </p>
+      )}
+    </Notice>
+  )
+}
+
+/**
+ * The QR code printed on the card: where it sends whoever scans it, and its counted scans. The
+ * destination is shown as text, not a link: a link from here would tell the client's site the
+ * dashboard's address, and a person who wants to open it can copy it.
+ */
+function TrackingSection({ tracking }: { tracking: NonNullable<Card['tracking']> }) {
+  return (
+    <section>
+      <h2 id="letter-tracking">Código QR</h2>
+      <dl className="facts facts-compact facts-stack">
+        <div>
+          <dt>Lleva a</dt>
+          <dd className="mono break">{tracking.url}</dd>
+        </div>
+        {tracking.scans === 0 ? (
+          <div>
+            <dt>Escaneos</dt>
+            <dd>Aún no se ha escaneado</dd>
+          </div>
+        ) : (
+          <>
+            <div>
+              <dt>Escaneos</dt>
+              <dd>{formatCount(tracking.scans, 'escaneo', 'escaneos')}</dd>
+            </div>
+            <div>
+              <dt>Primer escaneo</dt>
+              <dd>{formatDateTime(tracking.firstScannedAt)}</dd>
+            </div>
+            <div>
+              <dt>Último escaneo</dt>
+              <dd>{formatDateTime(tracking.lastScannedAt)}</dd>
+            </div>
+          </>
+        )}
+      </dl>
+      <p className="hint">
+        Se cuentan las veces que alguien abre el código con el móvil; no las vistas previas de enlaces ni los escaneos seguidos de más de 10 por minuto.
+      </p>
+    </section>
   )
 }
 

@@ -1,12 +1,15 @@
-import { useState, type FormEvent } from 'react'
-import { Link, useSearchParams } from 'react-router'
-import { useCampaigns, useCards, type CardFilters } from '../api'
+import { useEffect, useState, type FormEvent } from 'react'
+import { Link, useLocation, useSearchParams } from 'react-router'
+import { useCampaigns, useCards, useLiftSuppression, useSuppressions, type CardFilters, type Suppression } from '../api'
+import { countryName } from '../countries'
+import { ConfirmDialog } from '../components/Dialog'
 import { Field } from '../components/Field'
 import { LettersTable } from '../components/Letters'
 import { Page } from '../components/Page'
 import { ErrorBox, LoadMore, Loading } from '../components/Status'
-import { formatCount, startOfDay, startOfNextDay } from '../format'
-import { letterStatuses, statusName, type LetterStatus } from '../labels'
+import { formatCount, formatDateTime, startOfDay, startOfNextDay } from '../format'
+import { letterStatuses, returnReasonName, statusName, type LetterStatus } from '../labels'
+import { useCan } from '../session'
 
 /** The filters as the address bar keeps them (Spanish words, so a shared link reads well). */
 interface FilterForm {
@@ -115,6 +118,97 @@ export default function LettersPage() {
           <LoadMore hasMore={cards.hasNextPage} loading={cards.isFetchingNextPage} onClick={() => void cards.fetchNextPage()} />
         </>
       )}
+
+      <ReturnedAddresses />
     </Page>
+  )
+}
+
+const RETURNED_ADDRESSES = 'direcciones-devueltas'
+
+/**
+ * The account's suppression list: the addresses a letter came back from, to which new letters are
+ * refused. Shown only when it has entries (most accounts never see it); someone who may send
+ * letters can take an address off it. Only the postal code and country are kept of an address.
+ */
+function ReturnedAddresses() {
+  const entries = useSuppressions()
+  const lift = useLiftSuppression()
+  const canSend = useCan('send')
+  const [asking, setAsking] = useState<Suppression>()
+  const { hash } = useLocation()
+  const rows = entries.data?.pages.flatMap((page) => page.data) ?? []
+  const shown = rows.length > 0
+  // Reached from a returned letter's page (/cartas#direcciones-devueltas): the section is drawn once its entries arrive.
+  useEffect(() => {
+    if (shown && hash === `#${RETURNED_ADDRESSES}`) document.getElementById(RETURNED_ADDRESSES)?.scrollIntoView()
+  }, [shown, hash])
+  if (entries.error) return <ErrorBox error={entries.error} />
+  if (!shown) return null
+
+  const close = () => {
+    setAsking(undefined)
+    lift.reset()
+  }
+  const place = (entry: Suppression) => `${entry.zip} (${countryName(entry.country)})`
+
+  return (
+    <section>
+      <h2 id={RETURNED_ADDRESSES}>Direcciones devueltas</h2>
+      <p className="hint">
+        Correos nos devolvió una carta enviada a estas direcciones: las cartas nuevas a ellas se rechazan, salvo que las quites de la lista. De cada una se
+        guarda solo el código postal y el país.
+      </p>
+      <div className="table-scroll" role="region" aria-label="Direcciones devueltas" tabIndex={0}>
+        <table className="suppressions">
+          <caption className="visually-hidden">Direcciones devueltas, de la más reciente a la más antigua</caption>
+          <thead>
+            <tr>
+              <th scope="col">Código postal</th>
+              <th scope="col">País</th>
+              <th scope="col">Motivo</th>
+              <th scope="col">Fecha</th>
+              {canSend && (
+                <th scope="col">
+                  <span className="visually-hidden">Acciones</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((entry) => (
+              <tr key={entry.id}>
+                <td className="cell-title mono">{entry.zip}</td>
+                <td data-label="País">{countryName(entry.country)}</td>
+                <td data-label="Motivo">{returnReasonName(entry.reason)}</td>
+                <td className="nowrap" data-label="Fecha">
+                  {formatDateTime(entry.createdAt)}
+                </td>
+                {canSend && (
+                  <td>
+                    <button type="button" className="button-secondary" onClick={() => setAsking(entry)} aria-label={`Quitar de la lista: ${place(entry)}`}>
+                      Quitar de la lista
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <LoadMore hasMore={entries.hasNextPage} loading={entries.isFetchingNextPage} onClick={() => void entries.fetchNextPage()} />
+      <ConfirmDialog
+        open={asking !== undefined}
+        title="¿Quitar esta dirección de la lista?"
+        confirmLabel="Sí, quitarla"
+        busy={lift.isPending}
+        error={lift.error}
+        onClose={close}
+        onConfirm={() => asking && lift.mutate(asking.id, { onSuccess: close })}
+      >
+        <p>{asking && `Las cartas nuevas a esa dirección (${asking.zip}, ${countryName(asking.country)}) se enviarán de nuevo.`}</p>
+        <p>Hazlo solo si sabes que la dirección ya es correcta: si no, la próxima carta también se devolverá.</p>
+      </ConfirmDialog>
+    </section>
   )
 }
