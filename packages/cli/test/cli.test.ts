@@ -300,6 +300,7 @@ describe('designs, senders, signatures and campaigns', () => {
       production: 'printed',
       stockCode: null,
       artwork: null,
+      qrPlacement: null,
     })
     expect(await app.db.select({ accountId: cardDesigns.accountId }).from(cardDesigns).where(eq(cardDesigns.id, card.id))).toEqual([{ accountId: account.id }])
     const table = await cliTable(['designs', 'add', account.id, '--kind', 'envelope', '--name', 'Sobre kraft'])
@@ -356,6 +357,7 @@ describe('designs, senders, signatures and campaigns', () => {
       production: 'preprinted',
       stockCode: 'CLASICA-A5',
       artwork: null,
+      qrPlacement: null,
     })
     // The colour without its #, as it can be typed unquoted in a shell; the API writes it in capitals.
     const table = await cliTable([
@@ -678,7 +680,7 @@ describe('designs, senders, signatures and campaigns', () => {
     const file = join(scratch, 'campaign.json')
     await writeFile(file, JSON.stringify(body))
     const campaign = await cliJson<{ id: string; name: string; active: boolean; variables: unknown[] }>(['campaigns', 'add', account.id, '--file', file])
-    expect(campaign).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables: body.variables })
+    expect(campaign).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables: body.variables, trackingUrl: null })
     const table = await cliTable(['campaigns', 'add', account.id, '--file', file])
     expect(table).toMatch(row('name', 'Otoño'))
     expect(table).toMatch(row('nombre', 40, 'amigo', 'Lucía'))
