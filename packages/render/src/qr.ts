@@ -89,10 +89,10 @@ function cornerOf(corner: QrCorner, side: number, card: CardGeometry): { x: numb
 }
 
 /**
- * The part of `box` the handwriting may use beside a code's square, kept QR_CLEARANCE from it:
- * `box` itself when the square is clear of it, else the largest of the four strips of it left
- * beside, above or below the square (for a code in a corner of a wide message box, the strip
- * beside it; for one under a low strip, the strip beside it too).
+ * The part of `box` the handwriting may use, kept QR_CLEARANCE from a code's square: `box` itself
+ * when the square is clear of it, else the largest of its strips beside, above or below the
+ * square, the most room for the writing (for the default code, bottom right, the message ends
+ * above it and the signature's strip stops left of it).
  */
 export function besideQr(box: Box, square: Box, card: CardGeometry): Box {
   const clearance = QR_CLEARANCE * card.scale
