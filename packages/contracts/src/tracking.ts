@@ -48,6 +48,11 @@ export const QR_CODE_ALPHABET = '23456789abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQR
 export const QR_CODE_LENGTH = 12
 export const QR_CODE_PATTERN = new RegExp(`^[${QR_CODE_ALPHABET}]{${QR_CODE_LENGTH}}$`)
 
+/** The path of the QR links: `/q/{code}`. */
+export const QR_LINK_PREFIX = '/q/'
+/** What a letter's QR code encodes: the service's short link for its code, which counts the scan and redirects to the client's URL. */
+export const qrLink = (publicBaseUrl: string, code: string) => `${publicBaseUrl}${QR_LINK_PREFIX}${code}`
+
 /** Scans of one code within this long make one `letter.qr_scanned` event, whose count goes up. */
 export const QR_SCAN_EVENT_WINDOW_MS = 30 * 60_000
 /** Counted scans of one code per minute, at most: past that a scan is redirected but not counted. */

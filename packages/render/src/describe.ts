@@ -2,6 +2,7 @@ import { recipientBlock } from '@letters/address'
 import {
   DEFAULT_QR_PLACEMENT,
   artworkKey,
+  qrLink,
   drawings,
   isFontName,
   isInkColor,
@@ -12,9 +13,6 @@ import {
 } from '@letters/contracts'
 import type { DesignToRender } from './design.js'
 import { describeLetter, type LetterToRender } from './letter.js'
-
-/** What a letter's QR code encodes: the service's short link for its tracking code, which counts the scan and redirects to the client's URL. */
-export const shortLink = (publicBaseUrl: string, trackingCode: string) => `${publicBaseUrl}/q/${trackingCode}`
 
 /**
  * The one place that decides what a letter's files show, from its row: the recipient block (the
@@ -88,7 +86,7 @@ function qrOf(source: LetterDrawingSource, publicBaseUrl: string | undefined): P
   // Drawn without its code, the card would go out without what the client paid for: a fault of the caller's.
   if (publicBaseUrl === undefined)
     throw new Error(`letter ${source.letterId} carries a QR code, and its drawing was not given the public base URL to link it to`)
-  return { qr: { link: shortLink(publicBaseUrl, source.trackingCode), placement: source.printSpec?.card.qrPlacement ?? DEFAULT_QR_PLACEMENT } }
+  return { qr: { link: qrLink(publicBaseUrl, source.trackingCode), placement: source.printSpec?.card.qrPlacement ?? DEFAULT_QR_PLACEMENT } }
 }
 
 function signatureOf(artwork: { print: Uint8Array; drawing: SignatureDrawing | null } | undefined): DesignToRender['signature'] {

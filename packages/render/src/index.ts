@@ -70,5 +70,5 @@ export {
 } from './plotter/plot.js'
 export { strokeFont, strokeFontOf } from './plotter/stroke-font.js'
 export { code128Bars, code128Layout, type Bar } from './barcode.js'
-export { drawingOf, shortLink } from './describe.js'
+export { drawingOf } from './describe.js'
 export { QR_QUIET_ZONE, cardQr, qrModules, type CardQr, type LetterQr, type Rect } from './qr.js'
