@@ -4,6 +4,8 @@ import autocannon from 'autocannon'
 export interface ConnectionRequest {
   headers?: Record<string, string>
   body?: object
+  /** Paths (with their query) the connection sends in turn, in place of the target URL's: one QR code after another. */
+  paths?: string[]
 }
 
 export interface LoadTarget {
@@ -11,6 +13,8 @@ export interface LoadTarget {
   method?: 'GET' | 'POST'
   /** Connection i sends requests[i % length]: with 50 connections and 50 accounts, one account each. */
   requests: ConnectionRequest[]
+  /** The answers that count as served: 2xx (the default), or 3xx for a redirect, which is not followed. */
+  expect?: '2xx' | '3xx'
 }
 
 export interface LoadOptions {
@@ -21,13 +25,13 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
-  /** Successful (2xx) answers per second. */
+  /** Answers as expected (2xx, or the target's `expect`) per second. */
   requestsPerSecond: number
-  /** Successful (2xx) answers in all (summed over rounds when averaged). */
+  /** Answers as expected in all (summed over rounds when averaged). */
   answered: number
   p50Ms: number
   p99Ms: number
-  /** Answers that were not 2xx by status code, and requests without an answer (errors, timeouts) under "no answer". */
+  /** Answers that were not as expected, by status code, and requests without an answer (errors, timeouts) under "no answer". */
   failures: Record<string, number>
 }
 
@@ -42,22 +46,25 @@ function run(target: LoadTarget, connections: number, durationSeconds: number) {
     setupClient(client) {
       const request = target.requests[next++ % target.requests.length]!
       const headers = { ...request.headers, ...(request.body ? { 'content-type': 'application/json' } : {}) }
-      client.setHeadersAndBody(headers, request.body ? JSON.stringify(request.body) : undefined)
+      const body = request.body ? JSON.stringify(request.body) : undefined
+      if (request.paths) client.setRequests(request.paths.map((path) => ({ path, method: target.method ?? 'GET', headers, body })))
+      else client.setHeadersAndBody(headers, body)
     },
   })
 }
 
-/** `connections` clients (autocannon) send as fast as the server answers, for `durationSeconds`. */
+/** `connections` clients (autocannon, which follows no redirect) send as fast as the server answers, for `durationSeconds`. */
 export async function measureLoad(target: LoadTarget, options: LoadOptions): Promise<LoadResult> {
   if (options.warmUpSeconds > 0) await run(target, options.connections, options.warmUpSeconds)
   const result = await run(target, options.connections, options.durationSeconds)
+  const expected = target.expect ?? '2xx'
   const failures = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {})
-      .filter(([status]) => !status.startsWith('2'))
+      .filter(([status]) => !status.startsWith(expected[0]!))
       .map(([status, { count }]) => [status, count ?? 0]),
   )
   if (result.errors > 0) failures['no answer'] = result.errors
-  return { requestsPerSecond: result['2xx'] / result.duration, answered: result['2xx'], p50Ms: result.latency.p50, p99Ms: result.latency.p99, failures }
+  return { requestsPerSecond: result[expected] / result.duration, answered: result[expected], p50Ms: result.latency.p50, p99Ms: result.latency.p99, failures }
 }
 
 /** One target's rounds as one figure: rates and percentiles averaged, failures added up. */

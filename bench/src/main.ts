@@ -15,6 +15,7 @@ import { BULK_RECIPIENTS, createBulkCampaign, measureBulk, type BulkLatency } fr
 import { bareLetter, creationTarget, listTarget, singleLetter } from './letter.js'
 import { measurePipeline } from './pipeline.js'
 import { measureProofs } from './proofs.js'
+import { QR_LETTERS, qrTarget, trackedLetters } from './qr.js'
 import { runHistoryBench } from './history.js'
 import { runAgainst } from './against.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
@@ -35,6 +36,8 @@ const USAGE = `npm run bench [-- options]
                       (one made through POST /single, the rest copied in SQL): about a minute
   --only bulk         only POST /cards/bulk with ${BULK_RECIPIENTS} recipients (JSON), one request at a time: under a minute
   --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute
+  --only qr           only GET /q/{code} (a QR code's scan, its redirect not followed) on ${QR_LETTERS} letters' codes, beside
+                      hello-world: under a minute
   --against <ref>     this checkout beside another release (a commit, tag or branch, checked out in a scratch
                       worktree): the creation and list rows of both, in turn, with their ratios; exits 1 when a
                       row is slower than the other release's past the threshold (docs/benchmarks.md)
@@ -68,8 +71,9 @@ const positive = (name: string, value: string | undefined) => {
   }
   return parsed
 }
-if (args.only !== undefined && args.only !== 'lists' && args.only !== 'bulk' && args.only !== 'render') {
-  process.stderr.write(`--only=${args.only}: the choices are 'lists', 'bulk' and 'render'\n\n${USAGE}\n`)
+const sectionNames = ['lists', 'bulk', 'render', 'qr']
+if (args.only !== undefined && !sectionNames.includes(args.only)) {
+  process.stderr.write(`--only=${args.only}: the choices are 'lists', 'bulk', 'render' and 'qr'\n\n${USAGE}\n`)
   process.exit(2)
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
@@ -161,6 +165,26 @@ function listRows({ hello, bareDesigns, cardDesigns, bareList, cardList }: Await
       target: target('≥ 50%', cardList.requestsPerSecond >= 0.5 * hello.requestsPerSecond),
     }),
   ]
+}
+
+/** A scan answered within 20 ms at the 99th percentile: a phone waits on it before the client's page even starts. */
+const QR_P99_TARGET_MS = 20
+
+/** GET /q/{code} on its own account's QR_LETTERS letters, interleaved with hello-world. */
+async function measureQr(env: BenchEnvironment, gateway: string, helloWorld: string, account: BenchAccount) {
+  progress(`GET /q/{code}: ${QR_LETTERS} letters with a tracking URL`)
+  const codes = await trackedLetters(env, gateway, account)
+  return interleaved(env, {
+    hello: { label: 'hello-world', request: { url: helloWorld, requests: [{}] } },
+    qr: { label: 'GET /q/{code}', request: qrTarget(gateway, codes, load.connections) },
+  })
+}
+
+function qrRow({ hello, qr }: Awaited<ReturnType<typeof measureQr>>): Row {
+  return httpRow(`GET /q/{code}, ${whole(QR_LETTERS)} codes (302, not followed)`, qr, {
+    ratio: percent(qr.requestsPerSecond / hello.requestsPerSecond, 'hello-world'),
+    target: target(`p99 ≤ ${QR_P99_TARGET_MS} ms`, qr.p99Ms <= QR_P99_TARGET_MS),
+  })
 }
 
 /** A request of 1,000 recipients answered within 2 s: a client waits on it as on any other request. */
@@ -284,6 +308,16 @@ async function runLists(cleanup: Cleanup): Promise<string> {
   return report([httpRow('Fastify hello-world (baseline)', lists.hello), ...listRows(lists)])
 }
 
+/** `--only qr`: the gateway, hello-world and the QR link's row alone. */
+async function runQr(cleanup: Cleanup): Promise<string> {
+  progress('fresh database, Redis prefix and directory')
+  const env = await prepareEnvironment(cleanup, { postgresUrl: args.postgres, redisUrl: args.redis })
+  progress(`starting the gateway and hello-world (${env.config.queuePrefix})`)
+  const [gateway, helloWorld] = await Promise.all([env.startGateway(), env.startBaseline('hello-world')])
+  const qr = await measureQr(env, gateway, helloWorld, await createAccount(gateway, env.adminToken, 'Códigos QR'))
+  return report([httpRow('Fastify hello-world (baseline)', qr.hello), qrRow(qr)])
+}
+
 /** `--only render`: the rendering rows alone, on this process's thread; nothing to set up. */
 async function runRender(): Promise<string> {
   return report(renderRows(await measureRendering()))
@@ -313,11 +347,12 @@ async function run(cleanup: Cleanup): Promise<string> {
   progress('creating accounts through the admin API')
   const newAccount = (name: string) => createAccount(gateway, env.adminToken, name)
   const spread = await spreadAccounts(gateway, env.adminToken)
-  const [hot, pipelineOne, pipelineTwo, bulkAccount] = await Promise.all([
+  const [hot, pipelineOne, pipelineTwo, bulkAccount, qrAccount] = await Promise.all([
     newAccount('Cuenta caliente'),
     newAccount('Tubería 1'),
     newAccount('Tubería 2'),
     newAccount('Envíos masivos'),
+    newAccount('Códigos QR'),
   ])
 
   const measured = await measureRendering()
@@ -359,6 +394,7 @@ async function run(cleanup: Cleanup): Promise<string> {
     },
   })
   const lists = await measureLists(env, gateway, helloWorld, bareRead, spread)
+  const qr = await measureQr(env, gateway, helloWorld, qrAccount)
 
   const renderMs = 1000 / rendering.lettersPerSecond
   const twoThousandSeconds = 2000 / twoWorkers.lettersPerSecond
@@ -375,6 +411,7 @@ async function run(cleanup: Cleanup): Promise<string> {
       target: target('≥ 5×, p99 ≤ 50 ms', singleHot.requestsPerSecond >= 5 * bareHot.requestsPerSecond && singleHot.p99Ms <= 50),
     }),
     ...listRows(lists),
+    qrRow(qr),
     {
       measure: `Proof, fresh (${proofs.samples.fresh}, one at a time)`,
       result: '',
@@ -420,7 +457,7 @@ const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
 try {
-  const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender }
+  const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender, qr: runQr }
   const table = await (historyLetters !== undefined
     ? runHistoryBench({ letters: historyLetters, postgresUrl: args.postgres, redisUrl: args.redis, progress }, cleanup)
     : args.against !== undefined
