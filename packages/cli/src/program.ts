@@ -16,6 +16,8 @@ import {
   fontContentTypes,
   fontNames,
   modeLabel,
+  qrCorners,
+  type QrPlacement,
   returnReasonLabels,
   returnReasons,
   type AccountFont,
@@ -214,7 +216,16 @@ interface DesignOptions {
   production?: string
   stockCode?: string | false
   paperColor?: string | false
+  qr?: QrPlacement | false
   json?: boolean
+}
+
+/** `--qr corner:mm` as the API takes it, `{ corner, sizeMm }`; the API judges the corner and the size. */
+function qrPlacementOption(value: string): QrPlacement {
+  const match = /^([a-z-]+):(\d+(?:\.\d+)?)$/.exec(value.trim())
+  if (!match)
+    throw new InvalidArgumentError(`Escribe el sitio del código QR como rincón:milímetros, por ejemplo bottom-right:20 (rincones: ${qrCorners.join(', ')})`)
+  return { corner: match[1] as QrPlacement['corner'], sizeMm: Number(match[2]) }
 }
 
 /** `#RRGGBB` as given, or the six digits alone with their `#` put back; the API judges the colour. */
@@ -229,12 +240,14 @@ function designBody(options: DesignOptions): Record<string, unknown> {
   if (options.kind === 'envelope' && options.production !== undefined)
     throw usageError('La opción --production solo vale para diseños de tarjeta (--kind card)')
   if (options.kind === 'card' && options.paperColor !== undefined) throw usageError('La opción --paper-color solo vale para diseños de sobre (--kind envelope)')
+  if (options.kind === 'envelope' && options.qr !== undefined) throw usageError('La opción --qr solo vale para diseños de tarjeta (--kind card)')
   const body: Record<string, unknown> = {}
   if (options.name !== undefined) body.name = options.name
   if (options.format !== undefined) body.format = options.format
   if (options.production !== undefined) body.production = options.production
   if (options.stockCode !== undefined) body.stockCode = options.stockCode === false ? null : options.stockCode
   if (options.paperColor !== undefined) body.paperColor = options.paperColor === false ? null : options.paperColor
+  if (options.qr !== undefined) body.qrPlacement = options.qr === false ? null : options.qr
   return body
 }
 
@@ -255,6 +268,7 @@ function renderDesign(design: CardDesign | EnvelopeDesign): string {
     ['size', millimetres(design.size)],
   ]
   if ('production' in design) rows.push(['production', design.production])
+  if ('qrPlacement' in design) rows.push(['qrPlacement', design.qrPlacement && `${design.qrPlacement.corner}, ${design.qrPlacement.sizeMm} mm`])
   rows.push(['stockCode', design.stockCode])
   if ('paperColor' in design) rows.push(['paperColor', design.paperColor])
   return recordTable([...rows, ...artworkRows(design.artwork)])
@@ -549,6 +563,11 @@ export function buildProgram(settings: Settings, io: Io): Command {
         `an envelope's paper colour, shown in proofs: #RRGGBB, or the six digits alone (the shell takes an unquoted # for a comment)`,
         hexColor,
       )
+      .option(
+        '--qr <corner:mm>',
+        `a card's place for the QR code of letters sent with a trackingUrl: a corner (${qrCorners.join(', ')}) and its side, 15 to 40 mm, e.g. bottom-right:20 (default: bottom-right, 18 mm)`,
+        qrPlacementOption,
+      )
 
   apiCommand(
     productOptions(
@@ -580,12 +599,13 @@ export function buildProgram(settings: Settings, io: Io): Command {
         .option('--name <name>', "the design's new name"),
     )
       .option('--no-stock-code', 'clear its stock code')
-      .option('--no-paper-color', "clear an envelope's paper colour"),
+      .option('--no-paper-color', "clear an envelope's paper colour")
+      .option('--no-qr', "put a card's QR code back in its default place"),
     (api, account: string, design: string, options: DesignOptions) => {
       const body = designBody(options)
       if (Object.keys(body).length === 0)
         throw usageError(
-          'Indica qué cambiar: --name, --format, --production (tarjeta), --stock-code o --no-stock-code, --paper-color o --no-paper-color (sobre)',
+          'Indica qué cambiar: --name, --format, --production o --qr (tarjeta), --stock-code o --no-stock-code, --paper-color o --no-paper-color (sobre)',
         )
       return api.patch<CardDesign | EnvelopeDesign>(`/admin/accounts/${segment(account)}/${designRoutes[options.kind]}/${segment(design)}`, body)
     },

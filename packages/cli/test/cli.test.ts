@@ -461,6 +461,27 @@ describe('designs, senders, signatures and campaigns', () => {
     )
   })
 
+  it("designs --qr places a card's QR code, --no-qr puts it back in its default place, and a malformed or refused place is an error", async ({
+    cliJson,
+    cliTable,
+    cliFails,
+    account,
+  }) => {
+    const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Con QR', '--qr', 'top-left:20'])
+    expect(card).toMatchObject({ qrPlacement: { corner: 'top-left', sizeMm: 20 } })
+    expect(await cliTable(['designs', 'update', account.id, card.id, '--kind', 'card', '--qr', 'bottom-left:15.5'])).toMatch(
+      row('qrPlacement', 'bottom-left, 15.5 mm'),
+    )
+    expect(await cliJson(['designs', 'update', account.id, card.id, '--kind', 'card', '--no-qr'])).toMatchObject({ qrPlacement: null })
+    await cliFails(['designs', 'update', account.id, card.id, '--kind', 'card', '--qr', 'arriba'], 2, /Escribe el sitio del código QR como rincón:milímetros/)
+    await cliFails(['designs', 'update', account.id, card.id, '--kind', 'card', '--qr', 'top-left:10'], 1, /^Error 400: .*sizeMm/)
+    await cliFails(
+      ['designs', 'add', account.id, '--kind', 'envelope', '--name', 'X', '--qr', 'top-left:20'],
+      2,
+      'La opción --qr solo vale para diseños de tarjeta (--kind card)',
+    )
+  })
+
   it('designs artwork uploads the file as it is, typed by its extension, a new version each time', async ({ cliJson, cliTable, account }) => {
     const card = await cliJson<{ id: string }>(['designs', 'add', account.id, '--kind', 'card', '--name', 'Con arte'])
     const svg = Buffer.from(cardSvg('A6'))
