@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { QR_CODE_PATTERN, QR_SCAN_EVENT_WINDOW_MS, QR_SCANS_COUNTED_PER_MINUTE, errorResponses } from '@letters/contracts'
+import { QR_CODE_PATTERN, QR_LINK_PREFIX, QR_SCAN_EVENT_WINDOW_MS, QR_SCANS_COUNTED_PER_MINUTE, errorResponses } from '@letters/contracts'
 import { recordQrScan } from '@letters/letters'
 import { metrics } from '@letters/observability'
 import { markPublic } from '../plugins/app/openapi.js'
@@ -38,7 +38,7 @@ export function destination(trackingUrl: string, requestUrl: string): string {
  * A QR link's request is logged without the address it came from, its port or its query:
  * nothing in the logs ties a scan to a person.
  */
-const logSerializers = { req: (request: FastifyRequest) => ({ method: request.method, route: '/q/:code' }) }
+const logSerializers = { req: (request: FastifyRequest) => ({ method: request.method, route: request.routeOptions.url }) }
 
 /**
  * The short link a letter's QR code encodes, `/q/{code}`: outside the scope that requires a
@@ -49,7 +49,7 @@ const qrRoutes: FastifyPluginAsyncTypebox = async (app) => {
   await registerRateLimit(app)
 
   app.get(
-    '/q/:code',
+    `${QR_LINK_PREFIX}:code`,
     {
       logSerializers,
       schema: {
