@@ -279,6 +279,10 @@ describe('Campañas', () => {
           ['Escaneadas', String(stats.scanned)],
           ['Tasa de escaneo', rate],
         ])
+        // Side by side on a desktop, a line each on a phone: never two or three to a line.
+        const boxes = await campaign.locator('.campaign-results > div').evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect()))
+        const desktop = page.viewportSize()!.width >= 1024
+        expect(new Set(boxes.map((box) => Math.round(desktop ? box.top : box.left))).size).toBe(1)
         expect(await campaign.getByText(/código QR; 4 escaneos en total/).innerText()).toMatch(/^4 cartas llevan código QR; 4 escaneos en total\./)
       },
     )

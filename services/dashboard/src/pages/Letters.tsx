@@ -129,7 +129,7 @@ const RETURNED_ADDRESSES = 'direcciones-devueltas'
 /**
  * The account's suppression list: the addresses a letter came back from, to which new letters are
  * refused. Shown only when it has entries (most accounts never see it); someone who may send
- * letters can take an address off it. Only the postal code and country are kept of an address.
+ * letters can take an address off it. The API gives only an address's postal code and country (its street is kept as a hash).
  */
 function ReturnedAddresses() {
   const entries = useSuppressions()
@@ -157,7 +157,7 @@ function ReturnedAddresses() {
       <h2 id={RETURNED_ADDRESSES}>Direcciones devueltas</h2>
       <p className="hint">
         Correos nos devolvió una carta enviada a estas direcciones: las cartas nuevas a ellas se rechazan, salvo que las quites de la lista. De cada una se
-        guarda solo el código postal y el país.
+        muestran solo el código postal y el país.
       </p>
       <div className="table-scroll" role="region" aria-label="Direcciones devueltas" tabIndex={0}>
         <table className="suppressions">
