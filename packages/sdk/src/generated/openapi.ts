@@ -4835,11 +4835,11 @@ export interface paths {
                                  */
                                 id: string;
                                 type: "letter.scheduled" | "letter.received" | "letter.ready_for_print" | "letter.printing" | "letter.printed" | "letter.mailed" | "letter.returned" | "letter.address_rejected" | "letter.cancelled" | "letter.failed" | "letter.qr_scanned";
-                                /** @description The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them. */
+                                /** @description The event’s place among its letter’s events: 1 for the letter’s first status, then 2, 3… in the order it went through them. A `letter.qr_scanned` is no change of status: it carries the sequence of the status the letter was in. */
                                 sequence: number;
                                 /**
                                  * Format: date-time
-                                 * @description When the letter changed to the status the event names.
+                                 * @description When the letter changed to the status the event names; for `letter.qr_scanned`, the first scan its count takes in.
                                  */
                                 occurredAt: string;
                                 /**
@@ -4847,7 +4847,7 @@ export interface paths {
                                  * @description When the event was written, in the transaction of the change.
                                  */
                                 timestamp: string;
-                                /** @description The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change. */
+                                /** @description The letter as GET /cards/{cardId} shows it, without `events`, as it was at that change. In `letter.qr_scanned` (a scan of its QR code, no change of status), also `scans`, `firstScannedAt` and `lastScannedAt`: that event is written at the first scan of a 30-minute window and its body, in GET /events, counts the window’s later scans; its webhook is sent once, at the first. */
                                 data: {
                                     /** Format: uuid */
                                     id: string;
@@ -4938,6 +4938,18 @@ export interface paths {
                                     returnReason: ("unknown_recipient" | "bad_address" | "refused" | "moved" | "deceased" | "other") | null;
                                     /** @description When the recipient (all but its country), the message and the address check were erased, with the letter's files: on request (DELETE /cards/{cardId}/personal-data) or once the retention period had passed since it was printed, mailed, cancelled, rejected or failed. From then on those fields are empty, `address` keeps only its country and verdict, `addressLines` is null, and its proof is gone (410). Null until then. */
                                     personalDataErasedAt: string | null;
+                                    /** @description Only in `letter.qr_scanned`: the letter’s counted scans so far, this one included. */
+                                    scans?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description Only in `letter.qr_scanned`: the letter’s first counted scan.
+                                     */
+                                    firstScannedAt?: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description Only in `letter.qr_scanned`: its latest counted scan.
+                                     */
+                                    lastScannedAt?: string;
                                 };
                             }[];
                             nextCursor: string | null;
@@ -6617,6 +6629,100 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/q/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The short link of a letter’s QR code: counts the scan and redirects to the letter’s trackingUrl
+         * @description Opened by whoever scans the card, without a key. Answers 302 to the letter’s `trackingUrl`, with this request’s query parameters added (each replacing the URL’s parameter of the same name), and records the request with its time and what it was taken for, never who sent it: a scan (counted in the letter’s `tracking.scans`), a prefetch (a HEAD, or a `Purpose`, `Sec-Purpose`, `X-Moz` or `X-Purpose` header), a link preview or crawler (by its user agent), or a scan past 10 counted ones of the code in a minute; all are redirected, only scans are counted. A counted scan writes a `letter.qr_scanned` event (webhook and GET /events), one per 30 minutes from its first scan, whose count in GET /events goes up with the scans after it. A code no letter has answers 404 with a page in Spanish.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The code printed in the letter’s QR code. */
+                    code: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Found */
+                302: {
+                    headers: {
+                        /** @description The letter’s trackingUrl, with the request’s query parameters. */
+                        Location?: string;
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
