@@ -1,4 +1,4 @@
-import type { InkColor, Recipient } from '@letters/contracts'
+import type { InkColor, Recipient, ReturnReason } from '@letters/contracts'
 
 /** A letter checked by the gateway and ready to be stored: everything but what needs the database. */
 export interface LetterDraft {
@@ -25,6 +25,12 @@ export interface LetterDraft {
   /** Where its QR code sends whoever scans it, and the code of its short link; both null without a QR code. */
   trackingUrl: string | null
   trackingCode: string | null
+  /**
+   * The key its address is kept under in the account's suppression list (@letters/address's
+   * suppressionKey): an order with a letter to a suppressed address is refused, as it is checked
+   * with the designs. Null: sent whatever the list says (the request's ignoreSuppression).
+   */
+  suppressionKey: string | null
 }
 
 /** What an Idempotency-Key binds: the request's fingerprint, and the response to store if the order is stored. */
@@ -138,6 +144,8 @@ export type OrderOutcome =
   | { outcome: 'unpaid'; cost: number; balance: number }
   | { outcome: 'not-owned'; field: OwnedField }
   | { outcome: 'campaign-inactive' }
+  /** A letter of the order goes to an address on the account's suppression list (its key), since a letter to it came back. */
+  | { outcome: 'suppressed'; key: string; reason: ReturnReason; since: Date }
   /** Another request under the same Idempotency-Key is still being processed. */
   | { outcome: 'key-in-flight' }
   /** The Idempotency-Key was used for a different request. */

@@ -1,15 +1,22 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Sql, TransactionSql } from 'postgres'
+import type { ReturnReason } from '@letters/contracts'
 import type { Executor } from '@letters/db'
 import { json } from './json.js'
 import type { OrderOutcome, OwnedField } from './orders.js'
 
-/** What a letter names that must be its account's: designs, sender, and the campaign (which must also be active). */
+/**
+ * What a letter names that must be its account's: designs, sender, and the campaign (which must
+ * also be active); and the keys of the order's addresses, none of which may be on the account's
+ * suppression list (of the order's mode), listed on one choice of the order.
+ */
 export interface Choice {
   /** The order it belongs to. */
   n: number
   account: string
+  livemode: boolean
+  addresses: string[]
   card: string
   envelope: string
   sender: string
@@ -24,6 +31,8 @@ export type CheckRow = {
   sender_ok: boolean
   signature_ok: boolean
   campaign_ok: boolean
+  /** The first of the choice's addresses found on the suppression list, or null. */
+  suppressed: { key: string; reason: ReturnReason; since: string } | null
 }
 
 /** Every choice checked in one statement, one row each. */
@@ -34,8 +43,10 @@ function checkChoicesSql(choices: Choice[]): SQL {
       EXISTS (SELECT 1 FROM envelope_designs WHERE id = i.envelope AND account_id = i.account) AS envelope_ok,
       EXISTS (SELECT 1 FROM senders WHERE id = i.sender AND account_id = i.account) AS sender_ok,
       (i.signature IS NULL OR EXISTS (SELECT 1 FROM signatures WHERE id = i.signature AND account_id = i.account)) AS signature_ok,
-      (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok
-    FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, card uuid, envelope uuid, sender uuid, signature uuid, campaign uuid)`
+      (i.campaign IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = i.campaign AND account_id = i.account AND active)) AS campaign_ok,
+      (SELECT json_build_object('key', s.address_hash, 'reason', s.reason, 'since', s.created_at) FROM address_suppressions s
+        WHERE s.account_id = i.account AND s.livemode = i.livemode AND s.address_hash = ANY(i.addresses) LIMIT 1) AS suppressed
+    FROM jsonb_to_recordset(${json(choices)}::jsonb) AS i(n int, account uuid, livemode boolean, addresses text[], card uuid, envelope uuid, sender uuid, signature uuid, campaign uuid)`
 }
 
 /**
@@ -62,6 +73,8 @@ export function refusalOf(rows: CheckRow[] | undefined): OrderOutcome | undefine
     if (!row.signature_ok) return { outcome: 'not-owned', field: 'signatureId' }
     if (!row.campaign_ok) return { outcome: 'campaign-inactive' }
   }
+  const suppressed = rows?.find((row) => row.suppressed)?.suppressed
+  if (suppressed) return { outcome: 'suppressed', key: suppressed.key, reason: suppressed.reason, since: new Date(suppressed.since) }
   return undefined
 }
 
@@ -76,6 +89,8 @@ export async function unownedField(
       {
         n: 0,
         account: accountId,
+        livemode: true,
+        addresses: [],
         card: choice.cardDesignId,
         envelope: choice.envelopeDesignId,
         sender: choice.senderId,

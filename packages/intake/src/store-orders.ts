@@ -82,6 +82,8 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
     const choice: Choice = {
       n,
       account: order.accountId,
+      livemode: order.livemode,
+      addresses: [],
       card: letter.cardDesignId,
       envelope: letter.envelopeDesignId,
       sender: letter.senderId,
@@ -90,7 +92,10 @@ function choicesOf(order: LetterOrder, n: number): Choice[] {
     }
     seen.set(`${choice.card}/${choice.envelope}/${choice.sender}/${choice.signature}/${choice.campaign}`, choice)
   }
-  return [...seen.values()]
+  const choices = [...seen.values()]
+  // The order's addresses go with one of its choices: each is looked for once.
+  choices[0]!.addresses = [...new Set(order.letters.flatMap((letter) => (letter.suppressionKey === null ? [] : [letter.suppressionKey])))]
+  return choices
 }
 
 /**

@@ -3,7 +3,19 @@ import { once } from 'node:events'
 import { createConnection, createServer, type Socket } from 'node:net'
 import { describe, expect } from 'vitest'
 import { asc, eq, sql } from 'drizzle-orm'
-import { accounts, campaigns, closeDb, createDb, idempotencyKeys, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
+import {
+  accounts,
+  addressSuppressions,
+  campaigns,
+  closeDb,
+  createDb,
+  idempotencyKeys,
+  ledgerEntries,
+  letterEvents,
+  letters,
+  outbox,
+  type Db,
+} from '@letters/db'
 import { metrics } from '@letters/observability'
 import { newAccount, newCompanyData, sampleRecipient } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
@@ -50,6 +62,7 @@ function draft(company: Company, overrides: Partial<LetterDraft> = {}): LetterDr
     sendAt: null,
     trackingUrl: null,
     trackingCode: null,
+    suppressionKey: null,
     ...overrides,
   }
 }
@@ -173,6 +186,35 @@ describe('storeOrders: charge and store a batch of letters', () => {
       { outcome: 'stored', balanceAfter: 27 },
     ])
     expect((await expectConsistent(db, account.id)).letters).toHaveLength(1)
+  })
+
+  it('refuses an order with a letter to an address on its account and mode suppression list, writing and charging nothing for it', async ({ database: db }) => {
+    const { account, company } = await customer(db, 30)
+    const since = new Date('2026-12-02T10:00:00Z')
+    await db
+      .insert(addressSuppressions)
+      .values({ accountId: account.id, livemode: true, addressHash: 'dead-address', reason: 'bad_address', zip: '28013', country: 'ES', createdAt: since })
+    const outcomes = await storeOrders(db, [
+      order(account.id, company, {}, { suppressionKey: 'dead-address' }),
+      // In a bulk order, one suppressed letter among others refuses the whole order.
+      order(account.id, company, { letters: [draft(company, { suppressionKey: 'live-address' }), draft(company, { suppressionKey: 'dead-address' })] }),
+      // A test order has its own list; a letter whose request ignores the list carries no key.
+      order(account.id, company, { livemode: false }, { suppressionKey: 'dead-address' }),
+      order(account.id, company, {}, { suppressionKey: null }),
+      order(account.id, company, {}, { suppressionKey: 'live-address' }),
+    ])
+    expect(outcomes).toEqual<OrderOutcome[]>([
+      { outcome: 'suppressed', key: 'dead-address', reason: 'bad_address', since },
+      { outcome: 'suppressed', key: 'dead-address', reason: 'bad_address', since },
+      { outcome: 'stored', balanceAfter: 30 },
+      { outcome: 'stored', balanceAfter: 27 },
+      { outcome: 'stored', balanceAfter: 24 },
+    ])
+    // Stored: the test letter (uncharged) and the two live ones, 3 credits each; nothing of the refused orders.
+    const stored = await db.select({ livemode: letters.livemode }).from(letters).where(eq(letters.accountId, account.id))
+    expect(stored.map((letter) => letter.livemode).sort()).toEqual([false, true, true])
+    const [after] = await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, account.id))
+    expect(after!.balance).toBe(24)
   })
 
   it('answers an account that does not exist without writing', async ({ database: db }) => {

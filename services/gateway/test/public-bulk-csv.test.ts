@@ -202,7 +202,7 @@ describe('POST /cards/bulk refuses a bad CSV as a whole, charging nothing', () =
     [
       'an unknown column',
       () => lines(`${header},ciudad`, `${row},Soria`),
-      "La columna 'ciudad' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: name, surname, address, zip, city, province, country, company, inkColor, nombre, cupon",
+      "La columna 'ciudad' del CSV no es un campo del destinatario ni una variable de la campaña; las columnas admitidas son: name, surname, address, zip, city, province, country, company, inkColor, trackingUrl, nombre, cupon",
     ],
     [
       'a missing required column',

@@ -4,7 +4,7 @@ import { ApiError, badRequest, reasonPhrase } from '../errors.js'
 import type { KeyScope } from '../caller.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertOwnedDesigns } from '../services/ownership.js'
-import { refuseSuppressed } from '../services/suppressions.js'
+import { refuseSuppressed, withSuppressionKey } from '../services/suppressions.js'
 import { spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
@@ -135,10 +135,16 @@ export async function createBulk(
   let letters: Array<LetterDraft | ApiError>
   try {
     letters = await bulkLetters(deps, accountId, request)
-    letters = await refuseSuppressed(deps.db, requester, letters, ignoresSuppression(request, letters.length))
+    const ignores = ignoresSuppression(request, letters.length)
+    // Listed here, each as its recipient's refusal; the intake checks the rest again as it stores them.
+    letters = await refuseSuppressed(
+      deps.db,
+      requester,
+      letters.map((letter, n) => (letter instanceof ApiError ? letter : withSuppressionKey(accountId, letter, ignores[n]!))),
+    )
   } catch (error) {
     const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
-    if (earlier) return answerOf(earlier, 0)
+    if (earlier) return answerOf(earlier, [])
     throw error
   }
 
@@ -161,7 +167,7 @@ export async function createBulk(
     // Nothing to charge nor to keep under the key; a retry of a request answered before (when
     // its recipients were valid) still gets that answer.
     const earlier = await earlierAnswer(deps.db, requester, keyed)
-    if (earlier) return answerOf(earlier, 0)
+    if (earlier) return answerOf(earlier, [])
     return { status: 200, body, replayed: false }
   }
   const outcome = await submitOrder(deps.intake, {
@@ -172,5 +178,5 @@ export async function createBulk(
     deadline,
   })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
-  return answerOf(outcome, drafts.length)
+  return answerOf(outcome, drafts)
 }

@@ -19,7 +19,7 @@ import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../caller.js'
 import { fillTrackingUrl, loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
-import { refuseSuppressed } from '../services/suppressions.js'
+import { suppressedAddress, withSuppressionKey } from '../services/suppressions.js'
 import { letterTracking } from './tracking.js'
 import { assertSenderWritableIn } from '../services/designs.js'
 import { assertWritable, letterHand, type LetterHand } from '../services/fonts.js'
@@ -154,6 +154,7 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     cost: costOf(letterCosts, recipient.country),
     sendAt: checkedSendAt(body.sendAt),
     ...letterTracking(body.trackingUrl),
+    suppressionKey: null,
   }
   assertDrawable(draft, hand)
   return draft
@@ -226,16 +227,21 @@ export function campaignLetterDraft(
     cost: costOf(letterCosts, recipient.country),
     sendAt: request.sendAt,
     ...tracking,
+    suppressionKey: null,
   }
   assertDrawable(draft, campaign.hand)
   return draft
 }
 
-/** The answer of an order the intake did not store, as the client sees it; `letters` is how many the order held. */
-function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>, letters: number): ApiError {
+/** The answer of an order the intake did not store, as the client sees it; `letters` are the order's. */
+function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>, letters: readonly LetterDraft[]): ApiError {
   switch (outcome.outcome) {
     case 'unpaid':
-      return paymentRequired(letters, outcome.cost, outcome.balance)
+      return paymentRequired(letters.length, outcome.cost, outcome.balance)
+    case 'suppressed': {
+      const letter = letters.find((draft) => draft.suppressionKey === outcome.key)
+      return suppressedAddress(letter?.recipient, outcome.reason, outcome.since)
+    }
     case 'not-owned':
       return notOwned(outcome.field)
     case 'campaign-inactive':
@@ -249,8 +255,8 @@ function refusal(outcome: Exclude<UnstoredOutcome, { outcome: 'replay' }>, lette
   }
 }
 
-/** A replay of the stored response, or the refusal of an order that wrote nothing (thrown). */
-export function answerOf<Body>(outcome: UnstoredOutcome, letters: number): CreationResult<Body> {
+/** A replay of the stored response, or the refusal of an order of these letters that wrote nothing (thrown). */
+export function answerOf<Body>(outcome: UnstoredOutcome, letters: readonly LetterDraft[]): CreationResult<Body> {
   if (outcome.outcome === 'replay') return { status: outcome.status, body: outcome.body as Body, replayed: true }
   throw refusal(outcome, letters)
 }
@@ -303,12 +309,12 @@ export async function createLetter(
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
       draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId })
     }
-    const [checked] = await refuseSuppressed(deps.db, requester, [draft], [request.body.ignoreSuppression === true])
-    if (checked instanceof ApiError) throw checked
+    // The suppression list is read by the intake, with the designs: no round trip of its own.
+    draft = withSuppressionKey(accountId, draft, request.body.ignoreSuppression === true)
   } catch (error) {
     // A retry of a request answered before gets that answer, even if what it named changed since.
     const earlier = error instanceof ApiError ? await earlierAnswer(deps.db, requester, keyed) : undefined
-    if (earlier) return answerOf(earlier, 1)
+    if (earlier) return answerOf(earlier, [])
     throw error
   }
   const body: publicApi.LetterCreated = { success: true, cardId: draft.id }
@@ -320,5 +326,5 @@ export async function createLetter(
     deadline,
   })
   if (outcome.outcome === 'stored') return { status: 200, body, replayed: false }
-  return answerOf(outcome, 1)
+  return answerOf(outcome, [draft])
 }

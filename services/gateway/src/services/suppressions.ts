@@ -10,25 +10,29 @@ import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 /** The day a letter came back, as the refusal says it: "2 de diciembre de 2026", Madrid's calendar. */
 const returnDay = new Intl.DateTimeFormat('es-ES', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'Europe/Madrid' })
 
-const suppressed = (recipient: Recipient, reason: ReturnReason, since: Date) =>
+/**
+ * The refusal of a letter to an address on the account's list: the address, when the letter is
+ * known, and the day and reason it came back.
+ */
+export const suppressedAddress = (recipient: Recipient | undefined, reason: ReturnReason, since: Date) =>
   badRequest(
-    `La dirección ${recipient.address}, ${recipient.zip} (${recipient.country}) fue devuelta el ${returnDay.format(since)} ${returnReasonPhrases[reason]}: ` +
+    `La dirección ${recipient ? `${recipient.address}, ${recipient.zip} (${recipient.country}) ` : 'de una de las cartas '}fue devuelta el ${returnDay.format(since)} ${returnReasonPhrases[reason]}: ` +
       "no se le escribe de nuevo salvo que la petición lleve 'ignoreSuppression': true (o quites la dirección de la lista con DELETE /suppressions/{id})",
   )
 
+/** The letter with the key its address is kept under in the account's list, or none when its request ignores the list. */
+export function withSuppressionKey(accountId: string, draft: LetterDraft, ignore: boolean): LetterDraft {
+  return { ...draft, suppressionKey: ignore ? null : suppressionKey(accountId, draft.recipient) }
+}
+
 /**
- * The letters of a request, each one whose address is on the account's suppression list (of the
- * key's mode) replaced by its 400, unless its request said to ignore the list (`ignore`, one flag
- * per letter). One query for all of them, by the keys the list is kept under.
+ * The letters of a bulk request, each one whose address is on the account's suppression list (of
+ * the key's mode) replaced by its 400, so that the request lists it among its errors; a letter
+ * without a key (its request ignores the list) is left as it is. One query for all of them.
  */
-export async function refuseSuppressed(
-  ex: Executor,
-  scope: KeyScope,
-  letters: ReadonlyArray<LetterDraft | ApiError>,
-  ignore: readonly boolean[],
-): Promise<Array<LetterDraft | ApiError>> {
-  const keys = letters.map((letter, n) => (letter instanceof ApiError || ignore[n] ? undefined : suppressionKey(scope.accountId, letter.recipient)))
-  const wanted = [...new Set(keys.filter((key): key is string => key !== undefined))]
+export async function refuseSuppressed(ex: Executor, scope: KeyScope, letters: ReadonlyArray<LetterDraft | ApiError>): Promise<Array<LetterDraft | ApiError>> {
+  const keys = letters.map((letter) => (letter instanceof ApiError ? null : letter.suppressionKey))
+  const wanted = [...new Set(keys.filter((key): key is string => key !== null))]
   if (wanted.length === 0) return [...letters]
   const rows = await ex
     .select({ key: addressSuppressions.addressHash, reason: addressSuppressions.reason, since: addressSuppressions.createdAt })
@@ -42,9 +46,9 @@ export async function refuseSuppressed(
     )
   if (rows.length === 0) return [...letters]
   const byKey = new Map(rows.map((row) => [row.key, row]))
-  return letters.map((letter, n) => {
-    const entry = keys[n] === undefined ? undefined : byKey.get(keys[n])
-    return entry && !(letter instanceof ApiError) ? suppressed(letter.recipient, entry.reason, entry.since) : letter
+  return letters.map((letter) => {
+    const entry = letter instanceof ApiError || letter.suppressionKey === null ? undefined : byKey.get(letter.suppressionKey)
+    return entry && !(letter instanceof ApiError) ? suppressedAddress(letter.recipient, entry.reason, entry.since) : letter
   })
 }
 
