@@ -19,8 +19,11 @@ export function trackingUrlProblem(subject: string, url: string): string | undef
   if (url.length > TRACKING_URL_MAX_CHARACTERS || !URL.canParse(url)) return refused
   const parsed = new URL(url)
   if (parsed.protocol !== 'https:' || parsed.hostname === '' || parsed.username !== '' || parsed.password !== '') return refused
-  // A character URL would change (a space, a line break) means the text is not the URL it looks like.
-  if (/[\s\p{Cc}]/u.test(url)) return refused
+  // Written out as a person reads it: "https://" first, no backslash (which a browser reads as a slash).
+  if (!/^https:\/\//i.test(url) || url.includes('\\')) return refused
+  // A character URL would change (a space, a line break) or that shows nothing (a zero-width
+  // space, a direction override) means the text is not the URL it looks like.
+  if (/[\s\p{Cc}\p{Cf}]/u.test(url)) return refused
   return undefined
 }
 
@@ -121,11 +124,7 @@ export const returnReasonPhrases: Record<ReturnReason, string> = {
   other: 'por otro motivo',
 }
 
-/**
- * The reasons that put the address on the account's suppression list: all but `refused`, which
- * is about the person, not the address.
- */
-export const suppressingReasons = returnReasons.filter((reason) => reason !== 'refused')
+/** Whether a return puts the address on the account's suppression list: all but `refused`, which is about the person, not the address. */
 export const suppressesAddress = (reason: ReturnReason): boolean => reason !== 'refused'
 
 export const ReturnReasonField = Literals(returnReasons, { errorMessage: `El campo 'reason' debe ser uno de: ${returnReasons.join(', ')}` })
@@ -149,11 +148,14 @@ export const SuppressionParams = Type.Object({ suppressionId: Uuid("El parámetr
 /** GET /campaigns/{id}/stats. */
 export const CampaignStats = Type.Object({
   campaignId: Type.String({ format: 'uuid' }),
-  sent: Type.Integer({ description: 'Letters of the campaign, of this key’s mode, not cancelled, rejected nor failed.' }),
+  sent: Type.Integer({
+    description:
+      'Letters of the campaign, of this key’s mode, paid for and on their way or delivered: all but the cancelled, rejected and failed ones (scheduled and received ones count).',
+  }),
   mailed: Type.Integer({ description: 'Of those, the letters handed to the post (mailed or returned since).' }),
   returned: Type.Integer({ description: 'Of those, the letters the post brought back.' }),
   tracked: Type.Integer({ description: 'Of those, the letters with a QR code.' }),
-  scanned: Type.Integer({ description: 'Letters whose QR code was scanned at least once.' }),
+  scanned: Type.Integer({ description: 'Of the mailed letters, those whose QR code was scanned at least once.' }),
   scans: Type.Integer({ description: 'Counted scans of all its letters.' }),
   scanRate: Type.Number({ description: 'scanned / mailed, from 0 to 1; 0 while none is mailed.' }),
 })

@@ -265,7 +265,9 @@ async function storeInTransaction(sql: TransactionSql, transaction: Transaction,
   const accountIds = [...new Set(undecided.map((n) => orders[n]!.accountId))].sort()
   const choices = undecided.flatMap((n) => choicesOf(orders[n]!, n))
   // The accounts' rows in id order (concurrent batches never deadlock), and the ownership checks,
-  // which do not depend on the locks: sent together.
+  // which do not depend on the locks: sent together. The checks are a statement of their own,
+  // run once the locks are held: a suppression list entry committed while this waited for an
+  // account's row (its insert holds that row) is seen.
   // An account's row is waited for no longer than the orders' deadlines allow.
   const remaining = leastRemaining(undecided.map((n) => orders[n]!))
   if (remaining === 0) throw new DeadlineExceededError()

@@ -7,6 +7,7 @@ export {
   cancellableStatuses,
   IllegalLetterMove,
   inFlightStatuses,
+  postedStatuses,
   isResumable,
   isSentBackByOps,
   jobOfStatus,

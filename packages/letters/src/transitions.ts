@@ -53,6 +53,9 @@ export type CancellableStatus = StatusInto<'cancelled'>
 export const afterPostStatuses = ['returned'] as const satisfies readonly LetterStatus[]
 const isAfterPost = (status: LetterStatus) => (afterPostStatuses as readonly LetterStatus[]).includes(status)
 
+/** The statuses of a letter the post has had: mailed, and whatever news came after. */
+export const postedStatuses = ['mailed', ...afterPostStatuses] as const satisfies readonly LetterStatus[]
+
 /**
  * The statuses a letter is still on its way in: any with a move out that is not news from the
  * post (letters_in_flight_idx indexes these; a mailed letter is done, whether or not it comes back).

@@ -128,6 +128,12 @@ describe('GET /q/{code}', () => {
       'TelegramBot (like TwitterBot)',
       'Mozilla/5.0 (compatible; Discordbot/2.0; +https://discordapp.com)',
       'Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)',
+      'Mozilla/5.0 (compatible; Google-InspectionTool/1.0)',
+      'Mediapartners-Google',
+      'curl/8.0.1',
+      'python-requests/2.31.0',
+      // A phone's browser always names itself.
+      '',
     ].map((agent) => ({ headers: { 'user-agent': agent } }))
     const before = await countedByKind()
     for (const options of [...prefetches, ...previews]) {
@@ -316,7 +322,7 @@ describe('the link’s place in /openapi.json', () => {
     }>()
     const operation = document.paths['/q/{code}']!.get!
     expect(operation.security).toEqual([])
-    expect(Object.keys(operation.responses).sort()).toEqual(['302', '404', '429', '500', '503'])
+    expect(Object.keys(operation.responses).sort()).toEqual(['302', '400', '404', '429', '500', '503'])
     expect(operation.responses['302']!.headers).toHaveProperty('Location')
     expect(operation.responses['302']!.content).toBeUndefined()
     expect(Object.keys(operation.responses['404']!.content!)).toEqual(['text/html'])

@@ -74,6 +74,10 @@ describe('a letter with a trackingUrl', () => {
     ['a line break', 'https://tienda.example.com/\nSet-Cookie: x'],
     ['over 2,000 characters', `https://tienda.example.com/?q=${'a'.repeat(2000)}`],
     ['empty', ''],
+    ['a zero-width space', 'https://evil.example\u200b.tienda.example.com/'],
+    ['a direction override', 'https://tienda.example.com/\u202egpj.exe'],
+    ['no slashes after the scheme', 'https:tienda.example.com/'],
+    ['a backslash', 'https://tienda.example.com\\@evil.example/'],
   ] as const)('refuses a trackingUrl with %s with a Spanish 400 on /single, /card and /cards/bulk, charging nothing', async ([, url], { gateway, account }) => {
     const before = await balanceOf(gateway, account)
     expectError(await post(gateway, account, '/single', single(account, { trackingUrl: url })), 400, 'Bad Request', REFUSED)
@@ -140,11 +144,30 @@ describe('trackingUrl on campaign letters', () => {
       "El campo 'trackingUrl' usa la variable '{{cupon}}', que no está declarada en 'variables'",
     )
     expectError(
-      await admin.post(`/admin/accounts/${account.id}/campaigns`, { ...base, trackingUrl: 'http://x.example.com/{{nombre}}' }),
+      // Within 2,000 characters as written, past them once its example is filled in, URL-encoded.
+      await admin.post(`/admin/accounts/${account.id}/campaigns`, {
+        ...base,
+        variables: [{ name: 'nombre', maxSize: 40, defaultValue: 'amigo', example: 'José María Ñúñez' }],
+        trackingUrl: `https://x.example.com/${'a'.repeat(1960)}{{nombre}}`,
+      }),
       400,
       'Bad Request',
       /^El campo 'trackingUrl', con los ejemplos de sus variables, debe ser una URL https:\/\//,
     )
+    // A value could move the redirect to another host: variables go after the host only.
+    for (const trackingUrl of [
+      'https://{{nombre}}/',
+      'https://x.example.com{{nombre}}',
+      'https://{{nombre}}.example.com/',
+      'https://x.example.com:{{nombre}}/',
+    ]) {
+      expectError(
+        await admin.post(`/admin/accounts/${account.id}/campaigns`, { ...base, trackingUrl }),
+        400,
+        'Bad Request',
+        /solo admite variables después del dominio/,
+      )
+    }
     const created = await admin.post(`/admin/accounts/${account.id}/campaigns`, { ...base, trackingUrl: 'https://x.example.com/{{nombre}}' })
     expect(created.statusCode, created.body).toBe(201)
     expect(created.json()).toMatchObject({ trackingUrl: 'https://x.example.com/{{nombre}}' })

@@ -270,7 +270,7 @@ export interface paths {
                         "application/json": {
                             /** Format: uuid */
                             campaignId: string;
-                            /** @description Letters of the campaign, of this key’s mode, not cancelled, rejected nor failed. */
+                            /** @description Letters of the campaign, of this key’s mode, paid for and on their way or delivered: all but the cancelled, rejected and failed ones (scheduled and received ones count). */
                             sent: number;
                             /** @description Of those, the letters handed to the post (mailed or returned since). */
                             mailed: number;
@@ -278,7 +278,7 @@ export interface paths {
                             returned: number;
                             /** @description Of those, the letters with a QR code. */
                             tracked: number;
-                            /** @description Letters whose QR code was scanned at least once. */
+                            /** @description Of the mailed letters, those whose QR code was scanned at least once. */
                             scanned: number;
                             /** @description Counted scans of all its letters. */
                             scans: number;
@@ -6668,6 +6668,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
                 };
                 /** @description Not Found */
                 404: {

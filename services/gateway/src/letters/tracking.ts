@@ -20,5 +20,6 @@ export function letterTracking(
   if (url == null) return { trackingUrl: null, trackingCode: null }
   const problem = trackingUrlProblem(subject, url)
   if (problem) throw badRequest(problem)
-  return { trackingUrl: url, trackingCode: newTrackingCode() }
+  // Kept as the URL standard writes it (an accented host in punycode, say): what is shown is where scans go.
+  return { trackingUrl: new URL(url).href, trackingCode: newTrackingCode() }
 }

@@ -7,7 +7,7 @@ import type { QrRequest } from '@letters/letters'
  * the names, any agent calling itself a bot, crawler, spider or preview; but a Cubot, a phone.
  */
 const PREVIEW_AGENT =
-  /facebookexternalhit|facebot|twitterbot|slackbot|slack-imgproxy|whatsapp|telegrambot|discordbot|linkedinbot|skypeuripreview|googlebot|bingbot|applebot|redditbot|pinterestbot|embedly|iframely|vkshare|(?<!cu)bot|crawler|spider|preview/i
+  /facebookexternalhit|facebot|twitterbot|slackbot|slack-imgproxy|whatsapp|telegrambot|discordbot|linkedinbot|skypeuripreview|googlebot|google-|mediapartners|inspectiontool|bingbot|applebot|redditbot|pinterestbot|embedly|iframely|vkshare|headless|^curl\/|^wget\/|python-requests|(?<!cu)bot|crawler|spider|preview/i
 
 const headerValue = (headers: IncomingHttpHeaders, name: string): string => {
   const value = headers[name]
@@ -32,6 +32,8 @@ function isPrefetch(method: string, headers: IncomingHttpHeaders): boolean {
 /** What a request for a QR link is before counting: only a `scan` may count. */
 export function qrRequestKind(method: string, headers: IncomingHttpHeaders): QrRequest {
   if (isPrefetch(method, headers)) return 'prefetch'
-  if (PREVIEW_AGENT.test(headerValue(headers, 'user-agent'))) return 'preview'
+  // A phone's browser always names itself: a request that does not is a program's.
+  const agent = headerValue(headers, 'user-agent')
+  if (agent === '' || PREVIEW_AGENT.test(agent)) return 'preview'
   return 'scan'
 }

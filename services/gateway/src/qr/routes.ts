@@ -69,7 +69,8 @@ const qrRoutes: FastifyPluginAsyncTypebox = async (app) => {
             headers: { Location: Type.String({ format: 'uri', description: 'The letter’s trackingUrl, with the request’s query parameters.' }) },
           }),
           404: Type.String({ contentMediaType: 'text/html', description: 'No letter has this code: a page in Spanish saying so.' }),
-          ...errorResponses(429, 500, 503),
+          // A path no QR code holds (a malformed percent escape, a NUL) is refused before the route, as anywhere.
+          ...errorResponses(400, 429, 500, 503),
         },
       },
     },

@@ -1,10 +1,9 @@
-import { and, eq, notInArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, notInArray, sql } from 'drizzle-orm'
 import type { CampaignStats } from '@letters/contracts'
 import { campaigns, letters as l, type Executor } from '@letters/db'
+import { postedStatuses } from '@letters/letters'
 import type { KeyScope } from '../caller.js'
-import { notFound } from '../errors.js'
-
-export const campaignNotFound = () => notFound('La campaña no existe en esta cuenta; GET /campaigns lista tus campañas')
+import { campaignNotFound } from './campaigns.js'
 
 /** Letters that never reached the post and never will: they are not counted as sent. */
 const unsent = ['cancelled', 'address_rejected', 'failed'] as const
@@ -20,20 +19,21 @@ const unsent = ['cancelled', 'address_rejected', 'failed'] as const
 export async function campaignStats(ex: Executor, scope: KeyScope, campaignId: string): Promise<CampaignStats> {
   const [row] = await campaignStatsQuery(ex, scope, campaignId)
   if (!row) throw campaignNotFound()
-  // A letter may be scanned before the floor marks it mailed (its batch handed over, the scan not
-  // yet recorded): the rate stays a share, at most 1.
-  return { campaignId, ...row, scanRate: row.mailed === 0 ? 0 : Math.min(1, row.scanned / row.mailed) }
+  return { campaignId, ...row, scanRate: row.mailed === 0 ? 0 : row.scanned / row.mailed }
 }
 
 /** The one query of campaignStats, as a builder (its plan is checked in the tests): no row when the campaign is not the account's. */
 export function campaignStatsQuery(ex: Executor, scope: KeyScope, campaignId: string) {
+  const posted = inArray(l.status, [...postedStatuses])
   return ex
     .select({
       sent: sql<number>`count(${l.id})::int`,
-      mailed: sql<number>`count(${l.id}) FILTER (WHERE ${l.status} IN ('mailed', 'returned'))::int`,
+      mailed: sql<number>`count(${l.id}) FILTER (WHERE ${posted})::int`,
       returned: sql<number>`count(${l.id}) FILTER (WHERE ${l.status} = 'returned')::int`,
       tracked: sql<number>`count(${l.id}) FILTER (WHERE ${l.trackingUrl} IS NOT NULL)::int`,
-      scanned: sql<number>`count(${l.id}) FILTER (WHERE ${l.qrScans} > 0)::int`,
+      // Of the mailed ones: a letter scanned before the floor marked it mailed (its batch handed
+      // over, the scan at the door not yet recorded) counts once it is.
+      scanned: sql<number>`count(${l.id}) FILTER (WHERE ${l.qrScans} > 0 AND ${posted})::int`,
       // A sum of integers is a bigint, which the driver hands over as a string: a count of scans fits a double.
       scans: sql<number>`COALESCE(sum(${l.qrScans}), 0)::float8`,
     })

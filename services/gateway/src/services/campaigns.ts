@@ -8,7 +8,7 @@ import { assertSenderWritableIn } from './designs.js'
 import { assertOwnedDesigns } from './ownership.js'
 import { characterCount, fillTemplate, literalText, placeholdersOf } from './templates.js'
 
-const campaignNotFound = () => notFound('La campaña no existe')
+export const campaignNotFound = () => notFound('La campaña no existe')
 const campaignColumns = { id: campaigns.id, name: campaigns.name, active: campaigns.active, trackingUrl: campaigns.trackingUrl }
 
 /** A tracking URL template filled in: its values URL-encoded, so that none adds a path, a parameter or a host. */
@@ -77,6 +77,14 @@ function assertCoherentTemplate(body: admin.CreateCampaignBody, font: LetterHand
     if (!declared.has(name)) throw badRequest(`El mensaje usa la variable '{{${name}}}', que no está declarada en 'variables'`)
   }
   if (body.trackingUrl != null) {
+    // A value is URL-encoded, which keeps it inside a path or a parameter, not inside a host: the
+    // host must be written out before the first placeholder.
+    const first = body.trackingUrl.indexOf('{{')
+    if (first !== -1 && !/^https:\/\/[^/?#{}\\]+[/?#]/i.test(body.trackingUrl.slice(0, first))) {
+      throw badRequest(
+        "El campo 'trackingUrl' solo admite variables después del dominio, en la ruta o en los parámetros (por ejemplo https://tienda.example.com/gracias?cupon={{cupon}})",
+      )
+    }
     for (const name of placeholdersOf(body.trackingUrl)) {
       if (!declared.has(name)) throw badRequest(`El campo 'trackingUrl' usa la variable '{{${name}}}', que no está declarada en 'variables'`)
     }

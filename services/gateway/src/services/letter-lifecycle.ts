@@ -181,8 +181,8 @@ export async function markReturned(db: Db, which: MailedLetter, reason: ReturnRe
       suppressesAddress(reason) && !letter.erased && row
         ? await suppressAddress(tx, { id: cardId, accountId: letter.accountId, livemode: letter.livemode, recipient: row.recipient }, reason)
         : null
-    metrics.lettersReturned.inc({ reason })
     return { cardId, suppressionId }
   })
+  metrics.lettersReturned.inc({ reason })
   return { card: await getAnyCard(db, outcome.cardId), suppressionId: outcome.suppressionId }
 }

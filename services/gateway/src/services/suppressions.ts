@@ -55,6 +55,11 @@ export async function refuseSuppressed(ex: Executor, scope: KeyScope, letters: R
 /**
  * Puts a returned letter's address on its account's list (or renews its entry: the latest return
  * is the reason shown), in the caller's transaction; the entry's id.
+ *
+ * No letter to the address is stored once the entry commits: the entry's foreign key holds its
+ * account's row (KEY SHARE) until then, the intake locks that row (FOR UPDATE) before it checks
+ * the list, and its check, a statement of its own after the lock, sees what committed. The check
+ * must stay a separate statement from the lock for that to hold.
  */
 export async function suppressAddress(
   ex: Executor,
