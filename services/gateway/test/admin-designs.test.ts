@@ -23,6 +23,7 @@ describe('card designs are products', () => {
       production: 'printed',
       stockCode: null,
       artwork: null,
+      qrPlacement: null,
     })
   })
 
