@@ -26,7 +26,7 @@ describe('POST /admin/accounts/{id}/campaigns', () => {
   it('creates an active campaign with its variables in order', async ({ gateway: app, admin, account }) => {
     const response = await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody(account, { fontName: 'caveat' }))
     expect(response.statusCode).toBe(201)
-    expect(response.json()).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables })
+    expect(response.json()).toEqual({ id: expect.any(String), name: 'Otoño', active: true, variables, trackingUrl: null })
     const [stored] = await app.db.select().from(campaigns).where(eq(campaigns.id, response.json<{ id: string }>().id))
     expect(stored).toMatchObject({ accountId: account.id, fontName: 'caveat', message: 'Hola {{nombre}}, tu cupón es {{ cupon }}.' })
   })
@@ -156,7 +156,7 @@ describe('PATCH /admin/campaigns/{id}', () => {
     const created = (await admin.post(`/admin/accounts/${account.id}/campaigns`, campaignBody(account))).json<{ id: string }>()
     const response = await admin.patch(`/admin/campaigns/${created.id}`, { active: false, name: 'Otoño (cerrada)' })
     expect(response.statusCode).toBe(200)
-    expect(response.json()).toEqual({ id: created.id, name: 'Otoño (cerrada)', active: false, variables })
+    expect(response.json()).toEqual({ id: created.id, name: 'Otoño (cerrada)', active: false, variables, trackingUrl: null })
     expect((await admin.patch(`/admin/campaigns/${created.id}`, { active: true })).json()).toMatchObject({ active: true, name: 'Otoño (cerrada)' })
   })
 

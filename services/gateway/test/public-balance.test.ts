@@ -101,6 +101,7 @@ describe('GET /cards/stats', () => {
       printing: 0,
       printed: 0,
       mailed: 0,
+      returned: 0,
       address_rejected: 1,
       cancelled: 0,
       failed: 0,
