@@ -349,3 +349,23 @@ describe('erasure of a returned letter', () => {
     expect((await suppressionsOf(app, account.apiKey)).data).toEqual([])
   })
 })
+
+describe('malformed requests about returns and the suppression list', () => {
+  it('answer a Spanish 400 and change nothing: a malformed entry id, a bad page, a bad mode, a return without a reason or with another field', async ({
+    gateway: app,
+    account,
+  }) => {
+    const id = await letterIn(app, account, 'mailed')
+    const client = publicClient(app, account.apiKey)
+    const admin = adminClient(app)
+    expectError(await client.delete('/suppressions/no-es-un-id'), 400, 'Bad Request', /suppressionId/)
+    expectError(await client.get('/suppressions?limit=0'), 400, 'Bad Request', /limit/)
+    expectError(await admin.get(`/admin/accounts/${account.id}/suppressions?mode=otro`), 400, 'Bad Request', "El parámetro 'mode' debe ser 'live' o 'test'")
+    expectError(await admin.post(`/admin/cards/${id}/returned`, {}), 400, 'Bad Request', /reason/)
+    expectError(await admin.post(`/admin/cards/${id}/returned`, { reason: 'moved', refund: true }), 400, 'Bad Request')
+    expectError(await admin.get(`/admin/accounts/${UNKNOWN_ID}/suppressions`), 404, 'Not Found')
+    const [letter] = await app.db.select({ status: letters.status, returnedAt: letters.returnedAt }).from(letters).where(eq(letters.id, id))
+    expect(letter).toEqual({ status: 'mailed', returnedAt: null })
+    expect((await suppressionsOf(app, account.apiKey)).data).toEqual([])
+  })
+})
