@@ -209,8 +209,10 @@ describe('signing in to the dashboard', () => {
   }) => {
     const account = await adminAccount(pipeline.app, 10)
     const { id, email } = await person(pipeline.app, account.id, 'owner')
-    const { context, page, problems } = await openTab(browser, baseUrl)
+    const { context, page, problems, settled } = await openTab(browser, baseUrl)
+    // Only once the open page's own requests are answered: one still on its way would meet the ended session too.
     const expire = async () => {
+      await settled()
       const past = new Date(Date.now() - pipeline.config.dashboard.sessionIdleMs - 60_000)
       const expired = await pipeline.app.db.update(dashboardSessions).set({ lastSeenAt: past }).where(eq(dashboardSessions.userId, id)).returning()
       expect(expired).toHaveLength(1)

@@ -1,8 +1,9 @@
 import { onTestFinished } from 'vitest'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
 import { it as base } from './fixtures.js'
 import type { PipelineOptions } from './pipeline.js'
 import { launchChromium } from './system-tools.js'
+import { until } from './wait.js'
 
 /**
  * The dashboard's browser tests' set-up: the file's pipeline (`options`) with its gateway on a
@@ -27,6 +28,12 @@ export interface Tab {
   page: Page
   /** Console errors and uncaught exceptions, each with the URL it is about. */
   problems: string[]
+  /**
+   * Resolves once none of the page's API calls is waiting for an answer, twice in a row a quarter
+   * second apart: what a page asked for on showing has been answered, so a change made to the
+   * server afterwards meets only the requests a test provokes.
+   */
+  settled: () => Promise<void>
 }
 
 /** A fresh browser context (its own cookies) and page, closed when the test ends; it records the page's console errors. */
@@ -40,7 +47,28 @@ export async function openTab(browser: Browser, baseUrl: string, viewport = DESK
     if (message.type() === 'error') problems.push(`${message.text()} [${message.location().url}]`)
   })
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
-  return { context, page, problems }
+  const pending = new Set<Request>()
+  page.on('request', (request) => {
+    if (request.resourceType() === 'fetch' || request.resourceType() === 'xhr') pending.add(request)
+  })
+  const answered = (request: Request) => pending.delete(request)
+  page.on('requestfinished', answered)
+  page.on('requestfailed', answered)
+  let quietBefore = false
+  const settled = async () => {
+    quietBefore = false
+    await until(
+      'the page’s API calls answered',
+      () => {
+        const quiet = pending.size === 0
+        const twice = quiet && quietBefore
+        quietBefore = quiet
+        return twice || undefined
+      },
+      { everyMs: 250 },
+    )
+  }
+  return { context, page, problems, settled }
 }
 
 /** The console errors left once those a test provoked on purpose (each a pattern) are taken out. */
