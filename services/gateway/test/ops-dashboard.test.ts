@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect } from 'vitest'
+import { mkdir } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
+import type { Browser } from 'playwright-core'
 import { inArray } from 'drizzle-orm'
 import { webhookEvents } from '@letters/db'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
 import { openGateway } from '@letters/test/support/gateway'
 import { deleteKeys } from '@letters/test/support/redis-keys'
+import { launchChromium } from '@letters/test/support/system-tools'
 import { adminAccount, adminClient, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 
 /** A gateway like the file's, but started without an ADMIN_TOKEN. */
-const it = base.extend('closed', async ({ gatewayOptions }, { onCleanup }) => {
-  const closed = await openGateway({ ...gatewayOptions, env: { ...gatewayOptions.env, ADMIN_TOKEN: '' } })
-  onCleanup(() => closed.close())
-  return closed.app
-})
+const it = base
+  .extend('closed', async ({ gatewayOptions }, { onCleanup }) => {
+    const closed = await openGateway({ ...gatewayOptions, env: { ...gatewayOptions.env, ADMIN_TOKEN: '' } })
+    onCleanup(() => closed.close())
+    return closed.app
+  })
+  .extend('baseUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ host: '127.0.0.1', port: 0 }))
 
 const basic = (password: string) => `Basic ${Buffer.from(`ops:${password}`).toString('base64')}`
 
@@ -30,6 +35,8 @@ describe('the queue dashboard at /ops/queues', () => {
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toMatch(/^text\/html/)
     expect(response.body).toContain('Cartas: colas')
+    // Nothing the page loads comes from another host (Bull Board's own page links Google Fonts).
+    expect(response.body).not.toMatch(/(src|href)="(https?:)?\/\//)
   })
 
   it('lists every queue with its job counts through its API, for a bearer token too', async ({ gateway: app }) => {
@@ -55,6 +62,58 @@ describe('the queue dashboard at /ops/queues', () => {
 
   it('does not exist without an ADMIN_TOKEN', async ({ closed }) => {
     expectError(await closed.inject({ method: 'GET', url: '/ops/queues', headers: { authorization: basic(ADMIN_TOKEN) } }), 404, 'Not Found')
+  })
+})
+
+const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url)
+
+describe('the queue dashboard in a browser', () => {
+  let browser: Browser
+  beforeAll(async () => {
+    browser = await launchChromium()
+  })
+  afterAll(() => browser?.close())
+
+  /** A browser context that answers the gateway's Basic challenge with `password`. */
+  const contextWith = (password: string) => browser.newContext({ httpCredentials: { username: 'ops', password }, viewport: { width: 1280, height: 900 } })
+
+  it('draws every queue with nothing asked of another host, even where another host never answers', { timeout: 90_000 }, async ({ baseUrl }) => {
+    const context = await contextWith(ADMIN_TOKEN)
+    try {
+      const page = await context.newPage()
+      const requested: string[] = []
+      page.on('request', (request) => requested.push(request.url()))
+      // Another host is one that cannot be reached: its requests are left unanswered, as a
+      // dropped connection leaves them, so a page that waits on one never draws.
+      await page.route('**/*', (route) => (route.request().url().startsWith(`${baseUrl}/`) ? route.continue() : undefined))
+      expect((await page.goto(`${baseUrl}/ops/queues`, { waitUntil: 'commit' }))?.status()).toBe(200)
+      // Each queue's card in the overview, with its count of jobs: the page's data, not its sidebar.
+      for (const queue of ['address', 'production', 'webhooks'])
+        await page
+          .locator(`main li:has(a[href="/ops/queues/queue/${queue}"])`)
+          .getByText(/^\d+ Jobs?$/)
+          .waitFor({ timeout: 20_000 })
+      await expect(page.getByText('Loading').count()).resolves.toBe(0)
+      expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`))).toEqual([])
+      expect(requested.length).toBeGreaterThan(1)
+      await mkdir(ARTIFACTS, { recursive: true })
+      await page.screenshot({ path: new URL('ops-queues.png', ARTIFACTS).pathname })
+    } finally {
+      await context.close()
+    }
+  })
+
+  it('answers a wrong password with a 401 that names Basic authentication', { timeout: 60_000 }, async ({ baseUrl }) => {
+    const context = await contextWith('otra-cosa-0123456789')
+    try {
+      const page = await context.newPage()
+      const response = await page.goto(`${baseUrl}/ops/queues`)
+      expect(response?.status()).toBe(401)
+      const body = (await response!.json()) as { message: string }
+      expect(body.message).toMatch(/autenticación Basic/)
+    } finally {
+      await context.close()
+    }
   })
 })
 

@@ -49,7 +49,7 @@ export function requireToken(app: FastifyInstance, guard: TokenGuard) {
     const valid = token && (await app.authFailures.check(guard.credential, request, reply, async () => timingSafeEqual(digest(token), expected) || null))
     if (!valid) {
       if (acceptBasic) reply.header('www-authenticate', `Basic realm="${guard.browserRealm}", charset="UTF-8"`)
-      throw new ApiError(401, `El token ${guard.label} no es válido o no se ha enviado (Authorization: Bearer <token>)`)
+      throw new ApiError(401, `El token ${guard.label} no es válido o no se ha enviado (${acceptBasic ? BROWSER_HOW : BEARER_HOW})`)
     }
     // A browser sends its cached Basic credentials with whatever another site's page makes it
     // send: a change asked for from another site is refused before its body is read.
@@ -57,6 +57,10 @@ export function requireToken(app: FastifyInstance, guard: TokenGuard) {
       throw new ApiError(403, 'Esta acción solo se acepta desde las páginas de este servidor o desde un script, no desde otro sitio web')
   }
 }
+
+/** How a 401 says to send the token: a browser's page asks for it as a password, and its user reads the answer. */
+const BEARER_HOW = 'Authorization: Bearer <token>'
+const BROWSER_HOW = `en el navegador, como contraseña de la autenticación Basic, con cualquier usuario; desde un script, ${BEARER_HOW}`
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 

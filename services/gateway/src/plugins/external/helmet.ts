@@ -5,8 +5,9 @@ import helmet, { type HelmetOptions } from 'helmet'
 /**
  * Security headers on every response, the JSON API's included. Helmet's default policy already
  * fits the queue dashboard (/ops/queues): its scripts, styles, worker and locale files come from
- * this origin, its only inline script is a JSON data block (never executed), its inline styles
- * are allowed by `style-src 'unsafe-inline'` and its Google fonts by `https:`. Two changes:
+ * this origin (its link to Google Fonts is taken out of its page), its only inline script is a
+ * JSON data block (never executed) and its inline styles are allowed by `style-src
+ * 'unsafe-inline'`. Two changes:
  * - nothing of ours is meant to be framed: framing is denied everywhere (clickjacking of the
  *   dashboard's retry buttons);
  * - no `upgrade-insecure-requests`: the dashboard is opened over plain HTTP on a private
