@@ -7,12 +7,19 @@
 //   crashing within 10 s of its start waits twice as long each time, up to a minute.
 // - `--print` prints the commands, one JSON array of arguments per process, and exits: the
 //   tests hold compose and Kubernetes to exactly these.
+// - Under `--dev` (`npm start`) each worker gets a free port of its own for /metrics and /healthz
+//   (METRICS_PORT), chosen once and kept across its restarts, and printed as it starts: a second
+//   stack on the same machine then collides with nothing, where the fixed 9101 to 9103 (compose,
+//   Kubernetes, `start:prod`) would leave its workers without them. And when this writes to a
+//   terminal, each JSON log line is printed through pino-pretty; anywhere else it stays JSON.
 // - SIGTERM, SIGINT or SIGHUP stops all four: each is sent SIGTERM once (it drains, then exits),
 //   nothing is restarted from then on, and this exits 0 once every process has exited 0 or ended
 //   by that SIGTERM (1 otherwise). Should this supervisor itself fail, it stops them the same way.
 //   A later signal changes nothing: a terminal's Ctrl-C comes here twice (directly, and through
 //   npm), and a process told twice would cut its drain short. Each process bounds its own drain.
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 
 const RESTART_AFTER_MS = 3000
@@ -21,10 +28,10 @@ const RESTART_AFTER_MAX_MS = 60_000
 const QUICK_CRASH_MS = 10_000
 const STOP_SIGNAL = 'SIGTERM'
 const services = [
-  { name: 'gateway', dir: 'gateway', color: 36 },
-  { name: 'address', dir: 'address-worker', color: 35 },
-  { name: 'production', dir: 'production-worker', color: 33 },
-  { name: 'webhooks', dir: 'webhook-worker', color: 32 },
+  { name: 'gateway', dir: 'gateway', color: 36, worker: false },
+  { name: 'address', dir: 'address-worker', color: 35, worker: true },
+  { name: 'production', dir: 'production-worker', color: 33, worker: true },
+  { name: 'webhooks', dir: 'webhook-worker', color: 32, worker: true },
 ]
 const width = Math.max(...services.map((service) => service.name.length))
 
@@ -42,6 +49,40 @@ const paint = (service, text) => (process.stdout.isTTY ? `\u001b[${service.color
 const label = (service) => paint(service, `[${service.name}]`.padEnd(width + 2))
 const say = (service, line) => process.stdout.write(`${label(service)} ${line}\n`)
 
+/**
+ * A line a process wrote, as it is shown: pino's JSON made readable in a terminal under `--dev`
+ * (pino-pretty, a root devDependency, loaded only then: `start:prod` needs nothing but node), as
+ * it came anywhere else, where a log collector reads the JSON.
+ */
+const readable = dev && process.stdout.isTTY ? await prettyLines() : (line) => [line]
+
+async function prettyLines() {
+  const { prettyFactory } = (await import('pino-pretty')).default
+  // The label already names the process; pid and host are the same on every line.
+  const pretty = prettyFactory({ colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' })
+  return (line) => (line.startsWith('{') ? pretty(line).replace(/\n$/, '').split('\n') : [line])
+}
+
+/** A port free now on every address, for a worker's /metrics and /healthz. */
+async function freePort() {
+  const server = createServer().listen(0)
+  await once(server, 'listening')
+  const { port } = server.address()
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/**
+ * Under `--dev`, each worker's METRICS_PORT: one value in the environment would go to all three,
+ * and all but one would run without /metrics and /healthz.
+ */
+const metricsPorts = new Map()
+if (dev) for (const service of services.filter((each) => each.worker)) metricsPorts.set(service.name, await freePort())
+const host = process.env.HOST || '127.0.0.1'
+const hostInUrl = host.includes(':') ? `[${host}]` : host
+const envOf = (service) => (metricsPorts.has(service.name) ? { ...process.env, METRICS_PORT: String(metricsPorts.get(service.name)) } : process.env)
+
 /** The signal that stops everything, once one came. */
 let stopping
 /** service name → its running child, or a pending restart timer. */
@@ -53,13 +94,17 @@ const restartDelays = new Map()
 
 function start(service) {
   const child = spawn(process.execPath, argvOf(service), {
+    env: envOf(service),
     stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own: a terminal's Ctrl-C reaches this process only, which passes it on once.
     detached: true,
   })
   running.set(service.name, child)
   const startedAt = Date.now()
-  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => say(service, line))
+  for (const stream of [child.stdout, child.stderr])
+    createInterface({ input: stream }).on('line', (line) => {
+      for (const shown of readable(line)) say(service, shown)
+    })
   child.on('error', (error) => say(service, `could not start: ${error.message}`))
   // 'close', not 'exit': its last lines are written before it counts as gone.
   child.on('close', (code, signal) => {
@@ -111,4 +156,8 @@ process.on('uncaughtException', (error) => {
   stop('error')
 })
 process.stdout.on('error', () => stop('error'))
-for (const service of services) start(service)
+for (const service of services) {
+  const port = metricsPorts.get(service.name)
+  if (port !== undefined) say(service, `METRICS_PORT=${port}: http://${hostInUrl}:${port}/healthz and /metrics`)
+  start(service)
+}

@@ -59,9 +59,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   try {
     await once(server, 'listening')
   } catch (err) {
+    // One METRICS_PORT serves one process: npm start gives each worker a free one of its own;
+    // the fixed defaults (9101 to 9103) fit one stack on a host, or one worker per container or pod.
+    const taken = (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
     options.log.warn(
       { err, host: options.host, port: options.port },
-      'metrics server not started: set METRICS_PORT to a free port to get /metrics and /healthz',
+      `metrics server not started: ${taken ? `port ${options.port} is taken (by another stack on this host?)` : `cannot listen on ${options.host}:${options.port}`}; ` +
+        'this worker runs on without /metrics and /healthz. Give each worker process a free METRICS_PORT of its own (npm start picks free ones)',
     )
     return undefined
   }

@@ -26,11 +26,17 @@ describe('a worker’s metrics server', () => {
     expect(text).not.toMatch(/letters_outbox_pending|letters_stuck|letters_queue_jobs/)
   })
 
-  it('lets the worker go on without metrics when its port is taken', async () => {
+  it('lets the worker go on without metrics when its port is taken, and says to give each worker a port of its own', async () => {
     const base = await serve(() => true)
     const port = Number(new URL(base).port)
-    expect(await startMetricsServer({ host: '127.0.0.1', port, log: pino({ level: 'silent' }), healthy: () => true })).toBeUndefined()
+    const lines: string[] = []
+    const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) })
+    expect(await startMetricsServer({ host: '127.0.0.1', port, log, healthy: () => true })).toBeUndefined()
     expect((await fetch(`${base}/healthz`)).status).toBe(200)
+    // Not "set METRICS_PORT": one value for the three workers of a stack would collide again.
+    expect(lines.map((line) => JSON.parse(line) as { level: number; msg: string; port: number })).toEqual([
+      expect.objectContaining({ level: 40, port, msg: expect.stringMatching(new RegExp(`port ${port} is taken.*a free METRICS_PORT of its own`)) }),
+    ])
   })
 
   it('answers /healthz 200 while the worker runs and 503 once it stopped; 404 elsewhere', async () => {

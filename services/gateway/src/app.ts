@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type onRouteHookHandler } from 'fastify'
+import { maxHeaderSize } from 'node:http'
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  type onRouteHookHandler,
+} from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
@@ -93,11 +101,33 @@ function closeConnectionsWhenStopping(app: FastifyInstance): void {
   })
 }
 
+/** The probes: an orchestrator's liveness and readiness checks, Prometheus's scrape. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
+const isProbe = (request: FastifyRequest) => (request.method === 'GET' || request.method === 'HEAD') && PROBES.has(request.routeOptions.url ?? '')
+
+/**
+ * Fastify's request log lines, with the probes' lowered to debug: a load balancer, Kubernetes or
+ * Prometheus asks every few seconds, and at info their lines would bury the clients' requests. A
+ * probe answered with an error (a 503 from /readyz) is logged at info like any other request.
+ */
+class ProbesAtDebug extends LogController {
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (!isProbe(request)) return super.incomingRequest(request, reply, metadata)
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request')
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error || reply.statusCode >= 400 || !isProbe(request)) return super.requestCompleted(error, request, reply, metadata)
+    if (!this.isLogDisabled(request)) reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed')
+  }
+}
+
 /** Assembles the gateway: external plugins, then app plugins, then routes. */
 export async function buildApp(options: AppOptions) {
   const app = Fastify({
     // A failed query carries its parameters: the serializers keep names and addresses out of the logs.
     logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
+    logController: new ProbesAtDebug(),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
     // Unique across replicas and restarts, like the ids of errors answered before a request exists.
@@ -107,6 +137,9 @@ export async function buildApp(options: AppOptions) {
     // ignored, so it cannot be forged to dodge them.
     trustProxy: options.config.trustProxy.length > 0 ? options.config.trustProxy : false,
     ...httpLimits(options.config.http),
+    // No parameter is too long for the router: one as long as the URL Node's parser takes
+    // (16 KiB of headers) reaches its route, which answers it as any id it does not know (404).
+    routerOptions: { maxParamLength: maxHeaderSize },
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers } },

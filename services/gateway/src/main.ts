@@ -5,7 +5,7 @@ import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/pipeline'
 import { buildApp } from './app.js'
 import { PersonalDataEraser } from './services/personal-data.js'
-import { demoFont, seedDemoAccount } from './seed-demo.js'
+import { demoFont, seedDemoAccount, type DemoIds } from './seed-demo.js'
 
 const config = loadConfigOrExit()
 await awaitSchema(config, createLogger('gateway', config.logLevel))
@@ -27,13 +27,41 @@ if (config.seedDemo) {
         `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/card-designs/${cardDesigns[0]!.id}/preview -o tarjeta.png`,
         `       curl -H 'X-API-KEY: ${demo.apiKey}' ${base}/fonts   (its own font: fontName "${demoFont.name}")`,
         '',
+        `  Its first letter, signed with its drawn signature (printed within seconds into ${config.spoolDir}):`,
+        `  ${firstLetterCurl(base, demo.apiKey, demo.designs)}`,
+        '',
         `  Dashboard: ${config.publicBaseUrl}/dashboard/`,
         `    email ${demo.owner.email}, password (shown once): ${demo.owner.password}`,
+        '',
+        `  Another API key, once this one has scrolled away${config.adminToken ? '' : ' (the gateway started with ADMIN_TOKEN)'}:`,
+        `    LETTERS_URL=${base} ADMIN_TOKEN=<your ADMIN_TOKEN> npm run admin -- keys issue ${demo.accountId}`,
         '',
         '',
       ].join('\n'),
     )
   }
+}
+
+/**
+ * A POST /single of the demo's own designs, sender and drawn signature, on one line: the line a
+ * supervisor prints is prefixed with the process's name, so a command spread over several lines
+ * could not be pasted as shown. No single quote in the body: it is quoted with them.
+ */
+function firstLetterCurl(base: string, apiKey: string, designs: DemoIds): string {
+  const body = {
+    cardDesignId: designs.cardDesigns[0]!.id,
+    envelopeDesignId: designs.envelopeDesigns[0]!.id,
+    senderId: designs.senderId,
+    signatureId: designs.signatureId,
+    message: 'Hola Lucía:\n\nGracias por tu primer pedido. ¡Esperamos verte pronto!',
+    name: 'Lucía',
+    surname: 'García',
+    address: 'Calle Mayor 1',
+    zip: '28013',
+    city: 'Madrid',
+    country: 'ES',
+  }
+  return `curl -sS -X POST ${base}/single -H 'X-API-KEY: ${apiKey}' -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`
 }
 
 // Every gateway moves outbox rows to BullMQ; any number of them can run side by side.

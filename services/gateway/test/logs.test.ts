@@ -146,3 +146,54 @@ describe('logs of webhook endpoints', () => {
     expect(lines.join('\n')).not.toContain('whsec_')
   })
 })
+
+describe('request logs', () => {
+  /** The request lines among `lines`: [level, url] of each "incoming request" and "request completed". */
+  const requestLines = (lines: string[]) =>
+    lines
+      .map((line) => JSON.parse(line) as { level: number; msg: string; req?: { url: string }; reqId: string })
+      .filter((line) => line.msg === 'incoming request' || line.msg === 'request completed')
+      .map((line) => ({ level: line.level, msg: line.msg, reqId: line.reqId, url: line.req?.url }))
+
+  it('leave the probes (/healthz, /readyz, /metrics) out at info, and log every other request', async ({ logged: { app, lines } }) => {
+    lines.length = 0
+    for (const url of ['/healthz', '/readyz']) expect((await app.inject({ method: 'GET', url })).statusCode).toBe(200)
+    const scraped = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${app.config.adminToken}` } })
+    expect(scraped.statusCode).toBe(200)
+    expect(requestLines(lines)).toEqual([])
+    // A client's request is logged, the refused ones too.
+    expect((await app.inject({ method: 'GET', url: '/company-data' })).statusCode).toBe(401)
+    expect(requestLines(lines)).toEqual([
+      expect.objectContaining({ level: 30, msg: 'incoming request', url: '/company-data' }),
+      expect.objectContaining({ level: 30, msg: 'request completed' }),
+    ])
+  })
+
+  it('log the probes at debug, and a probe answered with an error at info', async ({ logged: { app } }) => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean))
+        done()
+      },
+    })
+    const debug = await buildApp({ config: app.config, db: app.db, logger: { ...loggerOptions('gateway', 'debug'), stream: sink } })
+    try {
+      await debug.ready()
+      expect((await debug.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
+      expect(requestLines(lines)).toEqual([
+        expect.objectContaining({ level: 20, msg: 'incoming request', url: '/healthz' }),
+        expect.objectContaining({ level: 20, msg: 'request completed' }),
+      ])
+      lines.length = 0
+      // Without the token, /metrics is refused: an answer someone should see.
+      expect((await debug.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(401)
+      expect(requestLines(lines).map(({ level, msg }) => ({ level, msg }))).toEqual([
+        { level: 20, msg: 'incoming request' },
+        { level: 30, msg: 'request completed' },
+      ])
+    } finally {
+      await debug.close()
+    }
+  })
+})
