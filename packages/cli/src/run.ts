@@ -9,7 +9,7 @@ import { buildProgram, type Settings } from './program.js'
  */
 export async function run(argv: string[], settings: Settings, io: Io): Promise<number> {
   try {
-    await buildProgram(settings, io).parseAsync(argv)
+    await (await buildProgram(settings, io, argv.slice(2))).parseAsync(argv)
     return 0
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2

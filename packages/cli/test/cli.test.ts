@@ -11,6 +11,8 @@ import { cardSvg, logoSvg, pdfOf, pngOf, signatureSvg } from '@letters/test/supp
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
+import { adminAccount } from '@letters/test/support/accounts'
+import { BUILT_CONDITION } from '@letters/test/support/processes'
 import { freePort } from '@letters/test/support/processes'
 import { DashboardBrowser } from '@letters/test/support/dashboard'
 import { runCli, spawnCli, type CliEnv } from './commands.js'
@@ -807,6 +809,94 @@ describe('letters', () => {
     await app.db.execute(sql`UPDATE letters SET status = 'mailed' WHERE status = 'failed'`)
     expect(await cliTable(['letters', 'stuck'])).toBe('No hay cartas atascadas.\n')
   })
+
+  type ListedLetter = { id: string; accountId: string; livemode: boolean; status: string; campaignId: string | null; createdAt: string }
+  type LetterPage = { data: ListedLetter[]; nextCursor: string | null }
+
+  it('list shows every account’s letters newest first, and each of --account, --mode, --status, --campaign, --from and --to narrows it', async ({
+    gateway: app,
+    cli,
+    cliJson,
+    cliTable,
+    apiText,
+    account: owner,
+    campaign,
+  }) => {
+    /** A letter of `owner` created at `createdAt`, in `status`, and `changes` put in by hand. */
+    const letterAt = async (createdAt: string, status: 'received' | 'printed' | 'failed', changes: Partial<typeof letters.$inferInsert> = {}) => {
+      const id = await letterIn(app, owner, status)
+      await app.db
+        .update(letters)
+        .set({ createdAt: new Date(createdAt), ...changes })
+        .where(eq(letters.id, id))
+      return id
+    }
+    const january = await letterAt('2026-01-10T10:00:00Z', 'received')
+    const february = await letterAt('2026-02-10T10:00:00Z', 'failed', { type: 'campaign', campaignId: campaign })
+    const march = await letterAt('2026-03-10T10:00:00Z', 'printed', { livemode: false })
+    const other = await adminAccount(app, 10)
+    const others = await letterIn(app, other, 'received')
+
+    const ids = async (args: string[]) => (await cliJson<LetterPage>(['letters', 'list', ...args])).data.map((letter) => letter.id)
+    expect(await ids(['--account', owner.id])).toEqual([march, february, january])
+    expect(await ids(['--account', owner.id, '--mode', 'live'])).toEqual([february, january])
+    expect(await ids(['--account', owner.id, '--mode', 'test'])).toEqual([march])
+    expect(await ids(['--account', owner.id, '--status', 'failed'])).toEqual([february])
+    expect(await ids(['--campaign', campaign])).toEqual([february])
+    // Bounds with an offset, its + sent encoded: [from, to).
+    expect(await ids(['--account', owner.id, '--from', '2026-02-10T11:00:00+01:00', '--to', '2026-03-10T10:00:00Z'])).toEqual([february])
+    expect(await ids(['--account', owner.id, '--from', '2026-02-10T10:00:00.001Z'])).toEqual([march])
+    expect(await ids(['--account', owner.id, '--to', '2026-02-10T10:00:00Z'])).toEqual([january])
+    expect(await ids(['--account', owner.id, '--status', 'failed', '--mode', 'test'])).toEqual([])
+
+    // Without --account, every account's: the other account's newer letter first.
+    const all = await cliJson<LetterPage>(['letters', 'list', '--limit', '100'])
+    expect(all.data.map((letter) => letter.id)).toEqual(expect.arrayContaining([others, march, february, january]))
+    expect(all.data.map((letter) => letter.id).indexOf(others)).toBeLessThan(all.data.map((letter) => letter.id).indexOf(march))
+    const instants = all.data.map((letter) => Date.parse(letter.createdAt))
+    expect(instants).toEqual([...instants].sort((a, b) => b - a))
+    expect(all.data.find((letter) => letter.id === february)).toMatchObject({ accountId: owner.id, livemode: true, status: 'failed', campaignId: campaign })
+
+    // --json is the admin API's JSON as it is, one document.
+    const json = await cli(['letters', 'list', '--account', owner.id, '--status', 'failed', '--json'])
+    expect(json).toEqual({ code: 0, stdout: `${await apiText(`/admin/cards?accountId=${owner.id}&status=failed`)}\n`, stderr: '' })
+
+    const table = await cliTable(['letters', 'list', '--account', owner.id])
+    expect(table.split('\n')[0]).toMatch(row('id', 'accountId', 'mode', 'status', 'recipient', 'campaignId', 'createdAt'))
+    expect(table).toMatch(row(february, owner.id, 'live', 'failed', 'Lucía García, Madrid', campaign, '2026-02-10T10:00:00.000Z'))
+    expect(table).toMatch(row(march, owner.id, 'test', 'printed', 'Lucía García, Madrid', '2026-03-10T10:00:00.000Z'))
+    expect(table).not.toContain(others)
+    expect(await cliTable(['letters', 'list', '--account', other.id, '--status', 'failed'])).toBe('No hay cartas que mostrar.\n')
+  })
+
+  it('list goes a page at a time with --limit, the table saying how to ask for the next one', async ({ gateway: app, cliJson, cliTable, account: owner }) => {
+    const sent = [await letterIn(app, owner, 'received'), await letterIn(app, owner, 'received'), await letterIn(app, owner, 'received')]
+    const first = await cliJson<LetterPage>(['letters', 'list', '--account', owner.id, '--limit', '2'])
+    expect(first.data).toHaveLength(2)
+    expect(first.nextCursor).toEqual(expect.any(String))
+    expect(await cliTable(['letters', 'list', '--account', owner.id, '--limit', '2'])).toContain(`Hay más: repite la orden con --cursor ${first.nextCursor}`)
+    const second = await cliJson<LetterPage>(['letters', 'list', '--account', owner.id, '--limit', '2', '--cursor', first.nextCursor!])
+    expect(second.nextCursor).toBeNull()
+    expect([...first.data, ...second.data].map((letter) => letter.id).sort()).toEqual([...sent].sort())
+  })
+
+  it('list refuses a status that is none, in Spanish and before asking the API, and a date the API does not take', async ({ cliFails }) => {
+    const refused = await cliFails(['letters', 'list', '--status', 'enviada'], 2, "error: option '--status <status>' argument 'enviada' is invalid.")
+    expect(refused.stderr).toContain('El estado debe ser uno de: scheduled (programada), received (recibida), ready_for_print (lista para imprimir),')
+    await cliFails(
+      ['letters', 'list', '--from', 'ayer'],
+      1,
+      /^Error 400: El parámetro 'from' debe ser una fecha y hora ISO 8601 con zona horaria; 'ayer' no lo es\n$/,
+    )
+    await cliFails(
+      ['letters', 'list', '--to', '2026-11-01'],
+      1,
+      /^Error 400: El parámetro 'to' debe ser una fecha y hora ISO 8601 con zona horaria; '2026-11-01' no lo es\n$/,
+    )
+    await cliFails(['letters', 'list', '--to', '2026-13-01T00:00:00Z', '--json'], 1, /^Error 400: El parámetro 'to' /)
+    await cliFails(['letters', 'list', '--limit', 'diez'], 2, '--limit debe ser un número entero.')
+    await cliFails(['letters', 'list', '--mode', 'real'], 2, "error: option '--mode <mode>' argument 'real' is invalid. Allowed choices are live, test.")
+  })
 })
 
 describe('errors', () => {
@@ -842,24 +932,46 @@ describe('errors', () => {
     await cliFails([], 2, /Usage: admin \[options\] \[command\]/)
   })
 
-  // Four processes each starting Node and tsx: 1.5 s on an idle machine, ten times that on a busy one.
+  it('an unknown command names itself and the commands there are, exit 2, instead of a help page', async ({ cliFails }) => {
+    await cliFails(
+      ['letters', 'frobnicate'],
+      2,
+      /^error: unknown command 'frobnicate'\nThe commands of admin letters: list, show, mailed, returned, stuck, retry, reconcile\n\(add --help for usage\)\n$/,
+    )
+    await cliFails(
+      ['frobnicate'],
+      2,
+      /^error: unknown command 'frobnicate'\nThe commands of admin: accounts, users, keys, credits, designs, senders, signatures, fonts, campaigns, letters, suppressions, migrate\n/,
+    )
+    await cliFails(['suppressions', 'lst'], 2, /^error: unknown command 'lst'\n\(Did you mean list\?\)\nThe commands of admin suppressions: list, lift\n/)
+    // A command's own usage errors do not list its group's commands.
+    await cliFails(['letters', 'show'], 2, /^error: missing required argument 'letter'\n\(add --help for usage\)\n$/)
+  })
+
+  // The compiled entry point, as npm run admin runs it once built (scripts/admin.mjs).
   it(
     'the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only',
-    { timeout: 120_000 },
+    { timeout: 60_000 },
     async ({ run }) => {
-      const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, ['--import', 'tsx', 'packages/cli/src/main.ts', ...args], env)
+      const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, [`--conditions=${BUILT_CONDITION}`, 'packages/cli/dist/main.js', ...args], env)
       // Each reads only, so they run side by side.
-      const [listed, unknown, tokenless, usage] = await Promise.all([
+      const [listed, unknown, tokenless, usage, subcommand] = await Promise.all([
         entry(['accounts', 'list', '--json']),
         entry(['accounts', 'show', '00000000-0000-4000-8000-000000000000']),
         entry(['accounts', 'list'], { ADMIN_TOKEN: undefined }),
         entry(['accounts', 'borrar']),
+        entry(['letters', 'frobnicate']),
       ])
       expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' })
       expect(JSON.parse(listed.stdout)).toMatchObject({ data: expect.any(Array) })
       expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'Error 404: La cuenta no existe\n' })
       expect(tokenless).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^Falta ADMIN_TOKEN/) })
       expect(usage).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown command 'borrar'") })
+      expect(subcommand).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: expect.stringContaining("error: unknown command 'frobnicate'\nThe commands of admin letters: list,"),
+      })
     },
   )
 })
@@ -924,7 +1036,21 @@ describe('--help', () => {
     ],
     [
       ['help', 'letters'],
-      ['show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>'],
+      ['list [options]', 'show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>'],
+    ],
+    [
+      ['letters', 'list', '--help'],
+      [
+        '--account <account>',
+        '--mode <mode>',
+        '--status <status>',
+        'address_rejected',
+        '--campaign <campaign>',
+        '--from <date>',
+        '--to <date>',
+        '--limit <n>',
+        '--json',
+      ],
     ],
   ])('%j shows its usage', async ([args, expected], { cli }) => {
     const result = await cli(args, { ADMIN_TOKEN: undefined })

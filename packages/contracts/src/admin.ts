@@ -13,7 +13,7 @@ import {
   envelopeFormatNames,
 } from './designs.js'
 import { FontNameField, InkColorField } from './fonts.js'
-import { Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
+import { CardListQuery as PublicCardListQuery, CardSummary, Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
 import { QrPlacement, TrackingUrlField } from './tracking.js'
 
 export const CreateAccountBody = Type.Object({ name: Label(), credits: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 })) }, strict)
@@ -201,6 +201,31 @@ export type Campaign = Static<typeof Campaign>
 export const Card = Type.Object({ accountId: Type.String({ format: 'uuid' }), ...PublicCard.properties })
 export type Card = Static<typeof Card>
 
+/** `?mode=`: what ops narrow a list to. */
+const ModeQuery = Type.With(Mode, { errorMessage: "El parámetro 'mode' debe ser 'live' o 'test'" })
+
+/**
+ * GET /admin/cards: the letters of every account and both modes, newest first, a page at a time;
+ * narrowed to one account or mode, and by the filters of the client's own list (GET /cards).
+ */
+export const CardListQuery = Type.Object(
+  {
+    accountId: Type.Optional(Uuid("El parámetro 'accountId' debe ser el id (un UUID) de una cuenta")),
+    mode: Type.Optional(ModeQuery),
+    status: PublicCardListQuery.properties.status,
+    campaignId: PublicCardListQuery.properties.campaignId,
+    from: PublicCardListQuery.properties.from,
+    to: PublicCardListQuery.properties.to,
+    ...pageQueryFields,
+  },
+  strict,
+)
+export type CardListQuery = Static<typeof CardListQuery>
+
+/** A letter of GET /admin/cards: the client's summary of it (GET /cards) and the account it belongs to. */
+export const CardList = Page(Type.Object({ accountId: Type.String({ format: 'uuid' }), ...CardSummary.properties }))
+export type CardList = Static<typeof CardList>
+
 /** GET /admin/stuck-letters: the longest stuck first, a page at a time. */
 export const StuckLetterListQuery = Type.Object(pageQueryFields, strict)
 export type StuckLetterListQuery = Static<typeof StuckLetterListQuery>
@@ -249,7 +274,6 @@ export const ReturnedLetter = Type.Object({
 export type ReturnedLetter = Static<typeof ReturnedLetter>
 
 /** An account's suppression list as ops read it: the live one unless `mode` says test. */
-const ModeQuery = Type.With(Mode, { errorMessage: "El parámetro 'mode' debe ser 'live' o 'test'" })
 export const SuppressionListQuery = Type.Object({ mode: Type.Optional(ModeQuery), ...pageQueryFields }, strict)
 export type SuppressionListQuery = Static<typeof SuppressionListQuery>
 export const SuppressionModeQuery = Type.Object({ mode: Type.Optional(ModeQuery) }, strict)

@@ -63,12 +63,6 @@ export async function getAnyCard(ex: Executor, cardId: string): Promise<admin.Ca
   return { accountId, ...card }
 }
 
-/**
- * The key's letters (its account's, of its mode), newest first, a page at a time. The order is
- * spelt NULLS LAST, like letters_account_mode_created_idx (both columns are NOT NULL, so it changes nothing else): a bare
- * DESC means NULLS FIRST, which that index cannot serve, and Postgres would then read and sort
- * every letter of the account for each page.
- */
 /** A `from` or `to` of GET /cards as an instant; a 400 naming the parameter when it is none. */
 function createdBound(name: 'from' | 'to', value: string | undefined): Date | undefined {
   if (value === undefined) return undefined
@@ -80,19 +74,31 @@ function createdBound(name: 'from' | 'to', value: string | undefined): Date | un
 /** `search` as an ILIKE pattern that finds it anywhere, its own % _ and \ taken as themselves. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
 
-export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.CardListQuery) {
+/** Whose letters a list reads: a key's (its account and mode), or for ops any account's, of either mode unless told. */
+interface ListScope {
+  accountId?: string | undefined
+  livemode?: boolean | undefined
+}
+
+/**
+ * A page of the letters of `scope` that `query` filters, newest first, each with its account. The
+ * order is spelt NULLS LAST, like letters_account_mode_created_idx (both columns are NOT NULL, so
+ * it changes nothing else): a bare DESC means NULLS FIRST, which that index cannot serve, and
+ * Postgres would then read and sort every letter of the account for each page.
+ */
+async function listPage(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const from = createdBound('from', query.from)
   const to = createdBound('to', query.to)
   const pattern = query.search === undefined ? undefined : containing(query.search)
   const rows = await ex
-    .select(cardColumns)
+    .select({ ...cardColumns, accountId: l.accountId })
     .from(l)
     .where(
       and(
-        eq(l.accountId, scope.accountId),
-        eq(l.livemode, scope.livemode),
+        scope.accountId === undefined ? undefined : eq(l.accountId, scope.accountId),
+        scope.livemode === undefined ? undefined : eq(l.livemode, scope.livemode),
         query.status ? eq(l.status, query.status) : undefined,
         query.campaignId ? eq(l.campaignId, query.campaignId) : undefined,
         from ? sql`${l.createdAt} >= ${from.toISOString()}::timestamptz` : undefined,
@@ -105,8 +111,20 @@ export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.
     )
     .orderBy(sql`${l.createdAt} DESC NULLS LAST`, sql`${l.id} DESC NULLS LAST`)
     .limit(limit + 1)
-  const page = pageOf(rows, limit)
+  return pageOf(rows, limit)
+}
+
+/** The key's letters (its account's, of its mode), newest first, a page at a time. */
+export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.CardListQuery) {
+  const page = await listPage(ex, scope, query)
   return { data: page.rows.map((row) => row.card), nextCursor: page.nextCursor }
+}
+
+/** For ops: the letters of every account and both modes, or of the account and mode asked, with their account. */
+export async function listAnyCards(ex: Executor, query: admin.CardListQuery): Promise<admin.CardList> {
+  const { accountId, mode, ...filters } = query
+  const page = await listPage(ex, { accountId, livemode: mode === undefined ? undefined : mode === 'live' }, filters)
+  return { data: page.rows.map((row) => ({ accountId: row.accountId, ...row.card })), nextCursor: page.nextCursor }
 }
 
 /** How far back GET /cards/stats counts unless told. */

@@ -1,10 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParams, NoBody, admin, errorResponses, publicApi } from '@letters/contracts'
-import { getAnyCard } from '../../services/cards.js'
+import { getAnyCard, listAnyCards } from '../../services/cards.js'
 import { markMailed } from '../../services/letter-lifecycle.js'
 import { listStuckLetters, reconcileNow, retryCard } from '../../services/stuck-letters.js'
 
 const cards: FastifyPluginAsyncTypebox = async (app) => {
+  // Every account's letters, for ops looking for one: the filters of the client's own list, and the account and mode.
+  app.get('/cards', { schema: { querystring: admin.CardListQuery, response: { 200: admin.CardList, ...errorResponses(400, 401, 500) } } }, async (request) =>
+    listAnyCards(app.db, request.query),
+  )
+
   app.get('/cards/:id', { schema: { params: IdParams, response: { 200: admin.Card, ...errorResponses(400, 401, 404, 500) } } }, async (request) =>
     getAnyCard(app.db, request.params.id),
   )
