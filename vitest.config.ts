@@ -13,6 +13,8 @@ const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts',
 const heavy = [
   // Longest first (their times in a whole run), so that the last to start are short ones.
   'test/e2e/rolling-upgrade.test.ts',
+  // Two whole stacks under npm start, from a fresh clone.
+  'test/e2e/first-hour.test.ts',
   'test/e2e/webhooks-under-faults.test.ts',
   'test/e2e/worker-crash.test.ts',
   'services/production-worker/test/one-stock-per-batch-print-once.test.ts',

@@ -55,55 +55,63 @@ async function dirsUnder(folder: string): Promise<string[]> {
 
 interface Stack {
   name: string
-  npm: ChildProcess
-  /** Everything `npm start` wrote so far, stdout and stderr. */
+  /** What was spawned: npm itself, or the terminal `script` runs it in. */
+  spawned: ChildProcess
+  /** Everything it wrote so far, stdout and stderr, without a terminal's colours and carriage returns. */
   output(): string
   exited: Promise<{ code: number | null; signal: string | null }>
   alive(): boolean
+  /** The pid of `npm start` itself. */
+  npmPid(): Promise<number>
   port: number
   databaseUrl: string
 }
 
+/** A terminal's colours (SGR) and line ends, taken out of what it shows. */
+// eslint-disable-next-line no-control-regex
+const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '').replaceAll('\r\n', '\n')
+
 /**
  * `npm start` in `clone` with what a second stack needs of its own (PORT, QUEUE_PREFIX,
  * DATABASE_URL: a database that does not exist yet, which `npm run migrate` creates) and an
- * ADMIN_TOKEN, in a shell's environment otherwise: nothing of the test runner's.
+ * ADMIN_TOKEN, in a shell's environment otherwise: nothing of the test runner's. In a terminal
+ * (`script` gives it one, as a person's is) or with its output piped, as a log collector reads it.
  */
-async function startStack(clone: string, name: string): Promise<Stack> {
+async function startStack(clone: string, name: string, { terminal }: { terminal: boolean }): Promise<Stack> {
   const port = await freePort()
   const databaseUrl = inject('databaseUrl').replace(/\/([^/]*)$/, (_, database: string) => `/${database}_first_${name}`)
-  const npm = spawn('npm', ['start'], {
-    cwd: clone,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      LANG: 'C.UTF-8',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: inject('redisUrl'),
-      PORT: String(port),
-      ADMIN_TOKEN,
-      QUEUE_PREFIX: `${inject('queuePrefix')}-first-${name}`,
-      // The machine is shared with other test files: a gateway shedding load at the default 1 s of
-      // event-loop delay would answer the pasted request 503, and warm-up proofs cost CPU the
-      // other stack needs to start. Neither changes what a new user's first hour is.
-      EVENT_LOOP_MAX_DELAY_MS: '60000',
-      RENDER_WARM_UP: 'false',
-      npm_config_update_notifier: 'false',
-    },
-    // A group of its own, for the cleanup to end whatever it left.
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LANG: 'C.UTF-8',
+    ...(terminal ? { TERM: 'xterm-256color' } : {}),
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: inject('redisUrl'),
+    PORT: String(port),
+    ADMIN_TOKEN,
+    QUEUE_PREFIX: `${inject('queuePrefix')}-first-${name}`,
+    // The machine is shared with other test files: a gateway shedding load at the default 1 s of
+    // event-loop delay would answer the pasted request 503, and warm-up proofs cost CPU the
+    // other stack needs to start. Neither changes what a new user's first hour is.
+    EVENT_LOOP_MAX_DELAY_MS: '60000',
+    RENDER_WARM_UP: 'false',
+    npm_config_update_notifier: 'false',
+  }
+  // `exec`: npm is the terminal's process itself, as when a person types the command.
+  const [command, args] = terminal ? ['script', ['-qfec', 'exec npm start', '/dev/null']] : ['npm', ['start']]
+  // A group of its own, for the cleanup to end whatever it left.
+  const spawned = spawn(command, args, { cwd: clone, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
-  npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const exited = once(npm, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null }))
+  spawned.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  spawned.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const exited = once(spawned, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as string | null }))
   return {
     name,
-    npm,
-    output: () => output,
+    spawned,
+    output: () => plain(output),
     exited,
-    alive: () => npm.exitCode === null && npm.signalCode === null,
+    alive: () => spawned.exitCode === null && spawned.signalCode === null,
+    npmPid: async () => (terminal ? (await processTree(spawned.pid!)).find((proc) => proc.ppid === spawned.pid)!.pid : spawned.pid!),
     port,
     databaseUrl,
   }
@@ -129,7 +137,8 @@ function printed(stack: Stack, pattern: RegExp, timeoutMs = STACK_READY_MS): Pro
 async function workerHealthUrls(stack: Stack): Promise<Record<string, string>> {
   const urls: Record<string, string> = {}
   for (const worker of ['address', 'production', 'webhooks']) {
-    const [, url] = await printed(stack, new RegExp(`^\\[${worker}\\]\\s+METRICS_PORT=\\d+: (http://\\S+/healthz)`, 'm'))
+    // Printed as the supervisor starts it: before the gateway's banner.
+    const [, url] = await printed(stack, new RegExp(`^\\[${worker}\\]\\s+METRICS_PORT=\\d+: (http://\\S+/healthz)`, 'm'), 1000)
     urls[worker] = url!
   }
   return urls
@@ -157,7 +166,7 @@ async function pageContents(pdf: Buffer): Promise<string[]> {
 
 /** SIGTERM to `npm start` by its pid (npm passes it to the supervisor, which stops the four); resolves with how it exited. */
 async function stop(stack: Stack, timeoutMs = 90_000) {
-  if (stack.alive()) process.kill(stack.npm.pid!, 'SIGTERM')
+  if (stack.alive()) process.kill(await stack.npmPid(), 'SIGTERM')
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`npm start (${stack.name}) did not exit within ${timeoutMs} ms of SIGTERM:\n${tail(stack.output())}`)), timeoutMs)
@@ -172,7 +181,7 @@ async function stop(stack: Stack, timeoutMs = 90_000) {
 /** Whatever is left of a stack, killed: the test failed part-way. */
 async function killLeftovers(stack: Stack) {
   if (!stack.alive()) return
-  for (const proc of await processTree(stack.npm.pid!)) {
+  for (const proc of await processTree(stack.spawned.pid!)) {
     try {
       process.kill(proc.pid, 'SIGKILL')
     } catch {
@@ -180,7 +189,7 @@ async function killLeftovers(stack: Stack) {
     }
   }
   try {
-    process.kill(-stack.npm.pid!, 'SIGKILL')
+    process.kill(-stack.spawned.pid!, 'SIGKILL')
   } catch {
     // Gone meanwhile.
   }
@@ -199,10 +208,10 @@ describe.skipIf(!onLinux)('a new user’s first hour', () => {
 
     // One after the other, as a person opens a second terminal: the first start builds what a
     // fresh clone lacks (the dashboard), which two starts at once would both write.
-    const first = await startStack(clone, 'a')
+    const first = await startStack(clone, 'a', { terminal: true })
     stacks.push(first)
     const banner = await printed(first, /^\[gateway\]\s+(curl -sS -X POST \S+\/single .*)$/m)
-    const second = await startStack(clone, 'b')
+    const second = await startStack(clone, 'b', { terminal: false })
     stacks.push(second)
     await printed(second, /^\[gateway\]\s+curl -sS -X POST \S+\/single /m)
 
@@ -268,8 +277,16 @@ describe.skipIf(!onLinux)('a new user’s first hour', () => {
       await closeDb(db)
     }
 
+    // Logs: in the terminal, pino-pretty's lines; piped, pino's JSON, as in production. At
+    // info, the clients' requests and not the probes': the test's own polls of /healthz.
+    expect(first.output()).toMatch(/^\[gateway\]\s+\[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at /m)
+    expect(first.output()).not.toMatch(/^\[\w+\]\s+\{"level":/m)
+    expect(second.output()).toMatch(/^\[gateway\]\s+\{"level":30,.*"msg":"Server listening at /m)
+    expect(first.output()).toMatch(/"url":"\/single"/)
+    for (const stack of stacks) expect(stack.output()).not.toMatch(/"url":"\/healthz"/)
+
     // SIGTERM by pid: each stack's four processes stop as told, and npm start exits 0.
-    const pids = (await Promise.all(stacks.map((stack) => processTree(stack.npm.pid!)))).flat().map((proc) => proc.pid)
+    const pids = (await Promise.all(stacks.map((stack) => processTree(stack.spawned.pid!)))).flat().map((proc) => proc.pid)
     for (const stack of stacks) {
       expect(await stop(stack), tail(stack.output())).toEqual({ code: 0, signal: null })
       expect(stack.output().match(/src\/main\.ts exited with (code 0|signal SIGTERM)\n/g), tail(stack.output())).toHaveLength(4)

@@ -36,8 +36,9 @@ function tesseractLanguages(): string[] {
 /**
  * What the suite needs from the machine beyond Node's packages: chromium for the browser tests,
  * poppler for uploaded PDF artwork and proof thumbnails, tesseract and its Spanish model (English
- * comes with it) for the envelopes read back by OCR. Missing, the run stops before any test with
- * the command that installs them, instead of failing deep inside a few.
+ * comes with it) for the envelopes read back by OCR, curl and script for the first-hour test.
+ * Missing, the run stops before any test with the command that installs them, instead of failing
+ * deep inside a few.
  */
 export function missingSystemTools(): string | undefined {
   const languages = tesseractLanguages()
@@ -46,6 +47,9 @@ export function missingSystemTools(): string | undefined {
     ...(['pdftoppm', 'pdftocairo', 'pdfinfo'].every(onPath) ? [] : ['poppler-utils']),
     ...(languages.includes('eng') ? [] : ['tesseract-ocr']),
     ...(languages.includes('spa') ? [] : ['tesseract-ocr-spa']),
+    // The first-hour test pastes the banner's curl command, and gives npm start a terminal with script.
+    ...(onPath('curl') ? [] : ['curl']),
+    ...(onPath('script') ? [] : ['bsdutils']),
   ]
   if (missing.length === 0) return undefined
   return `npm test needs ${missing.join(' and ')}: apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')} (.ci/run does this)`
