@@ -119,7 +119,7 @@ describe('the letter the client chose reaches paper (PRINTER=spool)', () => {
     expect((await pipeline.client('GET', `/cards/${b}/proof.png?page=4`)).statusCode).toBe(404)
   })
 
-  it('a preprinted design prints only the handwriting, at its trim size', async () => {
+  it('a preprinted design prints only the handwriting, at its trim size, and its proof shows the front from its artwork', async () => {
     const classic = await design(pipeline, 'card-designs', { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' }, cardSvg('A6'))
     const id = await pipeline.send({ cardDesignId: classic })
     await reachStatus(pipeline, id, 'printed', 20_000)
@@ -127,6 +127,28 @@ describe('the letter the client chose reaches paper (PRINTER=spool)', () => {
     expect(await pageSizes(card)).toEqual([[148, 105]])
     expect(near(await colourAt(card, 1, 0.01, 0.01), '#ffffff')).toBe(true)
     expect((await pdfText(card)).text).toContain(compact('Gracias por tu pedido'))
+    // Byte for byte the file the same letter gives without the artwork: the floor never prints it.
+    const [source] = await readLetterDrawings(pipeline.app.db, [id])
+    const drawing = drawingOf(source!, pipeline.config.floorCountry)
+    expect(drawing.design?.card.front).toBeInstanceOf(Uint8Array)
+    expect((await renderCard({ ...drawing, design: { ...drawing.design!, card: { ...drawing.design!.card, front: null } } })).equals(card)).toBe(true)
+
+    // The proof: the front (the artwork's green, its yellow disc in the middle), the writing, the envelope.
+    const proof = (await pipeline.client('GET', `/cards/${id}/proof`)).rawPayload
+    expect(await pageSizes(proof)).toEqual([
+      [148, 105],
+      [148, 105],
+      [162, 114],
+    ])
+    expect(near(await colourAt(proof, 1, 0.02, 0.02), '#2e7d5b')).toBe(true)
+    expect(near(await colourAt(proof, 1, 0.5, 0.5), '#f4d35e')).toBe(true)
+    expect(near(await colourAt(proof, 2, 0.02, 0.02), '#ffffff')).toBe(true)
+    const thumbnail = await pipeline.client('GET', `/cards/${id}/proof.png?page=1`)
+    expect(thumbnail.statusCode).toBe(200)
+    const { data, info } = await sharp(thumbnail.rawPayload).removeAlpha().raw().toBuffer({ resolveWithObject: true })
+    // Not a blank page: the artwork's green over most of it.
+    const green = Array.from({ length: info.width * info.height }, (_, at) => [data[3 * at]!, data[3 * at + 1]!, data[3 * at + 2]!] as [number, number, number])
+    expect(green.filter((pixel) => near(pixel, '#2e7d5b')).length / green.length).toBeGreaterThan(0.5)
   })
 
   it('a signature drawing replaces the typed name, and the return address is on the envelope', async () => {
@@ -228,7 +250,8 @@ describe('batches hold one stock (PRINTER=batch)', () => {
     const plain = await design(pipeline, 'card-designs', { name: 'Lisa', stockCode: 'LISA' })
     // The same stock code on a card of another size: another stock for the floor, another batch.
     const big = await design(pipeline, 'card-designs', { name: 'Lisa grande', format: 'A5', stockCode: 'LISA' })
-    const classic = await design(pipeline, 'card-designs', { name: '<b>Clásica</b>', production: 'preprinted', stockCode: 'CLASICA-A6' })
+    // Its artwork is its proofs' only: the stock stays the preprinted one, no front printed on it.
+    const classic = await design(pipeline, 'card-designs', { name: '<b>Clásica</b>', production: 'preprinted', stockCode: 'CLASICA-A6' }, cardSvg('A6'))
     const kraft = await design(pipeline, 'envelope-designs', { name: 'Sobre kraft', stockCode: 'C6-KRAFT' })
     const ids = [
       ...(await Promise.all([1, 2, 3].map(() => pipeline.send({ cardDesignId: plain, envelopeDesignId: kraft })))),

@@ -43,6 +43,14 @@ export const cardProductions = ['printed', 'preprinted'] as const
 export type CardProduction = (typeof cardProductions)[number]
 export const DEFAULT_CARD_PRODUCTION: CardProduction = 'printed'
 
+/**
+ * Whether the floor prints a card design's front artwork. A `printed` card's artwork is printed
+ * on blank stock. A `preprinted` card may carry artwork too, a picture of the front its stock
+ * already has: it is for the proofs and previews only, so that the client sees the message with
+ * its card, and it never reaches a print file.
+ */
+export const printsFront = (production: CardProduction): boolean => production === 'printed'
+
 /** The files an artwork may be uploaded as. */
 export const artworkContentTypes = ['image/svg+xml', 'application/pdf', 'image/png'] as const
 export type ArtworkContentType = (typeof artworkContentTypes)[number]
@@ -82,7 +90,7 @@ export const DESIGN_STOCK = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  */
 export function stocksOf(spec: PrintSpec | null): Stocks {
   if (!spec) return { cardStock: '', envelopeStock: '' }
-  const front = spec.card.production === 'printed' && spec.card.artwork ? ` ${PRINTED_FRONT}` : ''
+  const front = printsFront(spec.card.production) && spec.card.artwork ? ` ${PRINTED_FRONT}` : ''
   return { cardStock: `${spec.card.format} ${stockOf(spec.card)}${front}`, envelopeStock: `${spec.envelope.format} ${stockOf(spec.envelope)}` }
 }
 

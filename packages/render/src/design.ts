@@ -10,9 +10,10 @@ export interface DesignToRender {
     format: CardFormat
     production: CardProduction
     /**
-     * `printed` with artwork: a JPEG covering the card's trim plus BLEED_MM on every side, at 300
+     * The design's artwork: a JPEG covering the card's trim plus BLEED_MM on every side, at 300
      * dpi (an artwork of another shape is refused rather than printed stretched). Null: no front
-     * page. Ignored for `preprinted` cards, whose stock carries the front.
+     * page. A `preprinted` card's stock carries its front: its artwork is shown in the proof only,
+     * never printed (printsFront).
      */
     front: Uint8Array | null
   }

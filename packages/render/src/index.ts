@@ -20,6 +20,7 @@ export {
   renderEnvelope,
   renderEnvelopes,
   renderProof,
+  PROOF_REVISION,
   renderPrintedParts,
   signaturePlace,
   type LetterToRender,

@@ -9,6 +9,7 @@ import {
   printHands,
   type Drawing,
   isFontName,
+  printsFront,
   type FontName,
   type InkColor,
 } from '@letters/contracts'
@@ -154,7 +155,9 @@ export const cardOf = (letter: Pick<LetterToRender, 'design'>) => cardGeometry(l
 export const envelopeOf = (letter: Pick<LetterToRender, 'design'>) => envelopeGeometry(letter.design?.envelope.format ?? DEFAULT_ENVELOPE_FORMAT)
 
 /** The front a card is printed with: a `printed` card's artwork. A preprinted card's stock carries its front already. */
-const frontOf = (letter: LetterToRender) => (letter.design?.card.production === 'printed' ? letter.design.card.front : null)
+const frontOf = (letter: LetterToRender) => (letter.design && printsFront(letter.design.card.production) ? letter.design.card.front : null)
+/** The front a card's proof shows: its artwork, printed or (a preprinted card's) the picture of its stock's front. */
+const proofFrontOf = (letter: LetterToRender) => letter.design?.card.front ?? null
 const logoOf = (letter: LetterToRender) => letter.design?.envelope.logo ?? null
 const signatureImageOf = (letter: LetterToRender) => (letter.design?.signature?.kind === 'image' ? letter.design.signature.png : null)
 
@@ -685,16 +688,23 @@ export function renderEnvelopes(letters: LetterToRender[]): Promise<Buffer> {
 }
 
 /**
+ * What a printer letter's proof shows beyond its print files, in a kept proof's name: drawn again
+ * when it changes. 2: a preprinted card's front, from its design's artwork.
+ */
+export const PROOF_REVISION = 2
+
+/**
  * The proof a client looks at: the pages the floor prints, drawn exactly as the print files are
  * (same seeds, same sizes), each at the size of the finished card or envelope: the front (for a
- * card printed with artwork) cut to the card's trim as the guillotine will cut it, the card's
- * writing, and the envelope on paper of its colour, so that kraft looks like kraft. The print
- * files never carry the paper's colour: the floor loads the paper.
+ * card with artwork, printed or preprinted) cut to the card's trim as the guillotine will cut it,
+ * the card's writing, and the envelope on paper of its colour, so that kraft looks like kraft.
+ * The print files never carry the paper's colour (the floor loads the paper), nor a preprinted
+ * card's front (its stock has it).
  */
 export function renderProof(letter: LetterToRender): Promise<Buffer> {
   const card = cardOf(letter)
   const envelope = envelopeOf(letter)
-  const front = frontOf(letter)
+  const front = proofFrontOf(letter)
   const doc = newDocument(card.size, `Prueba ${letter.letterId}`)
   const images = new DocumentImages(doc, [front, signatureImageOf(letter), logoOf(letter)])
   if (front) {

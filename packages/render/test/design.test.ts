@@ -32,6 +32,7 @@ import {
   renderEnvelope,
   renderEnvelopes,
   renderPlotterProof,
+  renderPrintedParts,
   renderProof,
   signaturePlace,
   slotAt,
@@ -130,6 +131,19 @@ async function cornerColour(pdf: Buffer, page: number): Promise<number[]> {
   return [...data.subarray(at, at + 3)]
 }
 
+/** A page as poppler draws it at 40 dpi, RGB. */
+async function pagePixels(pdf: Buffer, page: number): Promise<Buffer> {
+  const png = execFileSync('pdftoppm', ['-png', '-r', '40', '-f', String(page), '-l', String(page), '-singlefile', '-'], { input: pdf })
+  return sharp(png).removeAlpha().raw().toBuffer()
+}
+
+/** How many colours an RGB image has, each channel to 16 levels: one for a blank page, hundreds for a picture. */
+function distinctColours(rgb: Buffer): number {
+  const seen = new Set<number>()
+  for (let at = 0; at + 2 < rgb.length; at += 3) seen.add(((rgb[at]! >> 4) << 8) | ((rgb[at + 1]! >> 4) << 4) | (rgb[at + 2]! >> 4))
+  return seen.size
+}
+
 describe('the geometry of each format', () => {
   it.each(cardFormatNames)('keeps the %s card writing inside safe margins, the message above the signature strip', (format) => {
     const card = cardGeometry(format)
@@ -208,6 +222,16 @@ describe('the card file of a letter with a design', () => {
       expect(boxOf(document.getPage(0), 'TrimBox')).toBeUndefined()
       expect(pdf.includes('/DCTDecode')).toBe(false)
     }
+  })
+
+  it("prints a preprinted card with artwork byte for byte as without it: the artwork is the proof's only", async () => {
+    const withArtwork = designed({ production: 'preprinted' })
+    const without = designed({ production: 'preprinted', front: null })
+    expect(withArtwork.design!.card.front).not.toBeNull()
+    expect((await renderCard(withArtwork)).equals(await renderCard(without))).toBe(true)
+    expect(renderPrintedParts(withArtwork).front).toBeUndefined()
+    const batch = (drawn: LetterToRender) => [drawn, { ...drawn, letterId: '7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c6e', code: 'DSGN000002' }]
+    expect((await renderCardSheets(batch(withArtwork))).equals(await renderCardSheets(batch(without)))).toBe(true)
   })
 
   it('writes the message inside the card on every format, larger on a larger card', async () => {
@@ -346,8 +370,20 @@ describe('the proof of a letter with a design', () => {
     },
   )
 
-  it('has no front page for a preprinted card, and a white envelope without a paper colour', async () => {
-    const pdf = await renderProof(designed({ production: 'preprinted', paperColor: null }))
+  it("shows a preprinted card's front from its artwork, cut to the trim as a printed card's is", async () => {
+    const preprinted = await renderProof(designed({ production: 'preprinted' }))
+    const printed = await renderProof(designed())
+    expect((await PdfLib.load(preprinted)).getPages().map(sizeOf)).toEqual((await PdfLib.load(printed)).getPages().map(sizeOf))
+    const [front] = await pageContents(preprinted)
+    expect(drawnImages(front!)).toEqual([expect.objectContaining({ x: expect.closeTo(-BLEED, 4), top: expect.closeTo(-BLEED, 4) })])
+    // The artwork as poppler draws the page: the same picture a printed card's proof shows, over the whole card.
+    const [shown, expected] = await Promise.all([pagePixels(preprinted, 1), pagePixels(printed, 1)])
+    expect(shown.equals(expected)).toBe(true)
+    expect(distinctColours(shown)).toBeGreaterThan(50)
+  })
+
+  it('has no front page for a preprinted card without artwork, and a white envelope without a paper colour', async () => {
+    const pdf = await renderProof(designed({ production: 'preprinted', front: null, paperColor: null }))
     expect((await PdfLib.load(pdf)).getPageCount()).toBe(2)
     expect(pdf.includes('/DCTDecode')).toBe(false)
     expect(await cornerColour(pdf, 2)).toEqual([255, 255, 255])

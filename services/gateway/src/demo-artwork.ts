@@ -262,7 +262,8 @@ function floralFront(): string {
 
 // ---------------------------------------------------------------------------------------------
 // The classic card: ivory stock, a thin double frame in muted gold whose inner line turns in at
-// the corners, and a fleuron in the middle. It is what the preprinted stock CLASICA-A6 carries.
+// the corners, and a fleuron in the middle. It is what the preprinted stock CLASICA-A6 carries:
+// the design's artwork pictures it in proofs, and the floor never prints it.
 // ---------------------------------------------------------------------------------------------
 
 const classic = { paper: '#FBF8F1', gold: '#A8884F' }

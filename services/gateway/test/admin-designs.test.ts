@@ -177,6 +177,31 @@ describe('PUT …/artwork', () => {
     expect(await artworkCount(gateway, account.cardDesignId)).toBe(0)
   })
 
+  it("takes a card's front on a preprinted design as on a printed one (the proofs' picture of its stock), refusing a bad one on either in Spanish", async ({
+    admin,
+    account,
+    client,
+  }) => {
+    const created = await admin.post(`/admin/accounts/${account.id}/card-designs`, { name: 'Clásica', production: 'preprinted', stockCode: 'CLASICA-A6' })
+    expect(created.statusCode, created.body).toBe(201)
+    const designs = { printed: account.cardDesignId, preprinted: created.json<{ id: string }>().id }
+    for (const [production, id] of Object.entries(designs)) {
+      const url = `/admin/accounts/${account.id}/card-designs/${id}/artwork`
+      const square = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100"><rect width="100" height="100"/></svg>'
+      expectError(await admin.put(url, square, 'image/svg+xml'), 400, 'Bad Request', /proporción \(ancho\/alto\)/)
+      expectError(await admin.put(url, await pngOf(800, 567), 'image/png'), 400, 'Bad Request', /a 300 ppp hacen falta/)
+      const uploaded = await admin.put(url, cardSvg('A6', { fill: '#ff0000' }), 'image/svg+xml')
+      expect(uploaded.statusCode, uploaded.body).toBe(200)
+      expect(uploaded.json()).toMatchObject({ id, production, artwork: { contentType: 'image/svg+xml', version: 1 } })
+      expect((await client.get(`/card-designs/${id}`)).json()).toMatchObject({ production, artwork: { version: 1 } })
+      // The preview a client shows when its users pick a design is that front, whichever the production.
+      const { data } = await sharp((await client.get(`/card-designs/${id}/preview`)).rawPayload)
+        .raw()
+        .toBuffer({ resolveWithObject: true })
+      expect([data[0]! > 240, data[1]! < 15, data[2]! < 15], production).toEqual([true, true, true])
+    }
+  })
+
   it('gives envelopes a logo and signatures a drawing', async ({ admin, account }) => {
     const logo = await admin.put(`/admin/accounts/${account.id}/envelope-designs/${account.envelopeDesignId}/artwork`, logoSvg, 'image/svg+xml')
     expect(logo.statusCode, logo.body).toBe(200)

@@ -6,12 +6,15 @@ import { it as base } from '@letters/test/support/fixtures'
 import { eq } from 'drizzle-orm'
 import { accounts, dashboardUsers } from '@letters/db'
 import { DashboardBrowser } from '@letters/test/support/dashboard'
-import { DEMO_OWNER_EMAIL, seedDemoAccount, type DemoOwner } from '../src/seed-demo.js'
+import { DEMO_OWNER_EMAIL, seedDemoAccount, type DemoIds, type DemoOwner } from '../src/seed-demo.js'
+import { sendSingle } from './helpers.js'
 
 const it = base.extend({ gatewayOptions: { isolate: 'seeddemo' } })
 
 /** What the seed returned of the demo's owner (its password is shown once): the tests after the seeding one read it. */
 let seededOwner: DemoOwner | undefined
+/** The demo's API key (shown once) and ids, for the tests after the seeding one. */
+let seeded: { apiKey: string; designs: DemoIds } | undefined
 
 describe('the demo account (npm start on an empty database)', () => {
   // First in the file: it leaves the database as empty as it found it, for the test after it.
@@ -39,6 +42,7 @@ describe('the demo account (npm start on an empty database)', () => {
     const demo = await seedDemoAccount(gateway.db)
     expect(demo).toBeDefined()
     seededOwner = demo!.owner
+    seeded = demo
     // Seeded once: a second start finds the account.
     expect(await seedDemoAccount(gateway.db)).toBeUndefined()
     const client = publicClient(gateway, demo!.apiKey)
@@ -80,6 +84,21 @@ describe('the demo account (npm start on an empty database)', () => {
     expect(letter).toMatchObject({ signatureId: demo!.designs.signatureId, senderId: demo!.designs.senderId })
     const proof = await client.get(`/cards/${sent.json<{ cardId: string }>().cardId}/proof.png?page=1`)
     expect(proof.statusCode).toBe(200)
+  })
+
+  it("shows the classic card's front in the proof of a letter on it, though the floor loads that card preprinted", async ({ gateway }) => {
+    expect(seeded).toBeDefined()
+    const { apiKey, designs } = seeded!
+    const classic = designs.cardDesigns.find((card) => card.name === 'Tarjeta clásica')!
+    const id = await sendSingle(gateway, { apiKey, cardDesignId: classic.id, envelopeDesignId: designs.envelopeDesigns[0]!.id, senderId: designs.senderId })
+    const front = await publicClient(gateway, apiKey).get(`/cards/${id}/proof.png?page=1`)
+    expect(front.statusCode).toBe(200)
+    const { data, info } = await sharp(front.rawPayload).removeAlpha().raw().toBuffer({ resolveWithObject: true })
+    const pixels = Array.from({ length: info.width * info.height }, (_, at) => [data[3 * at]!, data[3 * at + 1]!, data[3 * at + 2]!])
+    const near = (pixel: number[], rgb: number[]) => pixel.every((channel, index) => Math.abs(channel - rgb[index]!) <= 24)
+    // Ivory paper over most of the card, and its gold frame and fleuron drawn on it.
+    expect(pixels.filter((pixel) => near(pixel, [0xfb, 0xf8, 0xf1])).length / pixels.length).toBeGreaterThan(0.8)
+    expect(pixels.filter((pixel) => near(pixel, [0xa8, 0x88, 0x4f])).length).toBeGreaterThan(500)
   })
 
   it('gives the demo an owner in the dashboard, who signs in with the password the seed returned (and stored only hashed)', async ({ gateway }) => {

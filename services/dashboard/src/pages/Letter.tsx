@@ -241,9 +241,10 @@ function LetterActions({ card, onDone }: { card: Card; onDone: (message: string)
 }
 
 /**
- * The proof's pages as thumbnails, each opening large. A card design printed with its artwork has
- * a front page first; the others start with the handwriting (no request is made for a page the
- * proof does not have: its 404 would be an error in the console).
+ * The proof's pages as thumbnails, each opening large. A card design with artwork has a front page
+ * first, printed or preprinted (whose proof shows its stock's front); the others start with the
+ * handwriting (no request is made for a page the proof does not have: its 404 would be an error in
+ * the console).
  */
 function ProofThumbnails({ card }: { card: Card }) {
   const design = useCardDesign(card.cardDesignId)
@@ -253,7 +254,7 @@ function ProofThumbnails({ card }: { card: Card }) {
   const [attempts, setAttempts] = useState<Record<number, number>>({})
   const [broken, setBroken] = useState<Record<number, boolean>>({})
   if (design.isPending) return <Loading />
-  const hasFront = design.data?.production === 'printed' && design.data.artwork !== null
+  const hasFront = design.data?.artwork != null
   const pages = [...(hasFront ? ['Anverso de la tarjeta'] : []), 'Texto escrito a mano', 'Sobre']
   const src = (page: number) => proofPageUrl(card.id, page)
   const retry = (page: number) => {

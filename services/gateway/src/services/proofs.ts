@@ -5,7 +5,7 @@ import { letterFileKey, letterFolder } from '@letters/letters'
 import { UUID_PATTERN } from '@letters/contracts'
 import { pdfPageToPng } from '@letters/artwork'
 import { letters, type Db } from '@letters/db'
-import { DRAWING_REVISION, PLOTTER_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
+import { DRAWING_REVISION, PLOTTER_REVISION, PROOF_REVISION, RenderQueueFull, drawingOf, type LetterToRender, type RenderPool } from '@letters/render'
 import { ApiError, notFound } from '../errors.js'
 import { Unavailable } from '../errors.js'
 import { assertCardId, cardNotFound } from './cards.js'
@@ -30,9 +30,16 @@ const proofDeadline = (sources: ProofSources) => sources.config.http.requestTime
 /** What a letter is printed with: PDFs for a printer (spool or batch) or strokes for a pen plotter. */
 export type PrintOutput = 'pdf' | 'plotter'
 
-/** Where a letter's final proof is kept, beside the floor's print files; a plotter letter's proof is a drawing of its own. */
+/**
+ * Where a letter's final proof is kept, beside the floor's print files; a plotter letter's proof
+ * is a drawing of its own. The name carries what the proof was drawn with, so that a proof kept
+ * before a change is drawn again rather than served.
+ */
 export const proofKey = (letterId: string, output: PrintOutput = 'pdf') =>
-  letterFileKey(letterId, output === 'plotter' ? `proof-plotter-r${DRAWING_REVISION}.${PLOTTER_REVISION}.pdf` : `proof-r${DRAWING_REVISION}.pdf`)
+  letterFileKey(
+    letterId,
+    output === 'plotter' ? `proof-plotter-r${DRAWING_REVISION}.${PLOTTER_REVISION}.pdf` : `proof-r${DRAWING_REVISION}.${PROOF_REVISION}.pdf`,
+  )
 
 /**
  * What a letter is (or will be) printed with, for its proof to show the same: once the floor has
