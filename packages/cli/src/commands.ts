@@ -587,7 +587,7 @@ export function addGroupCommands(name: GroupName, group: Command, settings: Sett
           .addOption(
             new Option(
               '--production <production>',
-              "a card's: printed, the floor prints its artwork on blank stock (default); preprinted, it loads stock that already carries it (needs --stock-code)",
+              "a card's: printed, the floor prints its artwork on blank stock (default); preprinted, it loads stock that already carries it (needs --stock-code; its artwork, if any, pictures that front in proofs only)",
             ).choices(cardProductions),
           )
           .option('--stock-code <code>', 'the code of the stock the floor loads for it, e.g. CLASICA-A6')
@@ -654,7 +654,7 @@ export function addGroupCommands(name: GroupName, group: Command, settings: Sett
           .command('artwork')
           .summary("upload a design's artwork: a card's front or an envelope's logo")
           .description(
-            `upload a design's artwork, a new version each time: a card's front at its size plus ${BLEED_MM} mm of bleed on every side (A6: ${cardFormats.A6.width + 2 * BLEED_MM} × ${cardFormats.A6.height + 2 * BLEED_MM} mm), or an envelope's logo for the sender's corner`,
+            `upload a design's artwork, a new version each time: a card's front at its size plus ${BLEED_MM} mm of bleed on every side (A6: ${cardFormats.A6.width + 2 * BLEED_MM} × ${cardFormats.A6.height + 2 * BLEED_MM} mm; a preprinted card's is shown in proofs and previews, never printed), or an envelope's logo for the sender's corner`,
           )
           .argument('<account>', 'account id')
           .argument('<design>', 'design id')
