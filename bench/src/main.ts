@@ -18,6 +18,7 @@ import { measureProofs } from './proofs.js'
 import { QR_LETTERS, qrTarget, trackedLetters } from './qr.js'
 import { runHistoryBench } from './history.js'
 import { runAgainst } from './against.js'
+import { CLI_RUNS, measureCliStart, type WallTimes } from './cli.js'
 import { measureRenderThroughput } from '@letters/render/bench/render-throughput'
 import { measurePlotter, measureTwins, plotterRows, twinRow } from './handwriting.js'
 import { figure, markdownTable, ms, percent, perSecond, target, times, whole, wholeMs, type Row } from './report.js'
@@ -38,6 +39,8 @@ const USAGE = `npm run bench [-- options]
   --only render       only rendering on one core, letters without and with a design: no database or Redis, under a minute
   --only qr           only GET /q/{code} (a QR code's scan, its redirect not followed) on ${QR_LETTERS} letters' codes, beside
                       hello-world: under a minute
+  --only cli          only the operator CLI's start: its --help compiled, through npm and through tsx, beside node's
+                      own start (node -e ''), ${CLI_RUNS} runs of each in turns: about a minute
   --against <ref>     this checkout beside another release (a commit, tag or branch, checked out in a scratch
                       worktree): the creation and list rows of both, in turn, with their ratios; exits 1 when a
                       row is slower than the other release's past the threshold (docs/benchmarks.md)
@@ -71,9 +74,9 @@ const positive = (name: string, value: string | undefined) => {
   }
   return parsed
 }
-const sectionNames = ['lists', 'bulk', 'render', 'qr']
+const sectionNames = ['lists', 'bulk', 'render', 'qr', 'cli']
 if (args.only !== undefined && !sectionNames.includes(args.only)) {
-  process.stderr.write(`--only=${args.only}: the choices are 'lists', 'bulk', 'render' and 'qr'\n\n${USAGE}\n`)
+  process.stderr.write(`--only=${args.only}: the choices are 'lists', 'bulk', 'render', 'qr' and 'cli'\n\n${USAGE}\n`)
   process.exit(2)
 }
 const load: LoadOptions = { connections: positive('connections', args.connections), durationSeconds: positive('duration', args.duration), warmUpSeconds: 1 }
@@ -323,6 +326,39 @@ async function runRender(): Promise<string> {
   return report(renderRows(await measureRendering()))
 }
 
+/** What `npm run admin -- --help` should take on a quiet machine: npm's own start, then the compiled CLI's. */
+const CLI_HELP_TARGET_MS = 800
+
+/** `--only cli`: the operator CLI's start, no database or Redis; the wall time of each command line, from its start to its exit. */
+function runCliStart(): Promise<string> {
+  progress(`the CLI's --help and node -e '', ${CLI_RUNS} runs of each in turns`)
+  const walls = measureCliStart()
+  const result = (wall: WallTimes) => `${ms(wall.medianMs)} median, p90 ${ms(wall.p90Ms)} (${wall.runs} runs)`
+  const ofNode = (wall: WallTimes) => times(wall.medianMs / walls.node.medianMs, "node's start")
+  return Promise.resolve(
+    report([
+      { measure: "node -e '' (baseline: node's own start)", result: result(walls.node) },
+      {
+        measure: 'admin --help, compiled (node --conditions=letters-dist packages/cli/dist/main.js)',
+        result: result(walls.compiled),
+        ratio: ofNode(walls.compiled),
+      },
+      {
+        measure: 'admin letters --help, compiled (loads the commands of a group and the contracts they print)',
+        result: result(walls.group),
+        ratio: ofNode(walls.group),
+      },
+      {
+        measure: 'npm run -s admin -- --help (npm, the build check of scripts/admin.mjs, the compiled CLI)',
+        result: result(walls.npm),
+        ratio: ofNode(walls.npm),
+        target: target(`≤ ${CLI_HELP_TARGET_MS} ms on a quiet machine`, walls.npm.medianMs <= CLI_HELP_TARGET_MS),
+      },
+      { measure: 'admin --help from the sources through tsx (how npm run admin ran it before)', result: result(walls.tsx), ratio: ofNode(walls.tsx) },
+    ]),
+  )
+}
+
 /** `--only bulk`: the gateway alone, and POST /cards/bulk timed on one account. */
 async function runBulk(cleanup: Cleanup): Promise<string> {
   progress('fresh database, Redis prefix and directory')
@@ -457,7 +493,7 @@ const cleanup = new Cleanup()
 cleanup.closeOnSignals()
 let exitCode = 0
 try {
-  const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender, qr: runQr }
+  const sections: Record<string, (cleanup: Cleanup) => Promise<string>> = { lists: runLists, bulk: runBulk, render: runRender, qr: runQr, cli: runCliStart }
   const table = await (historyLetters !== undefined
     ? runHistoryBench({ letters: historyLetters, postgresUrl: args.postgres, redisUrl: args.redis, progress }, cleanup)
     : args.against !== undefined
