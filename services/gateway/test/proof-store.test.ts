@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
+import { DRAWING_REVISION, PROOF_REVISION } from '@letters/render'
 import { proofKey } from '../src/services/proofs.js'
 import { sendSingle } from './helpers.js'
 import { it as base } from '@letters/test/support/fixtures'
@@ -35,6 +36,25 @@ describe('proofs kept in the artifact store', () => {
     }
     // No render happened for them: the pool finished no other task.
     expect(app.renderPool.completed).toBe(before + 1)
+  })
+
+  it('draws again a proof kept by a renderer whose proofs showed less (its name without PROOF_REVISION), and keeps the new one', async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
+    const id = await sendSingle(app, account)
+    await app.db.update(letters).set({ status: 'ready_for_print', address: verified }).where(eq(letters.id, id))
+    // The name a final proof was kept under before a preprinted card's proof showed its front.
+    await app.artifacts.put(`${id}/proof-r${DRAWING_REVISION}.pdf`, Buffer.from('%PDF-1.3 a proof drawn by the previous renderer'))
+
+    const before = app.renderPool.completed
+    const drawn = await proof(client, id)
+    expect(drawn.statusCode).toBe(200)
+    expect(drawn.rawPayload.toString('latin1')).not.toContain('the previous renderer')
+    expect(app.renderPool.completed).toBe(before + 1)
+    expect(proofKey(id)).toBe(`${id}/proof-r${DRAWING_REVISION}.${PROOF_REVISION}.pdf`)
+    expect((await readFile(join(app.config.artifactsDir, proofKey(id)))).equals(drawn.rawPayload)).toBe(true)
   })
 
   it('keeps nothing while the address is not verified: the envelope may still change', async ({ gateway: app, account, client }) => {
