@@ -24,7 +24,7 @@ import { runCli, spawnCli, type CliEnv } from './commands.js'
  */
 const it = base
   .extend('lettersUrl', { scope: 'file' }, ({ gateway }) => gateway.listen({ port: 0, host: '127.0.0.1' }))
-  /** Spawned as an operator runs it: `npm run admin -- …` (npm's header included), or `node --import tsx packages/cli/src/main.ts …`. */
+  /** Spawned as an operator runs it: `npm run admin -- …` (npm's header included), or `node --conditions=letters-dist packages/cli/dist/main.js …`. */
   .extend('run', { scope: 'file' }, ({ lettersUrl }) => {
     return (command: string, args: string[], env: CliEnv = {}) => spawnCli(command, args, lettersUrl, env)
   })

@@ -12,8 +12,8 @@ export type CliEnv = Record<string, string | undefined>
 /**
  * A command line of the CLI run in this process: the same `run` its entry point calls, with
  * LETTERS_URL and ADMIN_TOKEN read from `env` as the entry point reads them from the process's,
- * and what it prints collected line by line as the entry point writes it. Starting Node and tsx
- * for each of a hundred commands cost minutes and tested nothing more; `spawnCli` runs the
+ * and what it prints collected line by line as the entry point writes it. Starting Node for each
+ * of a hundred commands cost minutes and tested nothing more; `spawnCli` runs the
  * entry point itself where that is what is checked.
  */
 export async function runCli(args: string[], lettersUrl: string, env: CliEnv = {}): Promise<Run> {
@@ -28,7 +28,7 @@ export async function runCli(args: string[], lettersUrl: string, env: CliEnv = {
   return { code, stdout, stderr }
 }
 
-/** A command line run as an operator runs it (`node --import tsx packages/cli/src/main.ts`, or npm), in a process of its own. */
+/** A command line run as an operator runs it (npm, or node and the compiled entry point), in a process of its own. */
 export function spawnCli(command: string, args: string[], lettersUrl: string, env: CliEnv = {}): Promise<Run> {
   const variables: NodeJS.ProcessEnv = { ...process.env, LETTERS_URL: lettersUrl, ADMIN_TOKEN, ...env }
   for (const [name, value] of Object.entries(variables)) if (value === undefined) delete variables[name]
