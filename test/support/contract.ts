@@ -24,6 +24,7 @@ export const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$
 
 interface Document {
   paths: Record<string, Record<string, { responses: Record<string, unknown> }>>
+  components?: { responses?: Record<string, unknown> }
 }
 
 type Route = { method: string; url: string }
@@ -63,8 +64,10 @@ export function checkStatusesAgainstContract(app: App) {
   const undocumented = new Set<string>()
   app.addHook('onResponse', async (request, reply) => {
     const url = request.routeOptions.url
-    if (!url || isInternal(url) || request.method === 'HEAD') return
     const document = app.swagger() as unknown as Document
+    if (!url && reply.statusCode === 405 && !document.components?.responses?.MethodNotAllowed)
+      undocumented.add(`${request.method} ${request.url.split('?')[0]} → 405`)
+    if (!url || isInternal(url) || request.method === 'HEAD') return
     const operation = document.paths[openapiPath(url)]?.[request.method.toLowerCase()]
     if (!operation?.responses[String(reply.statusCode)]) undocumented.add(`${request.method} ${url} → ${reply.statusCode}`)
   })

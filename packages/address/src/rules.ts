@@ -1,4 +1,4 @@
-import countries from 'i18n-iso-countries'
+import { COUNTRY_CODES } from '@letters/contracts'
 import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-validator'
 
 /**
@@ -7,9 +7,11 @@ import { postcodeValidator, postcodeValidatorExistsForCountry } from 'postcode-v
  * (padPostalCode) before they judge it.
  */
 
-/** An assigned ISO 3166-1 alpha-2 code, in any case. */
+const countryCodes = new Set<string>(COUNTRY_CODES)
+
+/** An assigned ISO 3166-1 alpha-2 code (contracts' list), in any case. */
 export function isAssignedCountry(code: string): boolean {
-  return /^[A-Za-z]{2}$/.test(code) && countries.isValid(code.toUpperCase())
+  return countryCodes.has(code.toUpperCase())
 }
 
 /**

@@ -31,6 +31,18 @@ export const ErrorResponse = Type.Object({
   error: Type.String(),
   message: Type.String(),
   requestId: Type.Optional(Type.String()),
+  details: Type.Optional(
+    Type.Array(
+      Type.Object({
+        field: Type.String({ description: "The field, parameter or header, as a client writes it (`recipients[0].zip`); '' for the body as a whole." }),
+        message: Type.String({ description: 'What is wrong with it, in Spanish.' }),
+      }),
+      {
+        description:
+          'On a 400 for a request that breaks its schema: each problem on its own, the fields it does not allow first (at most 10; `message` counts the rest). `message` names them all.',
+      },
+    ),
+  ),
 })
 export type ErrorResponse = Static<typeof ErrorResponse>
 
@@ -41,9 +53,18 @@ export function errorResponses<const S extends readonly number[]>(...statuses: S
 
 export const IdParams = Type.Object({ id: Uuid() })
 
-/** The query fields of a list read a page at a time: `limit` rows (default 20), after the `nextCursor` of the page before. */
+/**
+ * The query fields of a list read a page at a time: `limit` rows (default 20), after the `nextCursor` of the page before.
+ * Like every integer of a query, `limit` is decimal digits: `0x5`, `1e1`, ` 1` or `true` are refused (the gateway's validation).
+ */
 export const pageQueryFields = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      description: 'Rows in the page, from 1 to 100 (default 20), in decimal digits.',
+    }),
+  ),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
 }
 

@@ -1,4 +1,5 @@
 export * from './common.js'
+export * from './countries.js'
 export * from './campaign-variables.js'
 export * from './letter-statuses.js'
 export * from './dashboard-roles.js'

@@ -1,4 +1,5 @@
 import { Type, type Static, type TInteger } from 'typebox'
+import { COUNTRY_CODES, type CountryCode } from './countries.js'
 import { Label, Literals, NON_BLANK, NamedEntry, Page, Recipient, Uuid, VerifiedAddress, pageQueryFields, strict } from './common.js'
 import { CampaignVariable } from './campaign-variables.js'
 import { FontNameField, InkColorField, inkColors } from './fonts.js'
@@ -40,7 +41,11 @@ export const postalFields = {
   }),
   city: Label(100),
   province: OptionalText(100),
-  country: Type.String({ pattern: '^[A-Za-z]{2}$', errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 de 2 letras" }),
+  // Upper or lower case, as clients write them; stored upper case.
+  country: Literals([...COUNTRY_CODES, ...COUNTRY_CODES.map((code) => code.toLowerCase() as Lowercase<CountryCode>)], {
+    errorMessage: "'country' debe ser un código ISO 3166-1 alfa-2 asignado, como ES o FR",
+    description: 'An assigned ISO 3166-1 alpha-2 code (and XK), upper or lower case; the letter keeps it upper case.',
+  }),
 }
 
 const recipient = { name: Label(100), surname: Label(100), ...postalFields }
@@ -235,32 +240,38 @@ export const BulkLetterCsv = Type.String({
   ],
 })
 
+/** What each query parameter of POST /cards/bulk but dryRun says first: a JSON body names it in the body instead. */
+const CSV_ONLY =
+  "With a text/csv body, and only then: a JSON body gives it in the body, and a JSON request that sends it in the URL is refused with 400 ('Con un cuerpo JSON, … va en el cuerpo, no en la URL')."
+
 export const BulkLetterQuery = Type.Object(
   {
-    campaignId: Type.Optional(
-      Type.With(Uuid(), { description: 'With a text/csv body, and only then: the campaign of its letters (a JSON body names it in the body).' }),
+    campaignId: Type.Optional(Type.With(Uuid(), { description: `${CSV_ONLY} The campaign of its letters; required with a CSV.` })),
+    sendAt: Type.Optional(
+      Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+        errorMessage: SEND_AT_RULE,
+        description: `${CSV_ONLY} When its letters are sent, as \`sendAt\` of a JSON body: an ISO 8601 date-time with an offset.`,
+      }),
     ),
-    sendAt: SendAtField,
     signatureId: Type.Optional(
       Type.With(Uuid("El parámetro 'signatureId' debe ser el id (UUID) de una de tus firmas"), {
-        description: "With a text/csv body, and only then: the signature of its letters (a JSON body names it in the body); absent: the campaign's.",
+        description: `${CSV_ONLY} The signature of its letters; absent: the campaign's.`,
       }),
     ),
     inkColor: Type.Optional(
       Type.With(Literals(inkColors, { errorMessage: `El parámetro 'inkColor' debe ser uno de: ${inkColors.join(', ')}` }), {
-        description:
-          "With a text/csv body, and only then: the ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue.",
+        description: `${CSV_ONLY} The ink of its letters, unless a row's own inkColor column says otherwise; absent: the campaign's, then blue.`,
       }),
     ),
     ignoreSuppression: Type.Optional(
       Type.With(Literals(['true', 'false'] as const, { errorMessage: "El parámetro 'ignoreSuppression' debe ser true o false" }), {
-        description: 'With a text/csv body, and only then: true sends to addresses on the suppression list too (a JSON body says it in the body).',
+        description: `${CSV_ONLY} true sends to addresses on the suppression list too.`,
       }),
     ),
     dryRun: Type.Optional(
       Type.With(Literals(['true', 'false'] as const, { errorMessage: "El parámetro 'dryRun' debe ser true o false" }), {
         description:
-          'true: check the request as it would be sent and answer what it would create and cost (`created`, `cost`, every card id null, `errors`), charging, storing and keeping nothing, not even under an Idempotency-Key. With a JSON body or a CSV.',
+          'The one parameter for a JSON body as for a CSV. true: check the request as it would be sent and answer what it would create and cost (`created`, `cost`, every card id null, `errors`), charging, storing and keeping nothing, not even under an Idempotency-Key.',
       }),
     ),
   },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { strict } from './common.js'
+import { pageQueryFields, strict } from './common.js'
 import { letterStatuses, type LetterStatus } from './letter-statuses.js'
 
 /** The letter events: one per status a letter can reach, and a scan of its QR code (no change of status). */
@@ -29,7 +29,13 @@ export const WebhookCreateBody = Type.Object(
     url: Type.String({
       minLength: 1,
       maxLength: WEBHOOK_URL_MAX_CHARACTERS,
-      errorMessage: `El campo 'url' debe ser una URL http o https de como mucho ${WEBHOOK_URL_MAX_CHARACTERS} caracteres`,
+      // An IRI: a URL with non-ASCII characters is taken, and stored percent-encoded.
+      format: 'iri',
+      errorMessage: `El campo 'url' no es una URL válida: debe ser una URL http o https de como mucho ${WEBHOOK_URL_MAX_CHARACTERS} caracteres`,
+      description:
+        `Where the events are POSTed: an https URL of at most ${WEBHOOK_URL_MAX_CHARACTERS} characters once percent-encoded (non-ASCII characters are taken and stored encoded), with no user or password. ` +
+        'Plain http only where the operator allows it, never by default in production. Its host must resolve only to public addresses (not loopback, private, link-local, unique-local or cloud metadata ones) unless the operator allows private ones (local development). ' +
+        'A URL that breaks a rule is refused with 400.',
     }),
     events: Type.Optional(
       Type.Array(EventType, {
@@ -66,13 +72,7 @@ export const WebhookParams = Type.Object({ id: Type.String() })
 
 export const WebhookTestQueued = Type.Object({ eventId: Type.String({ format: 'uuid' }), type: Type.Literal('webhook.test') })
 
-export const WebhookDeliveryQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
-  },
-  strict,
-)
+export const WebhookDeliveryQuery = Type.Object(pageQueryFields, strict)
 export type WebhookDeliveryQuery = Static<typeof WebhookDeliveryQuery>
 
 /** One delivery attempt: an HTTP status, or the kind of error that left none. */

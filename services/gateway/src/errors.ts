@@ -6,6 +6,8 @@ export class ApiError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    /** A request that breaks its schema: each problem on its own, as the Error object's `details`. */
+    readonly details?: ReadonlyArray<{ field: string; message: string }>,
   ) {
     super(message)
   }

@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import { describe, expect } from 'vitest'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
-import { adminAccount, expectError, publicClient } from './helpers.js'
+import { expectError } from './helpers.js'
 
 /** The gateway listening on a real port, for requests no client library would send. */
 const it = base.extend('port', { scope: 'file' }, async ({ gateway }) => {
@@ -36,13 +36,6 @@ describe('errors raised before a route runs answer { error, message, requestId }
     const body = expectError(response, 400, 'Bad Request', 'La URL no es válida: contiene una secuencia % que no codifica ningún carácter')
     expect(body).toEqual({ error: 'Bad Request', message: expect.any(String), requestId: expect.any(String) })
     expect(response.body).not.toMatch(/FST_ERR|is not a valid url/)
-  })
-
-  it('answers an overlong path parameter with 414 URI Too Long', async ({ gateway: app }) => {
-    const account = await adminAccount(app, 0)
-    const response = await publicClient(app, account.apiKey).get(`/cards/${'a'.repeat(101)}`)
-    expectError(response, 414, 'URI Too Long', 'La URL es demasiado larga: uno de sus parámetros supera la longitud admitida')
-    expect(response.json()).toMatchObject({ requestId: expect.any(String) })
   })
 
   it('answers headers over the size limit with 431', async ({ port }) => {

@@ -180,4 +180,14 @@ describe('the status check of every test gateway (contract.ts)', () => {
     expect(response.statusCode).toBe(404)
     await expect(gateway.close()).rejects.toThrow('Answers missing from /openapi.json: GET /cards/:cardId → 404')
   })
+
+  it('fails the closing of a gateway that answered 405 while the document has no MethodNotAllowed response', async () => {
+    const gateway = await startGateway()
+    const cached = gateway.swagger() as unknown as { components: { responses?: Record<string, unknown> } }
+    expect(cached.components.responses).toHaveProperty('MethodNotAllowed')
+    delete cached.components.responses!.MethodNotAllowed
+    const response = await gateway.inject({ method: 'PUT', url: '/cards' })
+    expect(response.statusCode).toBe(405)
+    await expect(gateway.close()).rejects.toThrow('Answers missing from /openapi.json: PUT /cards → 405')
+  })
 })

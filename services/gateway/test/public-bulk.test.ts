@@ -133,7 +133,7 @@ describe('POST /cards/bulk with a JSON body', () => {
       cost: 0,
       cardIds: [null, null],
       errors: [
-        { index: 0, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es" },
+        { index: 0, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado, como ES o FR" },
         { index: 1, error: 'Bad Request', message: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" },
       ],
     })
@@ -512,7 +512,7 @@ describe('POST /cards/bulk?dryRun=true', () => {
       created: 2,
       cost: 8,
       cardIds: [null, null, null],
-      errors: [{ index: 1, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado; 'XX' no lo es" }],
+      errors: [{ index: 1, error: 'Bad Request', message: "'country' debe ser un código ISO 3166-1 alfa-2 asignado, como ES o FR" }],
     })
     const csv = 'name,surname,address,zip,city,country,cupon\r\nAna,García,Calle Mayor 1,28013,Madrid,ES,NAV25\r\nBea,Ruiz,Calle Mayor 2,,Madrid,ES,NAV25\r\n'
     const dryCsv = await client.post(`/cards/bulk?campaignId=${campaignId}&dryRun=true`, csv, { 'content-type': 'text/csv' })

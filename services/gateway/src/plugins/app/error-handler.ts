@@ -14,7 +14,6 @@ const frameworkMessages: Record<string, string> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'El cuerpo de la petición no es un JSON válido',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'La cabecera Content-Length no coincide con el cuerpo',
   FST_ERR_BAD_URL: 'La URL no es válida: contiene una secuencia % que no codifica ningún carácter',
-  FST_ERR_MAX_PARAM_LENGTH: 'La URL es demasiado larga: uno de sus parámetros supera la longitud admitida',
 }
 
 const statusMessages: Record<number, string> = {
@@ -106,11 +105,14 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   else if (status >= 500) request.log.error({ err: error }, 'request failed')
   // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
   else request.log.info({ status, code: error.code }, 'request rejected')
-  return reply.status(status).send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id })
+  const details = status < 500 && error instanceof ApiError ? error.details : undefined
+  return reply
+    .status(status)
+    .send({ error: reasonPhrase(status), message: clientMessage(error, status), requestId: request.id, ...(details ? { details } : {}) })
 }
 
 /**
- * A URL the router cannot take (bad percent-encoding, an overlong parameter). Fastify calls this
+ * A URL the router cannot take (bad percent-encoding). Fastify calls this
  * outside every route context, where the error handler set below does not apply.
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -120,14 +122,24 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   void answerError(error, request, reply)
 }
 
+/** The methods a route of the gateway may have, in the order an `Allow` header lists them. */
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
 /** One place shapes every error as `{ error, message, requestId }` and keeps internals out of 5xx bodies. */
 async function errorHandler(app: FastifyInstance) {
   app.setErrorHandler(answerError)
 
   app.setNotFoundHandler((request, reply) => {
-    return reply
-      .status(404)
-      .send({ error: reasonPhrase(404), message: `La ruta ${request.method} ${request.url.split('?')[0]} no existe`, requestId: request.id })
+    const path = request.url.split('?')[0]!
+    // A path the gateway serves, asked with a method it does not: 405 and the methods it does.
+    const allowed = HTTP_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
+    if (allowed.length > 0) {
+      return reply
+        .status(405)
+        .header('allow', allowed.join(', '))
+        .send({ error: reasonPhrase(405), message: `La ruta ${path} no admite ${request.method}; admite ${allowed.join(', ')}`, requestId: request.id })
+    }
+    return reply.status(404).send({ error: reasonPhrase(404), message: `La ruta ${request.method} ${path} no existe`, requestId: request.id })
   })
 }
 

@@ -34,6 +34,17 @@ const RATE_LIMIT_HEADERS = {
 }
 const RETRY_AFTER = { 'Retry-After': integerHeader('Seconds to wait before trying again.') }
 
+/**
+ * A path's other methods are answered 405: the answer of no operation, so a response of the
+ * document's own rather than one repeated on every operation.
+ */
+const METHOD_NOT_ALLOWED = 'MethodNotAllowed'
+const METHOD_NOT_ALLOWED_RESPONSE = {
+  description: 'The path exists but not with this method. `Allow` lists the methods it has.',
+  headers: { Allow: { schema: { type: 'string' as const }, description: 'The methods of the path, comma-separated (GET, HEAD, POST).' } },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+}
+
 const headerRefs = (names: string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]))
 const ERROR_SCHEMA_REF = { $ref: '#/components/schemas/Error' }
 const ERROR_SCHEMA_JSON = JSON.stringify(ErrorResponse)
@@ -92,7 +103,8 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
         'Handwritten letters, printed and posted. Every route needs the account key in `X-API-KEY`, or the dashboard session of a person of the account, limited by their role. ' +
         'Creations accept an `Idempotency-Key`: a retry with the same key returns the first answer and charges nothing twice. ' +
         'Errors are `{ error, message, requestId }`, with `message` in Spanish. ' +
-        'Every answer carries the rate-limit headers; a 429 also carries `Retry-After`.',
+        'Every answer carries the rate-limit headers; a 429 also carries `Retry-After`. ' +
+        'A path of this document asked with a method it does not list is answered 405 with `Allow` (the shared `MethodNotAllowed` response); an unknown path, 404.',
     },
     components: {
       securitySchemes: {
@@ -101,6 +113,7 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
       },
       schemas: { Error: ErrorResponse },
       headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER },
+      responses: { [METHOD_NOT_ALLOWED]: METHOD_NOT_ALLOWED_RESPONSE },
     },
     security: [{ [API_KEY_SCHEME]: [] }, { [SESSION_SCHEME]: [] }],
   },

@@ -1,6 +1,7 @@
 import type { FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { Settings } from 'typebox/system'
 import { Value } from 'typebox/value'
 import { NON_BLANK } from '@letters/contracts'
 import { ApiError } from '../../errors.js'
@@ -95,8 +96,8 @@ function ruleBroken(error: SchemaError, sameSpot: SchemaError[]): string {
   }
 }
 
-/** One Spanish sentence that names the field and the rule it breaks. */
-export function describeSchemaError(root: TSchema, part: HttpPart, errors: SchemaError[]): string {
+/** One Spanish sentence that names the field and the rule it breaks: the first of `errors`, all at one spot. */
+function describeOne(root: TSchema, part: HttpPart, errors: SchemaError[]): string {
   const relevant = errors.filter((error) => error.keyword !== 'boolean')
   const error = relevant[0] ?? errors[0]
   if (!error) return 'La petición no es válida'
@@ -109,7 +110,7 @@ export function describeSchemaError(root: TSchema, part: HttpPart, errors: Schem
   }
   if (error.keyword === 'additionalProperties') {
     const [extra] = error.params.additionalProperties as string[]
-    return `${subject[part]} '${fieldName(`${error.instancePath}/${extra}`)}' no está permitido`
+    return `${subject[part]} '${fieldName(`${error.instancePath}/${extra}`)}' no está permitido${suggestion(root, error, String(extra))}`
   }
   if (authored) return authored
   if (error.instancePath === '') {
@@ -118,6 +119,123 @@ export function describeSchemaError(root: TSchema, part: HttpPart, errors: Schem
   }
   const sameSpot = relevant.filter((other) => other.instancePath === error.instancePath)
   return `${subject[part]} '${fieldName(error.instancePath)}' ${ruleBroken(error, sameSpot)}`
+}
+
+/** Levenshtein distance, for names of a few characters. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    previous = current
+  }
+  return previous[b.length]!
+}
+
+/**
+ * ` (¿quisiste decir 'address'?)` for a field the object does not allow whose name is a slip
+ * away from one it does: at most one edit for a short name, two for a longer one.
+ */
+function suggestion(root: TSchema, error: SchemaError, extra: string): string {
+  const object = schemasAlong(root, error.schemaPath).at(-1) as { properties?: Record<string, unknown> } | undefined
+  const threshold = extra.length <= 4 ? 1 : 2
+  let best: { name: string; distance: number } | undefined
+  for (const name of Object.keys(object?.properties ?? {})) {
+    const distance = editDistance(extra.toLowerCase(), name.toLowerCase())
+    if (distance <= threshold && (!best || distance < best.distance)) best = { name, distance }
+  }
+  return best ? ` (¿quisiste decir '${best.name}'?)` : ''
+}
+
+/** One problem of a request: the field it is about, as a client writes it, and its sentence. */
+export interface Problem {
+  field: string
+  message: string
+}
+
+/** How many problems one answer names; a larger body's rest is counted, not listed. */
+export const MAX_LISTED_PROBLEMS = 10
+
+/**
+ * How many schema errors TypeBox gathers for one request (its default, 8, would hide problems:
+ * each unknown field takes two). A bound all the same: past it the rest is counted as "al menos".
+ */
+const MAX_GATHERED_ERRORS = 200
+Settings.Set({ maxErrors: MAX_GATHERED_ERRORS })
+
+/**
+ * Every problem of the value, the fields it does not allow first, each in the words a single
+ * problem gets. A union is one problem (its branches' errors are how it failed, not several
+ * faults); a missing or extra field is one problem per field; anything else, one per spot.
+ */
+export function schemaProblems(root: TSchema, part: HttpPart, errors: SchemaError[]): Problem[] {
+  const unions = errors.filter((error) => error.keyword === 'anyOf')
+  const unionOf = (error: SchemaError) =>
+    unions.find(
+      (union) =>
+        union !== error &&
+        error.schemaPath.startsWith(`${union.schemaPath}/anyOf/`) &&
+        (error.instancePath === union.instancePath || error.instancePath.startsWith(`${union.instancePath}/`)),
+    )
+  const groups = new Map<string, { field: string; errors: SchemaError[] }>()
+  const add = (key: string, field: string, error: SchemaError) => {
+    const group = groups.get(key) ?? { field, errors: [] }
+    group.errors.push(error)
+    groups.set(key, group)
+  }
+  const extras: string[] = []
+  for (const gathered of errors) {
+    // A field the object does not allow fails `additionalProperties: false` on its own before the
+    // object's summary error, which a bound on the errors gathered may cut off.
+    const error = extraField(gathered)
+    if (error.keyword === 'boolean') continue
+    // The outermost union this error belongs to (a union's own error included), if any.
+    let union = error.keyword === 'anyOf' ? error : unionOf(error)
+    for (let outer = union && unionOf(union); outer; outer = unionOf(outer)) union = outer
+    if (union) add(`union ${union.instancePath} ${union.schemaPath}`, fieldName(union.instancePath), error)
+    else if (error.keyword === 'required' || error.keyword === 'additionalProperties') {
+      const names = (error.params[error.keyword === 'required' ? 'requiredProperties' : 'additionalProperties'] as string[] | undefined) ?? []
+      for (const name of names) {
+        const key = `${error.keyword} ${error.instancePath}/${name}`
+        if (error.keyword === 'additionalProperties' && !groups.has(key)) extras.push(key)
+        add(key, fieldName(`${error.instancePath}/${name}`), {
+          ...error,
+          params: { ...error.params, [error.keyword === 'required' ? 'requiredProperties' : 'additionalProperties']: [name] },
+        })
+      }
+    } else add(`at ${error.instancePath}`, fieldName(error.instancePath), error)
+  }
+  const ordered = [...extras, ...[...groups.keys()].filter((key) => !extras.includes(key))]
+  const problems = ordered.map((key) => {
+    const group = groups.get(key)!
+    return { field: group.field, message: describeOne(root, part, group.errors) }
+  })
+  return problems.length > 0 ? problems : [{ field: '', message: describeOne(root, part, errors) }]
+}
+
+/** A field's own `additionalProperties: false` failure, as the object's error that names it. */
+function extraField(error: SchemaError): SchemaError {
+  if (error.keyword !== 'boolean' || !error.schemaPath.endsWith('/additionalProperties')) return error
+  const slash = error.instancePath.lastIndexOf('/')
+  const name = error.instancePath
+    .slice(slash + 1)
+    .replace(/~1/g, '/')
+    .replace(/~0/g, '~')
+  return {
+    keyword: 'additionalProperties',
+    schemaPath: error.schemaPath.slice(0, -'/additionalProperties'.length) || '#',
+    instancePath: error.instancePath.slice(0, slash),
+    params: { additionalProperties: [name] },
+  }
+}
+
+/** The 400 of a request that breaks its schema: every problem in `details`, and in one message. */
+export function invalidRequest(problems: Problem[], gatheredAll = true): ApiError {
+  const listed = problems.slice(0, MAX_LISTED_PROBLEMS)
+  const rest = problems.length - listed.length
+  const more = rest > 0 ? [`y ${gatheredAll ? '' : 'al menos '}${rest} más`] : []
+  const message = [...listed.map((problem) => problem.message), ...more].join('; ')
+  return new ApiError(400, message, listed)
 }
 
 /**
@@ -134,6 +252,28 @@ function unreadableText(value: unknown, path = ''): string | undefined {
   return undefined
 }
 
+/** An integer as a person writes it in a URL: digits, perhaps a minus sign; no `0x5`, `1e1`, ` 1` nor `true`. */
+const DECIMAL_INTEGER = /^-?\d+$/
+
+/**
+ * The query string, parameters or headers with TypeBox's conversion of text to the types their
+ * schema declares, except that an integer field converts only from decimal digits: anything else
+ * stays the text it was and fails its schema, as the documented `integer` says it does.
+ */
+function converted(schema: TSchema, input: unknown): unknown {
+  // Convert changes the object it is given: what was sent is read from a copy.
+  const sent: Record<string, unknown> = input !== null && typeof input === 'object' ? { ...input } : {}
+  const value = Value.Convert(schema, input)
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties
+  if (!properties || value === null || typeof value !== 'object') return value
+  for (const [name, property] of Object.entries(properties)) {
+    const raw = sent[name]
+    if (property.type === 'integer' && raw !== undefined && !(typeof raw === 'string' && DECIMAL_INTEGER.test(raw)))
+      (value as Record<string, unknown>)[name] = raw
+  }
+  return value
+}
+
 /** TypeBox's compiled check of each request schema, once per process. */
 const checks = compiledOnce<TSchema, ReturnType<typeof Compile<TSchema>>>()
 
@@ -145,12 +285,15 @@ export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
   const check = checks(schema, () => Compile(schema))
   const part = (httpPart ?? 'body') as HttpPart
   return (input): { value: unknown } | { error: Error } => {
-    const value = part === 'body' ? input : Value.Convert(schema, input)
+    const value = part === 'body' ? input : converted(schema, input)
     if (check.Check(value)) {
       const unreadable = unreadableText(value)
       if (unreadable === undefined) return { value }
-      return { error: new ApiError(400, `${subject[part]} '${fieldName(unreadable)}' contiene caracteres no válidos`) }
+      return {
+        error: invalidRequest([{ field: fieldName(unreadable), message: `${subject[part]} '${fieldName(unreadable)}' contiene caracteres no válidos` }]),
+      }
     }
-    return { error: new ApiError(400, describeSchemaError(schema, part, check.Errors(value))) }
+    const errors = check.Errors(value)
+    return { error: invalidRequest(schemaProblems(schema, part, errors), errors.length < MAX_GATHERED_ERRORS) }
   }
 }

@@ -1,0 +1,185 @@
+import { describe, expect } from 'vitest'
+import { COUNTRY_CODES } from '@letters/contracts'
+import { it } from '@letters/test/support/fixtures'
+import { moneyState } from '@letters/test/support/ledger'
+import { UNKNOWN_ID, expectError, publicClient, singleLetter } from './helpers.js'
+
+type Problems = { error: string; message: string; requestId: string; details?: Array<{ field: string; message: string }> }
+
+describe('a 400 for a body that breaks its schema names every problem', () => {
+  it('lists two missing fields in the message and one by one in details', async ({ gateway: app, account, client }) => {
+    const response = await client.post('/single', { ...singleLetter(account), name: undefined, city: undefined })
+    const body = expectError(response, 400, 'Bad Request') as Problems
+    expect(body.message).toBe("El campo 'name' es obligatorio; El campo 'city' es obligatorio")
+    expect(body.details).toEqual([
+      { field: 'name', message: "El campo 'name' es obligatorio" },
+      { field: 'city', message: "El campo 'city' es obligatorio" },
+    ])
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it('lists a missing field and a field of the wrong type', async ({ account, client }) => {
+    const body = (await client.post('/single', { ...singleLetter(account), address: undefined, zip: 28013 })).json<Problems>()
+    expect(body.details).toEqual([
+      { field: 'address', message: "El campo 'address' es obligatorio" },
+      { field: 'zip', message: "El campo 'zip' debe ser un texto no vacío (el código postal, entre comillas)" },
+    ])
+    expect(body.message).toBe(body.details!.map((problem) => problem.message).join('; '))
+  })
+
+  it('keeps the one sentence of a single problem, with it alone in details', async ({ account, client }) => {
+    const body = expectError(await client.post('/single', { ...singleLetter(account), zip: undefined }), 400, 'Bad Request') as Problems
+    expect(body).toEqual({
+      error: 'Bad Request',
+      message: "El campo 'zip' es obligatorio",
+      requestId: expect.any(String),
+      details: [{ field: 'zip', message: "El campo 'zip' es obligatorio" }],
+    })
+  })
+
+  it('names a misspelt field as not allowed, with the field it resembles, before the field it left missing', async ({ account, client }) => {
+    const { address, ...rest } = singleLetter(account) as Record<string, unknown>
+    const body = (await client.post('/single', { ...rest, adress: address })).json<Problems>()
+    expect(body.details).toEqual([
+      { field: 'adress', message: "El campo 'adress' no está permitido (¿quisiste decir 'address'?)" },
+      { field: 'address', message: "El campo 'address' es obligatorio" },
+    ])
+    expect(body.message).toBe("El campo 'adress' no está permitido (¿quisiste decir 'address'?); El campo 'address' es obligatorio")
+  })
+
+  it('suggests nothing for an unknown field like no allowed one', async ({ account, client }) => {
+    const body = (await client.post('/single', singleLetter(account, { colorDeTinta: 'azul' }))).json<Problems>()
+    expect(body.message).toBe("El campo 'colorDeTinta' no está permitido")
+  })
+
+  it('lists ten problems of a large body and counts the rest', async ({ client }) => {
+    const extra = Object.fromEntries(Array.from({ length: 30 }, (_, n) => [`campoDesconocido${n}`, n]))
+    const body = (await client.post('/single', extra)).json<Problems>()
+    // 30 unknown fields, listed first, and 9 required ones missing.
+    expect(body.details!.map((problem) => problem.field)).toEqual(Array.from({ length: 10 }, (_, n) => `campoDesconocido${n}`))
+    expect(body.message.split('; ')).toHaveLength(11)
+    expect(body.message).toMatch(/^El campo 'campoDesconocido0' no está permitido; .*; y 29 más$/)
+  })
+})
+
+describe('a known path asked with another method', () => {
+  it('answers 405 with Allow listing the methods the path has', async ({ gateway: app, account }) => {
+    const response = await app.inject({ method: 'PUT', url: '/cards', headers: { 'x-api-key': account.apiKey } })
+    expectError(response, 405, 'Method Not Allowed', 'La ruta /cards no admite PUT; admite GET, HEAD')
+    expect(response.headers.allow).toBe('GET, HEAD')
+    const card = await app.inject({ method: 'PATCH', url: `/cards/${UNKNOWN_ID}` })
+    expect(card.statusCode).toBe(405)
+    expect(card.headers.allow).toBe('GET, HEAD, DELETE')
+  })
+
+  it('still answers 404 to a path the gateway does not have, whatever the method', async ({ gateway: app }) => {
+    for (const method of ['GET', 'PUT'] as const) {
+      const response = await app.inject({ method, url: '/cartas' })
+      expectError(response, 404, 'Not Found', `La ruta ${method} /cartas no existe`)
+      expect(response.headers.allow).toBeUndefined()
+    }
+  })
+
+  it('is documented as a shared response with Allow', async ({ gateway: app }) => {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      components: { responses: Record<string, { headers: Record<string, unknown>; content: Record<string, { schema: unknown }> }> }
+    }>()
+    const shared = document.components.responses.MethodNotAllowed!
+    expect(Object.keys(shared.headers)).toEqual(['Allow'])
+    expect(shared.content['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Error' })
+  })
+})
+
+describe('a path parameter longer than 100 characters', () => {
+  it('is answered as an unknown id: 404 with a key, 401 without one', async ({ gateway: app, client }) => {
+    const long = 'a'.repeat(101)
+    expectError(await client.get(`/cards/${long}`), 404, 'Not Found')
+    expectError(await client.get(`/cards/${'a'.repeat(5000)}`), 404, 'Not Found')
+    expectError(await client.delete(`/webhooks/${long}`), 404, 'Not Found')
+    // Without a key the route's authentication answers first, as for any id: nothing is told about ids.
+    expectError(await app.inject({ method: 'GET', url: `/cards/${long}` }), 401, 'Unauthorized')
+    expectError(await publicClient(app, 'lk_live_unknown').get(`/cards/${long}`), 401, 'Unauthorized')
+  })
+})
+
+describe('limit, like every integer of a query, takes decimal digits only', () => {
+  it.for(['true', '0x5', '1e1', '%201', '0', '101', '1.5', '5&limit=6'])('refuses limit=%s with a Spanish 400', async (value, { client }) => {
+    const response = await client.get(`/cards?limit=${value}`)
+    expectError(response, 400, 'Bad Request', /^El parámetro 'limit' debe ser /)
+  })
+
+  it('accepts limit=5 on every paged list of the public API', async ({ client }) => {
+    for (const path of ['/cards', '/events', '/balance/movements', '/suppressions']) {
+      const response = await client.get(`${path}?limit=5`)
+      expect(response.statusCode, `${path}: ${response.body}`).toBe(200)
+    }
+    expectError(await client.get('/events?limit=1e1'), 400, 'Bad Request', "El parámetro 'limit' debe ser un número entero")
+  })
+
+  it('refuses a proof page written as anything but digits', async ({ client }) => {
+    expectError(
+      await client.get(`/cards/${UNKNOWN_ID}/proof.png?page=0x1`),
+      400,
+      'Bad Request',
+      "El parámetro 'page' debe ser un número de página entre 1 y 10",
+    )
+  })
+})
+
+describe('country', () => {
+  it('is an enum of the assigned codes in /openapi.json, and AA is refused', async ({ gateway: app, account, client }) => {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, { enum?: string[] }> } }> } }>>
+    }>()
+    const country = document.paths['/single']!.post!.requestBody.content['application/json']!.schema.properties.country!
+    expect(country.enum).toContain('ES')
+    expect(country.enum).toContain('es')
+    expect(country.enum).not.toContain('AA')
+    expect(country.enum).toHaveLength(2 * COUNTRY_CODES.length)
+    expectError(
+      await client.post('/single', singleLetter(account, { country: 'AA' })),
+      400,
+      'Bad Request',
+      "'country' debe ser un código ISO 3166-1 alfa-2 asignado, como ES o FR",
+    )
+    expect((await client.post('/single', singleLetter(account, { country: 'es' }))).statusCode).toBe(200)
+  })
+})
+
+describe('the documented Error object', () => {
+  it('has the optional details of a validation 400', async ({ gateway: app }) => {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      components: { schemas: { Error: { required: string[]; properties: Record<string, { type: string; items?: { required: string[] } }> } } }
+    }>()
+    const error = document.components.schemas.Error
+    expect(error.required).toEqual(['error', 'message'])
+    expect(error.properties.details).toMatchObject({ type: 'array', items: { required: ['field', 'message'] } })
+  })
+})
+
+describe('the query parameters of POST /cards/bulk', () => {
+  it('are documented for a CSV body only, but dryRun, and a JSON request that sends one is told why it is refused', async ({
+    gateway: app,
+    account,
+    campaign,
+    client,
+  }) => {
+    const document = (await app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { parameters: Array<{ in: string; name: string; description?: string }> }>>
+    }>()
+    const query = document.paths['/cards/bulk']!.post!.parameters.filter((parameter) => parameter.in === 'query')
+    expect(query.map((parameter) => parameter.name).sort()).toEqual(['campaignId', 'dryRun', 'ignoreSuppression', 'inkColor', 'sendAt', 'signatureId'])
+    for (const parameter of query.filter(({ name }) => name !== 'dryRun')) {
+      expect(parameter.description, parameter.name).toMatch(/^With a text\/csv body, and only then: .*refused with 400/)
+    }
+    const body = { campaignId: campaign, recipients: [{ name: 'Ana', surname: 'Ruiz', address: 'Calle Mayor 1', zip: '28013', city: 'Madrid', country: 'ES' }] }
+    for (const [url, named] of [
+      [`/cards/bulk?signatureId=${account.signatureId}`, "'signatureId' va"],
+      ['/cards/bulk?inkColor=red&ignoreSuppression=true', "'inkColor' y 'ignoreSuppression' van"],
+      ['/cards/bulk?sendAt=2030-01-01T10:00:00%2B01:00', "'sendAt' va"],
+    ] as const) {
+      expectError(await client.post(url, body), 400, 'Bad Request', `Con un cuerpo JSON, ${named} en el cuerpo, no en la URL`)
+    }
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+})
