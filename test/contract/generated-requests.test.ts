@@ -94,6 +94,8 @@ interface Request {
   headers: Record<string, string>
   /** undefined: no body at all. */
   body?: unknown
+  /** A text/csv body (a string), instead of JSON. */
+  csv?: boolean
   /** For a method the path has not, the methods it has. */
   allowed?: string[]
 }
@@ -213,8 +215,8 @@ const EXCEPTIONS: Exception[] = [
   ...each(['POST /card', 'POST /cards/bulk'], {
     status: 400,
     check: 'valid refused',
-    reason: "variables' names must be the campaign's, which no schema of the operation can say",
-    when: about(/^La variable '.*' no existe en la campaña/s),
+    reason: "variables' names (a CSV's extra columns) must be the campaign's, which no schema of the operation can say",
+    when: about(/^La variable '.*' no existe en la campaña|^La columna '.*' del CSV no es un campo del destinatario ni una variable de la campaña/s),
   }),
   ...each(RECIPIENTS, {
     status: 400,
@@ -242,7 +244,7 @@ const EXCEPTIONS: Exception[] = [
     status: 400,
     check: 'valid refused',
     reason: 'its query parameters are for a text/csv body only (their descriptions say so); with a JSON body they are refused',
-    when: (request) => Object.keys(request.query).length > 0,
+    when: (request) => !request.csv && Object.keys(request.query).length > 0,
   },
   // A NUL character in an id: refused with a 400 the operations that take any string do not list.
   ...each(ANY_STRING_IDS, {
@@ -354,6 +356,23 @@ function valueOf(schema: Schema, known: Known, name?: string, ascii = false): fc
 /** How a parameter's value travels in a URL or header. */
 const serialize = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
 
+/** The columns a CSV of recipients may have, as the text/csv body's description lists them; then one per variable. */
+const CSV_COLUMNS = ['name', 'surname', 'address', 'zip', 'city', 'country', 'company', 'province', 'inkColor', 'trackingUrl']
+
+/** Recipients as a CSV, the way a spreadsheet writes them: a header row, fields quoted where they hold a separator, a quote or a line break. */
+function csvOf(recipients: Array<Record<string, unknown>>): string {
+  const cells = recipients.map((recipient) => {
+    // A header cell is trimmed and names one column: a variable named otherwise has no column.
+    const variables = Object.entries((recipient.variables as Record<string, string> | undefined) ?? {})
+    const row = Object.fromEntries(variables.filter(([name]) => name !== '' && name === name.trim() && !CSV_COLUMNS.includes(name)))
+    for (const column of CSV_COLUMNS) if (typeof recipient[column] === 'string') row[column] = recipient[column]
+    return row
+  })
+  const columns = [...new Set(cells.flatMap((row) => Object.keys(row)))]
+  const field = (value: string) => (/[",;\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value)
+  return [columns, ...cells.map((row) => columns.map((column) => row[column] ?? ''))].map((line) => line.map(field).join(',')).join('\r\n')
+}
+
 // ———————————————————————————————————— breaking one thing ————————————————————————————————————
 
 const WRONG_TYPES: unknown[] = [12345, 'texto', true, null, [], {}]
@@ -418,24 +437,27 @@ function validRequests(subject: Subject, known: (name: string) => string[] | und
   const parameters = subject.operation.parameters ?? []
   const inOf = (where: Parameter['in']) => parameters.filter((parameter) => parameter.in === where)
   const group = (where: Parameter['in']) =>
-    fc.record(
-      Object.fromEntries(
-        inOf(where).map((parameter) => {
-          const own = known(parameter.name)
-          return [
-            parameter.name,
-            valueOf(parameter.schema, own ? { [parameter.name]: own } : {}, parameter.name, where === 'header')
-              .map(serialize)
-              .filter(travels),
-          ]
-        }),
-      ),
-      {
-        requiredKeys: inOf(where)
-          .filter((parameter) => parameter.required || where === 'path')
-          .map((parameter) => parameter.name),
-      },
-    ) as fc.Arbitrary<Record<string, string>>
+    fc
+      .record(
+        Object.fromEntries(
+          inOf(where).map((parameter) => {
+            const own = known(parameter.name)
+            return [
+              parameter.name,
+              // A null (a parameter that may be null) is a parameter left out: a URL has no null.
+              valueOf(parameter.schema, own ? { [parameter.name]: own } : {}, parameter.name, where === 'header')
+                .map((value) => (value === null ? undefined : serialize(value)))
+                .filter((value) => value === undefined || travels(value)),
+            ]
+          }),
+        ),
+        {
+          requiredKeys: inOf(where)
+            .filter((parameter) => parameter.required || where === 'path')
+            .map((parameter) => parameter.name),
+        },
+      )
+      .map((values) => Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Record<string, string>)
   const bodyKnown = Object.fromEntries(
     ['cardDesignId', 'envelopeDesignId', 'senderId', 'signatureId', 'campaignId', 'country', 'zip', 'url', 'fontName'].flatMap((name) =>
       known(name) ? [[name, known(name)!]] : [],
@@ -446,7 +468,16 @@ function validRequests(subject: Subject, known: (name: string) => string[] | und
       ? valueOf(subject.body, bodyKnown)
       : fc.option(valueOf(subject.body, bodyKnown), { nil: undefined })
     : fc.constant(undefined)
-  return fc.record({ params: group('path'), query: group('query'), headerParams: group('header'), body }).map(({ params, query, headerParams, body }) => ({
+  // A text/csv body, where the operation takes one beside JSON: its rows from the JSON body's recipients.
+  const recipients = subject.operation.requestBody?.content['text/csv'] && subject.body?.properties?.recipients
+  const csv = recipients
+    ? fc.option(
+        valueOf(recipients, bodyKnown).map((rows) => csvOf(rows as Array<Record<string, unknown>>)),
+        { nil: undefined },
+      )
+    : fc.constant(undefined)
+  const parts = { params: group('path'), query: group('query'), headerParams: group('header'), body, csv }
+  return fc.record(parts).map(({ params, query, headerParams, body, csv }) => ({
     kind: 'valid' as const,
     invalid: false,
     method: subject.method,
@@ -454,7 +485,8 @@ function validRequests(subject: Subject, known: (name: string) => string[] | und
     params,
     query,
     headers: { ...headers, ...headerParams },
-    body,
+    // A CSV names its campaign in the query (its description says so: required with a CSV).
+    ...(csv === undefined ? { body } : { body: csv, csv: true, query: { campaignId: known('campaignId')?.[0] ?? '', ...query } }),
   }))
 }
 
@@ -483,7 +515,7 @@ function brokenRequests(subject: Subject, valid: fc.Arbitrary<Request>): fc.Arbi
           return [`${parameter.in} ${parameter.name}: ${how}`, { ...request, [where]: { ...request[where], [parameter.name]: value } }]
         }),
       ),
-      ...(subject.body && request.body !== undefined
+      ...(subject.body && request.body !== undefined && !request.csv
         ? breakages(subject.body, request.body)
             .filter(([, body]) => !conforms(subject.body!, body))
             .map(([how, body]): [string, Request] => [`body: ${how}`, { ...request, body }])
@@ -527,8 +559,8 @@ async function send(baseUrl: string, request: Request): Promise<Answer> {
   const response = await fetch(`${baseUrl}${path}${query ? `?${query}` : ''}`, {
     method: request.method,
     redirect: 'manual',
-    headers: { ...request.headers, ...(hasBody ? { 'content-type': 'application/json' } : {}) },
-    ...(hasBody ? { body: JSON.stringify(request.body) } : {}),
+    headers: { ...request.headers, ...(hasBody ? { 'content-type': request.csv ? 'text/csv' : 'application/json' } : {}) },
+    ...(hasBody ? { body: request.csv ? String(request.body) : JSON.stringify(request.body) } : {}),
   })
   const bytes = Buffer.from(await response.arrayBuffer())
   const bucket = `${request.kind} ${String(response.status).slice(0, 1)}xx`
