@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { topUp } from '@letters/credits'
 import { accounts, cardDesigns, envelopeDesigns, letters, senders, signatures, type Db, type Recipient } from '@letters/db'
-import type { VerifiedAddress } from '@letters/contracts'
+import type { CountryCode, VerifiedAddress } from '@letters/contracts'
 
 export async function newAccount(db: Db, options: { credits?: number; name?: string } = {}) {
   return db.transaction(async (tx) => {
@@ -46,7 +46,7 @@ export const sampleRecipient: Recipient = {
 
 /** A valid Spanish recipient, as a request body sends it (no company). */
 const { company: _company, ...bodyRecipient } = sampleRecipient
-export const spanishRecipient = bodyRecipient
+export const spanishRecipient = { ...bodyRecipient, country: 'ES' as CountryCode }
 
 /** A valid POST /single body for the account, with `overrides` on top. */
 export function singleLetter(account: { cardDesignId: string; envelopeDesignId: string; senderId: string }, overrides: Record<string, unknown> = {}) {

@@ -56,7 +56,7 @@ const body = {
   zip: '28013',
   city: 'Madrid',
   province: 'Madrid',
-  country: 'ES',
+  country: 'ES' as const,
 }
 
 describe('createClient in session mode (no apiKey, a csrfToken)', () => {

@@ -1,23 +1,18 @@
 /**
- * ISO 3166-1 alpha-2 codes, the `country` the API takes. Their Spanish names come from the
- * browser (Intl.DisplayNames) rather than from a list shipped in the bundle.
+ * The `country` codes the API takes come from the contracts' one list; their Spanish names come
+ * from the browser (Intl.DisplayNames) rather than from a list shipped in the bundle.
  */
-const CODES =
-  'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ ' +
-  'DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT ' +
-  'JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI ' +
-  'NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK ' +
-  'TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW'
+import { COUNTRY_CODES, type CountryCode } from '@letters/contracts/countries'
 
 const names = new Intl.DisplayNames(['es-ES'], { type: 'region' })
 
 export const countryName = (code: string) => names.of(code.toUpperCase()) ?? code
 
 /** Every country as a select shows it: Spain first (most letters go there), then the rest by name. */
-export const countries: { code: string; name: string }[] = (() => {
-  const all = CODES.split(' ').map((code) => ({ code, name: countryName(code) }))
+export const countries: { code: CountryCode; name: string }[] = (() => {
+  const all = COUNTRY_CODES.map((code) => ({ code, name: countryName(code) }))
   const rest = all.filter((country) => country.code !== 'ES').sort((a, b) => a.name.localeCompare(b.name, 'es'))
-  return [{ code: 'ES', name: countryName('ES') }, ...rest]
+  return [{ code: 'ES' as const, name: countryName('ES') }, ...rest]
 })()
 
 const folded = (text: string) => text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().trim()

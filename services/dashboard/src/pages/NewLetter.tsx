@@ -7,6 +7,7 @@ import { Page } from '../components/Page'
 import { ErrorBox, Loading, Notice } from '../components/Status'
 import { letterCost } from '../costs'
 import { countries } from '../countries'
+import type { CountryCode } from '@letters/contracts/countries'
 import { formatCredits } from '../format'
 import { inkColors, inkNames, type InkColor } from '../labels'
 import { newIdempotencyKey, nothingCreated } from '../keys'
@@ -120,7 +121,8 @@ function letterOf(form: LetterForm): SingleLetterBody {
     zip: form.zip.trim(),
     city: form.city.trim(),
     province: orNull(form.province),
-    country: form.country,
+    // The select offers only the contracts' codes; the API checks it again.
+    country: form.country as CountryCode,
   }
 }
 
