@@ -147,17 +147,6 @@ const about =
 /** One exception for each of `operations`. */
 const each = (operations: string[], exception: Omit<Exception, 'operation'>): Exception[] => operations.map((operation) => ({ operation, ...exception }))
 
-/** The operations whose path takes any string as its id and that list no 400. */
-const IDS_WITHOUT_400 = [
-  'GET /card-designs/{id}',
-  'GET /card-designs/{id}/preview',
-  'GET /envelope-designs/{id}',
-  'GET /envelope-designs/{id}/preview',
-  'GET /signatures/{id}',
-  'GET /signatures/{id}/preview',
-  'GET /cards/{cardId}',
-  'GET /cards/{cardId}/proof',
-]
 const PAGED = ['GET /cards', 'GET /events', 'GET /suppressions', 'GET /balance/movements', 'GET /webhooks/{id}/deliveries']
 const RECIPIENTS = ['POST /single', 'POST /single/preview', 'POST /card', 'POST /cards/bulk']
 
@@ -237,13 +226,6 @@ const EXCEPTIONS: Exception[] = [
     reason: 'its query parameters are for a text/csv body only (their descriptions say so); with a JSON body they are refused',
     when: (request) => !request.csv && Object.keys(request.query).length > 0,
   },
-  // A NUL character in an id: refused with a 400 the operations that take any string do not list.
-  ...each(IDS_WITHOUT_400, {
-    status: 400,
-    check: 'undocumented status',
-    reason: 'a path parameter with a control character (%00) is answered 400, which these operations do not list',
-    when: (request) => Object.values(request.params).some((value) => /\p{Cc}/u.test(value)),
-  }),
 ]
 
 // ———————————————————————————————————— the document ————————————————————————————————————

@@ -9,6 +9,8 @@ import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign, 
 import { fontPreviewPng, listFonts } from '../../services/fonts.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
+/** Reads of one thing by its id: an id holding a character no id has (a NUL) is refused with a 400 before the route. */
+const byIdErrors = errorResponses(400, 401, 404, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
 const tags = ['Catalog']
 
@@ -104,7 +106,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         headers,
         params,
-        response: { 200: CardDesign, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: CardDesign, ...byIdErrors },
       },
     },
     async (request) =>
@@ -119,7 +121,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         headers,
         params,
-        response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: publicApi.Png, ...byIdErrors },
       },
     },
     async (request, reply) => {
@@ -141,7 +143,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
           tags,
           headers,
           params,
-          response: { 200: publicApi.Png, ...errorResponses(401, 404, 429, 500, 503) },
+          response: { 200: publicApi.Png, ...byIdErrors },
         },
       },
       async (request, reply) => {
@@ -160,7 +162,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         headers,
         params,
-        response: { 200: EnvelopeDesign, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: EnvelopeDesign, ...byIdErrors },
       },
     },
     async (request) =>
@@ -175,7 +177,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         headers,
         params,
-        response: { 200: Signature, ...errorResponses(401, 404, 429, 500, 503) },
+        response: { 200: Signature, ...byIdErrors },
       },
     },
     async (request) =>
