@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { CliError } from './admin-api.js'
+import type { GroupContext } from './commands/shared.js'
 import { recordTable, type Io } from './output.js'
 
 export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
@@ -13,8 +14,8 @@ export interface Settings {
 
 /**
  * The groups of commands, in the order the help lists them, and what each is for. `--help` needs
- * no more than this: the commands of a group (commands.ts), and the contracts they print, which
- * take most of the CLI's start, load only for the group a command line names.
+ * no more than this: the commands of a group (commands/<group>.ts), and the contracts they print,
+ * which take most of the CLI's start, load only for the group a command line names.
  */
 export const groups = {
   accounts: 'open and look at client accounts',
@@ -30,6 +31,21 @@ export const groups = {
   suppressions: "an account's suppression list: addresses a letter came back from, which its new letters are refused for",
 } as const
 export type GroupName = keyof typeof groups
+
+/** Each group's module, imported only when a command line names the group: one module's contracts, not every group's. */
+const groupModules: Record<GroupName, () => Promise<{ addCommands: (group: Command, context: GroupContext) => void }>> = {
+  accounts: () => import('./commands/accounts.js'),
+  users: () => import('./commands/users.js'),
+  keys: () => import('./commands/keys.js'),
+  credits: () => import('./commands/credits.js'),
+  designs: () => import('./commands/designs.js'),
+  senders: () => import('./commands/senders.js'),
+  signatures: () => import('./commands/signatures.js'),
+  fonts: () => import('./commands/fonts.js'),
+  campaigns: () => import('./commands/campaigns.js'),
+  letters: () => import('./commands/letters.js'),
+  suppressions: () => import('./commands/suppressions.js'),
+}
 
 const isGroup = (name: string | undefined): name is GroupName => name !== undefined && Object.hasOwn(groups, name)
 
@@ -62,10 +78,10 @@ export async function buildProgram(settings: Settings, io: Io, args: string[]): 
     .showHelpAfterError('(add --help for usage)')
 
   const named = namedGroup(args)
-  const commands = named === undefined ? undefined : await import('./commands.js')
+  const commands = named === undefined ? undefined : await groupModules[named]()
   for (const [name, description] of Object.entries(groups)) {
     const group = program.command(name).description(description)
-    if (name === named) commands!.addGroupCommands(named, group, settings, io)
+    if (name === named) commands!.addCommands(group, { settings, io })
   }
 
   program
