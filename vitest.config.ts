@@ -21,7 +21,7 @@ const heavy = [
   'test/e2e/batch-printing.test.ts',
   'services/production-worker/test/print-once-under-faults.test.ts',
   'packages/startup/test/schema-at-start.test.ts',
-  'services/production-worker/test/floor-print-once-and-safe-manifest.test.ts',
+  'services/production-worker/test/floor-prints-once-and-trusts-no-input.test.ts',
   'services/gateway/test/killed-gateway-keyed-retries-store-once.test.ts',
   'test/e2e/floor-connection-drop.test.ts',
   'services/gateway/test/drain-on-sigterm.test.ts',

@@ -66,7 +66,7 @@ describe('the set of valid API keys', () => {
     expect((await campaigns(app, address, unannounced)).statusCode).toBe(200)
     expect((await campaigns(app, address, account.apiKey)).statusCode).toBe(200)
 
-    // Finding the set incomplete started a fill: it is whole again soon, so a guess from the
+    // Seeing the set incomplete started a fill: it is whole again soon, so a guess from the
     // locked address is refused once more without a lookup.
     await vi.waitFor(async () => expect(await members(app, validKeys, hashApiKey(unannounced), hashApiKey(account.apiKey))).toEqual([1, 1]), { timeout: 5000 })
     expect(await members(app, validKeys, hashApiKey(revoked.apiKey))).toEqual([0])

@@ -1,5 +1,6 @@
-// Red team of the designs feature: hostile artwork uploads against an in-process gateway.
-// Each `it` here is a finding, and failed before its fix: an upload refused (or drawn) quickly without holding the gateway. What held is in hostile-artwork-refused.test.ts.
+// Hostile artwork uploads against an in-process gateway: each is refused (or drawn) within bounds
+// of time and memory, without holding the gateway's event loop or the threads other images need.
+// What is refused outright, with nothing stored, is in hostile-artwork-refused.test.ts.
 //
 //   npx vitest run services/gateway/test/artwork-costs-bounded.test.ts
 import { afterEach, describe, expect } from 'vitest'

@@ -6,7 +6,7 @@ import { moneyState } from '@letters/test/support/ledger'
 import { christmasCampaign, spanishRecipient as recipient } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
 
-const it = base.extend({ gatewayOptions: { isolate: 'rt-findings' }, campaignOverrides: christmasCampaign })
+const it = base.extend({ gatewayOptions: { isolate: 'bulk-refusals' }, campaignOverrides: christmasCampaign })
 
 const HEADER = 'name,surname,address,zip,city,province,country,nombre,cupon'
 const ROW = 'Ana,Ruiz,Calle Mayor 1,28013,Madrid,Madrid,ES,Ana,A1'

@@ -1,5 +1,5 @@
-// Red team of the designs feature: the attacks that held. Every test here passes; each would fail
-// if the rule it names broke.
+// Designs under attack: another account's designs and signatures, uploads racing letters and each
+// other, hostile text. Each test fails if the rule it names breaks.
 //
 //   npx vitest run services/gateway/test/designs-isolated-and-consistent.test.ts
 import { describe, expect } from 'vitest'

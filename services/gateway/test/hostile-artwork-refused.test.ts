@@ -1,5 +1,6 @@
-// Red team of the designs feature: hostile uploads that held. Every test here passes; each would
-// fail if the rule it names broke. The findings are in artwork-costs-bounded.test.ts.
+// Hostile artwork uploads refused, with nothing stored: each test fails if the rule it names
+// breaks. What such uploads may cost the gateway (time, memory, its event loop) is in
+// artwork-costs-bounded.test.ts.
 //
 //   npx vitest run services/gateway/test/hostile-artwork-refused.test.ts
 import { request as httpRequest } from 'node:http'

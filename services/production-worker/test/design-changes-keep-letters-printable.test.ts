@@ -1,8 +1,7 @@
-// Red team of the designs feature: findings against the feature’s first version, fixed since
-// while the red team ran ("artwork kept to the format it was made for", "batches keyed by format and
-// front too", "a batch that fails no longer holds up the others"). They pass at HEAD and failed at
-// the first version (run there from a `git archive` of it: 3 of 3 failed, numbers in each comment): kept as
-// regression tests.
+// A design changed under letters already accepted leaves every one of them printable: artwork is
+// kept to the format it was made for, batches are keyed by format and front too, and a batch that
+// fails holds up no other. Each describe says what the feature's first version did instead (run
+// from a `git archive` of it, each of these tests failed there).
 //
 //   npx vitest run services/production-worker/test/design-changes-keep-letters-printable.test.ts
 import { describe, expect } from 'vitest'

@@ -1,5 +1,6 @@
-// The floor's rules (PRINTER=batch, /floor), each guarding a fault found and fixed: a file printed once through dropped
-// connections and a second worker, manifest cells Excel cannot run, a retried letter its batch prints.
+// The floor's rules (PRINTER=batch, /floor): a file printed once through dropped connections and a
+// second worker, manifest cells Excel cannot run, a retried letter its batch prints, and /floor
+// trusting no input.
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
-// Red team of the designs feature: what an accepted signature did to letters already paid for, on
-// a plotter floor. design-changes-keep-letters-printable.test.ts holds the findings fixed since the feature's first
-// version; designs-isolated-and-consistent.test.ts what held.
+// What an accepted signature does to letters already paid for, on a plotter floor: they stay
+// printable. design-changes-keep-letters-printable.test.ts holds the same for a design's format and
+// artwork; designs-isolated-and-consistent.test.ts the accounts' isolation and racing uploads.
 //
 //   npx vitest run services/production-worker/test/paid-letters-stay-printable.test.ts
 import { describe, expect } from 'vitest'
