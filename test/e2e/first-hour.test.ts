@@ -4,14 +4,12 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { inflateSync } from 'node:zlib'
-import { PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib'
 import { describe, expect, inject, it, onTestFinished } from 'vitest'
 import { artworkKey } from '@letters/contracts'
 import { closeDb, createDb, dropDatabase, signatures as signaturesTable } from '@letters/db'
 import { readLetterDrawings } from '@letters/letters'
 import { ADMIN_TOKEN } from '../support/context.js'
-import { compact, pdfText } from '../support/pdf.js'
+import { compact, pageContents, pdfText } from '../support/pdf.js'
 import { freePort, processAlive, processTree, repositoryRoot } from '../support/processes.js'
 import { until } from '../support/wait.js'
 
@@ -149,20 +147,6 @@ const answers = (url: string) =>
     (response) => response.status === 200 || undefined,
     () => undefined,
   )
-
-/** Each page's content stream, with the forms it draws (Do) written out in place. */
-async function pageContents(pdf: Buffer): Promise<string[]> {
-  const document = await PDFDocument.load(pdf)
-  return document.getPages().map((page) => {
-    const content = inflateSync((page.node.Contents() as PDFRawStream).getContents()).toString('latin1')
-    const xobjects = page.node.Resources()?.lookupMaybe(PDFName.of('XObject'), PDFDict)
-    return content.replace(/\/(\w+) Do/g, (call, name: string) => {
-      const form = xobjects?.lookup(PDFName.of(name))
-      if (!(form instanceof PDFRawStream) || form.dict.get(PDFName.of('Subtype'))?.toString() !== '/Form') return call
-      return inflateSync(form.getContents()).toString('latin1')
-    })
-  })
-}
 
 /** SIGTERM to `npm start` by its pid (npm passes it to the supervisor, which stops the four); resolves with how it exited. */
 async function stop(stack: Stack, timeoutMs = 90_000) {

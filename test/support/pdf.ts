@@ -1,3 +1,5 @@
+import { inflateSync } from 'node:zlib'
+import { PDFDict, PDFDocument, PDFName, PDFRawStream } from 'pdf-lib'
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs'
 
 /** What a PDF reader finds in a file: its page count and its text without white space (glyphs are placed one by one). */
@@ -30,4 +32,22 @@ export async function pdfTextBoxes(
     pages.push({ width, height, boxes })
   }
   return pages
+}
+
+/**
+ * The content streams of a document, page by page (pdfkit writes one per page), each form it draws
+ * (`/Name Do` of a form XObject: the writing of drawing 6 on) written out where it is drawn, as a
+ * reader runs it.
+ */
+export async function pageContents(pdf: Buffer): Promise<string[]> {
+  const document = await PDFDocument.load(pdf)
+  return document.getPages().map((page) => {
+    const content = inflateSync((page.node.Contents() as PDFRawStream).getContents()).toString('latin1')
+    const xobjects = page.node.Resources()?.lookupMaybe(PDFName.of('XObject'), PDFDict)
+    return content.replace(/\/(\w+) Do/g, (call, name: string) => {
+      const form = xobjects?.lookup(PDFName.of(name))
+      if (!(form instanceof PDFRawStream) || form.dict.get(PDFName.of('Subtype'))?.toString() !== '/Form') return call
+      return inflateSync(form.getContents()).toString('latin1')
+    })
+  })
 }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { inflateSync } from 'node:zlib'
-import { PDFArray, PDFDict, PDFDocument as PdfLib, PDFName, PDFNumber, PDFRawStream, type PDFPage } from 'pdf-lib'
+import { PDFArray, PDFDocument as PdfLib, PDFName, PDFNumber, type PDFPage } from 'pdf-lib'
 import sharp from 'sharp'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '@letters/config'
@@ -14,7 +14,7 @@ import {
   type CardFormat,
   type EnvelopeFormat,
 } from '@letters/contracts'
-import { compact, pdfText, pdfTextBoxes } from '@letters/test/support/pdf'
+import { compact, pageContents, pdfText, pdfTextBoxes } from '@letters/test/support/pdf'
 import { readGcode, readSvg } from '@letters/test/support/plotter-files'
 import {
   BLEED,
@@ -92,24 +92,6 @@ function streams(pdf: Buffer): string[] {
     }
   }
   return found
-}
-
-/**
- * The content streams of a document, page by page (pdfkit writes one per page), each form it draws
- * (`/Name Do` of a form XObject: the writing of drawing 6 on) written out where it is drawn, as a
- * reader runs it.
- */
-async function pageContents(pdf: Buffer): Promise<string[]> {
-  const document = await PdfLib.load(pdf)
-  return document.getPages().map((page) => {
-    const content = inflateSync((page.node.Contents() as PDFRawStream).getContents()).toString('latin1')
-    const xobjects = page.node.Resources()?.lookupMaybe(PDFName.of('XObject'), PDFDict)
-    return content.replace(/\/(\w+) Do/g, (call, name: string) => {
-      const form = xobjects?.lookup(PDFName.of(name))
-      if (!(form instanceof PDFRawStream) || form.dict.get(PDFName.of('Subtype'))?.toString() !== '/Form') return call
-      return inflateSync(form.getContents()).toString('latin1')
-    })
-  })
 }
 
 /** Where images are drawn on a page (pdfkit's `w 0 0 -h x y cm /Name Do`), in points from the top left. */
