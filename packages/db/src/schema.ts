@@ -403,6 +403,8 @@ export const letters = pgTable(
   (table) => [
     // A key's lists: one account's letters of one mode, newest first.
     index('letters_account_mode_created_idx').on(table.accountId, table.livemode, table.createdAt.desc(), table.id.desc()),
+    // The operator's list of every account's letters (GET /admin/cards without an account), newest first.
+    index('letters_created_idx').on(table.createdAt.desc(), table.id.desc()),
     // The clock's scans: scheduled letters by send date, test letters waiting to be "mailed".
     index('letters_scheduled_idx')
       .on(table.sendAt)

@@ -81,18 +81,19 @@ interface ListScope {
 }
 
 /**
- * A page of the letters of `scope` that `query` filters, newest first, each with its account. The
- * order is spelt NULLS LAST, like letters_account_mode_created_idx (both columns are NOT NULL, so
- * it changes nothing else): a bare DESC means NULLS FIRST, which that index cannot serve, and
- * Postgres would then read and sort every letter of the account for each page.
+ * The query of a page of the letters of `scope` that `query` filters (one row more than the page, to
+ * tell whether another follows), newest first, each with its account. The order is spelt NULLS
+ * LAST, like letters_account_mode_created_idx and letters_created_idx (both columns are NOT NULL,
+ * so it changes nothing else): a bare DESC means NULLS FIRST, which those indexes cannot serve, and
+ * Postgres would then read and sort every letter in reach for each page.
  */
-async function listPage(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {
+export function listPageQuery(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const from = createdBound('from', query.from)
   const to = createdBound('to', query.to)
   const pattern = query.search === undefined ? undefined : containing(query.search)
-  const rows = await ex
+  return ex
     .select({ ...cardColumns, accountId: l.accountId })
     .from(l)
     .where(
@@ -111,7 +112,10 @@ async function listPage(ex: Executor, scope: ListScope, query: publicApi.CardLis
     )
     .orderBy(sql`${l.createdAt} DESC NULLS LAST`, sql`${l.id} DESC NULLS LAST`)
     .limit(limit + 1)
-  return pageOf(rows, limit)
+}
+
+async function listPage(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {
+  return pageOf(await listPageQuery(ex, scope, query), query.limit ?? 20)
 }
 
 /** The key's letters (its account's, of its mode), newest first, a page at a time. */
