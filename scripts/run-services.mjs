@@ -104,6 +104,7 @@ function start(service) {
   for (const stream of [child.stdout, child.stderr])
     createInterface({ input: stream }).on('line', (line) => {
       for (const shown of readable(line)) say(service, shown)
+      if (service.name === 'gateway' && line.includes('Server listening at')) repeatWorkerPorts()
     })
   child.on('error', (error) => say(service, `could not start: ${error.message}`))
   // 'close', not 'exit': its last lines are written before it counts as gone.
@@ -130,6 +131,19 @@ function start(service) {
       }, delay),
     )
   })
+}
+
+/**
+ * The workers' ports once more, as the gateway starts listening: that is just after its banner,
+ * where a newcomer reads the key and the first curl, and the lines that gave them first have
+ * scrolled away by then. Once per run: a restarted gateway does not repeat them.
+ */
+let workerPortsRepeated = false
+function repeatWorkerPorts() {
+  if (workerPortsRepeated || metricsPorts.size === 0) return
+  workerPortsRepeated = true
+  const urls = [...metricsPorts].map(([name, port]) => `${name} http://${hostInUrl}:${port}`)
+  say(services[0], `The workers' /healthz and /metrics: ${urls.join(', ')}`)
 }
 
 let failedItself = false

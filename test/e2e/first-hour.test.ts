@@ -206,6 +206,12 @@ describe.skipIf(!onLinux)('a new user’s first hour', () => {
     expect(healthUrls.map((url) => new URL(url).port)).not.toContain(String(second.port))
     for (const url of healthUrls) await until(`${url} to answer 200`, () => answers(url), { timeoutMs: STACK_READY_MS, everyMs: 250 })
     for (const stack of stacks) await until(`the gateway of ${stack.name} to answer`, () => answers(`http://127.0.0.1:${stack.port}/healthz`))
+    // Once the gateway listens, just after its banner, the same three ports are printed again in one line.
+    for (const stack of stacks) {
+      const [, listed] = await printed(stack, /^\[gateway\]\s+The workers' \/healthz and \/metrics: (.*)$/m)
+      const ports = Object.values(await workerHealthUrls(stack)).map((url) => new URL(url).origin)
+      expect(listed!.split(', ').map((entry) => new URL(entry.split(' ')[1]!).origin)).toEqual(ports)
+    }
     // Neither stack's workers were left without /metrics and /healthz.
     for (const stack of stacks) expect(stack.output()).not.toMatch(/metrics server not started/)
 

@@ -16,7 +16,7 @@ if (config.seedDemo) {
   if (demo) {
     app.log.info({ accountId: demo.accountId }, 'demo account created with 100 credits')
     // The key is shown once, here, and never again: print it where a person will see it.
-    const base = `http://${config.host}:${config.port}`
+    const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`
     const { cardDesigns, envelopeDesigns } = demo.designs
     process.stdout.write(
       [
@@ -33,7 +33,7 @@ if (config.seedDemo) {
         `  Dashboard: ${config.publicBaseUrl}/dashboard/`,
         `    email ${demo.owner.email}, password (shown once): ${demo.owner.password}`,
         '',
-        `  Another API key, once this one has scrolled away${config.adminToken ? '' : ' (the gateway started with ADMIN_TOKEN)'}:`,
+        `  Another API key, once this one has scrolled away${config.adminToken ? '' : ' (start the gateway with ADMIN_TOKEN set first)'}:`,
         `    LETTERS_URL=${base} ADMIN_TOKEN=<your ADMIN_TOKEN> npm run admin -- keys issue ${demo.accountId}`,
         '',
         '',
