@@ -12,7 +12,8 @@
  */
 import { performance } from 'node:perf_hooks'
 import type postgres from 'postgres'
-import { ledgerReasons } from '@letters/contracts'
+import { loadConfig } from '@letters/config'
+import { EVENT_RETENTION_DAYS, fontNames, ledgerReasons, publicApi } from '@letters/contracts'
 import { letterStatuses, outboxTargetSql } from '@letters/db'
 import { RELEASED_DETAIL, TEST_MAILED_DETAIL } from '@letters/pipeline'
 
@@ -52,21 +53,20 @@ const FAILED_SHARE = 0.002
 const REPRINTED_SHARE = 0.005
 /** Live letters printed through a batch (PRINTER=batch) rather than one by one. */
 const BATCHED_SHARE = 0.2
+/** The service's defaults: the history is the one a service run with them leaves. */
+const defaults = loadConfig({})
 /** A batch's most letters (BATCH_MAX_LETTERS). */
-const BATCH_MAX_LETTERS = 100
+const BATCH_MAX_LETTERS = defaults.batch.maxLetters
 
-/** PERSONAL_DATA_RETENTION_MS, 90 days: an erasable letter is erased this long after its last change. */
-const PERSONAL_DATA_RETENTION_DAYS = 90
-/** EVENT_RETENTION_DAYS (packages/contracts): GET /events keeps no older event. */
-const EVENT_RETENTION_DAYS = 30
-/** IDEMPOTENCY_TTL_HOURS, and the hour past it the key cleanup waits. */
-const IDEMPOTENCY_KEPT_HOURS = 25
+/** PERSONAL_DATA_RETENTION_MS in days (90): an erasable letter is erased this long after its last change. */
+const PERSONAL_DATA_RETENTION_DAYS = defaults.personalDataRetentionMs / 86_400_000
+/** How long a key is remembered, and the hour past it the key cleanup (purgeExpiredIdempotencyKeys) waits. */
+const IDEMPOTENCY_KEPT_HOURS = publicApi.IDEMPOTENCY_TTL_HOURS + 1
 /** WEBHOOK_RETRY_SCHEDULE's default, as the delay before each attempt after the first (ms, cumulative); 8 attempts in all. */
-const RETRY_CUMULATIVE_MS = [0, 5000, 35_000, 155_000, 755_000, 4_355_000, 25_955_000, 112_355_000]
+const RETRY_CUMULATIVE_MS = defaults.webhooks.retryScheduleMs.reduce((sums, delay) => [...sums, sums.at(-1)! + delay], [0])
 /** WEBHOOK_TIMEOUT_MS. */
-const WEBHOOK_TIMEOUT_MS = 10_000
+const WEBHOOK_TIMEOUT_MS = defaults.webhooks.timeoutMs
 
-const FONTS = ['caveat', 'dancing-script', 'homemade-apple', 'indie-flower', 'kalam'] as const
 const allEventTypes = letterStatuses.map((status) => `letter.${status}`)
 
 interface CardPlan {
@@ -214,7 +214,7 @@ function planAccount(account: number): AccountPlan {
       envelope: envelopeFor(card, k),
       sender: ((k - 1) % senders) + 1,
       signature: k % 2 === 1,
-      font: k % 3 === 0 ? null : FONTS[k % FONTS.length]!,
+      font: k % 3 === 0 ? null : fontNames[k % fontNames.length]!,
       template: `Hola {{nombre}}, ${PHRASES[(k + account) % PHRASES.length]}`,
     })
   }
@@ -230,7 +230,7 @@ function planAccount(account: number): AccountPlan {
       envelope: envelopeFor(card, v),
       sender: ((v - 1) % senders) + 1,
       signature: v <= cards.length,
-      font: pick([...FONTS, null]),
+      font: pick([...fontNames, null]),
       template: `Hola, {{nombre}}: ${PHRASES[(v + account * 3) % PHRASES.length]}`,
     })
   }
@@ -1089,7 +1089,7 @@ function idempotencyKeys({ NOW }: Fill): string {
   return `
     INSERT INTO idempotency_keys (account_id, livemode, key, request_hash, response_status, response_body, created_at, expires_at)
     SELECT ha.id, h.livemode, 'pedido-' || substr(md5('idempotency:' || h.n), 1, 20), encode(sha256(convert_to('request:' || h.n, 'UTF8')), 'hex'), 200,
-      jsonb_build_object('success', true, 'cardId', h.id), h.c, h.c + interval '24 hours'
+      jsonb_build_object('success', true, 'cardId', h.id), h.c, h.c + interval '${publicApi.IDEMPOTENCY_TTL_HOURS} hours'
     FROM hl h JOIN ha ON ha.a = h.a
     WHERE h.c >= ${NOW} - interval '${IDEMPOTENCY_KEPT_HOURS} hours' AND ${u('h.n', 30)} < 0.9`
 }

@@ -144,6 +144,9 @@ export const CampaignLetterBody = Type.Object(
 )
 export type CampaignLetterBody = Static<typeof CampaignLetterBody>
 
+/** How long an Idempotency-Key is remembered, per account: a retry within it gets the first answer. */
+export const IDEMPOTENCY_TTL_HOURS = 24
+
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({

@@ -2,9 +2,6 @@ import { modeLabel } from '@letters/contracts'
 import type { Db } from '@letters/db'
 import type { UnstoredOutcome } from './orders.js'
 
-/** How long a key is remembered, per account. */
-export const IDEMPOTENCY_TTL_HOURS = 24
-
 /**
  * A row without a response is a claim taken by an older version of this code, which claimed
  * keys with a committed row: younger than this, an old replica may still be creating its
@@ -68,7 +65,7 @@ export async function answeredBefore(
   return keyVerdict(stored, fingerprint, true)
 }
 
-/** Keys are kept 24 h; a gateway deletes the expired ones now and then. */
+/** Keys are kept publicApi.IDEMPOTENCY_TTL_HOURS; a gateway deletes the expired ones now and then, an hour past it. */
 export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
   const deleted = await db.$client`DELETE FROM idempotency_keys WHERE expires_at < now() - interval '1 hour'`
   return deleted.count

@@ -2,5 +2,5 @@ export type { IdempotentAnswer, LetterDraft, LetterOrder, OrderOutcome, OwnedFie
 export { DeadlineExceededError, OrderDeadline } from './orders.js'
 export { CommitUnknownError, KeyTakenMeanwhileError, RolledBackError, storeOrders, type StoreOptions } from './store-orders.js'
 export { LetterIntake, type IntakeOptions } from './letter-intake.js'
-export { IDEMPOTENCY_TTL_HOURS, answeredBefore, idempotencyLockName, purgeExpiredIdempotencyKeys } from './idempotency.js'
+export { answeredBefore, idempotencyLockName, purgeExpiredIdempotencyKeys } from './idempotency.js'
 export { unownedField } from './ownership.js'

@@ -1,8 +1,8 @@
 import type { TransactionSql } from 'postgres'
-import { DRAWING_REVISION, modeLabel } from '@letters/contracts'
+import { DRAWING_REVISION, modeLabel, publicApi } from '@letters/contracts'
 import { connectionStatementTimeoutMs, outboxTargetSql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
-import { IDEMPOTENCY_TTL_HOURS, OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
+import { OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
 import { DeadlineExceededError, type LetterDraft, type LetterOrder, type OrderDeadline, type OrderOutcome } from './orders.js'
 import { checkChoices, refusalOf, type CheckRow, type Choice } from './ownership.js'
@@ -431,7 +431,7 @@ async function write(
     -- An answer replaces only an expired entry or an abandoned old-version claim.
     answered AS (
       INSERT INTO idempotency_keys AS k (account_id, livemode, key, request_hash, response_status, response_body, expires_at)
-      SELECT account, livemode, key, hash, status, body, now() + make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+      SELECT account, livemode, key, hash, status, body, now() + make_interval(hours => ${publicApi.IDEMPOTENCY_TTL_HOURS})
       FROM jsonb_to_recordset(${json(answers)}::jsonb) AS a(account uuid, livemode boolean, key text, hash text, status int, body jsonb)
       ON CONFLICT (account_id, livemode, key) DO UPDATE
         SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
