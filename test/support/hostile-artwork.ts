@@ -1,5 +1,6 @@
 // Hostile artwork files for the tests that refuse them (hostile-artwork-refused, artwork-costs-bounded and the designs' tests),
 // made here byte by byte, and a probe of the event loop the gateway (or the floor) answers on.
+import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { deflateSync } from 'node:zlib'
 
@@ -65,11 +66,18 @@ export const farControlPointsSignatureSvg = (far: string) =>
 export const morphologyCardSvg = (radius: number) =>
   `<svg ${SVG_NS} viewBox="0 0 154 111"><filter id="f" x="-10" y="-10" width="20" height="20"><feMorphology radius="${radius}"/></filter><rect width="154" height="111" filter="url(#f)"/></svg>`
 
+/** Milliseconds this process's main thread (the event loop's) has run on a CPU, from Linux's scheduler statistics. */
+export function loopThreadCpuMs(): number {
+  return Number(readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+}
+
 /**
  * Watches an event loop from inside it: the longest gap between two 5 ms ticks while `work` ran
- * (a synchronous parse shows as one long gap), and the highest RSS sampled.
+ * (a synchronous parse shows as one long gap), the CPU time its thread spent meanwhile (which a
+ * busy machine does not lengthen, and which bounds any stall of the loop's own making), and the
+ * highest RSS sampled.
  */
-export async function probeEventLoop<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; stallMs: number; rssGrowthMb: number }> {
+export async function probeEventLoop<T>(work: () => Promise<T>): Promise<{ result: T; ms: number; stallMs: number; loopCpuMs: number; rssGrowthMb: number }> {
   const rss0 = process.memoryUsage().rss
   let peak = rss0
   let longest = 0
@@ -81,12 +89,19 @@ export async function probeEventLoop<T>(work: () => Promise<T>): Promise<{ resul
     peak = Math.max(peak, process.memoryUsage().rss)
   }, 5)
   const started = performance.now()
+  const cpu0 = loopThreadCpuMs()
   try {
     const result = await work()
     const ms = performance.now() - started
     // One more tick, so a block that ended the work is measured too.
     await new Promise((resolve) => setTimeout(resolve, 20))
-    return { result, ms: Math.round(ms), stallMs: Math.round(longest), rssGrowthMb: Math.round((peak - rss0) / 1e6) }
+    return {
+      result,
+      ms: Math.round(ms),
+      stallMs: Math.round(longest),
+      loopCpuMs: Math.round(loopThreadCpuMs() - cpu0),
+      rssGrowthMb: Math.round((peak - rss0) / 1e6),
+    }
   } finally {
     clearInterval(tick)
   }

@@ -2,9 +2,19 @@ import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { pino } from 'pino'
 import { metrics } from '@letters/observability'
+import { until } from '@letters/test/support/wait'
 import { BackgroundLoop } from '../src/index.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Every callback and promise already due has run: a round the loop would start at once has started. */
+const settled = () => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * Lets five of a loop's intervals pass: what must not happen (a round after a stop, two rounds at
+ * once) has had every chance to. Waiting for something that does happen is `until`'s.
+ */
+const intervalsPass = (intervalMs: number) => sleep(5 * intervalMs)
 
 /** A logger whose lines the test reads back. */
 function capturedLog() {
@@ -40,11 +50,12 @@ describe('BackgroundLoop', () => {
     })
     loop.start()
     loop.start() // a second start is a no-op, not a second loop
-    await sleep(500)
+    await until('three rounds', () => starts.length >= 3)
     await loop.stop()
     expect(overlapped).toBe(false)
     expect(starts.length).toBeGreaterThanOrEqual(3)
-    // Each round starts after the previous one's 30 ms and the 100 ms pause.
+    // Each round starts after the previous one's 30 ms and the 100 ms pause: a lower bound, which a
+    // busy machine only makes longer.
     for (let n = 1; n < starts.length; n++) expect(starts[n]! - starts[n - 1]!).toBeGreaterThanOrEqual(125)
   })
 
@@ -58,17 +69,19 @@ describe('BackgroundLoop', () => {
       // Four rounds with more work, then an idle one: all five before any pause.
       tick: async () => {
         starts.push(Date.now())
-        await sleep(5)
+        await settled()
         return starts.length < 5
       },
     })
-    const started = Date.now()
     loop.start()
-    await expect.poll(() => starts.length, { timeout: 2000, interval: 10 }).toBe(5)
-    await sleep(100)
+    // Half the interval: a pause between any two of the five rounds would make this wait fail.
+    await until('five rounds', () => starts.length >= 5, { timeoutMs: 30_000, everyMs: 10 })
+    // The fifth round said there is no more: once what it set off has run, the loop is in its pause.
+    await settled()
+    await settled()
+    expect(starts).toHaveLength(5)
     await loop.stop()
     expect(starts).toHaveLength(5)
-    expect(starts.at(-1)! - started).toBeLessThan(1000)
   })
 
   it('logs and counts a round that throws, backs off as told, and goes on', async () => {
@@ -88,7 +101,7 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await expect.poll(() => rounds, { timeout: 2000, interval: 10 }).toBeGreaterThanOrEqual(4)
+    await until('four rounds', () => rounds >= 4, { everyMs: 10 })
     await loop.stop()
     expect(await failuresOf('test failing')).toBe(before + 2)
     const failed = lines.filter((line) => line.msg === 'test round failed')
@@ -116,16 +129,16 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await expect.poll(() => rounds).toBe(1)
+    await until('the first round', () => rounds === 1)
     let stopped = false
     const stopping = loop.stop().then(() => (stopped = true))
     expect(loop.running).toBe(false)
-    await sleep(50)
+    await intervalsPass(10)
     expect(stopped).toBe(false)
     release()
     await stopping
     expect({ rounds, finished }).toEqual({ rounds: 1, finished: 1 })
-    await sleep(50)
+    await intervalsPass(10)
     expect(rounds).toBe(1)
   })
 
@@ -141,9 +154,10 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await expect.poll(() => rounds).toBe(1)
+    await until('the first round', () => rounds === 1)
     loop.poke()
-    await expect.poll(() => rounds, { timeout: 1000 }).toBe(2)
+    // Far below the 60 s interval: only the poke can have started the second round.
+    await until('the round the poke starts', () => rounds === 2, { timeoutMs: 30_000 })
     await loop.stop()
   })
 
@@ -161,11 +175,11 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await expect.poll(() => rounds).toBe(1)
+    await until('the first round', () => rounds === 1)
     // The work the poke announces may have come after the round read what it had to do.
     loop.poke()
     release()
-    await expect.poll(() => rounds, { timeout: 1000 }).toBe(2)
+    await until('the round the poke starts', () => rounds === 2, { timeoutMs: 30_000 })
     await loop.stop()
   })
 
@@ -189,16 +203,18 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await expect.poll(() => rounds).toBe(1)
+    await until('the first round', () => rounds === 1)
     const stopping = loop.stop()
     loop.start()
-    await sleep(50)
+    // The new loop's first round must wait for the one held under way.
+    await intervalsPass(10)
+    expect(rounds).toBe(1)
     release()
     await stopping
-    await expect.poll(() => rounds, { timeout: 1000 }).toBeGreaterThanOrEqual(4)
+    await until('four rounds', () => rounds >= 4)
     await loop.stop()
     const after = rounds
-    await sleep(50)
+    await intervalsPass(10)
     expect({ overlapped, roundsAfterStop: rounds - after }).toEqual({ overlapped: false, roundsAfterStop: 0 })
   })
 
@@ -218,9 +234,9 @@ describe('BackgroundLoop', () => {
       },
     })
     loop.start()
-    await sleep(300)
+    // Two failed rounds, then the loop is still alive to run the third and more.
+    await until('four rounds', () => rounds >= 4)
     await loop.stop()
-    // Two failed rounds, then the loop was still alive to run the third and more.
     expect(rounds).toBeGreaterThanOrEqual(4)
   })
 })

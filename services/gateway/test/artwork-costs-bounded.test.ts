@@ -6,12 +6,12 @@
 import { afterEach, describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import sharp from 'sharp'
-import { RASTERIZE_TIMEOUT_MS } from '@letters/artwork'
 import { artworks } from '@letters/db'
 import { it as base } from '@letters/test/support/fixtures'
 import type { App } from '@letters/gateway/app'
 import type { AdminClient } from '@letters/test/support/gateway'
 import { morphologyCardSvg, nestedGroupsSvg, objectStreamBombPdf, probeEventLoop } from '@letters/test/support/hostile-artwork'
+import { until } from '@letters/test/support/wait'
 
 const it = base.extend({ gatewayOptions: { isolate: 'rt-artwork' } })
 
@@ -23,10 +23,14 @@ let lastGateway: App | undefined
 afterEach(async () => {
   const gateway = lastGateway
   if (!gateway) return
-  await expect.poll(async () => (await gateway.inject({ method: 'GET', url: '/readyz' })).statusCode, { timeout: 15_000, interval: 200 }).toBe(200)
+  await until('the gateway ready again', async () => (await gateway.inject({ method: 'GET', url: '/readyz' })).statusCode === 200, { everyMs: 200 })
 })
 
-/** How long a refusal of a hostile file may hold the gateway's event loop: every other client waits that long. */
+/**
+ * How long a refusal of a hostile file may hold the gateway's event loop: every other client waits
+ * that long. It is checked as the CPU time of the loop's thread during the upload, which bounds any
+ * stall of the gateway's own making and which a busy machine does not lengthen.
+ */
 const STALL_BUDGET_MS = 1000
 
 const storedVersions = async (gateway: { db: import('@letters/db').Db }, ownerId: string) =>
@@ -47,9 +51,9 @@ describe('a PDF whose object stream inflates 1000-fold is read within bounds of 
     // Every other request to this gateway (any client's) waits for as long as the loop is held.
     const probe = await probeEventLoop(() => upload(admin, account.id, `card-designs/${account.cardDesignId}`, bomb, 'application/pdf'))
     console.log(
-      `### PDF object-stream bomb: ${bomb.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms, versions stored ${await storedVersions(gateway, account.cardDesignId)}`,
+      `### PDF object-stream bomb: ${bomb.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms, its thread on a CPU ${probe.loopCpuMs} ms, versions stored ${await storedVersions(gateway, account.cardDesignId)}`,
     )
-    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
+    expect(probe.loopCpuMs).toBeLessThan(STALL_BUDGET_MS)
     // Poppler reads it (under its time and memory limits, in its own process): printed if it can draw it, refused if not.
     expect([200, 400], probe.result.body).toContain(probe.result.statusCode)
     expect(await storedVersions(gateway, account.cardDesignId)).toBe(probe.result.statusCode === 200 ? 1 : 0)
@@ -63,29 +67,37 @@ describe('deeply nested SVG groups are refused before they are parsed', () => {
     const svg = nestedGroupsSvg(30_000)
     const probe = await probeEventLoop(() => upload(admin, account.id, `signatures/${account.signatureId}`, svg, 'image/svg+xml'))
     console.log(
-      `### nested <g> ×30,000 signature: ${svg.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms: ${probe.result.body.slice(0, 120)}`,
+      `### nested <g> ×30,000 signature: ${svg.length} bytes → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms, its thread on a CPU ${probe.loopCpuMs} ms: ${probe.result.body.slice(0, 120)}`,
     )
-    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
+    expect(probe.loopCpuMs).toBeLessThan(STALL_BUDGET_MS)
     expect(probe.result.statusCode, probe.result.body).toBe(400)
     expect(await storedVersions(gateway, account.signatureId)).toBe(0)
   }, 120_000)
 
-  it('refuses a 30,000-level envelope logo without stalling the gateway', async ({ admin, account }) => {
+  it('refuses a 30,000-level envelope logo with a 400, without stalling the gateway', async ({ gateway, admin, account }) => {
     const probe = await probeEventLoop(() =>
       upload(admin, account.id, `envelope-designs/${account.envelopeDesignId}`, nestedGroupsSvg(30_000), 'image/svg+xml'),
     )
-    console.log(`### nested <g> ×30,000 logo → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms`)
-    expect(probe.stallMs).toBeLessThan(STALL_BUDGET_MS)
-    expect(probe.result.statusCode).toBe(400)
+    console.log(
+      `### nested <g> ×30,000 logo → ${probe.result.statusCode} in ${probe.ms} ms, event loop stalled ${probe.stallMs} ms, its thread on a CPU ${probe.loopCpuMs} ms`,
+    )
+    expect(probe.loopCpuMs).toBeLessThan(STALL_BUDGET_MS)
+    expect(probe.result.statusCode, probe.result.body).toBe(400)
+    expect(await storedVersions(gateway, account.envelopeDesignId)).toBe(0)
   }, 120_000)
 })
 
-describe('an SVG is drawn within a time limit, off the threads the gateway’s other images need', () => {
-  // Measured: one 208-byte card front (feMorphology radius 200) takes librsvg 10.6 s; a
-  // 1,141-byte one (the same filter on 20 rectangles) 194 s, accepted. PDFs are killed after
-  // RASTERIZE_TIMEOUT_MS (20 s); SVGs and PNGs (sharp) never are. Four at once hold every thread
-  // sharp runs on: a client's GET /card-designs/{id}/preview waits behind them.
-  it('answers four 208-byte SVG card fronts within the rasterizer timeout, and a client preview meanwhile at once', async ({ admin, account, client }) => {
+describe('an SVG with filters is refused before it is drawn, leaving the threads the gateway’s other images need', () => {
+  // Measured before filters were refused: one 208-byte card front (feMorphology radius 200) took
+  // librsvg 10.6 s; a 1,141-byte one (the same filter on 20 rectangles) 194 s, accepted. SVGs and
+  // PNGs (sharp) are never killed, as PDFs are after RASTERIZE_TIMEOUT_MS: four at once held every
+  // thread sharp runs on, and a client's GET /card-designs/{id}/preview waited behind them.
+  it('refuses four 208-byte feMorphology card fronts with a 400 before drawing any, and draws a client preview meanwhile', async ({
+    gateway,
+    admin,
+    account,
+    client,
+  }) => {
     const designs = await Promise.all(
       [0, 1, 2, 3].map(async (n) => {
         const made = await admin.post(`/admin/accounts/${account.id}/card-designs`, { name: `Morfología ${n}` })
@@ -93,25 +105,26 @@ describe('an SVG is drawn within a time limit, off the threads the gateway’s o
         return made.json<{ id: string }>().id
       }),
     )
-    const started = Date.now()
-    const uploads = designs.map((id) =>
-      upload(admin, account.id, `card-designs/${id}`, morphologyCardSvg(100), 'image/svg+xml').then((response) => ({
-        status: response.statusCode,
-        ms: Date.now() - started,
-      })),
-    )
-    await new Promise((resolve) => setTimeout(resolve, 500))
-    // The account's untouched design: a blank card, drawn by sharp.
-    const previewStarted = Date.now()
-    const preview = await client.get(`/card-designs/${account.cardDesignId}/preview`)
-    const previewMs = Date.now() - previewStarted
-    const answered = await Promise.all(uploads)
+    const svg = morphologyCardSvg(100)
+    const cpu0 = process.cpuUsage()
+    // The account's untouched design, asked for beside the uploads: a blank card, drawn by sharp.
+    const [preview, ...uploads] = await Promise.all([
+      client.get(`/card-designs/${account.cardDesignId}/preview`),
+      ...designs.map((id) => upload(admin, account.id, `card-designs/${id}`, svg, 'image/svg+xml')),
+    ])
+    const cpu = process.cpuUsage(cpu0)
+    // Every thread of this process (the gateway's, sharp's): drawing one of these fronts took seconds of it.
+    const cpuMs = Math.round((cpu.user + cpu.system) / 1000)
     console.log(
-      `### 4 × ${morphologyCardSvg(100).length}-byte SVG card fronts: ${answered.map((a) => `${a.status} in ${a.ms} ms`).join(', ')}; a blank preview meanwhile took ${previewMs} ms (${preview.statusCode})`,
+      `### 4 × ${svg.length}-byte SVG card fronts: ${uploads.map((answer) => answer.statusCode).join(', ')}; a blank preview meanwhile ${preview.statusCode}; ${cpuMs} ms of CPU in all`,
     )
-    expect(preview.statusCode).toBe(200)
-    expect(previewMs).toBeLessThan(2000)
-    for (const answer of answered) expect(answer.ms).toBeLessThan(RASTERIZE_TIMEOUT_MS + 5000)
+    for (const answer of uploads) {
+      expect(answer.statusCode, answer.body).toBe(400)
+      expect(answer.json<{ message: string }>().message).toMatch(/filtros/)
+    }
+    for (const id of designs) expect(await storedVersions(gateway, id)).toBe(0)
+    expect(preview.statusCode, preview.body).toBe(200)
+    expect(cpuMs).toBeLessThan(2000)
   }, 180_000)
 })
 
@@ -127,6 +140,7 @@ describe('a signature must print something', () => {
     const response = await upload(admin, account.id, `signatures/${account.signatureId}`, blank, 'image/png')
     console.log(`### fully transparent 600×200 PNG signature → ${response.statusCode}, versions stored ${await storedVersions(gateway, account.signatureId)}`)
     expect(response.statusCode, response.body).toBe(400)
+    expect(await storedVersions(gateway, account.signatureId)).toBe(0)
   })
 })
 
