@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest'
-import { COUNTRY_CODES } from '@letters/contracts'
+import { COUNTRY_CODES, publicApi } from '@letters/contracts'
 import { it } from '@letters/test/support/fixtures'
 import { moneyState } from '@letters/test/support/ledger'
-import { UNKNOWN_ID, expectError, publicClient, singleLetter } from './helpers.js'
+import { UNKNOWN_ID, adminCampaign, expectError, publicClient, singleLetter, spanishRecipient } from './helpers.js'
 
 type Problems = { error: string; message: string; requestId: string; details?: Array<{ field: string; message: string }> }
 
@@ -59,6 +59,106 @@ describe('a 400 for a body that breaks its schema names every problem', () => {
     expect(body.details!.map((problem) => problem.field)).toEqual(Array.from({ length: 10 }, (_, n) => `campoDesconocido${n}`))
     expect(body.message.split('; ')).toHaveLength(11)
     expect(body.message).toMatch(/^El campo 'campoDesconocido0' no está permitido; .*; y 29 más$/)
+  })
+})
+
+/** The 400 a past `sendAt` gets, alone or among others. */
+const pastSendAt = (value: string) => `El campo ${publicApi.SEND_AT_RULE}; '${value}' ya ha pasado`
+
+describe('a 400 for a body that passes its schema but not the checks past it names every problem', () => {
+  const past = '2020-01-01T10:00:00Z'
+
+  it('lists a zip of another country, a past sendAt, a bad trackingUrl and an unknown font at once, and charges nothing', async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
+    const body = singleLetter(account, { zip: '99999', sendAt: past, trackingUrl: 'ftp://ejemplo.es/a', fontName: 'no-existe' })
+    const refused = expectError(await client.post('/single', body), 400, 'Bad Request') as Problems
+    expect(refused.details!.map((problem) => problem.field)).toEqual(['fontName', 'zip', 'sendAt', 'trackingUrl'])
+    expect(refused.details![0]!.message).toMatch(/^La fuente 'no-existe' no existe; las disponibles son: /)
+    expect(refused.details![1]!.message).toBe("El campo 'zip' ('99999') no es un código postal válido para ES")
+    expect(refused.details![2]!.message).toBe(pastSendAt(past))
+    expect(refused.details![3]!.message).toMatch(/^El campo 'trackingUrl' /)
+    expect(refused.message).toBe(refused.details!.map((problem) => problem.message).join('; '))
+    // The preview runs the same checks and answers the same problems.
+    expect((await client.post('/single/preview', body)).json<Problems>().details).toEqual(refused.details)
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it("lists a bad zip, a past sendAt, a message its campaign's variables make too long and each variable's problem at once", async ({
+    gateway: app,
+    account,
+    client,
+  }) => {
+    // 995 characters and a short placeholder for a long value: filled, the message passes 1,000.
+    const campaign = await adminCampaign(app, account, {
+      message: `${'x'.repeat(995)}{{a}}`,
+      variables: [
+        { name: 'a', maxSize: 100, defaultValue: null, example: 'y' },
+        { name: 'b', maxSize: 3, defaultValue: null, example: 'y' },
+        { name: 'c', maxSize: 3, defaultValue: null, example: 'y' },
+      ],
+    })
+    const body = { campaignId: campaign, ...spanishRecipient, zip: '999', sendAt: past, variables: { a: 'y'.repeat(50), b: 'largo', d: 'z' } }
+    const refused = expectError(await client.post('/card', body), 400, 'Bad Request') as Problems
+    expect(refused.details).toEqual([
+      { field: 'sendAt', message: pastSendAt(past) },
+      { field: 'zip', message: "El campo 'zip' ('999') no es un código postal válido para ES; si empieza por 0, escríbelo entre comillas con sus 5 cifras" },
+      { field: 'variables.d', message: "La variable 'd' no existe en la campaña; sus variables son: a, b, c" },
+      { field: 'variables.b', message: "La variable 'b' no puede tener más de 3 caracteres" },
+      { field: 'variables.c', message: "Falta la variable 'c', que no tiene valor por defecto" },
+    ])
+    const withMessage = { ...body, variables: { a: 'y'.repeat(50), b: 'uno', c: 'dos' } }
+    expect((await client.post('/card', withMessage)).json<Problems>().details).toEqual([
+      { field: 'sendAt', message: pastSendAt(past) },
+      { field: 'zip', message: "El campo 'zip' ('999') no es un código postal válido para ES; si empieza por 0, escríbelo entre comillas con sus 5 cifras" },
+      { field: 'variables', message: `El mensaje no puede tener más de ${publicApi.MESSAGE_MAX_CHARACTERS} caracteres` },
+    ])
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
+  it("lists every problem of one bulk recipient in that recipient's entry, and the request's own sendAt and trackingUrl together", async ({
+    gateway: app,
+    account,
+    campaign,
+    client,
+  }) => {
+    const good = { ...spanishRecipient, variables: { nombre: 'Ana', cupon: 'X' } }
+    const bad = { ...spanishRecipient, zip: '99999', variables: { nombre: 'Ana', cupon: 'X', ciudad: 'Soria' } }
+    const listed = (await client.post('/cards/bulk?dryRun=true', { campaignId: campaign, recipients: [good, bad] })).json<publicApi.BulkLettersCreated>()
+    expect(listed.errors).toEqual([
+      {
+        index: 1,
+        error: 'Bad Request',
+        message:
+          "El campo 'zip' ('99999') no es un código postal válido para ES; La variable 'ciudad' no existe en la campaña; sus variables son: nombre, cupon",
+      },
+    ])
+    const whole = await client.post('/cards/bulk', { campaignId: campaign, sendAt: past, trackingUrl: 'ftp://ejemplo.es/a', recipients: [good] })
+    expect((expectError(whole, 400, 'Bad Request') as Problems).details!.map((problem) => problem.field)).toEqual(['trackingUrl', 'sendAt'])
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+})
+
+describe('the name of a field in a 400', () => {
+  it('keeps a slash or a tilde of an unknown field as sent', async ({ account, client }) => {
+    const body = (await client.post('/single', singleLetter(account, { 'a/b': 1, 'c~d': 2 }))).json<Problems>()
+    expect(body.details).toEqual([
+      { field: 'a/b', message: "El campo 'a/b' no está permitido" },
+      { field: 'c~d', message: "El campo 'c~d' no está permitido" },
+    ])
+  })
+
+  it('suggests only a field the object does not have yet', async ({ account, campaign, client }) => {
+    const body = (await client.post('/single', singleLetter(account, { nam: 'Ana' }))).json<Problems>()
+    expect(body.message).toBe("El campo 'nam' no está permitido")
+    const recipient = { ...spanishRecipient, nam: 'Ana', variables: { cupon: 'X' } }
+    const listed = (await client.post('/cards/bulk?dryRun=true', { campaignId: campaign, recipients: [recipient] })).json<publicApi.BulkLettersCreated>()
+    expect(listed.errors.map((error) => error.message)).toEqual(["El campo 'nam' no está permitido"])
+    const { name, ...nameless } = spanishRecipient
+    const misspelt = (await client.post('/single', { ...singleLetter(account), ...nameless, name: undefined, nam: name })).json<Problems>()
+    expect(misspelt.details![0]).toEqual({ field: 'nam', message: "El campo 'nam' no está permitido (¿quisiste decir 'name'?)" })
   })
 })
 

@@ -5,7 +5,7 @@ import type { KeyScope } from '../caller.js'
 import { loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
 import { assertOwnedDesigns } from '../services/ownership.js'
 import { refuseSuppressed, withSuppressionKey } from '../services/suppressions.js'
-import { spanishValidatorCompiler } from '../plugins/app/validation.js'
+import { RequestProblems, spanishValidatorCompiler } from '../plugins/app/validation.js'
 import { csvRecipients, parseCsv } from './bulk-csv.js'
 import {
   answerOf,
@@ -79,10 +79,14 @@ async function bulkLetters(deps: CreationDeps, accountId: string, request: BulkR
       .map((name) => `'${name}'`)
     if (given.length > 0) throw badRequest(`Con un cuerpo JSON, ${given.join(' y ')} ${given.length === 1 ? 'va' : 'van'} en el cuerpo, no en la URL`)
     assertRecipientCount('json', request.body.recipients.length)
+    // The request's own fields, both named at once when both are wrong.
+    const problems = new RequestProblems()
     const sharedUrlProblem = request.body.trackingUrl == null ? undefined : trackingUrlProblem("El campo 'trackingUrl'", request.body.trackingUrl)
-    if (sharedUrlProblem) throw badRequest(sharedUrlProblem)
+    if (sharedUrlProblem) problems.add('trackingUrl', sharedUrlProblem)
+    const sendAt = problems.check('sendAt', () => checkedSendAt(request.body.sendAt)) ?? null
+    problems.throwIfAny()
     const shared = {
-      sendAt: checkedSendAt(request.body.sendAt),
+      sendAt,
       signatureId: request.body.signatureId,
       inkColor: request.body.inkColor,
       trackingUrl: request.body.trackingUrl,

@@ -16,6 +16,7 @@ import {
   type UnstoredOutcome,
 } from '@letters/intake'
 import { ApiError, OutcomeUnknown, Unavailable, badRequest } from '../errors.js'
+import { RequestProblems } from '../plugins/app/validation.js'
 import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage } from './deadline.js'
 import type { KeyScope } from '../caller.js'
 import { fillTrackingUrl, loadCampaign, type CampaignForLetter } from '../services/campaigns.js'
@@ -64,16 +65,21 @@ const paymentRequired = (letters: number, cost: number, balance: number) =>
     `Créditos insuficientes: ${letters === 1 ? `la carta cuesta ${cost} créditos` : `las ${letters} cartas cuestan ${cost} créditos`} y el saldo de la cuenta es ${balance}`,
   )
 
-function checkedRecipient(input: publicApi.SingleLetterBody | publicApi.BulkRecipient): Recipient {
+type RecipientInput = publicApi.SingleLetterBody | publicApi.BulkRecipient
+
+/** The recipient, or undefined once its country or zip is noted among the problems. */
+function checkedRecipient(input: RecipientInput, problems: RequestProblems): Recipient | undefined {
   if (!isAssignedCountry(input.country)) {
-    throw badRequest(`'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${input.country}' no lo es`)
+    problems.add('country', `'country' debe ser un código ISO 3166-1 alfa-2 asignado; '${input.country}' no lo es`)
+    return undefined
   }
   const country = input.country.toUpperCase()
   const zip = padPostalCode(input.zip, country)
   if (!isPostalCodeOf(zip, country)) {
     // A code that needed padding had too few digits: most often a spreadsheet ate its leading zero.
     const hint = zip !== input.zip ? `; si empieza por 0, escríbelo entre comillas con sus ${zip.length} cifras` : ''
-    throw badRequest(`El campo 'zip' ('${input.zip}') no es un código postal válido para ${country}${hint}`)
+    problems.add('zip', `El campo 'zip' ('${input.zip}') no es un código postal válido para ${country}${hint}`)
+    return undefined
   }
   return {
     name: input.name,
@@ -87,59 +93,83 @@ function checkedRecipient(input: publicApi.SingleLetterBody | publicApi.BulkReci
   }
 }
 
-function checkedMessage(message: string): string {
+/** The message, or undefined once its length is noted as a problem of `field`. */
+function checkedMessage(message: string, field: string, problems: RequestProblems): string | undefined {
   if (characterCount(message) > publicApi.MESSAGE_MAX_CHARACTERS) {
-    throw badRequest(`El mensaje no puede tener más de ${publicApi.MESSAGE_MAX_CHARACTERS} caracteres`)
+    problems.add(field, `El mensaje no puede tener más de ${publicApi.MESSAGE_MAX_CHARACTERS} caracteres`)
+    return undefined
   }
   return message
 }
 
 /**
- * The campaign's values for its variables: the client's, or the defaults. A Map: a variable may
- * be called `__proto__`, which a plain object would take for its prototype instead of keeping it.
+ * The campaign's values for its variables: the client's, or the defaults; undefined once any is
+ * noted among the problems (each variable's own). A Map: a variable may be called `__proto__`,
+ * which a plain object would take for its prototype instead of keeping it.
  */
-function campaignValues(campaign: CampaignForLetter, given: Record<string, string>): Map<string, string> {
+function campaignValues(campaign: CampaignForLetter, given: Record<string, string>, problems: RequestProblems): Map<string, string> | undefined {
   const declared = new Set(campaign.variables.map((variable) => variable.name))
+  let complete = true
+  const refuse = (name: string, message: string) => {
+    problems.add(`variables.${name}`, message)
+    complete = false
+  }
   for (const name of Object.keys(given)) {
     if (!declared.has(name)) {
       const names = campaign.variables.map((variable) => variable.name).join(', ') || 'ninguna'
-      throw badRequest(`La variable '${name}' no existe en la campaña; sus variables son: ${names}`)
+      refuse(name, `La variable '${name}' no existe en la campaña; sus variables son: ${names}`)
     }
   }
   const values = new Map<string, string>()
   for (const variable of campaign.variables) {
     // Own keys only: a variable called "constructor" must not find Object.prototype's.
     const value = Object.hasOwn(given, variable.name) ? given[variable.name]! : variable.defaultValue
-    if (value === null) throw badRequest(`Falta la variable '${variable.name}', que no tiene valor por defecto`)
-    if (characterCount(value) > variable.maxSize) {
-      throw badRequest(`La variable '${variable.name}' no puede tener más de ${variable.maxSize} caracteres`)
-    }
-    values.set(variable.name, value)
+    if (value === null) refuse(variable.name, `Falta la variable '${variable.name}', que no tiene valor por defecto`)
+    else if (characterCount(value) > variable.maxSize)
+      refuse(variable.name, `La variable '${variable.name}' no puede tener más de ${variable.maxSize} caracteres`)
+    else values.set(variable.name, value)
   }
-  return values
+  return complete ? values : undefined
 }
 
 function costOf(letterCosts: Config['letterCosts'], country: string): number {
   return letterCosts.byCountry[country] ?? letterCosts.otherwise
 }
 
+/** The letter's message as a refusal names it: the field it comes from, and the sentence's subject. */
+interface MessageText {
+  field: string
+  subject: string
+  text: string | null | undefined
+}
+
 /**
  * Everything the floor writes on the card and the envelope is drawn in the letter's font: text
- * it cannot write is refused before anything is charged.
+ * it cannot write is noted among the problems, each field on its own, before anything is charged.
  */
-function assertDrawable(draft: LetterDraft, hand: LetterHand): void {
-  const { recipient } = draft
-  assertWritable(hand, draft.type === 'campaign' ? 'El mensaje de la campaña, con sus variables,' : "El campo 'message'", draft.message)
+function checkDrawable(hand: LetterHand, message: MessageText, recipient: RecipientInput, problems: RequestProblems): void {
+  problems.check(message.field, () => assertWritable(hand, message.subject, message.text))
   for (const field of ['name', 'surname', 'company', 'address', 'zip', 'city', 'province'] as const)
-    assertWritable(hand, `El campo '${field}'`, recipient[field])
+    problems.check(field, () => assertWritable(hand, `El campo '${field}'`, recipient[field]))
 }
 
 /** The draft's hand: its font's name, and for an account font the version of its file the letter keeps. */
 const handFields = ({ fontName, fontId, fontVersion }: LetterHand) => ({ fontName, fontId, fontVersion })
 
-function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.SingleLetterBody, hand: LetterHand): LetterDraft {
-  const recipient = checkedRecipient(body)
-  const draft: LetterDraft = {
+/** The letter of a POST /single body, or undefined once what is wrong with it is noted among the problems. */
+function singleLetterDraft(
+  letterCosts: Config['letterCosts'],
+  body: publicApi.SingleLetterBody,
+  hand: LetterHand | undefined,
+  problems: RequestProblems,
+): LetterDraft | undefined {
+  const recipient = checkedRecipient(body, problems)
+  const message = checkedMessage(body.message ?? '', 'message', problems)
+  const sendAt = problems.check('sendAt', () => checkedSendAt(body.sendAt))
+  const tracking = problems.check('trackingUrl', () => letterTracking(body.trackingUrl))
+  if (hand) checkDrawable(hand, { field: 'message', subject: "El campo 'message'", text: body.message }, body, problems)
+  if (!hand || !recipient || message === undefined || sendAt === undefined || !tracking) return undefined
+  return {
     id: randomUUID(),
     type: 'single',
     campaignId: null,
@@ -149,32 +179,33 @@ function singleLetterDraft(letterCosts: Config['letterCosts'], body: publicApi.S
     signatureId: body.signatureId ?? null,
     ...handFields(hand),
     inkColor: body.inkColor ?? DEFAULT_INK,
-    message: checkedMessage(body.message ?? ''),
+    message,
     recipient,
     cost: costOf(letterCosts, recipient.country),
-    sendAt: checkedSendAt(body.sendAt),
-    ...letterTracking(body.trackingUrl),
+    sendAt,
+    ...tracking,
     suppressionKey: null,
   }
-  assertDrawable(draft, hand)
-  return draft
 }
 
 /**
- * A POST /single body checked as everything but the intake checks it, in this order: its font (a
- * hand the account can use), its recipient and message, text the hand cannot write, and the
- * sender in an account font. Throws the 400 POST /single answers. The creation and the preview
- * (POST /single/preview) go through here, so a preview is refused exactly as its letter would be.
+ * A POST /single body checked as everything but the intake checks it: its font (a hand the
+ * account can use), its recipient, message, sendAt and trackingUrl, text the hand cannot write,
+ * and the sender in an account font. Throws one 400 that names every problem found. The creation
+ * and the preview (POST /single/preview) go through here, so a preview is refused exactly as its
+ * letter would be.
  */
 export async function checkedSingleLetter(
   deps: Pick<CreationDeps, 'db' | 'letterCosts'>,
   accountId: string,
   body: publicApi.SingleLetterBody,
 ): Promise<LetterDraft> {
-  const hand = await letterHand(deps.db, accountId, body.fontName)
-  const draft = singleLetterDraft(deps.letterCosts, body, hand)
-  await assertSenderWritableIn(deps.db, accountId, draft.senderId, hand)
-  return draft
+  const problems = new RequestProblems()
+  const hand = await problems.checkAsync('fontName', () => letterHand(deps.db, accountId, body.fontName))
+  const draft = singleLetterDraft(deps.letterCosts, body, hand, problems)
+  if (hand) await problems.checkAsync('senderId', () => assertSenderWritableIn(deps.db, accountId, body.senderId, hand))
+  problems.throwIfAny()
+  return draft!
 }
 
 /** What a campaign letter's request chooses for all its letters, over the campaign's own choices. */
@@ -192,27 +223,35 @@ export interface RequestChoices {
 /**
  * The one way a campaign and one recipient become a letter, for POST /card and for each recipient
  * of a bulk request: the recipient's address, the campaign's variables filled in, the font able
- * to write it all, the cost; `sendAt` is the request's, checked (checkedSendAt). Throws the
- * ApiError (400) a POST /card with this recipient gets.
+ * to write it all, the cost; `sendAt` is the request's, checked (checkedSendAt). Throws the one
+ * 400 a POST /card with this recipient gets, naming every problem: those of the recipient and
+ * any the request's own checks noted before in `problems`.
  */
 export function campaignLetterDraft(
   letterCosts: Config['letterCosts'],
   campaign: CampaignForLetter,
   input: publicApi.BulkRecipient,
   request: RequestChoices,
+  problems = new RequestProblems(),
 ): LetterDraft {
-  const recipient = checkedRecipient(input)
-  const values = campaignValues(campaign, input.variables ?? {})
-  const message = fillTemplate(campaign.message, values)
+  const recipient = checkedRecipient(input, problems)
+  const values = campaignValues(campaign, input.variables ?? {}, problems)
+  const filled = values && fillTemplate(campaign.message, values)
+  const message = filled === undefined ? undefined : checkedMessage(filled, 'variables', problems)
   const given = input.trackingUrl ?? request.trackingUrl
   const tracking =
     given != null
-      ? letterTracking(given)
-      : letterTracking(
-          campaign.trackingUrl === null ? null : fillTrackingUrl(campaign.trackingUrl, values),
-          "El 'trackingUrl' de la campaña, con sus variables,",
+      ? problems.check('trackingUrl', () => letterTracking(given))
+      : values &&
+        problems.check('trackingUrl', () =>
+          letterTracking(
+            campaign.trackingUrl === null ? null : fillTrackingUrl(campaign.trackingUrl, values),
+            "El 'trackingUrl' de la campaña, con sus variables,",
+          ),
         )
-  const draft: LetterDraft = {
+  checkDrawable(campaign.hand, { field: 'variables', subject: 'El mensaje de la campaña, con sus variables,', text: filled }, input, problems)
+  problems.throwIfAny()
+  return {
     id: randomUUID(),
     type: 'campaign',
     campaignId: campaign.id,
@@ -222,15 +261,13 @@ export function campaignLetterDraft(
     signatureId: request.signatureId ?? campaign.signatureId,
     ...handFields(campaign.hand),
     inkColor: input.inkColor ?? request.inkColor ?? campaign.inkColor ?? DEFAULT_INK,
-    message: checkedMessage(message),
-    recipient,
-    cost: costOf(letterCosts, recipient.country),
+    message: message!,
+    recipient: recipient!,
+    cost: costOf(letterCosts, recipient!.country),
     sendAt: request.sendAt,
-    ...tracking,
+    ...tracking!,
     suppressionKey: null,
   }
-  assertDrawable(draft, campaign.hand)
-  return draft
 }
 
 /** The answer of an order the intake did not store, as the client sees it; `letters` are the order's. */
@@ -305,9 +342,10 @@ export async function createLetter(
     if (request.kind === 'single') {
       draft = await checkedSingleLetter(deps, accountId, request.body)
     } else {
-      const sendAt = checkedSendAt(request.body.sendAt)
+      const problems = new RequestProblems()
+      const sendAt = problems.check('sendAt', () => checkedSendAt(request.body.sendAt)) ?? null
       const campaign = await loadCampaign(deps.db, accountId, request.body.campaignId)
-      draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId })
+      draft = campaignLetterDraft(deps.letterCosts, campaign, request.body, { sendAt, signatureId: request.body.signatureId }, problems)
     }
     // The suppression list is read by the intake, with the designs: no round trip of its own.
     draft = withSuppressionKey(accountId, draft, request.body.ignoreSuppression === true)

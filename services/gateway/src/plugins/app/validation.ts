@@ -33,6 +33,9 @@ const typeNames: Record<string, string> = {
   null: 'null',
 }
 
+/** A property name as one segment of a JSON pointer: `a/b` → `a~1b`. */
+const pointerSegment = (name: string) => name.replace(/~/g, '~0').replace(/\//g, '~1')
+
 /** `/variables/0/name` → `variables[0].name`, the way a client writes it. */
 function fieldName(pointer: string): string {
   return pointer
@@ -97,7 +100,7 @@ function ruleBroken(error: SchemaError, sameSpot: SchemaError[]): string {
 }
 
 /** One Spanish sentence that names the field and the rule it breaks: the first of `errors`, all at one spot. */
-function describeOne(root: TSchema, part: HttpPart, errors: SchemaError[]): string {
+function describeOne(root: TSchema, part: HttpPart, errors: SchemaError[], value: unknown): string {
   const relevant = errors.filter((error) => error.keyword !== 'boolean')
   const error = relevant[0] ?? errors[0]
   if (!error) return 'La petición no es válida'
@@ -105,12 +108,12 @@ function describeOne(root: TSchema, part: HttpPart, errors: SchemaError[]): stri
 
   if (error.keyword === 'required') {
     const [missing] = error.params.requiredProperties as string[]
-    const field = fieldName(`${error.instancePath}/${missing}`)
+    const field = fieldName(`${error.instancePath}/${pointerSegment(String(missing))}`)
     return part === 'headers' ? `La cabecera '${field}' es obligatoria` : `${subject[part]} '${field}' es obligatorio`
   }
   if (error.keyword === 'additionalProperties') {
     const [extra] = error.params.additionalProperties as string[]
-    return `${subject[part]} '${fieldName(`${error.instancePath}/${extra}`)}' no está permitido${suggestion(root, error, String(extra))}`
+    return `${subject[part]} '${fieldName(`${error.instancePath}/${pointerSegment(String(extra))}`)}' no está permitido${suggestion(root, error, String(extra), value)}`
   }
   if (authored) return authored
   if (error.instancePath === '') {
@@ -132,15 +135,29 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!
 }
 
+/** The part of `value` a JSON pointer such as `/recipients/0` names; undefined where there is none. */
+function valueAt(value: unknown, pointer: string): unknown {
+  let node = value
+  for (const segment of pointer.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~')
+    node = Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined
+  }
+  return node
+}
+
 /**
  * ` (¿quisiste decir 'address'?)` for a field the object does not allow whose name is a slip
- * away from one it does: at most one edit for a short name, two for a longer one.
+ * away from one it does and does not have yet (one it has is not what was meant): at most one
+ * edit for a short name, two for a longer one.
  */
-function suggestion(root: TSchema, error: SchemaError, extra: string): string {
+function suggestion(root: TSchema, error: SchemaError, extra: string, value: unknown): string {
   const object = schemasAlong(root, error.schemaPath).at(-1) as { properties?: Record<string, unknown> } | undefined
+  const sent = valueAt(value, error.instancePath)
+  const present = (name: string) => sent !== null && typeof sent === 'object' && Object.hasOwn(sent, name)
   const threshold = extra.length <= 4 ? 1 : 2
   let best: { name: string; distance: number } | undefined
-  for (const name of Object.keys(object?.properties ?? {})) {
+  for (const name of Object.keys(object?.properties ?? {}).filter((allowed) => !present(allowed))) {
     const distance = editDistance(extra.toLowerCase(), name.toLowerCase())
     if (distance <= threshold && (!best || distance < best.distance)) best = { name, distance }
   }
@@ -168,7 +185,7 @@ Settings.Set({ maxErrors: MAX_GATHERED_ERRORS })
  * problem gets. A union is one problem (its branches' errors are how it failed, not several
  * faults); a missing or extra field is one problem per field; anything else, one per spot.
  */
-export function schemaProblems(root: TSchema, part: HttpPart, errors: SchemaError[]): Problem[] {
+export function schemaProblems(root: TSchema, part: HttpPart, errors: SchemaError[], value: unknown): Problem[] {
   const unions = errors.filter((error) => error.keyword === 'anyOf')
   const unionOf = (error: SchemaError) =>
     unions.find(
@@ -196,9 +213,9 @@ export function schemaProblems(root: TSchema, part: HttpPart, errors: SchemaErro
     else if (error.keyword === 'required' || error.keyword === 'additionalProperties') {
       const names = (error.params[error.keyword === 'required' ? 'requiredProperties' : 'additionalProperties'] as string[] | undefined) ?? []
       for (const name of names) {
-        const key = `${error.keyword} ${error.instancePath}/${name}`
+        const key = `${error.keyword} ${error.instancePath}/${pointerSegment(name)}`
         if (error.keyword === 'additionalProperties' && !groups.has(key)) extras.push(key)
-        add(key, fieldName(`${error.instancePath}/${name}`), {
+        add(key, fieldName(`${error.instancePath}/${pointerSegment(name)}`), {
           ...error,
           params: { ...error.params, [error.keyword === 'required' ? 'requiredProperties' : 'additionalProperties']: [name] },
         })
@@ -208,9 +225,9 @@ export function schemaProblems(root: TSchema, part: HttpPart, errors: SchemaErro
   const ordered = [...extras, ...[...groups.keys()].filter((key) => !extras.includes(key))]
   const problems = ordered.map((key) => {
     const group = groups.get(key)!
-    return { field: group.field, message: describeOne(root, part, group.errors) }
+    return { field: group.field, message: describeOne(root, part, group.errors, value) }
   })
-  return problems.length > 0 ? problems : [{ field: '', message: describeOne(root, part, errors) }]
+  return problems.length > 0 ? problems : [{ field: '', message: describeOne(root, part, errors, value) }]
 }
 
 /** A field's own `additionalProperties: false` failure, as the object's error that names it. */
@@ -239,6 +256,50 @@ export function invalidRequest(problems: Problem[], gatheredAll = true): ApiErro
 }
 
 /**
+ * The problems a body that passed its schema still has (a zip of another country, a past
+ * sendAt…), gathered so that one 400 names them all, as invalidRequest does for the schema's.
+ * A check keeps throwing the 400 it answers alone; `check` notes its sentence and goes on.
+ */
+export class RequestProblems {
+  private readonly problems: Problem[] = []
+
+  add(field: string, message: string): void {
+    this.problems.push({ field, message })
+  }
+
+  /** What `run` returns, or undefined once the 400 it threw is noted as a problem of `field`. */
+  check<T>(field: string, run: () => T): T | undefined {
+    try {
+      return run()
+    } catch (error) {
+      this.note(field, error)
+      return undefined
+    }
+  }
+
+  /** As `check`, for a check that reads the database. */
+  async checkAsync<T>(field: string, run: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await run()
+    } catch (error) {
+      this.note(field, error)
+      return undefined
+    }
+  }
+
+  /** Throws the 400 naming every problem noted, if there is one. */
+  throwIfAny(): void {
+    if (this.problems.length > 0) throw invalidRequest(this.problems)
+  }
+
+  /** Anything but a 400 (a 404, a database that fails) is no problem of the body: it goes on up. */
+  private note(field: string, error: unknown): void {
+    if (!(error instanceof ApiError) || error.statusCode !== 400) throw error
+    this.problems.push(...(error.details ?? [{ field, message: error.message }]))
+  }
+}
+
+/**
  * The path of the first string that Postgres cannot store or a person cannot read: a NUL
  * character or half of a UTF-16 surrogate pair.
  */
@@ -246,7 +307,7 @@ function unreadableText(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed() ? path : undefined
   if (value === null || typeof value !== 'object') return undefined
   for (const [key, item] of Object.entries(value)) {
-    const found = unreadableText(item, `${path}/${Array.isArray(value) ? key : key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+    const found = unreadableText(item, `${path}/${Array.isArray(value) ? key : pointerSegment(key)}`)
     if (found !== undefined) return found
   }
   return undefined
@@ -278,8 +339,8 @@ function converted(schema: TSchema, input: unknown): unknown {
 const checks = compiledOnce<TSchema, ReturnType<typeof Compile<TSchema>>>()
 
 /**
- * Validates with TypeBox (no coercion of bodies, nothing silently removed) and answers the
- * first broken rule as a 400 whose message is in Spanish.
+ * Validates with TypeBox (no coercion of bodies, nothing silently removed) and answers
+ * every broken rule in one 400 whose message is in Spanish.
  */
 export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = checks(schema, () => Compile(schema))
@@ -294,6 +355,6 @@ export const spanishValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
       }
     }
     const errors = check.Errors(value)
-    return { error: invalidRequest(schemaProblems(schema, part, errors), errors.length < MAX_GATHERED_ERRORS) }
+    return { error: invalidRequest(schemaProblems(schema, part, errors, value), errors.length < MAX_GATHERED_ERRORS) }
   }
 }
