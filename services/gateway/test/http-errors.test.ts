@@ -69,3 +69,18 @@ describe('errors raised before a route runs answer { error, message, requestId }
     expect(response.body).toEqual({ error: 'Bad Request', message: 'La petición HTTP está mal formada', requestId: expect.any(String) })
   })
 })
+
+describe('a file missing under a route that serves files', () => {
+  it('answers 404 without Allow, not a 405 naming the very method it was asked with', async ({ gateway }) => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const response = await gateway.inject({ method, url: '/docs/static/no-existe.js' })
+      expect(response.statusCode, response.body).toBe(404)
+      expect(response.headers.allow).toBeUndefined()
+    }
+    expectError(await gateway.inject({ method: 'GET', url: '/docs/static/no-existe.js' }), 404, 'Not Found', 'La ruta GET /docs/static/no-existe.js no existe')
+    // The same path asked with a method no route of it has is still a 405 with the methods it has.
+    const other = await gateway.inject({ method: 'DELETE', url: '/docs/static/no-existe.js' })
+    expect(other.statusCode).toBe(405)
+    expect(other.headers.allow).toBe('GET, HEAD')
+  })
+})

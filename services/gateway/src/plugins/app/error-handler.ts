@@ -132,8 +132,9 @@ async function errorHandler(app: FastifyInstance) {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!
     // A path the gateway serves, asked with a method it does not: 405 and the methods it does.
+    // A route that has the method and found nothing (a static file that is not there) is a 404.
     const allowed = HTTP_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null)
-    if (allowed.length > 0) {
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       return reply
         .status(405)
         .header('allow', allowed.join(', '))
