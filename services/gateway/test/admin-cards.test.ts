@@ -7,6 +7,7 @@ import { it } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import { adminAccount } from '@letters/test/support/accounts'
 import { listPageQuery } from '../src/services/cards.js'
+import { singleLetter } from '@letters/test/support/factories'
 import { UNKNOWN_ID, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
 
 /** A list's answer: its letters, each with its account, and the cursor to the next page. */
@@ -122,6 +123,25 @@ describe('GET /admin/cards', () => {
     expect(firstPage.data.map((card) => card.id)).toEqual([third])
     const next = page(await admin.get(`/admin/cards?accountId=${account.id}&limit=1&cursor=${encodeURIComponent(firstPage.nextCursor!)}`))
     expect(next.data.map((card) => card.id)).toEqual([first])
+  })
+
+  it('lists one account’s letters of both modes merged newest first, page after page, when no mode is asked', async ({ gateway: app, account, testKey }) => {
+    const live = await sendSingle(app, account)
+    const test = await publicClient(app, testKey).post('/single', singleLetter(account))
+    expect(test.statusCode, test.body).toBe(200)
+    const testId = test.json<{ cardId: string }>().cardId
+    const later = await sendSingle(app, account)
+    const admin = adminClient(app)
+
+    expect(page(await admin.get(`/admin/cards?accountId=${account.id}`)).data.map((card) => card.id)).toEqual([later, testId, live])
+    const seen: string[] = []
+    let cursor: string | null = null
+    do {
+      const answer = page(await admin.get(`/admin/cards?accountId=${account.id}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`))
+      seen.push(...answer.data.map((card) => card.id))
+      cursor = answer.nextCursor
+    } while (cursor !== null && seen.length < 10)
+    expect(seen).toEqual([later, testId, live])
   })
 
   it('answers 400 in Spanish for a bad status, date, limit or mode, and 401 without the admin token', async ({ gateway: app }) => {

@@ -127,8 +127,26 @@ export async function listCards(ex: Executor, scope: KeyScope, query: publicApi.
 /** For ops: the letters of every account and both modes, or of the account and mode asked, with their account. */
 export async function listAnyCards(ex: Executor, query: admin.CardListQuery): Promise<admin.CardList> {
   const { accountId, mode, ...filters } = query
-  const page = await listPage(ex, { accountId, livemode: mode === undefined ? undefined : mode === 'live' }, filters)
+  // One account's letters of both modes: each mode read in order through
+  // letters_account_mode_created_idx, then merged. One query over both would sort every letter
+  // of the account for each page.
+  const modes = accountId !== undefined && mode === undefined ? [true, false] : [mode === undefined ? undefined : mode === 'live']
+  const reads = await Promise.all(modes.map((livemode) => listPageQuery(ex, { accountId, livemode }, filters)))
+  const limit = filters.limit ?? 20
+  const page = pageOf(
+    reads
+      .flat()
+      .sort(newestFirst)
+      .slice(0, limit + 1),
+    limit,
+  )
   return { data: page.rows.map((row) => ({ accountId: row.accountId, ...row.card })), nextCursor: page.nextCursor }
+}
+
+/** The lists' order, newest first and then by id, as their SQL sorts them: a position is UTC text of one fixed width. */
+function newestFirst(a: Positioned, b: Positioned): number {
+  if (a.position !== b.position) return a.position < b.position ? 1 : -1
+  return a.id === b.id ? 0 : a.id < b.id ? 1 : -1
 }
 
 /** How far back GET /cards/stats counts unless told. */
