@@ -21,7 +21,7 @@ import { disableIfAllFailed } from '@letters/webhook-worker/deliver'
 import { HistoryRetention } from '@letters/webhook-worker/history-retention'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { Cleanup } from './cleanup.js'
-import { fillHistory } from './history-fill.js'
+import { fillHistory } from './history-fill/index.js'
 import { figure, grid, median } from './report.js'
 
 const SMALL = 1000

@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isolatedDatabase } from '@letters/test/support/context'
-import { fillHistory, historyShape, type HistoryShape } from '../src/history-fill.js'
+import { fillHistory, historyShape, type HistoryShape } from '../src/history-fill/index.js'
 
 const LETTERS = 5000
 
