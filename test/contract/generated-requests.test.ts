@@ -7,6 +7,10 @@
  * operation, have the documented Content-Type, body and headers, never be a 5xx; a request the
  * schemas refuse must not succeed, and one they accept must not be refused as malformed.
  *
+ * Valid requests carry the credential the operation's client has (a test key; the live key for
+ * the balance; the dashboard's session, CSRF token and Origin for the team, keys and session), and
+ * every operation must have one answered past authentication (not 401 nor 403).
+ *
  * What the gateway does apart from the document is listed once, in EXCEPTIONS, each with its reason;
  * anything else fails the test, with fast-check's smallest request that shows it.
  *
@@ -21,6 +25,7 @@ import { it as base } from '@letters/test/support/fixtures'
 import { adminAccount } from '@letters/test/support/accounts'
 import { adminCampaign, issueTestKey } from '@letters/test/support/gateway'
 import { singleLetter } from '@letters/test/support/factories'
+import { DashboardBrowser, GOOD_PASSWORD, invitationToken, inviteThroughAdmin, signedInUser } from '@letters/test/support/dashboard'
 
 const SEED = Number(process.env.GENERATED_REQUESTS_SEED ?? 20261130)
 const RUNS = Number(process.env.GENERATED_REQUESTS_RUNS ?? 25)
@@ -186,6 +191,7 @@ const EXCEPTIONS: Exception[] = [
     reason: "zip is checked against the country's postal code format, which its schema (any non-blank text) does not say",
     when: about('zip'),
   }),
+  // Met by most seeds (a generated name), not by every one: the fixed seed draws only the account's fonts.
   ...each(['POST /single', 'POST /single/preview'], {
     status: 400,
     check: 'valid refused',
@@ -217,6 +223,13 @@ const EXCEPTIONS: Exception[] = [
     reason: 'an id in the body of a design, sender, signature or campaign the account does not have is a 400',
     when: about(/no corresponde a ning/),
   }),
+  {
+    operation: 'POST /invitations/accept',
+    status: 400,
+    check: 'valid refused',
+    reason: 'a new password must have 12 characters, not be a common one and not be guessable, which only the answer says',
+    when: about(/^La contraseña debe tener|^Esa contraseña/),
+  },
   // The document ties parameters to the operation, not to a media type: that the query's are for a
   // CSV body only is in their descriptions, which no generator reads.
   {
@@ -403,6 +416,27 @@ interface Subject {
 
 const label = (subject: { method: string; path: string }) => `${subject.method} ${subject.path}`
 
+/** The fields of a body drawn from the account's own values most of the time. */
+const BODY_KNOWN = [
+  'cardDesignId',
+  'envelopeDesignId',
+  'senderId',
+  'signatureId',
+  'campaignId',
+  'country',
+  'zip',
+  'url',
+  'fontName',
+  'email',
+  'password',
+  'token',
+]
+
+/** The dashboard's operations: a session's cookie, its CSRF token and the dashboard's Origin, not an API key. */
+const DASHBOARD_PATH = /^\/(users|api-keys|session|invitations)(\/|$)/
+/** The dashboard's operations of someone not signed in yet: from the dashboard's Origin, without a session. */
+const SIGNING_IN = ['POST /session', 'POST /invitations/lookup', 'POST /invitations/accept']
+
 /** Path and query parameters' values that the URL would not carry as themselves (a dot segment, nothing). */
 const travels = (value: string) => value !== '' && value !== '.' && value !== '..'
 
@@ -431,11 +465,7 @@ function validRequests(subject: Subject, known: (name: string) => string[] | und
         },
       )
       .map((values) => Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Record<string, string>)
-  const bodyKnown = Object.fromEntries(
-    ['cardDesignId', 'envelopeDesignId', 'senderId', 'signatureId', 'campaignId', 'country', 'zip', 'url', 'fontName'].flatMap((name) =>
-      known(name) ? [[name, known(name)!]] : [],
-    ),
-  )
+  const bodyKnown = Object.fromEntries([...BODY_KNOWN].flatMap((name) => (known(name) ? [[name, known(name)!]] : [])))
   const body: fc.Arbitrary<unknown> = subject.body
     ? subject.operation.requestBody?.required
       ? valueOf(subject.body, bodyKnown)
@@ -591,18 +621,27 @@ function problemsOf(subject: Subject | undefined, request: Request, answer: Answ
 
 const excusedCounts = new Map<Exception, number>()
 
+/** The answer once per problem its `details` name: an answer that names several is excused only if each of them is. */
+function eachNamed(answer: Answer): Answer[] {
+  const details = (json(answer.text) as { details?: Array<{ message: string }> } | undefined)?.details
+  if (!details || details.length < 2) return [answer]
+  return details.map((detail) => ({ ...answer, text: JSON.stringify({ message: detail.message }) }))
+}
+
 /** The problems no exception covers; the covered ones are counted against their exception. */
 function unexcused(operation: string, request: Request, answer: Answer, problems: Array<{ check: Check; detail: string }>): Problem[] {
   return problems.flatMap((problem) => {
-    const exception = EXCEPTIONS.find(
-      (candidate) =>
-        candidate.operation === operation &&
-        candidate.status === answer.status &&
-        candidate.check === problem.check &&
-        (candidate.when?.(request, answer) ?? true),
+    const exceptions = eachNamed(answer).map((named) =>
+      EXCEPTIONS.find(
+        (candidate) =>
+          candidate.operation === operation &&
+          candidate.status === answer.status &&
+          candidate.check === problem.check &&
+          (candidate.when?.(request, named) ?? true),
+      ),
     )
-    if (!exception) return [{ operation, ...problem }]
-    excusedCounts.set(exception, (excusedCounts.get(exception) ?? 0) + 1)
+    if (exceptions.some((exception) => !exception)) return [{ operation, ...problem }]
+    for (const exception of exceptions) excusedCounts.set(exception!, (excusedCounts.get(exception!) ?? 0) + 1)
     return []
   })
 }
@@ -646,6 +685,31 @@ it('answers requests generated from /openapi.json as the document says, for ever
     ],
   })
   const headers = { 'x-api-key': testKey }
+  // A test key cannot see the balance: the account's own live key reads it.
+  const liveHeaders = { 'x-api-key': account.apiKey }
+  // The dashboard's people: the owner whose session the team and key operations use, another
+  // session of that owner for DELETE /session alone (it signs out), and a member to change or
+  // remove. Invitations whose links POST /invitations/* can look up and accept.
+  const owner = await signedInUser(gateway, account.id, 'owner')
+  const leaving = new DashboardBrowser(gateway)
+  await leaving.signIn(owner.email)
+  const member = await signedInUser(gateway, account.id, 'member')
+  const invitations = await Promise.all([1, 2, 3].map((n) => inviteThroughAdmin(gateway, account.id, `invitada-${n}@example.com`, 'viewer')))
+  const disposableKey = (await owner.browser.post('/api-keys', { mode: 'test' })).json<{ id: string }>().id
+  const signedIn = (browser: DashboardBrowser) => ({
+    cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+    'x-csrf-token': browser.cookies.get('letters_csrf')!,
+    origin: browser.origin,
+  })
+  /** The credential an operation's valid requests carry: what a client of that operation has. */
+  const credentialOf = (subject: Subject): Record<string, string> => {
+    if (subject.path.startsWith('/balance')) return liveHeaders
+    if (label(subject) === 'DELETE /session') return signedIn(leaving)
+    // Someone signing in has no session yet (and a sign-in ends the browser's previous one).
+    if (SIGNING_IN.includes(label(subject))) return { origin: owner.browser.origin }
+    if (DASHBOARD_PATH.test(subject.path)) return signedIn(owner.browser)
+    return headers
+  }
   const post = async (path: string, body: unknown) => {
     const response = await fetch(`${baseUrl}${path}`, {
       method: 'POST',
@@ -673,6 +737,8 @@ it('answers requests generated from /openapi.json as the document says, for ever
     '/webhooks/{id}/deliveries/{deliveryId}/retry': { id: [webhookId] },
     '/fonts/{name}/preview': { name: fonts },
     '/q/{code}': { code: cards.map((card) => card.code) },
+    '/users/{id}': { id: [member.user.id] },
+    '/api-keys/{id}': { id: [disposableKey] },
   }
   const byName: Record<string, string[]> = {
     cardDesignId: [account.cardDesignId],
@@ -687,6 +753,10 @@ it('answers requests generated from /openapi.json as the document says, for ever
     zip: ['28013'],
     url: ['https://93.184.216.34/hooks/cartas'],
     fontName: fonts,
+    // The owner signs in with these; an invitation's link is followed with the password.
+    email: [owner.email],
+    password: [GOOD_PASSWORD],
+    token: invitations.map(invitationToken),
   }
 
   const subjects: Subject[] = Object.entries(document.paths).flatMap(([path, item]) =>
@@ -700,15 +770,18 @@ it('answers requests generated from /openapi.json as the document says, for ever
   expect(subjects.length).toBeGreaterThan(40)
 
   const failures: string[] = []
+  /** Operations a valid request of which got past authentication and authorization. */
+  const reached = new Set<string>()
   const exchange = async (subject: Subject | undefined, request: Request, operation: string) => {
     const answer = await send(baseUrl, request)
+    if (request.kind === 'valid' && answer.status !== 401 && answer.status !== 403) reached.add(operation)
     return { answer, problems: unexcused(operation, request, answer, problemsOf(subject, request, answer)) }
   }
 
   for (const subject of subjects) {
     const operation = label(subject)
     const known = (name: string) => byPath[subject.path]?.[name] ?? byName[name]
-    const valid = validRequests(subject, known, headers)
+    const valid = validRequests(subject, known, credentialOf(subject))
     const kinds: Array<[string, fc.Arbitrary<Request> | undefined]> = [
       ['valid', valid],
       ['broken', brokenRequests(subject, valid)],
@@ -759,6 +832,7 @@ it('answers requests generated from /openapi.json as the document says, for ever
     [
       `${sent} generated requests to ${subjects.length} operations in ${seconds} s (seed ${SEED}, ${RUNS} runs per operation and kind)`,
       `answers: ${[...tally].map(([bucket, count]) => `${bucket} ${count}`).join(', ')}`,
+      `operations a valid request reached past authentication: ${reached.size} of ${subjects.length}`,
       'excused:',
       ...[...excused].map(([key, count]) => `  ${count}× ${key}`),
       // An exception no run meets any longer is one to take out of the list.
@@ -772,6 +846,8 @@ it('answers requests generated from /openapi.json as the document says, for ever
   )
   for (const failure of failures) console.log(failure)
   expect(failures).toEqual([])
+  // Each operation was tried as its client would call it, not only refused at the door.
+  expect(subjects.map(label).filter((operation) => !reached.has(operation))).toEqual([])
   // Every operation got its valid, broken and keyless requests, and every path its other method.
   expect(sent).toBeGreaterThanOrEqual(subjects.length * (RUNS / 4 + 1) + Object.keys(document.paths).length)
 })
