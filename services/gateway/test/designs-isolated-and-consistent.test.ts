@@ -11,6 +11,7 @@ import { cardSvg, logoSvg, pngOf, signatureSvg } from '@letters/test/support/art
 import { singleLetter } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
 import { publicClient } from '@letters/test/support/gateway'
+import { until } from '@letters/test/support/wait'
 
 const it = base.extend({ gatewayOptions: { isolate: 'rt-designs-held', env: { PROOF_RATE_LIMIT_MAX: '1000' } }, accountCredits: 500 })
 
@@ -121,12 +122,22 @@ describe('another account’s designs and signatures, on every new route', () =>
 })
 
 describe('uploads racing letters, each other and dropped connections', () => {
-  it('gives every letter accepted during a stream of uploads one stored version, named with its own hash', async ({ gateway, admin, account, client }) => {
+  it('gives every letter accepted during a stream of uploads one stored version, named with its own hash: the latest stored or the one under way', async ({
+    gateway,
+    admin,
+    account,
+    client,
+  }) => {
     const colours = ['#aa0000', '#00aa00', '#0000aa', '#aaaa00', '#00aaaa', '#aa00aa']
+    // Uploads and rounds of letters in step, each racing the other: round r is sent once r
+    // uploads are stored, and upload r + 1 starts once round r is answered, so round r's letters
+    // are accepted while upload r + 1 (version r + 1) is under way, however slow the machine is.
     let uploaded = 0
+    let roundsDone = 0
     const uploads = (async () => {
       const answers: number[] = []
-      for (const fill of colours) {
+      for (const [index, fill] of colours.entries()) {
+        await until(`round ${index} answered`, () => roundsDone >= index)
         answers.push(
           (await admin.put(`/admin/accounts/${account.id}/card-designs/${account.cardDesignId}/artwork`, cardSvg('A6', { fill }), 'image/svg+xml')).statusCode,
         )
@@ -134,31 +145,50 @@ describe('uploads racing letters, each other and dropped connections', () => {
       }
       return answers
     })()
-    const sent: string[] = []
+    const sent: Array<{ id: string; round: number }> = []
     const sending = (async () => {
       for (let round = 0; round < 6; round++) {
-        // Each round once the uploads before it are stored, while the next one is under way: the
-        // rounds race different uploads however slow the machine makes them.
-        await expect.poll(() => uploaded, { timeout: 30_000, interval: 10 }).toBeGreaterThanOrEqual(round)
+        await until(`${round} uploads stored`, () => uploaded >= round, { everyMs: 10 })
         const answers = await Promise.all([0, 1, 2, 3].map(() => client.post('/single', singleLetter(account))))
         for (const answer of answers) {
           expect(answer.statusCode, answer.body).toBe(200)
-          sent.push(answer.json<{ cardId: string }>().cardId)
+          sent.push({ id: answer.json<{ cardId: string }>().cardId, round })
         }
+        roundsDone++
       }
     })()
     expect(await uploads).toEqual(colours.map(() => 200))
     await sending
     const stored = new Map((await gateway.db.select().from(artworks).where(eq(artworks.ownerId, account.cardDesignId))).map((row) => [row.version, row.sha256]))
     expect([...stored.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6])
-    const specs = await gateway.db.select({ spec: letters.printSpec }).from(letters).where(inArray(letters.id, sent))
-    const named = specs.map(({ spec }) => spec?.card.artwork)
-    for (const version of named) if (version) expect(stored.get(version.version)).toBe(version.sha256)
-    console.log(`### 24 letters during 6 uploads: versions named ${JSON.stringify(named.map((v) => v?.version ?? null))}`)
-    expect(new Set(named.map((v) => v?.version ?? null)).size).toBeGreaterThan(1)
+    const specs = new Map(
+      (
+        await gateway.db
+          .select({ id: letters.id, spec: letters.printSpec })
+          .from(letters)
+          .where(
+            inArray(
+              letters.id,
+              sent.map(({ id }) => id),
+            ),
+          )
+      ).map(({ id, spec }) => [id, spec?.card.artwork]),
+    )
+    const named = sent.map(({ id, round }) => ({ round, version: specs.get(id)?.version ?? 0, sha256: specs.get(id)?.sha256 }))
+    console.log(`### 24 letters during 6 uploads: versions named ${JSON.stringify(named.map(({ version }) => version))}`)
+    for (const { round, version, sha256 } of named) {
+      // Version 0: no artwork yet, the first upload still under way.
+      expect([round, round + 1], `a letter of round ${round}`).toContain(version)
+      if (version > 0) expect(stored.get(version)).toBe(sha256)
+    }
+    expect(new Set(named.map(({ version }) => version)).size).toBeGreaterThan(1)
   }, 60_000)
 
-  it('numbers two uploads at once 1 and 2, and one cut by a terminated backend stores nothing or everything', async ({ gateway, admin, account }) => {
+  it('numbers two uploads at once 1 and 2, and one whose transaction a terminated backend cuts is answered 503 and stores nothing', async ({
+    gateway,
+    admin,
+    account,
+  }) => {
     const path = `/admin/accounts/${account.id}/signatures/${account.signatureId}/artwork`
     const both = await Promise.all([
       admin.put(path, signatureSvg, 'image/svg+xml'),
@@ -167,35 +197,51 @@ describe('uploads racing letters, each other and dropped connections', () => {
     expect(both.map((answer) => answer.statusCode)).toEqual([200, 200])
     expect(both.map((answer) => answer.json<{ artwork: { version: number } }>().artwork.version).sort()).toEqual([1, 2])
 
-    const killer = postgres(gateway.config.databaseUrl, { max: 1, onnotice: () => {} })
+    // Each cut falls inside an upload's transaction, before its commit: the upload waits there for
+    // the signature's row, which another connection holds until the gateway's backends are gone.
+    // (A cut after the commit, while the answer is read back, is a 503 for a stored version.)
+    const locker = postgres(gateway.config.databaseUrl, { max: 1, onnotice: () => {} })
     let ok = 0
     const statuses: number[] = []
     try {
       for (let round = 0; round < 6; round++) {
-        const upload = admin.put(path, signatureSvg.replace('115 34', `115 ${30 + round}`), 'image/svg+xml')
-        await new Promise((resolve) => setTimeout(resolve, 5 * round))
-        await killer`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
-        const answer = await upload
+        const upload = await locker.begin(async (tx) => {
+          await tx`SELECT id FROM signatures WHERE id = ${account.signatureId} FOR UPDATE`
+          // `then` sends it: an injected request goes out when it is first awaited.
+          const answer = admin.put(path, signatureSvg.replace('115 34', `115 ${30 + round}`), 'image/svg+xml').then((response) => response)
+          await until(
+            'the upload waiting for the row, in its transaction',
+            async () => {
+              // A transaction reads the activity as it first saw it unless told to look again.
+              await tx`SELECT pg_stat_clear_snapshot()`
+              const waiting = await tx`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                AND backend_type = 'client backend' AND wait_event_type = 'Lock'`
+              return waiting.length > 0
+            },
+            { timeoutMs: 30_000, everyMs: 5 },
+          )
+          await tx`SELECT pg_stat_clear_snapshot()`
+          await tx`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+          return { answer }
+        })
+        const answer = await upload.answer
         statuses.push(answer.statusCode)
         if (answer.statusCode === 200) ok++
       }
     } finally {
-      await killer.end()
+      await locker.end()
     }
     // The pool reconnects; every version is whole (print, preview, drawing) and none is missing.
     const read = () => gateway.db.select().from(artworks).where(eq(artworks.ownerId, account.signatureId))
-    await expect
-      .poll(
-        () =>
-          read().then(
-            () => true,
-            () => false,
-          ),
-        { timeout: 10_000 },
-      )
-      .toBe(true)
+    await until('the pool reconnected', () =>
+      read().then(
+        () => true,
+        () => false,
+      ),
+    )
     const rows = await read()
     console.log(`### uploads cut by pg_terminate_backend: ${JSON.stringify(statuses)}; versions stored ${rows.length}`)
+    expect(statuses).toEqual(statuses.map(() => 503))
     expect(rows.length).toBe(2 + ok)
     expect(rows.map((row) => row.version).sort((a, b) => a - b)).toEqual(rows.map((_, index) => index + 1))
     for (const row of rows) expect(row.print.length > 0 && row.preview.length > 0 && row.drawing !== null).toBe(true)
