@@ -150,6 +150,24 @@ describe('the name of a field in a 400', () => {
     ])
   })
 
+  it('names an unknown field of megabytes by its first 100 characters, in the message and in details alike', async ({
+    gateway: app,
+    account,
+    campaign,
+    client,
+  }) => {
+    const huge = 'q'.repeat(2_000_000)
+    const response = await client.post('/cards/bulk', { campaignId: campaign, recipients: [spanishRecipient], [huge]: 1 })
+    expect(response.statusCode, response.body.slice(0, 500)).toBe(400)
+    const shown = `${'q'.repeat(100)}…`
+    expect(response.json<Problems>()).toMatchObject({
+      message: `El campo '${shown}' no está permitido`,
+      details: [{ field: shown, message: `El campo '${shown}' no está permitido` }],
+    })
+    expect(response.body.length).toBeLessThan(1000)
+    expect(await moneyState(app.db, account.id)).toMatchObject({ balance: 100, letters: [] })
+  })
+
   it('suggests only a field the object does not have yet', async ({ account, campaign, client }) => {
     const body = (await client.post('/single', singleLetter(account, { nam: 'Ana' }))).json<Problems>()
     expect(body.message).toBe("El campo 'nam' no está permitido")

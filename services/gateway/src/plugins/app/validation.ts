@@ -38,12 +38,18 @@ const pointerSegment = (name: string) => name.replace(/~/g, '~0').replace(/\//g,
 
 /** `/variables/0/name` → `variables[0].name`, the way a client writes it. */
 function fieldName(pointer: string): string {
-  return pointer
+  const written = pointer
     .split('/')
     .slice(1)
     .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
     .reduce((name, segment) => (/^\d+$/.test(segment) ? `${name}[${segment}]` : name ? `${name}.${segment}` : segment), '')
+  // A field name is the client's own text: an 8 MB one is named by its start, not echoed whole in
+  // the message and again in `details`.
+  return written.length > MAX_FIELD_NAME_SHOWN ? `${written.slice(0, MAX_FIELD_NAME_SHOWN)}…` : written
 }
+
+/** The longest field name an answer repeats; the allowed ones are a few dozen characters at most. */
+const MAX_FIELD_NAME_SHOWN = 100
 
 /** The schema at a JSON pointer such as `#/properties/zip/anyOf/0`, and every schema above it. */
 function schemasAlong(root: TSchema, schemaPath: string): unknown[] {
@@ -157,7 +163,10 @@ function suggestion(root: TSchema, error: SchemaError, extra: string, value: unk
   const present = (name: string) => sent !== null && typeof sent === 'object' && Object.hasOwn(sent, name)
   const threshold = extra.length <= 4 ? 1 : 2
   let best: { name: string; distance: number } | undefined
-  for (const name of Object.keys(object?.properties ?? {}).filter((allowed) => !present(allowed))) {
+  // Names whose lengths differ by more than the threshold are further apart than it: skipped
+  // without measuring, so a name of megabytes costs nothing to judge.
+  const near = (allowed: string) => Math.abs(allowed.length - extra.length) <= threshold && !present(allowed)
+  for (const name of Object.keys(object?.properties ?? {}).filter(near)) {
     const distance = editDistance(extra.toLowerCase(), name.toLowerCase())
     if (distance <= threshold && (!best || distance < best.distance)) best = { name, distance }
   }
