@@ -270,14 +270,14 @@ describe('webhooks: the Redis keys of the queue prefix deleted while deliveries 
     // Half the lease: the lost jobs' slots still held, and only until their lease ends.
     await sleep(TEST_LEASE_MS / 2)
     const withinHalf = fast.received.length
-    const [leases] = await app.db.execute<{ held: number; until: string }>(
-      sql`SELECT count(*)::int AS held, max(leased_until)::text AS until FROM webhook_events WHERE endpoint_id = ${endpoint.id}::uuid AND leased_until > now()`,
+    const [leases] = await app.db.execute<{ leased: number; until: string }>(
+      sql`SELECT count(*)::int AS leased, max(leased_until)::text AS until FROM webhook_events WHERE endpoint_id = ${endpoint.id}::uuid AND leased_until > now()`,
     )
     report(
       `Redis keys deleted after ${admitted} deliveries were admitted (${dispatched} jobs dispatched): ${withinHalf}/${expected.length} delivered in the next ${TEST_LEASE_MS / 2000} s; ` +
-        `${leases!.held} slots still held until ${leases!.until}`,
+        `${leases!.leased} slots still held until ${leases!.until}`,
     )
-    expect(leases!.held).toBeGreaterThan(0)
+    expect(leases!.leased).toBeGreaterThan(0)
     expect(new Date(leases!.until).getTime()).toBeLessThanOrEqual(admittedAt + TEST_LEASE_MS + 1000)
     await expect.poll(allDelivered(app.db, endpoint.id), { timeout: TEST_LEASE_MS + 20_000, interval: 250 }).toBe(true)
     const deliveredAfterMs = Date.now() - admittedAt

@@ -309,10 +309,10 @@ async function holdAccountRow(other: Db, accountId: string): Promise<() => Promi
 }
 
 async function keyHeld(other: Db, accountId: string, key: string): Promise<boolean> {
-  const [row] = await other.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
+  const [row] = await other.execute<{ locked: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
-  return row?.held ?? false
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS locked`)
+  return row?.locked ?? false
 }
 
 async function batchesObserved(): Promise<{ count: number; sum: number }> {

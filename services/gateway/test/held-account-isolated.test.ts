@@ -57,7 +57,7 @@ async function heldBesideOthers(target: Target) {
     .map((order) => (order.settledAt ?? Number.POSITIVE_INFINITY) - order.submittedAt)
   const otherMedianMs = [...otherStoreMs].sort((a, b) => a - b)[Math.floor(otherStoreMs.length / 2)] ?? Number.POSITIVE_INFINITY
   report('other accounts beside a held one', {
-    held: heldResult.statuses,
+    heldAccount: heldResult.statuses,
     heldCut: heldResult.cut,
     others: statuses,
     otherStoreMsMedian: otherMedianMs,
@@ -68,7 +68,7 @@ async function heldBesideOthers(target: Target) {
   expect(heldResult.writtenAfterRefusal).toEqual([])
   for (const owner of others) await expectMoneyConsistent(target, owner)
   await expectMoneyConsistent(target, held)
-  return { held: heldResult, others: results, statuses, otherMedianMs, otherOrders: otherStoreMs.length }
+  return { heldAccount: heldResult, others: results, statuses, otherMedianMs, otherOrders: otherStoreMs.length }
 }
 
 const it = deadlineTest()
@@ -83,8 +83,8 @@ it.override({ gatewayOptions: { isolate: 'heldalone', checkContract: false, env:
 describe("one account's row held while its client keeps sending, other accounts sending among them", () => {
   // An abandoned order leaves the intake's queues at once: its request is answered at decideBy.
   it("answers the held account's creations at decideBy, not when the intake reaches them", async ({ besideOthers }) => {
-    const { held } = besideOthers
-    expect(held.cut, "held account's creations cut without an answer").toEqual([])
+    const { heldAccount } = besideOthers
+    expect(heldAccount.cut, "held account's creations cut without an answer").toEqual([])
   }, 120_000)
 
   // A batch that gave way to the held account's row is stored again without the held account's

@@ -11,10 +11,10 @@ import { expectLedgerMatchesLetters, moneyState } from '@letters/test/support/le
 
 /** Whether a transaction holds the key's claim (its advisory lock) right now. */
 async function keyIsHeld(app: App, accountId: string, key: string): Promise<boolean> {
-  const [row] = await app.db.execute<{ held: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
+  const [row] = await app.db.execute<{ locked: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS held`)
-  return row?.held ?? false
+      AND ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended(${idempotencyLockName(accountId, true, key)}, 0)) AS locked`)
+  return row?.locked ?? false
 }
 
 // Each test's own account (the fixture's) opens with 30 credits.
