@@ -895,6 +895,7 @@ describe('letters', () => {
     )
     await cliFails(['letters', 'list', '--to', '2026-13-01T00:00:00Z', '--json'], 1, /^Error 400: El parámetro 'to' /)
     await cliFails(['letters', 'list', '--limit', 'diez'], 2, '--limit debe ser un número entero.')
+    await cliFails(['letters', 'list', '--limit', '99999999999999999999999'], 2, '--limit es demasiado grande: 99999999999999999999999.')
     await cliFails(['letters', 'list', '--mode', 'real'], 2, "error: option '--mode <mode>' argument 'real' is invalid. Allowed choices are live, test.")
   })
 })

@@ -51,10 +51,15 @@ export function apiCommand<Body>(
   })
 }
 
-/** An integer argument; its range is the API's to judge, so the rule lives in one place. */
+/**
+ * An integer argument; its range is the API's to judge, so the rule lives in one place. One past
+ * what a number holds exactly would reach the API as "1e+23" and be refused as no integer at all.
+ */
 export const integer = (what: string) => (value: string) => {
   if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`${what} debe ser un número entero.`)
-  return Number(value)
+  const number = Number(value)
+  if (!Number.isSafeInteger(number)) throw new InvalidArgumentError(`${what} es demasiado grande: ${value}.`)
+  return number
 }
 
 /** A return reason with its name as the floor reads it: "bad_address (Dirección incorrecta o incompleta)". */
