@@ -16,3 +16,13 @@ export {
 } from './migrate.js'
 export { isConnectionError, isDriverError, sqlState, SQLSTATE } from './errors.js'
 export { enqueue, outboxTargetSql, type OutboxJob } from './outbox.js'
+export { keyset, keysetPage, type Keyset, type KeysetOrder, type KeysetPosition } from './keyset.js'
+export { literalList, literalListSql, literalSql } from './literals.js'
+export {
+  printBatchStatuses,
+  printBatchTransitions,
+  printBatchStatus,
+  printBatchMove,
+  notHandedBatchStatuses,
+  type PrintBatchStatus,
+} from './print-batch-statuses.js'

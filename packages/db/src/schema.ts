@@ -45,6 +45,8 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
+import { literalList } from './literals.js'
+import { printBatchStatus, printBatchStatuses } from './print-batch-statuses.js'
 
 /** Bytes, as postgres.js reads and writes them: a Buffer. */
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' })
@@ -317,11 +319,6 @@ export type { Recipient }
  */
 export const stillErasable = sql.raw(`personal_data_erased_at IS NULL AND status IN (${literalList(erasableStatuses)})`)
 
-/** Our own constants as SQL literals, for what must hold literals: a partial index, a CHECK constraint. */
-function literalList(values: readonly string[]): string {
-  return values.map((value) => `'${value.replaceAll("'", "''")}'`).join(', ')
-}
-
 /** The database refuses an ink outside the one list, whoever writes it. */
 function knownInk(name: string) {
   return check(name, sql.raw(`ink_color IN (${literalList(inkColors)})`))
@@ -537,19 +534,12 @@ export const printHandoffs = pgTable(
   (table) => [primaryKey({ columns: [table.letterId, table.file] })],
 )
 
-export const printBatchStatuses = ['open', 'closing', 'handed'] as const
-export type PrintBatchStatus = (typeof printBatchStatuses)[number]
-
-/**
- * PRINTER=batch: a tray of letters printed together. `open` takes letters (one open batch at a
- * time); `closing` takes no more, its order is fixed and its three files are being handed over;
- * `handed` once all three were and its letters are printed.
- */
+/** PRINTER=batch: a tray of letters printed together, in one of printBatchStatuses. */
 export const printBatches = pgTable(
   'print_batches',
   {
     id: id(),
-    status: text('status', { enum: printBatchStatuses }).notNull().default('open'),
+    status: text('status', { enum: printBatchStatuses }).notNull().default(printBatchStatus.open),
     openedAt: timestamp('opened_at', { withTimezone: true }).notNull().defaultNow(),
     closedAt: timestamp('closed_at', { withTimezone: true }),
     handedAt: timestamp('handed_at', { withTimezone: true }),
@@ -574,18 +564,18 @@ export const printBatches = pgTable(
     // One tray at a time per pair of stocks and ink: every worker adds to the same one.
     uniqueIndex('print_batches_one_open_per_stock_and_ink')
       .on(table.cardStock, table.envelopeStock, table.inkColor)
-      .where(sql`status = 'open'`),
+      .where(sql.raw(`status = '${printBatchStatus.open}'`)),
     knownInk('print_batches_ink_color_known'),
     index('print_batches_status_idx').on(table.status, table.openedAt),
     // The floor's recent batches, the last closed first: the first few in index order, not every batch sorted.
     index('print_batches_recent_idx')
       .on(sql`${table.closedAt} DESC NULLS LAST`, table.id)
-      .where(sql`status <> 'open'`),
+      .where(sql.raw(`status <> '${printBatchStatus.open}'`)),
     // The eraser's look, a bounded stretch each round in id order, for handed batches whose letters
     // are all erased but whose files are still there (their removal failed, or never ran).
     index('print_batches_artifacts_pending_idx')
       .on(table.id)
-      .where(sql`status = 'handed' AND artifacts_removed_at IS NULL`),
+      .where(sql.raw(`status = '${printBatchStatus.handed}' AND artifacts_removed_at IS NULL`)),
   ],
 )
 

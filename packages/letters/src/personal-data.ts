@@ -6,9 +6,11 @@ import {
   printBatchHandoffs,
   printBatchLetters,
   printHandoffs,
+  literalListSql,
+  notHandedBatchStatuses,
+  printBatchStatus,
   stillErasable,
   type Executor,
-  type PrintBatchStatus,
   type Tx,
 } from '@letters/db'
 import { isoInstant } from './events.js'
@@ -31,21 +33,13 @@ const erasedRecipientFields = {
 const erasedCheckFields = { ...erasedRecipientFields, changes: [], problems: [] } satisfies Partial<VerifiedAddress>
 
 /**
- * The batch statuses before the handover, spelled out: `IN` reads the few such batches through
- * print_batches_status_idx, where `<> 'handed'` read every batch ever printed. Listed, not
- * derived: a status added later must be placed on one side of the handover by hand.
- */
-const notHanded = ['open', 'closing'] as const satisfies readonly PrintBatchStatus[]
-const notHandedSql = sql.raw(`(${notHanded.map((status) => `'${status}'`).join(', ')})`)
-
-/**
  * The letter of the `letters` row may be erased now: it is in an erasable status, still holds its
  * personal data, and is not in a print batch that has not been handed over (a letter given up on
  * while it waited in the tray is `failed`, but its batch's closer still draws it from its row).
  */
 const erasableNow = sql`${stillErasable} AND NOT EXISTS (
   SELECT 1 FROM print_batch_letters m JOIN print_batches b ON b.id = m.batch_id
-  WHERE m.letter_id = letters.id AND b.status IN ${notHandedSql})`
+  WHERE m.letter_id = letters.id AND b.status IN ${literalListSql(notHandedBatchStatuses)})`
 
 /**
  * Every table that keeps copies of a letter as an event told it, each copy a snapshot of the
@@ -240,7 +234,7 @@ const allLettersErased = sql<boolean>`NOT EXISTS (
   WHERE m.batch_id = print_batches.id AND l.personal_data_erased_at IS NULL)`
 
 /** A handed batch whose files have not been removed (print_batches_artifacts_pending_idx). */
-const handedWithArtifacts = and(eq(printBatches.status, 'handed'), isNull(printBatches.artifactsRemovedAt))
+const handedWithArtifacts = and(eq(printBatches.status, printBatchStatus.handed), isNull(printBatches.artifactsRemovedAt))
 
 /**
  * The batches of these letters (just erased) whose files are still to be removed now that every

@@ -1,19 +1,18 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { letterStatuses, type LetterStatus } from '@letters/contracts'
-import { enqueue, type Tx } from '@letters/db'
+import { enqueue, literalListSql, type Tx } from '@letters/db'
 import { moveLetter } from './move.js'
 import { unreconciledRestoreSql } from './restores.js'
 import { jobOfStatus, resumableStatuses, type ResumableStatus } from './transitions.js'
 
 /**
- * Statuses as SQL literals rather than parameters: the planner uses a partial index
- * (letters_needs_look_idx, letters_in_flight_idx) only when it can prove the index's predicate
- * from constants it sees, and with parameters, once a prepared statement's plan is generic, it
- * reads the whole table instead. Only names of the status list are ever written here.
+ * Letter statuses as SQL literals rather than parameters (literalListSql), so the planner can use
+ * a partial index (letters_needs_look_idx, letters_in_flight_idx). Only names of the status list
+ * are ever written here.
  */
 export function statusListSql(statuses: readonly LetterStatus[]): SQL {
   for (const status of statuses) if (!(letterStatuses as readonly string[]).includes(status)) throw new Error(`not a letter status: ${status}`)
-  return sql.raw(`(${statuses.map((status) => `'${status}'`).join(', ')})`)
+  return literalListSql(statuses)
 }
 
 /**

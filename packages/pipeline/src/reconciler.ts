@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { PrintJournal } from '@letters/artifacts'
 import { queueOfJob, type QueueName } from '@letters/contracts'
-import type { Db, Tx } from '@letters/db'
+import { keyset, type Db, type KeysetPosition, type Tx } from '@letters/db'
 import {
   jobOfStatus,
   markRestoresReconciled,
@@ -45,7 +45,6 @@ export interface Reconciled {
 }
 
 type Candidate = { id: string; status: ResumableStatus; livemode: boolean; updatedAt: string; jobId: string | null; jobSent: boolean | null }
-type Cursor = { updatedAt: string; id: string }
 
 /**
  * Rebuilds from Postgres the jobs Redis lost (a restart without persistence, a flush, a clean
@@ -105,7 +104,7 @@ export class Reconciler {
     }
     const restores = await pendingRestores(this.db)
     const done: Reconciled = { resumed: 0, printedFromJournal: 0 }
-    for (let after: Cursor | undefined, page; ; after = page.last) {
+    for (let after: KeysetPosition | undefined, page; ; after = page.last) {
       page = await this.reconcilePage(after)
       for (const letter of page.lost) metrics.lettersReconciled.inc({ status: letter.status })
       if (page.lost.length > 0) this.log.warn({ letters: page.lost }, 'queued again the jobs Redis no longer had')
@@ -125,11 +124,12 @@ export class Reconciler {
    * One transaction over at most `batchSize` letters, after `after` in (updated_at, id) order:
    * letters whose job is still runnable stay as they are, so the next page must start past them.
    */
-  private reconcilePage(after: Cursor | undefined) {
+  private reconcilePage(after: KeysetPosition | undefined) {
     const queueOfStatus = sql.join(
       resumableStatuses.map((status) => sql`WHEN ${status} THEN ${this.queueOf(status)}`),
       sql` `,
     )
+    const page = keyset({ instant: sql`l.updated_at`, id: sql`l.id` }, after, 'oldest first')
     return this.db.transaction(async (tx) => {
       // Raw SQL kept: FOR UPDATE OF l SKIP LOCKED over a LATERAL join (each letter's latest job on its status's queue), one statement read as written.
       const candidates = await tx.execute<Candidate>(sql`
@@ -142,12 +142,12 @@ export class Reconciler {
           LIMIT 1
         ) job ON true
         WHERE ${withoutProgressSql('l', this.options.afterMs)}
-          ${after ? sql`AND (l.updated_at, l.id) > (${after.updatedAt}::timestamptz, ${after.id}::uuid)` : sql``}
-        ORDER BY l.updated_at, l.id
+          ${page.after ? sql`AND ${page.after}` : sql``}
+        ORDER BY ${page.orderBy}
         LIMIT ${this.batchSize}
         FOR UPDATE OF l SKIP LOCKED`)
       const lastCandidate = candidates.length === this.batchSize ? candidates[candidates.length - 1] : undefined
-      const last: Cursor | undefined = lastCandidate && { updatedAt: lastCandidate.updatedAt, id: lastCandidate.id }
+      const last: KeysetPosition | undefined = lastCandidate && { position: lastCandidate.updatedAt, id: lastCandidate.id }
       // An unsent row is still the dispatcher's to deliver.
       const dispatched = candidates.filter((letter) => letter.jobId === null || letter.jobSent)
       const states = await withTimeout(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { VerifiedAddress } from '@letters/contracts'
-import { isConnectionError, letters, printBatches, printBatchLetters, type Db, type Tx } from '@letters/db'
+import { isConnectionError, letters, printBatches, printBatchLetters, printBatchMove, printBatchStatus, type Db, type Tx } from '@letters/db'
 import { batchFileKey, PrintJournal } from '@letters/artifacts'
 import { BackgroundLoop } from '@letters/pipeline'
 import { withTries } from './tries.js'
@@ -111,14 +111,14 @@ async function takeLease(db: Db, batchId: string, lease: Lease): Promise<FinishO
     .where(
       and(
         eq(printBatches.id, batchId),
-        eq(printBatches.status, 'closing'),
+        eq(printBatches.status, printBatchStatus.closing),
         or(isNull(printBatches.closerLeaseUntil), lt(printBatches.closerLeaseUntil, sql`now()`)),
       ),
     )
     .returning({ id: printBatches.id })
   if (taken) return 'leased'
   const [batch] = await db.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
-  return batch?.status === 'handed' ? 'handed' : batch?.status === 'closing' ? 'busy' : 'not_closing'
+  return batch?.status === printBatchStatus.handed ? 'handed' : batch?.status === printBatchStatus.closing ? 'busy' : 'not_closing'
 }
 
 /** Renews the closer's own lease; false when it is no longer its own. */
@@ -200,11 +200,12 @@ async function underLock(floor: Floor, batchId: string, lockTx: Tx, lease: Lease
   const count = members.length
   const sequenceOf = new Map(members.map((member) => [member.letterId, member.sequence ?? 0]))
   await lockStillHeld()
+  const handOver = printBatchMove('closing', 'handed')
   await db.transaction(async (tx) => {
     const [done] = await tx
       .update(printBatches)
-      .set({ status: 'handed', handedAt: new Date() })
-      .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'closing')))
+      .set({ status: handOver.to, handedAt: new Date() })
+      .where(and(eq(printBatches.id, batchId), eq(printBatches.status, handOver.from)))
       .returning({ id: printBatches.id })
     if (!done) return
     // From `failed` too (the table allows it): a letter given up on while it waited in the tray is on paper now all the same.
@@ -222,7 +223,7 @@ async function closingBatches(db: Db): Promise<string[]> {
   const rows = await db
     .select({ id: printBatches.id })
     .from(printBatches)
-    .where(inArray(printBatches.status, ['closing']))
+    .where(inArray(printBatches.status, [printBatchStatus.closing]))
     .orderBy(asc(printBatches.closedAt))
   return rows.map((row) => row.id)
 }

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { stocksOf, type InkColor, type Stocks, type VerifiedAddress } from '@letters/contracts'
-import { letters, printBatches, printBatchLetters, type Db, type PrintBatchStatus, type Tx } from '@letters/db'
+import { letters, printBatches, printBatchLetters, printBatchMove, printBatchStatus, type Db, type PrintBatchStatus, type Tx } from '@letters/db'
 import { presorted } from './batch-files.js'
 
 /** PRINTER=batch: when the open batch closes (BATCH_MAX_LETTERS, BATCH_MAX_WAIT_MS). */
@@ -84,7 +84,7 @@ async function openBatch(tx: Tx, tray: Tray): Promise<string> {
       .from(printBatches)
       .where(
         and(
-          eq(printBatches.status, 'open'),
+          eq(printBatches.status, printBatchStatus.open),
           eq(printBatches.cardStock, tray.cardStock),
           eq(printBatches.envelopeStock, tray.envelopeStock),
           eq(printBatches.inkColor, tray.inkColor),
@@ -116,10 +116,11 @@ async function closeBatch(tx: Tx, batchId: string): Promise<void> {
     UPDATE print_batch_letters m SET sequence = s.sequence
     FROM jsonb_to_recordset(${JSON.stringify(sequences)}::jsonb) AS s("letterId" uuid, sequence int)
     WHERE m.batch_id = ${batchId}::uuid AND m.letter_id = s."letterId"`)
+  const close = printBatchMove('open', 'closing')
   await tx
     .update(printBatches)
-    .set({ status: 'closing', closedAt: new Date() })
-    .where(and(eq(printBatches.id, batchId), eq(printBatches.status, 'open')))
+    .set({ status: close.to, closedAt: new Date() })
+    .where(and(eq(printBatches.id, batchId), eq(printBatches.status, close.from)))
 }
 
 /**
@@ -131,7 +132,7 @@ export async function closeIfDue(db: Db, rules: BatchRules): Promise<boolean> {
     const due = await tx
       .select({ id: printBatches.id })
       .from(printBatches)
-      .where(and(eq(printBatches.status, 'open'), sql`${printBatches.openedAt} <= now() - ${rules.maxWaitMs} * interval '1 millisecond'`))
+      .where(and(eq(printBatches.status, printBatchStatus.open), sql`${printBatches.openedAt} <= now() - ${rules.maxWaitMs} * interval '1 millisecond'`))
       .orderBy(printBatches.openedAt)
       .for('update', { skipLocked: true })
     for (const batch of due) await closeBatch(tx, batch.id)

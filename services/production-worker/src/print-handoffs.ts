@@ -2,7 +2,7 @@ import { UnrecoverableError } from 'bullmq'
 import { eq, sql, TransactionRollbackError } from 'drizzle-orm'
 import type { Logger } from 'pino'
 import { PrintJournal } from '@letters/artifacts'
-import { letters, printBatches, printBatchHandoffs, printHandoffs, type Db, type Tx } from '@letters/db'
+import { letters, printBatches, printBatchHandoffs, printBatchStatus, printHandoffs, type Db, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { PrintFile } from './printer.js'
 import type { Floor } from './produce-letter.js'
@@ -170,7 +170,7 @@ export async function handOverBatchFile(
     record: async (ex) => (await ex.insert(printBatchHandoffs).values(handoff).onConflictDoNothing().returning({ file: printBatchHandoffs.file })).length > 0,
     stillOurs: async (tx) => {
       const [batch] = await tx.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
-      return batch?.status === 'closing'
+      return batch?.status === printBatchStatus.closing
     },
   })
 }

@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq'
 import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
-import type { Db } from '@letters/db'
+import { printBatchStatus, type Db } from '@letters/db'
 import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
 import { PrintJournal, type ArtifactStore } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
@@ -204,7 +204,7 @@ async function settledByBatch(floor: Floor, letterId: string): Promise<Productio
   const { db } = floor
   const batch = await batchOf(db, letterId)
   if (!batch) return settledByJournaledBatch(floor, letterId)
-  if (batch.status !== 'handed') return 'batched'
+  if (batch.status !== printBatchStatus.handed) return 'batched'
   const detail = batchPrintedDetail(batch.batchId, batch.sequence ?? 0, batch.letterCount)
   const { moved } = await db.transaction((tx) => moveLetter(tx, letterId, { to: 'printed', detail }))
   return moved ? 'printed' : 'already_done'

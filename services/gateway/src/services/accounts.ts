@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { ledgerReasons, type admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
-import { accounts, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
+import { accounts, keysetPage, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
 import { conflict, notFound } from '../errors.js'
 import { issueApiKey } from './api-keys.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
@@ -48,8 +48,8 @@ export async function getAccount(ex: Executor, id: string) {
  */
 export async function listAccounts(ex: Executor, query: admin.AccountListQuery): Promise<admin.AccountList> {
   const limit = query.limit ?? 20
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const a = alias(accounts, 'a')
+  const page = keysetPage({ instant: a.createdAt, id: a.id }, query.cursor ? decodeCursor(query.cursor) : undefined, 'newest first', limit)
   const rows = await ex
     .select({
       id: a.id,
@@ -60,11 +60,11 @@ export async function listAccounts(ex: Executor, query: admin.AccountListQuery):
       >`json_build_object('id', a.id, 'name', a.name, 'balance', a.balance, 'createdAt', ${isoInstant(a.createdAt)})`,
     })
     .from(a)
-    .where(after ? sql`(${a.createdAt}, ${a.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined)
-    .orderBy(sql`${a.createdAt} DESC`, sql`${a.id} DESC`)
-    .limit(limit + 1)
-  const page = pageOf(rows, limit)
-  return { data: page.rows.map((row) => row.account), nextCursor: page.nextCursor }
+    .where(page.after)
+    .orderBy(page.orderBy)
+    .limit(page.limit)
+  const { rows: pageRows, nextCursor } = pageOf(rows, limit)
+  return { data: pageRows.map((row) => row.account), nextCursor }
 }
 
 /** A positive amount is a top-up, a negative one an adjustment that must fit the balance (409 otherwise). */

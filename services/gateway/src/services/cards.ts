@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { UUID_PATTERN, letterStatuses, type admin, type publicApi } from '@letters/contracts'
-import { letters, type Executor } from '@letters/db'
+import { keysetPage, letters, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../errors.js'
 import { parseDateTime, queryDateTime } from '../letters/send-at.js'
 import type { KeyScope } from '../caller.js'
@@ -82,14 +82,14 @@ interface ListScope {
 
 /**
  * The query of a page of the letters of `scope` that `query` filters (one row more than the page, to
- * tell whether another follows), newest first, each with its account. The order is spelt NULLS
- * LAST, like letters_account_mode_created_idx and letters_created_idx (both columns are NOT NULL,
- * so it changes nothing else): a bare DESC means NULLS FIRST, which those indexes cannot serve, and
- * Postgres would then read and sort every letter in reach for each page.
+ * tell whether another follows), newest first, each with its account. keysetPage spells the order
+ * NULLS LAST, like letters_account_mode_created_idx and letters_created_idx: a bare DESC means
+ * NULLS FIRST, which those indexes cannot serve, and Postgres would then read and sort every
+ * letter in reach for each page.
  */
 export function listPageQuery(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {
   const limit = query.limit ?? 20
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const keyset = keysetPage({ instant: l.createdAt, id: l.id }, query.cursor ? decodeCursor(query.cursor) : undefined, 'newest first', limit)
   const from = createdBound('from', query.from)
   const to = createdBound('to', query.to)
   const pattern = query.search === undefined ? undefined : containing(query.search)
@@ -107,11 +107,11 @@ export function listPageQuery(ex: Executor, scope: ListScope, query: publicApi.C
         pattern === undefined
           ? undefined
           : sql`(${l.recipient}->>'name' ILIKE ${pattern} OR ${l.recipient}->>'surname' ILIKE ${pattern} OR ${l.recipient}->>'city' ILIKE ${pattern})`,
-        after ? sql`(${l.createdAt}, ${l.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
+        keyset.after,
       ),
     )
-    .orderBy(sql`${l.createdAt} DESC NULLS LAST`, sql`${l.id} DESC NULLS LAST`)
-    .limit(limit + 1)
+    .orderBy(keyset.orderBy)
+    .limit(keyset.limit)
 }
 
 async function listPage(ex: Executor, scope: ListScope, query: publicApi.CardListQuery) {

@@ -1,18 +1,17 @@
 import { and, eq, sql } from 'drizzle-orm'
 import type { EventListQuery, LetterEvent } from '@letters/contracts'
-import { events, type Executor } from '@letters/db'
+import { events, keysetPage, type Executor } from '@letters/db'
 import type { KeyScope } from '../caller.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from './cursor.js'
 
 /**
  * The key's events (its account's, of its mode), newest first, a page at a time: the bodies
  * its webhooks carry, kept EVENT_RETENTION_DAYS whether or not an endpoint received them. The
- * order is spelt NULLS LAST like events_account_idx and events_account_type_idx, which then serve
- * it; a card's few events are read through events_letter_idx.
+ * order (keysetPage's newest first) is served by events_account_idx and events_account_type_idx; a card's few events are read through events_letter_idx.
  */
 export async function listEvents(ex: Executor, scope: KeyScope, query: EventListQuery): Promise<{ data: LetterEvent[]; nextCursor: string | null }> {
   const limit = query.limit ?? 20
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const keyset = keysetPage({ instant: events.occurredAt, id: events.id }, query.cursor ? decodeCursor(query.cursor) : undefined, 'newest first', limit)
   const rows = await ex
     .select({
       id: events.id,
@@ -27,11 +26,11 @@ export async function listEvents(ex: Executor, scope: KeyScope, query: EventList
         eq(events.livemode, scope.livemode),
         query.type ? eq(events.type, query.type) : undefined,
         query.cardId ? eq(events.letterId, query.cardId) : undefined,
-        after ? sql`(${events.occurredAt}, ${events.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
+        keyset.after,
       ),
     )
-    .orderBy(sql`${events.occurredAt} DESC NULLS LAST`, sql`${events.id} DESC NULLS LAST`)
-    .limit(limit + 1)
+    .orderBy(keyset.orderBy)
+    .limit(keyset.limit)
   const page = pageOf(rows, limit)
   return { data: page.rows.map((row) => row.body), nextCursor: page.nextCursor }
 }

@@ -2,7 +2,17 @@ import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { batchFileKey, batchFileKinds, batchFileMediaTypes, batchFileNames, type ArtifactStore, type BatchFileKind } from '@letters/artifacts'
 import { DESIGN_STOCK, UUID_PATTERN, type InkColor, type LetterStatus } from '@letters/contracts'
-import { cardDesigns, envelopeDesigns, letters, printBatches, type Executor, type PrintBatchStatus } from '@letters/db'
+import {
+  cardDesigns,
+  envelopeDesigns,
+  letters,
+  literalSql,
+  notHandedBatchStatuses,
+  printBatches,
+  printBatchStatus,
+  type Executor,
+  type PrintBatchStatus,
+} from '@letters/db'
 import { notFound } from '../errors.js'
 import { needsLookCountSql, needsLookFirstSql } from './stuck-letters.js'
 import { inFlightStatuses, statusListSql } from '@letters/letters'
@@ -90,16 +100,12 @@ const l = alias(letters, 'l')
 
 export async function floorOverview(ex: Executor, reconcileAfterMs: number): Promise<FloorOverview> {
   const [current, recent, counts, needsLook, [needsLookTotal]] = await Promise.all([
-    ex
-      .select(batchFields)
-      .from(b)
-      .where(inArray(b.status, ['open', 'closing']))
-      .orderBy(asc(b.openedAt)),
+    ex.select(batchFields).from(b).where(inArray(b.status, notHandedBatchStatuses)).orderBy(asc(b.openedAt)),
     ex
       .select(batchFields)
       .from(b)
       // Written as print_batches_recent_idx's predicate is, a literal, so that the index matches it.
-      .where(sql`${b.status} <> 'open'`)
+      .where(sql`${b.status} <> ${literalSql(printBatchStatus.open)}`)
       .orderBy(sql`${b.closedAt} DESC NULLS LAST`, asc(b.id))
       .limit(RECENT_BATCHES),
     // Letters on their way only (letters_in_flight_idx): the count does not grow with every letter ever mailed.
@@ -146,7 +152,7 @@ export async function batchFile(ex: Executor, store: ArtifactStore, batchId: str
   batchId = batchId.toLowerCase()
   const [batch] = await ex.select({ status: printBatches.status }).from(printBatches).where(eq(printBatches.id, batchId))
   if (!batch) throw notFound('El lote no existe')
-  if (batch.status !== 'handed') throw notFound('El lote aún no se ha entregado a la impresora: sus archivos no están listos')
+  if (batch.status !== printBatchStatus.handed) throw notFound('El lote aún no se ha entregado a la impresora: sus archivos no están listos')
   const name = batchFileNames(batchId)[kind]
   const data = await store.get(batchFileKey(batchId, name))
   if (!data) throw notFound(`El archivo ${name} no está en el almacén de archivos`)

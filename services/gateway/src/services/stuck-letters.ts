@@ -1,8 +1,8 @@
-import { asc, sql, type SQL } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { admin, LetterStatus } from '@letters/contracts'
 import type { FastifyInstance } from 'fastify'
-import { letters, type Executor } from '@letters/db'
+import { keyset, keysetPage, letters, type Executor } from '@letters/db'
 import { PrintJournal } from '@letters/artifacts'
 import { Reconciler, removeFailedJobsOf, TimedOut } from '@letters/pipeline'
 import { conflict, Unavailable } from '../errors.js'
@@ -31,12 +31,13 @@ const modeSql = (livemode: boolean | undefined): SQL => (livemode === undefined 
  */
 export function needsLookFirstSql(afterMs: number, options: { limit: number; livemode?: boolean; after?: Positioned | undefined }): SQL {
   const mode = modeSql(options.livemode)
-  const past = options.after ? sql`AND (f.updated_at, f.id) > (${options.after.position}::timestamptz, ${options.after.id}::uuid)` : sql``
+  const { after, orderBy } = keyset({ instant: sql`f.updated_at`, id: sql`f.id` }, options.after, 'oldest first')
+  const past = after ? sql`AND ${after}` : sql``
   // Raw SQL kept: a UNION ALL of two ordered, limited reads, which the builder cannot nest in IN.
   return sql`SELECT id FROM (
-      (SELECT f.id FROM letters f WHERE f.status = 'failed' ${mode} ${past} ORDER BY f.updated_at, f.id LIMIT ${options.limit})
+      (SELECT f.id FROM letters f WHERE f.status = 'failed' ${mode} ${past} ORDER BY ${orderBy} LIMIT ${options.limit})
       UNION ALL
-      (SELECT f.id FROM letters f WHERE ${withoutProgressSql('f', afterMs)} ${mode} ${past} ORDER BY f.updated_at, f.id LIMIT ${options.limit})
+      (SELECT f.id FROM letters f WHERE ${withoutProgressSql('f', afterMs)} ${mode} ${past} ORDER BY ${orderBy} LIMIT ${options.limit})
     ) first`
 }
 
@@ -56,6 +57,8 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
   const limit = query.limit ?? 20
   const after = query.cursor ? decodeCursor(query.cursor) : undefined
   const l = alias(letters, 'l')
+  // Past the cursor inside needsLookFirstSql; the outer read only puts both reads in order.
+  const page = keysetPage({ instant: l.updatedAt, id: l.id }, undefined, 'oldest first', limit)
   const rows = await ex
     .select({
       id: l.id,
@@ -66,11 +69,11 @@ export async function listStuckLetters(ex: Executor, afterMs: number, query: adm
         'stuckForSeconds', floor(EXTRACT(EPOCH FROM now() - l.updated_at))::int)`,
     })
     .from(l)
-    .where(sql`${l.id} IN (${needsLookFirstSql(afterMs, { limit: limit + 1, after })})`)
-    .orderBy(asc(l.updatedAt), asc(l.id))
-    .limit(limit + 1)
-  const page = pageOf(rows, limit)
-  return { data: page.rows.map((row) => row.letter), nextCursor: page.nextCursor }
+    .where(sql`${l.id} IN (${needsLookFirstSql(afterMs, { limit: page.limit, after })})`)
+    .orderBy(page.orderBy)
+    .limit(page.limit)
+  const { rows: pageRows, nextCursor } = pageOf(rows, limit)
+  return { data: pageRows.map((row) => row.letter), nextCursor }
 }
 
 /** Why a letter in each status that is neither failed nor stuck is not retried. */

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { suppressionKey } from '@letters/address'
 import { returnReasonPhrases, type ReturnReason, type Suppression, type SuppressionListQuery } from '@letters/contracts'
-import { addressSuppressions, type Executor, type Recipient } from '@letters/db'
+import { addressSuppressions, keysetPage, type Executor, type Recipient } from '@letters/db'
 import type { LetterDraft } from '@letters/intake'
 import { ApiError, badRequest, notFound } from '../errors.js'
 import type { KeyScope } from '../caller.js'
@@ -92,7 +92,12 @@ export async function listSuppressions(
   query: SuppressionListQuery,
 ): Promise<{ data: Suppression[]; nextCursor: string | null }> {
   const limit = query.limit ?? 20
-  const after = query.cursor ? decodeCursor(query.cursor) : undefined
+  const keyset = keysetPage(
+    { instant: addressSuppressions.createdAt, id: addressSuppressions.id },
+    query.cursor ? decodeCursor(query.cursor) : undefined,
+    'newest first',
+    limit,
+  )
   const rows = await ex
     .select({
       id: addressSuppressions.id,
@@ -103,15 +108,9 @@ export async function listSuppressions(
       country: addressSuppressions.country,
     })
     .from(addressSuppressions)
-    .where(
-      and(
-        eq(addressSuppressions.accountId, scope.accountId),
-        eq(addressSuppressions.livemode, scope.livemode),
-        after ? sql`(${addressSuppressions.createdAt}, ${addressSuppressions.id}) < (${after.position}::timestamptz, ${after.id}::uuid)` : undefined,
-      ),
-    )
-    .orderBy(sql`${addressSuppressions.createdAt} DESC NULLS LAST`, sql`${addressSuppressions.id} DESC NULLS LAST`)
-    .limit(limit + 1)
+    .where(and(eq(addressSuppressions.accountId, scope.accountId), eq(addressSuppressions.livemode, scope.livemode), keyset.after))
+    .orderBy(keyset.orderBy)
+    .limit(keyset.limit)
   const page = pageOf(rows, limit)
   return {
     data: page.rows.map(({ id, reason, createdAt, zip, country }) => ({ id, reason, createdAt: createdAt.toISOString(), zip, country })),

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import {
   WEBHOOK_DISABLE_AFTER_FAILED_EVENTS,
   WEBHOOK_ENDPOINTS_PER_ACCOUNT,
@@ -12,7 +12,7 @@ import {
   type WebhookEndpoint,
   type WebhookRetryQueued,
 } from '@letters/contracts'
-import { webhookAttempts, webhookEndpoints, webhookEvents, type Db, type Executor } from '@letters/db'
+import { keysetPage, webhookAttempts, webhookEndpoints, webhookEvents, type Db, type Executor } from '@letters/db'
 import { assertPublicHost, hostOf, newWebhookSecret, RefusedAddressError } from '@letters/webhooks'
 import { badRequest, conflict, notFound } from '../errors.js'
 import type { KeyScope } from '../caller.js'
@@ -207,19 +207,20 @@ export async function listDeliveries(
 ): Promise<{ data: WebhookAttempt[]; nextCursor: string | null }> {
   // Another account's endpoint, or one of the other mode, is 404 whatever the cursor says.
   const endpoint = await ownedEndpoint(ex, scope, id)
-  const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   const limit = query.limit ?? 20
+  // Newest first by the serial id, through webhook_attempts_endpoint_idx.
+  const page = keysetPage({ id: webhookAttempts.id }, query.cursor === undefined ? undefined : { id: decodeCursor(query.cursor) }, 'newest first', limit)
   const rows = await ex
     .select({ attempt: webhookAttempts, type: webhookEvents.type })
     .from(webhookAttempts)
     .innerJoin(webhookEvents, eq(webhookEvents.id, webhookAttempts.eventId))
-    .where(and(eq(webhookAttempts.endpointId, endpoint.id), before === undefined ? undefined : lt(webhookAttempts.id, before)))
-    .orderBy(desc(webhookAttempts.id))
-    .limit(limit + 1)
-  const page = rows.slice(0, limit)
-  const last = page.at(-1)
+    .where(and(eq(webhookAttempts.endpointId, endpoint.id), page.after))
+    .orderBy(page.orderBy)
+    .limit(page.limit)
+  const attempts = rows.slice(0, limit)
+  const last = attempts.at(-1)
   return {
-    data: page.map(({ attempt, type }) => ({
+    data: attempts.map(({ attempt, type }) => ({
       eventId: attempt.eventId,
       type,
       attempt: attempt.attempt,

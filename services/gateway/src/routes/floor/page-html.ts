@@ -1,6 +1,7 @@
 import { inkNames, letterStatusNames, returnReasonLabels, returnReasons } from '@letters/contracts'
 import { inFlightStatuses } from '@letters/letters'
 import { batchFileKinds, type BatchFileKind } from '@letters/artifacts'
+import { printBatchStatus } from '@letters/db'
 import type { FloorBatch, FloorOverview } from '../../services/floor.js'
 
 /** Text for HTML, in an element or a quoted attribute: recipient names are whatever a client sent. */
@@ -133,7 +134,7 @@ function currentBatch(batch: FloorBatch, settings: PageSettings) {
 
 function recentBatch(batch: FloorBatch) {
   const files =
-    batch.status === 'handed'
+    batch.status === printBatchStatus.handed
       ? batchFileKinds.map((kind) => html`<a href="/floor/batches/${batch.id}/files/${kind}">${fileLabels[kind]}</a>`)
       : [html`<span class="muted">aún no</span>`]
   return html`<tr data-batch="${batch.id}">
