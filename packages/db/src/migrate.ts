@@ -203,6 +203,7 @@ async function holdsMigrationLock(sql: postgres.Sql): Promise<boolean> {
   return row?.held ?? false
 }
 
+/** Raw postgres.js: the migration's statements as its file holds them, on the migrator's own connection. */
 async function applyMigration(sql: postgres.Sql, migration: Migration): Promise<void> {
   const record = (run: postgres.Sql | postgres.TransactionSql) =>
     run`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.when})`

@@ -1,5 +1,6 @@
+import { lt, sql } from 'drizzle-orm'
 import { modeLabel } from '@letters/contracts'
-import type { Db } from '@letters/db'
+import { idempotencyKeys, type Db } from '@letters/db'
 import type { UnstoredOutcome } from './orders.js'
 
 /**
@@ -55,11 +56,10 @@ export async function answeredBefore(
   key: string,
   fingerprint: string,
 ): Promise<UnstoredOutcome | undefined> {
-  const sql = db.$client
-  // postgres.js, as the intake's batch reads the same columns (storedKeyColumns, constant text).
-  const [stored] = await sql.unsafe<StoredKey[]>(
-    `SELECT ${storedKeyColumns} FROM idempotency_keys k WHERE k.account_id = $1::uuid AND k.livemode = $2 AND k.key = $3 AND k.expires_at >= now()`,
-    [scope.accountId, scope.livemode, key],
+  // Raw SQL kept: the columns the intake's batch reads too (storedKeyColumns, constant text, alias `k`).
+  const [stored] = await db.execute<StoredKey & Record<string, unknown>>(
+    sql`SELECT ${sql.raw(storedKeyColumns)} FROM idempotency_keys k
+      WHERE k.account_id = ${scope.accountId}::uuid AND k.livemode = ${scope.livemode} AND k.key = ${key} AND k.expires_at >= now()`,
   )
   if (!stored || stored.response_status === null) return undefined
   return keyVerdict(stored, fingerprint, true)
@@ -67,6 +67,6 @@ export async function answeredBefore(
 
 /** Keys are kept publicApi.IDEMPOTENCY_TTL_HOURS; a gateway deletes the expired ones now and then, an hour past it. */
 export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const deleted = await db.$client`DELETE FROM idempotency_keys WHERE expires_at < now() - interval '1 hour'`
+  const deleted = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, sql`now() - interval '1 hour'`))
   return deleted.count
 }

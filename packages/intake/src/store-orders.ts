@@ -1,6 +1,7 @@
+import { eq, sql as drizzleSql } from 'drizzle-orm'
 import type { TransactionSql } from 'postgres'
 import { DRAWING_REVISION, modeLabel, publicApi } from '@letters/contracts'
-import { connectionStatementTimeoutMs, outboxTargetSql, type Db } from '@letters/db'
+import { connectionStatementTimeoutMs, letters, outboxTargetSql, type Db } from '@letters/db'
 import { metrics } from '@letters/observability'
 import { OLD_CLAIM_ABANDONED_AFTER_SECONDS, idempotencyLockName, keyVerdict, storedKeyColumns, type StoredKey } from './idempotency.js'
 import { json } from './json.js'
@@ -127,6 +128,8 @@ export async function storeOrders(db: Db, orders: LetterOrder[], options: StoreO
   // Nothing was written: the orders being written may be written again, or abandoned.
   const notWriting = () => transaction.writing.forEach((deadline) => deadline.stopWriting())
   try {
+    // Raw postgres.js kept: the intake's batch, one transaction whose round trips (above) are
+    // laid out statement by statement as postgres.js sends them, prepared and pipelined.
     const outcomes = await db.$client.begin((sql) => storeInTransaction(sql, transaction, orders))
     countStored(orders, outcomes)
     return outcomes
@@ -193,11 +196,11 @@ interface Transaction {
  */
 async function committed(db: Db, witness: Witness): Promise<boolean> {
   for (let waited = 0; ; waited += COMMIT_POLL_MS) {
-    const [row] = await db.$client<Array<{ status: string | null }>>`SELECT txid_status(${witness.xid}::bigint) AS status`
+    const [row] = await db.execute<{ status: string | null }>(drizzleSql`SELECT txid_status(${witness.xid}::bigint) AS status`)
     if (row?.status === 'committed') return true
     if (row?.status === 'aborted') return false
     // Too old for Postgres to remember (it ended long ago): the letter tells, the batch being all or nothing.
-    if (row?.status == null) return (await db.$client`SELECT 1 FROM letters WHERE id = ${witness.letterId}::uuid`).length > 0
+    if (row?.status == null) return (await db.select({ id: letters.id }).from(letters).where(eq(letters.id, witness.letterId))).length > 0
     if (waited >= COMMIT_POLL_LIMIT_MS) throw new Error(`transaction ${witness.xid} still in progress`)
     await new Promise((resolve) => setTimeout(resolve, COMMIT_POLL_MS))
   }

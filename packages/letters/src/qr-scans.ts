@@ -127,6 +127,8 @@ const SCAN = textOf(scanSql)
  * seen. Each commits without waiting for the disk (commitWithoutFlush).
  */
 export async function recordQrScan(db: Db, code: string, request: QrRequest): Promise<QrScan | undefined> {
+  // Raw postgres.js kept: each statement's text is rendered once (textOf) and run as a prepared
+  // statement, where drizzle would render the long scan statement again for every scan.
   if (request !== 'scan') {
     const [letter] = await db.$client.unsafe<Array<{ url: string }>>(request === 'prefetch' ? PREFETCH : PREVIEW, [code], { prepare: true })
     return letter && { url: letter.url, kind: request }
