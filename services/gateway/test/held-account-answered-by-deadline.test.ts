@@ -32,7 +32,7 @@ describe('an account row held (FOR NO KEY UPDATE) around the deadline, under mix
     ['just above decideBy', DECIDE + 300],
     ['far above decideBy (3 T)', 3 * T],
   ] as const) {
-    it(`held ${name} (${holdMs} ms; decideBy ${DECIDE}, answerBy ${ANSWER}): every request answered, 503s write nothing, 200s exactly their letters`, async ({
+    it(`an account row locked for ${name} (${holdMs} ms; decideBy ${DECIDE}, answerBy ${ANSWER}): every request answered, 503s write nothing, 200s exactly their letters`, async ({
       target,
     }) => {
       const owner = await newOwner(target, 20_000)
