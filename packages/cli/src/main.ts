@@ -1,10 +1,6 @@
 import { processIo } from './output.js'
 import { run } from './run.js'
 
-// The CLI is a tool of its own, not a service configured by packages/config: this entry point is
-// the one place it reads its environment.
-process.exitCode = await run(
-  process.argv,
-  { lettersUrl: process.env.LETTERS_URL, adminToken: process.env.ADMIN_TOKEN, databaseUrl: process.env.DATABASE_URL },
-  processIo,
-)
+// The one place the CLI reads its environment: run() takes its variables from it (LETTERS_URL,
+// ADMIN_TOKEN, DATABASE_URL) by their declarations in packages/config, as the services do theirs.
+process.exitCode = await run(process.argv, process.env, processIo)

@@ -1,16 +1,14 @@
 import { Command } from 'commander'
+import { DEFAULT_LETTERS_URL, loadConfig, type CliEnvironment } from '@letters/config'
 import { CliError } from './admin-api.js'
 import type { GroupContext } from './commands/shared.js'
 import { recordTable, type Io } from './output.js'
 
-export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
-
-/** What the CLI takes from its environment (main.ts reads it): the gateway and its admin token, and the database `migrate` works on. */
-export interface Settings {
-  lettersUrl: string | undefined
-  adminToken: string | undefined
-  databaseUrl?: string | undefined
-}
+/**
+ * What the CLI takes from its environment, read by packages/config's declarations (run.ts): the
+ * gateway and its admin token, and the database `migrate` works on; each undefined when unset.
+ */
+export type Settings = CliEnvironment
 
 /**
  * The groups of commands, in the order the help lists them, and what each is for. `--help` needs
@@ -90,14 +88,10 @@ export async function buildProgram(settings: Settings, io: Io, args: string[]): 
     .option('--status', 'only say where the database stands; exit 1 while migrations are pending')
     .action(async (options: { status?: boolean }) => {
       // Only this command talks to Postgres: the others load no database driver.
-      const [{ loadConfig, ConfigError }, db] = await Promise.all([import('@letters/config'), import('@letters/db')])
-      let url: string
-      try {
-        url = loadConfig({ DATABASE_URL: settings.databaseUrl }).databaseUrl
-      } catch (error) {
-        if (error instanceof ConfigError) throw new CliError(error.message)
-        throw error
-      }
+      const db = await import('@letters/db')
+      // The default when unset, and the rules past the variable's own (a ?max= refused): a
+      // ConfigError is said as run() says a malformed variable.
+      const url = loadConfig({ DATABASE_URL: settings.databaseUrl }).databaseUrl
       const where = new URL(url)
       const target = `${where.host}${where.pathname}`
       if (options.status) {

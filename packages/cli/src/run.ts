@@ -1,21 +1,29 @@
 import { CommanderError } from 'commander'
+import { cliEnvironment, ConfigError } from '@letters/config'
 import { CliError } from './admin-api.js'
 import type { Io } from './output.js'
-import { buildProgram, type Settings } from './program.js'
+import { buildProgram } from './program.js'
 
 /**
- * Runs one command line; resolves with the exit code: 0, 1 when the command failed (the API's
- * Spanish message, or the CLI's own, on stderr), 2 for a usage error (Commander has said why).
+ * Runs one command line with the environment `env`; resolves with the exit code: 0, 1 when the
+ * command failed (the API's Spanish message, or the CLI's own, on stderr), 2 for a usage error
+ * (Commander has said why). The CLI's variables are read from `env` by their declarations in
+ * packages/config: a malformed one is exit 1 with `Invalid configuration: NAME=value: why`, as a
+ * service says it when it refuses to start.
  */
-export async function run(argv: string[], settings: Settings, io: Io): Promise<number> {
+export async function run(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
   try {
-    await (await buildProgram(settings, io, argv.slice(2))).parseAsync(argv)
+    await (await buildProgram(cliEnvironment(env), io, argv.slice(2))).parseAsync(argv)
     return 0
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2
     if (error instanceof CliError) {
       io.err(error.message)
       return error.exitCode
+    }
+    if (error instanceof ConfigError) {
+      io.err(`Invalid configuration: ${error.message}`)
+      return 1
     }
     io.err(`Error inesperado: ${error instanceof Error ? error.message : String(error)}`)
     return 1

@@ -923,9 +923,41 @@ describe('errors', () => {
     })
   })
 
-  it('a LETTERS_URL that is not an http(s) URL', async ({ cliFails }) => {
-    await cliFails(['accounts', 'list'], 1, "LETTERS_URL debe empezar por http:// o https://: 'gateway:3000'", { LETTERS_URL: 'gateway:3000' })
-    await cliFails(['accounts', 'list'], 1, "LETTERS_URL no es una URL válida: 'no es una url'", { LETTERS_URL: 'no es una url' })
+  it('a LETTERS_URL that is not an http(s) URL is refused by its declaration, as a service refuses a malformed variable, exit 1', async ({ cliFails }) => {
+    for (const malformed of ['gateway:3000', 'no es una url', 'ftp://127.0.0.1:3000']) {
+      const message = `Invalid configuration: LETTERS_URL=${malformed}: must be an http:// or https:// URL (e.g. http://127.0.0.1:3000)\n`
+      const refused = await cliFails(['accounts', 'list'], 1, message, { LETTERS_URL: malformed })
+      expect(refused.stderr).toBe(message)
+    }
+  })
+
+  it('an ADMIN_TOKEN shorter than any gateway takes is refused without printing it, exit 1', async ({ cliFails }) => {
+    await cliFails(['accounts', 'list'], 1, /^Invalid configuration: ADMIN_TOKEN=\(not shown\): must be at least 16 characters long\n$/, {
+      ADMIN_TOKEN: 'short-secret',
+    })
+  })
+
+  it('a malformed DATABASE_URL is refused for migrate, by its declaration and by the loader’s rules past it, exit 1', async ({ cliFails }) => {
+    const only = { LETTERS_URL: undefined, ADMIN_TOKEN: undefined }
+    await cliFails(
+      ['migrate', '--status'],
+      1,
+      /^Invalid configuration: DATABASE_URL=mysql:\/\/db\/letters: must be a postgres:\/\/ or postgresql:\/\/ URL\n$/,
+      {
+        ...only,
+        DATABASE_URL: 'mysql://db/letters',
+      },
+    )
+    await cliFails(['migrate', '--status'], 1, /^Invalid configuration: DATABASE_URL: its \?max= is not read; set the pool size with DATABASE_POOL_MAX\n$/, {
+      ...only,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/letters?max=5',
+    })
+  })
+
+  it('migrate runs with DATABASE_URL alone: LETTERS_URL and ADMIN_TOKEN unset are no error', async ({ gateway, cli }) => {
+    const result = await cli(['migrate', '--status'], { LETTERS_URL: undefined, ADMIN_TOKEN: undefined, DATABASE_URL: gateway.config.databaseUrl })
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(result.stdout).toMatch(/^pending +ninguna$/m)
   })
 
   it('an unknown command is a usage error, exit 2', async ({ cliFails }) => {
@@ -951,15 +983,16 @@ describe('errors', () => {
 
   // The compiled entry point, as npm run admin runs it once built (scripts/admin.mjs).
   it(
-    'the entry point, in a process of its own: its environment read, 0, 1 and 2 as its exit codes, messages on stderr only',
+    'the entry point, in a process of its own: its environment read and a malformed variable refused, 0, 1 and 2 as its exit codes, messages on stderr only',
     { timeout: 60_000 },
     async ({ run }) => {
       const entry = (args: string[], env: CliEnv = {}) => run(process.execPath, [`--conditions=${BUILT_CONDITION}`, 'packages/cli/dist/main.js', ...args], env)
       // Each reads only, so they run side by side.
-      const [listed, unknown, tokenless, usage, subcommand] = await Promise.all([
+      const [listed, unknown, tokenless, malformed, usage, subcommand] = await Promise.all([
         entry(['accounts', 'list', '--json']),
         entry(['accounts', 'show', '00000000-0000-4000-8000-000000000000']),
         entry(['accounts', 'list'], { ADMIN_TOKEN: undefined }),
+        entry(['accounts', 'list'], { LETTERS_URL: 'gateway:3000' }),
         entry(['accounts', 'borrar']),
         entry(['letters', 'frobnicate']),
       ])
@@ -967,6 +1000,11 @@ describe('errors', () => {
       expect(JSON.parse(listed.stdout)).toMatchObject({ data: expect.any(Array) })
       expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'Error 404: La cuenta no existe\n' })
       expect(tokenless).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/^Falta ADMIN_TOKEN/) })
+      expect(malformed).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'Invalid configuration: LETTERS_URL=gateway:3000: must be an http:// or https:// URL (e.g. http://127.0.0.1:3000)\n',
+      })
       expect(usage).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining("error: unknown command 'borrar'") })
       expect(subcommand).toMatchObject({
         code: 2,

@@ -11,8 +11,8 @@ export type CliEnv = Record<string, string | undefined>
 
 /**
  * A command line of the CLI run in this process: the same `run` its entry point calls, with
- * LETTERS_URL and ADMIN_TOKEN read from `env` as the entry point reads them from the process's,
- * and what it prints collected line by line as the entry point writes it. Starting Node for each
+ * LETTERS_URL and ADMIN_TOKEN (and whatever `env` adds) as the environment it reads instead of
+ * the process's, and what it prints collected line by line as the entry point writes it. Starting Node for each
  * of a hundred commands cost minutes and tested nothing more; `spawnCli` runs the
  * entry point itself where that is what is checked.
  */
@@ -24,7 +24,7 @@ export async function runCli(args: string[], lettersUrl: string, env: CliEnv = {
     out: (text) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
   }
-  const code = await run(['node', 'main.ts', ...args], { lettersUrl: variables.LETTERS_URL, adminToken: variables.ADMIN_TOKEN }, io)
+  const code = await run(['node', 'main.ts', ...args], variables, io)
   return { code, stdout, stderr }
 }
 

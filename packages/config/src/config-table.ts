@@ -1,13 +1,12 @@
-import { variablesOf } from './parsers.js'
-import { variables } from './variables.js'
+import { declaredVariables } from './variables.js'
 
 /** The marks around the table in docs/operations.md: what lies between them is written from the declarations. */
 export const CONFIG_TABLE_START = '<!-- config-table:start: written by npm run docs:config from packages/config/src/variables.ts -->'
 export const CONFIG_TABLE_END = '<!-- config-table:end -->'
 
-/** docs/operations.md's configuration table: one row per variable, in the declarations' order. */
+/** docs/operations.md's configuration table: one row per variable, the services' then the CLI's, in the declarations' order. */
 export function configTable(): string {
-  const rows = [...variablesOf(variables)].map((variable) => {
+  const rows = [...declaredVariables()].map((variable) => {
     for (const cell of [variable.shownDefault, variable.describe]) {
       // A bar would end the cell, a line break the row.
       if (/[|\n]/.test(cell)) throw new Error(`${variable.env}: its documentation may hold neither "|" nor a line break`)

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net'
-import { ConfigError, readSection } from './parsers.js'
-import { variables } from './variables.js'
+import { ConfigError, readSection, type Variable } from './parsers.js'
+import { cliVariables, variables } from './variables.js'
 
 export { ConfigError } from './parsers.js'
-export { QUEUED_LEASE_MS, logLevels, printerModes, type LogLevel, type PrinterMode } from './variables.js'
+export { DEFAULT_LETTERS_URL, QUEUED_LEASE_MS, logLevels, printerModes, type LogLevel, type PrinterMode } from './variables.js'
 export { configTable, withConfigTable } from './config-table.js'
 
 /** A host only this machine reaches: a loopback address or `localhost`. */
@@ -84,6 +84,25 @@ export function requestBudget(requestTimeoutMs: number): { decideWithinMs: numbe
     answerWithinMs: requestTimeoutMs - Math.min(1000, Math.floor(requestTimeoutMs / 10)),
   }
 }
+
+/**
+ * What the operator CLI (packages/cli) reads from its environment, each by its declaration: a
+ * malformed value throws the ConfigError a service would (`NAME=value: why`). An unset (or empty)
+ * one is `undefined`, not its default: the CLI runs with only the variables its command needs
+ * (`migrate` DATABASE_URL, the others LETTERS_URL and ADMIN_TOKEN), and the command that needs
+ * one says it is missing or applies its default (DEFAULT_LETTERS_URL; loadConfig's DATABASE_URL).
+ */
+export function cliEnvironment(env: Record<string, string | undefined> = process.env): {
+  lettersUrl: string | undefined
+  adminToken: string | undefined
+  databaseUrl: string | undefined
+} {
+  const ifSet = <T>(variable: Variable<T>): T | undefined => (env[variable.env] ? variable.readFrom(env) : undefined)
+  return { lettersUrl: ifSet(cliVariables.lettersUrl), adminToken: ifSet(variables.adminToken), databaseUrl: ifSet(variables.databaseUrl) }
+}
+
+/** The operator CLI's settings, as `cliEnvironment` reads them. */
+export type CliEnvironment = ReturnType<typeof cliEnvironment>
 
 /** Entry points call this: a bad environment stops the process with `NAME=value: why`. */
 export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {

@@ -17,7 +17,9 @@ import {
   token,
   url,
   variable,
+  variablesOf,
   type Section,
+  type Variable,
 } from './parsers.js'
 
 /**
@@ -46,6 +48,9 @@ export type PrinterMode = (typeof printerModes)[number]
  * second send.
  */
 export const QUEUED_LEASE_MS = 60_000
+
+/** Where the operator CLI finds the gateway when LETTERS_URL is unset: the gateway's own HOST and PORT by default. */
+export const DEFAULT_LETTERS_URL = 'http://127.0.0.1:3000'
 
 /** The first and last address of IPv4 and of IPv6: a range that holds both holds everyone of that family. */
 const ADDRESS_SPACES = [
@@ -522,3 +527,24 @@ export const variables = {
     describe: 'A test letter is marked `mailed` this long after it was `printed`',
   }),
 } satisfies Section
+
+/**
+ * The operator CLI's own variables (`npm run admin`), read by `cliEnvironment` and by no service,
+ * so that a service never refuses to start over one. The CLI also reads ADMIN_TOKEN and
+ * DATABASE_URL, by their declarations above.
+ */
+export const cliVariables = {
+  lettersUrl: variable({
+    env: 'LETTERS_URL',
+    parse: url(['http', 'https'], DEFAULT_LETTERS_URL),
+    default: DEFAULT_LETTERS_URL,
+    describe:
+      'Operator CLI (`npm run admin`) only: the gateway whose admin API it talks to, with `ADMIN_TOKEN` as its bearer token (`npm run migrate` uses `DATABASE_URL` instead). No service reads it',
+  }),
+} satisfies Section
+
+/** Every variable declared, the services' then the CLI's: the rows of the documentation's table, in this order. */
+export function* declaredVariables(): Generator<Variable<unknown>> {
+  yield* variablesOf(variables)
+  yield* variablesOf(cliVariables)
+}

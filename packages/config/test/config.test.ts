@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { resolve } from 'node:path'
-import { loadConfig, requestBudget } from '../src/index.js'
+import { ConfigError, cliEnvironment, loadConfig, requestBudget } from '../src/index.js'
 
 describe('loadConfig', () => {
   it('serves a local run with the documented defaults', () => {
@@ -366,5 +366,45 @@ describe('loadConfig', () => {
     expect(loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '3000' }).databaseStatementTimeoutMs).toBe(1125)
     expect(requestBudget(3000)).toEqual({ decideWithinMs: 2250, answerWithinMs: 2700 })
     expect(requestBudget(30_000)).toEqual({ decideWithinMs: 25_000, answerWithinMs: 29_000 })
+  })
+})
+
+describe('cliEnvironment', () => {
+  const token = 'an-admin-token-of-the-gateway'
+
+  it('reads the operator CLI’s three variables as they are set', () => {
+    expect(
+      cliEnvironment({ LETTERS_URL: 'https://cartas.example.com', ADMIN_TOKEN: token, DATABASE_URL: 'postgres://u@db:5432/letters', PORT: 'not read' }),
+    ).toEqual({ lettersUrl: 'https://cartas.example.com', adminToken: token, databaseUrl: 'postgres://u@db:5432/letters' })
+  })
+
+  it('leaves the unset and the empty undefined, defaults included, so a command runs with only the ones it needs', () => {
+    expect(cliEnvironment({})).toEqual({ lettersUrl: undefined, adminToken: undefined, databaseUrl: undefined })
+    expect(cliEnvironment({ LETTERS_URL: '', ADMIN_TOKEN: '', DATABASE_URL: 'postgres://u@db/letters' })).toEqual({
+      lettersUrl: undefined,
+      adminToken: undefined,
+      databaseUrl: 'postgres://u@db/letters',
+    })
+    expect(cliEnvironment({ LETTERS_URL: 'http://10.0.0.5:3000', ADMIN_TOKEN: token })).toEqual({
+      lettersUrl: 'http://10.0.0.5:3000',
+      adminToken: token,
+      databaseUrl: undefined,
+    })
+  })
+
+  it.each([
+    ['LETTERS_URL', 'gateway:3000', 'LETTERS_URL=gateway:3000: must be an http:// or https:// URL (e.g. http://127.0.0.1:3000)'],
+    ['LETTERS_URL', 'ftp://127.0.0.1:3000', 'LETTERS_URL=ftp://127.0.0.1:3000: must be an http:// or https:// URL (e.g. http://127.0.0.1:3000)'],
+    ['LETTERS_URL', 'http://[::1', 'LETTERS_URL=http://[::1: must be an http:// or https:// URL (e.g. http://127.0.0.1:3000)'],
+    ['ADMIN_TOKEN', 'short', 'ADMIN_TOKEN=(not shown): must be at least 16 characters long'],
+    ['DATABASE_URL', 'mysql://x', 'DATABASE_URL=mysql://x: must be a postgres:// or postgresql:// URL'],
+  ])('refuses %s=%s as the services refuse it: a ConfigError naming the variable and the rule', (name, value, message) => {
+    const read = () => cliEnvironment({ [name]: value })
+    expect(read).toThrow(ConfigError)
+    expect(read).toThrow(message)
+  })
+
+  it('is the only reader of LETTERS_URL: a service does not refuse to start over it', () => {
+    expect(loadConfig({ LETTERS_URL: 'gateway:3000' })).not.toHaveProperty('lettersUrl')
   })
 })

@@ -2,9 +2,10 @@ import { readFile, stat } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { type Command, InvalidArgumentError } from 'commander'
 import { ARTWORK_MAX_BYTES, returnReasonLabels, type ArtworkContentType, type ArtworkMeta, type Mode, type ReturnReason } from '@letters/contracts'
+import { DEFAULT_LETTERS_URL } from '@letters/config'
 import { AdminApi, CliError, type ApiAnswer } from '../admin-api.js'
 import { fileSize, num, type Cell, type Io } from '../output.js'
-import { DEFAULT_LETTERS_URL, type Settings } from '../program.js'
+import type { Settings } from '../program.js'
 
 /** What a group's commands (`addCommands` of each module of this folder) are added with: the CLI's settings and where it prints. */
 export interface GroupContext {
@@ -12,20 +13,15 @@ export interface GroupContext {
   io: Io
 }
 
-/** The API client, once a command needs it: `--help` works without a token. */
+/**
+ * The API client, once a command needs it: `--help` works without a token. LETTERS_URL, when set,
+ * is an http(s) URL already (its declaration refused any other as the settings were read).
+ */
 function connect(settings: Settings): AdminApi {
   if (!settings.adminToken) {
     throw new CliError('Falta ADMIN_TOKEN: exporta el token de administración del gateway (ADMIN_TOKEN=… npm run admin -- <orden>)')
   }
-  const url = settings.lettersUrl || DEFAULT_LETTERS_URL
-  let baseUrl: URL
-  try {
-    baseUrl = new URL(url)
-  } catch {
-    throw new CliError(`LETTERS_URL no es una URL válida: '${url}' (por ejemplo ${DEFAULT_LETTERS_URL})`)
-  }
-  if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new CliError(`LETTERS_URL debe empezar por http:// o https://: '${url}'`)
-  return new AdminApi({ baseUrl, token: settings.adminToken })
+  return new AdminApi({ baseUrl: new URL(settings.lettersUrl ?? DEFAULT_LETTERS_URL), token: settings.adminToken })
 }
 
 /**
