@@ -1074,6 +1074,18 @@ describe('--help', () => {
       ['<letter>', 'send a failed letter back to production', '--json'],
     ],
     [
+      ['accounts', 'list', '--help'],
+      ['--limit <n>', 'accounts per page (1-100, default 20)', '--cursor <cursor>', 'the next page, as the previous one said', '--json'],
+    ],
+    [
+      ['letters', 'stuck', '--help'],
+      ['--limit <n>', 'letters per page (1-100, default 20)', '--cursor <cursor>', 'the next page, as the previous one said', '--json'],
+    ],
+    [
+      ['suppressions', 'list', '--help'],
+      ['--mode <mode>', '--limit <n>', 'entries per page (1-100, default 20)', '--cursor <cursor>', 'the next page, as the previous one said', '--json'],
+    ],
+    [
       ['help', 'letters'],
       ['list [options]', 'show [options] <letter>', 'mailed [options] <letter>', 'stuck [options]', 'retry [options] <letter>'],
     ],
@@ -1088,6 +1100,9 @@ describe('--help', () => {
         '--from <date>',
         '--to <date>',
         '--limit <n>',
+        'letters per page (1-100, default 20)',
+        '--cursor <cursor>',
+        'the next page, as the previous one said',
         '--json',
       ],
     ],

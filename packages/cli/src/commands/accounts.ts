@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import type { admin } from '@letters/contracts'
 import { segment } from '../admin-api.js'
 import { listTable, recordTable } from '../output.js'
-import { apiCommand, integer, nextPage, pageQuery, type GroupContext } from './shared.js'
+import { apiCommand, integer, nextPage, pageQuery, withPagingOptions, type GroupContext, type PagingOptions } from './shared.js'
 
 /** The commands of `accounts`. */
 export function addCommands(accounts: Command, context: GroupContext): void {
@@ -57,12 +57,8 @@ export function addCommands(accounts: Command, context: GroupContext): void {
   ).addHelpText('after', '\nExample:\n  npm run admin -- accounts erase-personal-data <account>')
   apiCommand(
     context,
-    accounts
-      .command('list')
-      .description('every account with its balance, newest first, a page at a time')
-      .option('--limit <n>', 'accounts per page (1-100, default 20)', integer('--limit'))
-      .option('--cursor <cursor>', 'the next page, as the previous one said'),
-    (api, options: { limit?: number; cursor?: string; json?: boolean }) => api.get<admin.AccountList>(`/admin/accounts${pageQuery(options)}`),
+    withPagingOptions(accounts.command('list').description('every account with its balance, newest first, a page at a time'), 'accounts'),
+    (api, options: PagingOptions & { json?: boolean }) => api.get<admin.AccountList>(`/admin/accounts${pageQuery(options)}`),
     (page) =>
       page.data.length === 0
         ? 'No hay cuentas.'

@@ -12,7 +12,7 @@ import {
 } from '@letters/contracts'
 import { segment } from '../admin-api.js'
 import { age, listTable, recordTable, type Cell } from '../output.js'
-import { apiCommand, integer, nextPage, pageQuery, reasonWithLabel, type GroupContext } from './shared.js'
+import { apiCommand, nextPage, pageQuery, readPaging, reasonWithLabel, withPagingOptions, type GroupContext, type PagingOptions } from './shared.js'
 
 type Letter = (admin.Card | publicApi.Card) & { accountId?: string }
 
@@ -29,15 +29,13 @@ function letterStatusOption(value: string): LetterStatus {
 }
 
 /** `letters list` as Commander parses it: the filters of GET /admin/cards, named as an operator types them. */
-interface LetterListOptions {
+interface LetterListOptions extends PagingOptions {
   account?: string
   mode?: Mode
   status?: LetterStatus
   campaign?: string
   from?: string
   to?: string
-  limit?: number
-  cursor?: string
   json?: boolean
 }
 
@@ -51,8 +49,7 @@ function letterListQuery(options: LetterListOptions): string {
   add('campaignId', options.campaign)
   add('from', options.from)
   add('to', options.to)
-  add('limit', options.limit)
-  add('cursor', options.cursor)
+  readPaging(options, query)
   return query.size > 0 ? `?${query}` : ''
 }
 
@@ -104,17 +101,18 @@ export function addCommands(letters: Command, context: GroupContext): void {
   const dateHelp = 'an ISO 8601 date-time with its offset, e.g. 2026-11-01T00:00:00+01:00 or 2026-11-01T00:00:00Z'
   apiCommand(
     context,
-    letters
-      .command('list')
-      .description('letters of every account and both modes, newest first, a page at a time; narrowed by account, mode, status, campaign or creation date')
-      .option('--account <account>', 'only the letters of this account (its id)')
-      .addOption(new Option('--mode <mode>', 'only live or only test letters').choices(['live', 'test']))
-      .option('--status <status>', `only the letters in this status: ${letterStatuses.join(', ')}`, letterStatusOption)
-      .option('--campaign <campaign>', 'only the letters of this campaign (its id)')
-      .option('--from <date>', `only the letters created at or after this instant: ${dateHelp}`)
-      .option('--to <date>', 'only the letters created before this instant')
-      .option('--limit <n>', 'letters per page (1-100, default 20)', integer('--limit'))
-      .option('--cursor <cursor>', 'the next page, as the previous one said'),
+    withPagingOptions(
+      letters
+        .command('list')
+        .description('letters of every account and both modes, newest first, a page at a time; narrowed by account, mode, status, campaign or creation date')
+        .option('--account <account>', 'only the letters of this account (its id)')
+        .addOption(new Option('--mode <mode>', 'only live or only test letters').choices(['live', 'test']))
+        .option('--status <status>', `only the letters in this status: ${letterStatuses.join(', ')}`, letterStatusOption)
+        .option('--campaign <campaign>', 'only the letters of this campaign (its id)')
+        .option('--from <date>', `only the letters created at or after this instant: ${dateHelp}`)
+        .option('--to <date>', 'only the letters created before this instant'),
+      'letters',
+    ),
     (api, options: LetterListOptions) => api.get<admin.CardList>(`/admin/cards${letterListQuery(options)}`),
     (page) =>
       page.data.length === 0
@@ -170,12 +168,15 @@ export function addCommands(letters: Command, context: GroupContext): void {
   )
   apiCommand(
     context,
-    letters
-      .command('stuck')
-      .description('letters that need ops: failed, without progress for longer than RECONCILE_AFTER_MS, or waiting since before a restore; longest stuck first')
-      .option('--limit <n>', 'letters per page (1-100, default 20)', integer('--limit'))
-      .option('--cursor <cursor>', 'the next page, as the previous one said'),
-    (api, options: { limit?: number; cursor?: string; json?: boolean }) => api.get<admin.StuckLetterList>(`/admin/stuck-letters${pageQuery(options)}`),
+    withPagingOptions(
+      letters
+        .command('stuck')
+        .description(
+          'letters that need ops: failed, without progress for longer than RECONCILE_AFTER_MS, or waiting since before a restore; longest stuck first',
+        ),
+      'letters',
+    ),
+    (api, options: PagingOptions & { json?: boolean }) => api.get<admin.StuckLetterList>(`/admin/stuck-letters${pageQuery(options)}`),
     (page) =>
       page.data.length === 0
         ? 'No hay cartas atascadas.'

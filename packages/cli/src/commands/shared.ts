@@ -61,14 +61,36 @@ export const integer = (what: string) => (value: string) => {
 /** A return reason with its name as the floor reads it: "bad_address (Dirección incorrecta o incompleta)". */
 export const reasonWithLabel = (reason: ReturnReason) => `${reason} (${returnReasonLabels[reason]})`
 
+/** The options of a list read a page at a time, as Commander parses them. */
+export interface PagingOptions {
+  limit?: number
+  cursor?: string
+}
+
+/**
+ * Adds `--limit` and `--cursor`, the options of every list the API gives a page at a time, to
+ * `command`; `items` names what a page holds ("letters"). Its answer's table ends with `nextPage`.
+ */
+export function withPagingOptions(command: Command, items: string): Command {
+  return command
+    .option('--limit <n>', `${items} per page (1-100, default 20)`, integer('--limit'))
+    .option('--cursor <cursor>', 'the next page, as the previous one said')
+}
+
+/** The page asked for with `withPagingOptions`' options, set on `query` as the API's `limit` and `cursor`. */
+export function readPaging(options: PagingOptions, query: URLSearchParams): void {
+  if (options.limit !== undefined) query.set('limit', String(options.limit))
+  if (options.cursor !== undefined) query.set('cursor', options.cursor)
+}
+
 /** The hint under a list that has another page. */
 export const nextPage = (nextCursor: string | null) => (nextCursor ? `\nHay más: repite la orden con --cursor ${nextCursor}` : '')
 
-export const pageQuery = (options: { limit?: number; cursor?: string; mode?: Mode }) => {
+/** The query of a list that is filtered by nothing but its mode, if at all: `?mode=…&limit=…&cursor=…`. */
+export const pageQuery = (options: PagingOptions & { mode?: Mode }) => {
   const query = new URLSearchParams()
   if (options.mode !== undefined) query.set('mode', options.mode)
-  if (options.limit !== undefined) query.set('limit', String(options.limit))
-  if (options.cursor !== undefined) query.set('cursor', options.cursor)
+  readPaging(options, query)
   return query.size > 0 ? `?${query}` : ''
 }
 

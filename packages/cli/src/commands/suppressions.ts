@@ -2,21 +2,22 @@ import { type Command, Option } from 'commander'
 import type { Mode, Suppression } from '@letters/contracts'
 import { segment } from '../admin-api.js'
 import { listTable } from '../output.js'
-import { apiCommand, integer, nextPage, pageQuery, reasonWithLabel, type GroupContext } from './shared.js'
+import { apiCommand, nextPage, pageQuery, reasonWithLabel, withPagingOptions, type GroupContext, type PagingOptions } from './shared.js'
 
 /** The commands of `suppressions`. */
 export function addCommands(suppressions: Command, context: GroupContext): void {
   const modeOption = () => new Option('--mode <mode>', 'the live list (default) or the test one').choices(['live', 'test'])
   apiCommand(
     context,
-    suppressions
-      .command('list')
-      .description("an account's suppression list, newest first, a page at a time: postal code and country (the street is kept only as a hash)")
-      .argument('<account>', 'account id')
-      .addOption(modeOption())
-      .option('--limit <n>', 'entries per page (1-100, default 20)', integer('--limit'))
-      .option('--cursor <cursor>', 'the next page, as the previous one said'),
-    (api, account: string, options: { mode?: Mode; limit?: number; cursor?: string; json?: boolean }) =>
+    withPagingOptions(
+      suppressions
+        .command('list')
+        .description("an account's suppression list, newest first, a page at a time: postal code and country (the street is kept only as a hash)")
+        .argument('<account>', 'account id')
+        .addOption(modeOption()),
+      'entries',
+    ),
+    (api, account: string, options: PagingOptions & { mode?: Mode; json?: boolean }) =>
       api.get<{ data: Suppression[]; nextCursor: string | null }>(`/admin/accounts/${segment(account)}/suppressions${pageQuery(options)}`),
     (page) =>
       page.data.length === 0
