@@ -13,8 +13,8 @@ import postgres from 'postgres'
 import { pino } from 'pino'
 import { loadConfig } from '@letters/config'
 import { createDb, closeDb, dropDatabase, prepareDatabase, type Db } from '@letters/db'
-import { buildApp } from '@letters/gateway/app'
-import { PersonalDataEraser } from '@letters/gateway/services/personal-data'
+import { buildGateway } from '@letters/gateway/server'
+import { PersonalDataEraser } from '@letters/gateway/personal-data'
 import { LetterClock, OutboxDispatcher, Reconciler, closeQueues, openQueues, producerConnection } from '@letters/pipeline'
 import { DeliveryAdmission } from '@letters/webhook-worker/admission'
 import { disableIfAllFailed } from '@letters/webhook-worker/deliver'
@@ -121,7 +121,7 @@ async function measureSize(size: number, options: HistoryBenchOptions, cleanup: 
   })
   const db: Db = createDb(databaseUrl, { max: 4 })
   cleanup.defer('the bench’s pool', () => closeDb(db))
-  const app = await buildApp({ config, db, logger: false })
+  const app = await buildGateway({ config, db, logger: false })
   cleanup.defer('the gateway', () => app.close())
   await app.ready()
   const producer = producerConnection(options.redisUrl, 'bench-history', silent)

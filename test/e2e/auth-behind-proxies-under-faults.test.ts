@@ -22,7 +22,7 @@ async function call(app: App, peer: string, headers: Record<string, string>, url
 }
 
 /** Well-formed keys (right prefix and checksum) that no account has: what a guesser sends. */
-const guessedKey = async () => (await import('../../services/gateway/src/services/api-keys.js')).generateApiKey()
+const guessedKey = async () => (await import('../../services/gateway/src/common/api-keys.js')).generateApiKey()
 
 /** Spends `peer`'s budget of failures (with `forwardedFor`, if any) and checks the next failure is a 429. */
 async function lockOut(app: App, peer: string, forwardedFor?: (turn: number) => string) {
@@ -95,7 +95,7 @@ describe('auth: a valid key no replica has seen, from an address over its limit'
   it('lets a valid key stored before this release (here one in the format before checksums) through from an address other clients locked', async () => {
     const first = await gateway('rta-legacy', { AUTH_FAILURES_MAX: String(MAX_FAILURES), RATE_LIMIT_MAX: '100000' })
     const owner = await adminAccount(first.app, 0)
-    const { hashApiKey } = await import('../../services/gateway/src/services/api-keys.js')
+    const { hashApiKey } = await import('../../services/gateway/src/common/api-keys.js')
     // A key issued before checksums existed: still valid (api-keys.ts LEGACY_KEY), only a lookup can tell.
     const legacy = `lk_live_${randomUUID().replaceAll('-', '')}${'A'.repeat(11)}`
     expect(legacy).toMatch(/^lk_live_[A-Za-z0-9_-]{43}$/)

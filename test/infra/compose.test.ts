@@ -323,9 +323,9 @@ describe('infra/Dockerfile', () => {
     // packages/db reads its migrations beside its code (src/migrate.ts: ../migrations).
     expect(await readFile(join(repositoryRoot, 'packages/db/src/migrate.ts'), 'utf8')).toContain("new URL('../migrations', import.meta.url)")
     expect(staging).toContain('cp -R /build/packages/db/migrations packages/db/')
-    // The gateway serves the dashboard's build from services/dashboard/dist (src/dashboard/static.ts).
-    expect(await readFile(join(repositoryRoot, 'services/gateway/src/dashboard/static.ts'), 'utf8')).toContain(
-      "new URL('../../../dashboard/dist/', import.meta.url)",
+    // The gateway serves the dashboard's build from services/dashboard/dist (src/features/dashboard/routes/static.ts).
+    expect(await readFile(join(repositoryRoot, 'services/gateway/src/features/dashboard/routes/static.ts'), 'utf8')).toContain(
+      "new URL('../../../../../dashboard/dist/', import.meta.url)",
     )
     expect(staging).toContain('cp -R /build/services/dashboard/dist services/dashboard/')
     // The fonts the renderer loads come from font packages it depends on at run time.

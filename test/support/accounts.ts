@@ -1,4 +1,4 @@
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { ADMIN_TOKEN } from './admin-token.js'
 
 type Inject = Pick<App, 'inject'>

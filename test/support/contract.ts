@@ -1,5 +1,5 @@
 import type { RouteOptions } from 'fastify'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 
 /**
  * What is not part of the public contract, decided here by path and not by the mechanism that

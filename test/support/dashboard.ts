@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { DashboardRole } from '@letters/contracts'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { ADMIN_TOKEN } from './admin-token.js'
 
 /** A password that passes the dashboard's checks (long, not common, not guessable). */

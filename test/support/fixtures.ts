@@ -27,7 +27,7 @@
  */
 import { test as base } from 'vitest'
 import { closeDb, createDb, type Db } from '@letters/db'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { adminAccount } from './accounts.js'
 import { isolatedDatabase } from './context.js'
 import { newAccount, newCompanyData } from './factories.js'

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import type { InjectOptions } from 'fastify'
 import type { Config } from '@letters/config'
-import { buildApp, type App } from '@letters/gateway/app'
+import { buildGateway, type App } from '@letters/gateway/server'
 import { adminAccount } from './accounts.js'
 import { checkStatusesAgainstContract, routeRecorder } from './contract.js'
 import { ADMIN_TOKEN, isolatedDatabase, testConfig } from './context.js'
@@ -34,7 +34,7 @@ export async function openGateway(options: GatewayOptions = {}): Promise<Gateway
   let app: App | undefined
   const routes = routeRecorder()
   try {
-    app = await buildApp({ config, logger: false, onRoute: routes.onRoute })
+    app = await buildGateway({ config, logger: false, onRoute: routes.onRoute })
     routes.remember(app)
     if (options.checkContract ?? true) checkStatusesAgainstContract(app)
     await app.ready()

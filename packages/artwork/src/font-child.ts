@@ -1,6 +1,6 @@
 import * as fontkit from 'fontkit'
 import { fontRequiredCharacters, type FontContentType } from '@letters/contracts'
-import { fontPreview } from './font.js'
+import { fontPreview } from './font-preview.js'
 import { checkWoff2Stream, sfntFromWoff, withoutLayoutRules } from './font-tables.js'
 import { FONT_MAX_EXTENT_EM, FONT_MAX_GLYPH_POINTS, FONT_MAX_GLYPHS, FONT_MAX_POINTS, FONT_UNITS_PER_EM } from './limits.js'
 import { num, refusal, RefusedError, refuse, type Refusal } from './refusal.js'

@@ -19,4 +19,5 @@ export {
   SIGNATURE_MIN_WIDTH_PX,
   type SizePx,
 } from './limits.js'
-export { fontPreview, inspectFont, type InspectedFont } from './font.js'
+export { fontPreview } from './font-preview.js'
+export { inspectFont, type InspectedFont } from './font.js'

@@ -5,12 +5,6 @@ import type { GroupContext } from './commands/shared.js'
 import { recordTable, type Io } from './output.js'
 
 /**
- * What the CLI takes from its environment, read by packages/config's declarations (run.ts): the
- * gateway and its admin token, and the database `migrate` works on; each undefined when unset.
- */
-export type Settings = CliEnvironment
-
-/**
  * The groups of commands, in the order the help lists them, and what each is for. `--help` needs
  * no more than this: the commands of a group (commands/<group>.ts), and the contracts they print,
  * which take most of the CLI's start, load only for the group a command line names.
@@ -67,7 +61,7 @@ function usageHint(command: Command): string {
  * The command tree for the command line `args` (the words after the script): every group with
  * its description, and the commands of the group `args` names (see `groups`).
  */
-export async function buildProgram(settings: Settings, io: Io, args: string[]): Promise<Command> {
+export async function buildProgram(settings: CliEnvironment, io: Io, args: string[]): Promise<Command> {
   const program = new Command('admin')
     .description(`Operator CLI over the letters admin API (LETTERS_URL, default ${DEFAULT_LETTERS_URL}; ADMIN_TOKEN). Run it as: npm run admin -- <command>`)
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text) })

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters, type LetterStatus } from '@letters/db'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { singleLetter } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'

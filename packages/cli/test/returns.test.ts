@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { singleLetter } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'

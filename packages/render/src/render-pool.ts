@@ -3,17 +3,9 @@ import { Piscina } from 'piscina'
 import { moduleLaunch } from '@letters/config'
 import { metrics } from '@letters/observability'
 import type { LetterToRender } from './letter.js'
-import type { Rendered } from './render-thread.js'
-import { isThreadReady, type RenderPoolControl } from './thread-control.js'
+import { isThreadReady, type RenderPoolControl, type RenderKind, type RenderTask, type Rendered } from './thread-control.js'
 
-export type RenderKind = 'card' | 'envelope' | 'proof' | 'plotter-proof'
-
-/** What a render thread is given: the file to draw, the letter, and for a plotter proof the width of the pen's line (mm). */
-export interface RenderTask {
-  kind: RenderKind
-  letter: LetterToRender
-  penWidth?: number | undefined
-}
+export type { RenderKind, RenderTask } from './thread-control.js'
 
 /** Every render thread is busy and `queueMax` renders already wait: the caller should come back later. */
 export class RenderQueueFull extends Error {

@@ -5,14 +5,7 @@ import { cardFormatNames, envelopeFormatNames, fontNames } from '@letters/contra
 import type { DesignToRender } from './design.js'
 import { addressLines, renderCard, renderEnvelope, renderProof, type LetterToRender } from './letter.js'
 import { renderPlotterProof } from './plotter/plot.js'
-import type { RenderKind, RenderTask } from './render-pool.js'
-import { isRenderPoolControl, type ThreadReady } from './thread-control.js'
-
-/** What a render thread hands back: the file and how long drawing it took (the pool records it). */
-export interface Rendered {
-  pdf: Uint8Array
-  seconds: number
-}
+import { isRenderPoolControl, type RenderKind, type RenderTask, type Rendered, type ThreadReady } from './thread-control.js'
 
 const draw: Record<RenderKind, (letter: LetterToRender, penWidth: number | undefined) => Promise<Buffer>> = {
   card: renderCard,

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import { letters } from '@letters/db'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { adminAccount } from '@letters/test/support/accounts'
 import { it as base } from '@letters/test/support/fixtures'
 import { adminCampaign, startGateway, type Account } from '@letters/test/support/gateway'

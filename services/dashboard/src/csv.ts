@@ -1,5 +1,5 @@
 // The CSV of a bulk send, read in the browser so its columns can be matched to the API's before
-// anything is sent: the same dialect the API reads (services/gateway/src/letters/bulk-csv.ts).
+// anything is sent: the same dialect the API reads (services/gateway/src/features/letters/bulk-csv.ts).
 
 export interface CsvRow {
   /** Its row in the spreadsheet: the header is row 1. */

@@ -12,35 +12,31 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '@letters/config'
 import type { Db } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
+import type { Feature } from './common/feature.js'
+import { ApiError } from './common/errors.js'
+import { spanishValidatorCompiler } from './common/validation.js'
 import apiKeyAuth from './plugins/app/api-key-auth.js'
-import dashboardSessions from './dashboard/plugin.js'
-import sessionRoutes from './dashboard/session-routes.js'
-import dashboardStatic from './dashboard/static.js'
 import authFailures from './plugins/app/auth-failures.js'
-import { ApiError } from './errors.js'
+import dashboardSessions from './plugins/app/dashboard-sessions.js'
+import docs from './plugins/app/docs.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
+import health from './plugins/app/health.js'
 import intake from './plugins/app/intake.js'
 import httpMetrics from './plugins/app/metrics.js'
+import metricsRoute from './plugins/app/metrics-route.js'
 import openapi from './plugins/app/openapi.js'
 import requestDeadline from './plugins/app/request-deadline.js'
-import underPressure from './plugins/app/under-pressure.js'
+import { registerFeatures } from './plugins/app/scopes.js'
 import { sharedSerializers } from './plugins/app/serialization.js'
-import { spanishValidatorCompiler } from './plugins/app/validation.js'
+import underPressure from './plugins/app/under-pressure.js'
 import artifacts from './plugins/external/artifacts.js'
 import configPlugin from './plugins/external/config.js'
 import helmet from './plugins/external/helmet.js'
+import mailer from './plugins/external/mailer.js'
 import postgres from './plugins/external/postgres.js'
 import queues from './plugins/external/queues.js'
 import redis from './plugins/external/redis.js'
 import renderPool from './plugins/external/render-pool.js'
-import adminRoutes from './routes/admin/index.js'
-import docs from './routes/docs.js'
-import floorRoutes from './routes/floor/index.js'
-import health from './routes/health.js'
-import metricsRoute from './routes/metrics.js'
-import ops from './routes/ops/index.js'
-import publicRoutes from './routes/public/index.js'
-import qrRoutes from './qr/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -122,8 +118,11 @@ class ProbesAtDebug extends LogController {
   }
 }
 
-/** Assembles the gateway: external plugins, then app plugins, then routes. */
-export async function buildApp(options: AppOptions) {
+/**
+ * The shell: external plugins, then app plugins, then the features' routes, each group in the
+ * scope of its callers (plugins/app/scopes.ts). It knows no feature: `server.ts` hands it the list.
+ */
+export async function buildApp(options: AppOptions, features: readonly Feature[]) {
   const app = Fastify({
     // A failed query carries its parameters: the serializers keep names and addresses out of the logs.
     logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
@@ -171,6 +170,7 @@ export async function buildApp(options: AppOptions) {
   await app.register(queues)
   await app.register(renderPool)
   await app.register(artifacts)
+  await app.register(mailer)
 
   await app.register(intake)
   await app.register(errorHandler)
@@ -184,13 +184,7 @@ export async function buildApp(options: AppOptions) {
 
   await app.register(health)
   await app.register(metricsRoute)
-  await app.register(adminRoutes, { prefix: '/admin' })
-  await app.register(ops)
-  await app.register(floorRoutes, { prefix: '/floor' })
-  await app.register(publicRoutes)
-  await app.register(qrRoutes)
-  await app.register(sessionRoutes)
-  await app.register(dashboardStatic)
+  await registerFeatures(app, features)
   await app.register(docs)
   return app
 }

@@ -3,13 +3,13 @@ import { createLogger } from '@letters/observability'
 import { awaitSchema, guardProcess } from '@letters/startup'
 import { purgeExpiredIdempotencyKeys } from '@letters/intake'
 import { LetterClock, OutboxDispatcher } from '@letters/pipeline'
-import { buildApp } from './app.js'
-import { PersonalDataEraser } from './services/personal-data.js'
-import { demoFont, seedDemoAccount, type DemoIds } from './seed-demo.js'
+import { buildGateway } from './server.js'
+import { PersonalDataEraser } from './features/personal-data/personal-data.js'
+import { demoFont, seedDemoAccount, type DemoIds } from './demo/seed.js'
 
 const config = loadConfigOrExit()
 await awaitSchema(config, createLogger('gateway', config.logLevel))
-const app = await buildApp({ config })
+const app = await buildGateway({ config })
 
 if (config.seedDemo) {
   const demo = await seedDemoAccount(app.db)

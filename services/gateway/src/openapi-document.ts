@@ -1,5 +1,5 @@
 import { loadConfig } from '@letters/config'
-import { buildApp } from './app.js'
+import { buildGateway } from './server.js'
 
 /**
  * The public contract as /openapi.json serves it, built in-process from the routes' schemas:
@@ -7,7 +7,7 @@ import { buildApp } from './app.js'
  * may be down: start-up then waits at most 2 s for it and goes on). The SDK's types are generated from it.
  */
 export async function openapiDocument(): Promise<Record<string, unknown>> {
-  const app = await buildApp({ config: loadConfig({}), logger: false })
+  const app = await buildGateway({ config: loadConfig({}), logger: false })
   try {
     await app.ready()
     return structuredClone(app.swagger()) as unknown as Record<string, unknown>

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest'
 import { eq, sql } from 'drizzle-orm'
 import { apiKeys, ledgerEntries } from '@letters/db'
-import { hashApiKey } from '../src/services/api-keys.js'
+import { hashApiKey } from '../src/common/api-keys.js'
 import { it } from '@letters/test/support/fixtures'
 import type { AdminClient } from '@letters/test/support/gateway'
 import { UNKNOWN_ID, expectError } from './helpers.js'

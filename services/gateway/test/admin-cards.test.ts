@@ -6,7 +6,7 @@ import type { App } from '../src/app.js'
 import { it } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import { adminAccount } from '@letters/test/support/accounts'
-import { listPageQuery } from '../src/services/cards.js'
+import { listPageQuery } from '../src/features/letters/cards.js'
 import { singleLetter } from '@letters/test/support/factories'
 import { UNKNOWN_ID, adminClient, expectError, publicClient, sendSingle } from './helpers.js'
 

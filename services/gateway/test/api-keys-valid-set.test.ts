@@ -4,7 +4,7 @@ import { it as base } from '@letters/test/support/fixtures'
 import { openGateway } from '@letters/test/support/gateway'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { App } from '../src/app.js'
-import { generateApiKey, hashApiKey } from '../src/services/api-keys.js'
+import { generateApiKey, hashApiKey } from '../src/common/api-keys.js'
 import { adminClient, expectError } from './helpers.js'
 
 const MAX = 3

@@ -5,7 +5,7 @@ import { apiKeys } from '@letters/db'
 import { ADMIN_TOKEN, isolatedDatabase } from '@letters/test/support/context'
 import { deleteKeys } from '@letters/test/support/redis-keys'
 import type { App } from '../src/app.js'
-import { API_KEY_PREFIX, apiKeyFormat, generateApiKey, hashApiKey } from '../src/services/api-keys.js'
+import { API_KEY_PREFIX, apiKeyFormat, generateApiKey, hashApiKey } from '../src/common/api-keys.js'
 import { UNKNOWN_ID, adminAccount, expectError, startGateway } from './helpers.js'
 
 const MAX = 10

@@ -6,7 +6,7 @@ import { signedInUser } from '@letters/test/support/dashboard'
 import { it as base } from '@letters/test/support/fixtures'
 import { adminAccount } from '@letters/test/support/accounts'
 import { adminCampaign, type Account, type PublicClient } from '@letters/test/support/gateway'
-import { campaignStatsQuery } from '../src/services/campaign-stats.js'
+import { campaignStatsQuery } from '../src/features/campaigns/stats.js'
 import { UNKNOWN_ID, expectError, publicClient, sendSingle, spanishRecipient } from './helpers.js'
 
 // Every letter of these campaigns carries a QR code to the client's page, its coupon in the URL.

@@ -7,9 +7,9 @@ import { it as base } from '@letters/test/support/fixtures'
 import { loggerOptions } from '@letters/observability'
 import { adminAccount } from '@letters/test/support/accounts'
 import { testConfig } from '@letters/test/support/context'
-import { buildApp } from '../src/app.js'
-import { SESSION_MAX_AGE_MS } from '../src/dashboard/sessions.js'
-import { hashToken } from '../src/dashboard/tokens.js'
+import { buildGateway } from '../src/server.js'
+import { SESSION_MAX_AGE_MS } from '../src/common/sessions.js'
+import { hashToken } from '../src/common/tokens.js'
 import { expectError } from './helpers.js'
 
 const MAX = 3
@@ -495,7 +495,7 @@ describe('what the logs keep', () => {
         done()
       },
     })
-    const app = await buildApp({ config: testConfig(), logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+    const app = await buildGateway({ config: testConfig(), logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
     try {
       await app.ready()
       const account = await adminAccount(app, 0)

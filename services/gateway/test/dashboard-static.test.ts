@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { describe, expect } from 'vitest'
 import { it } from '@letters/test/support/fixtures'
-import { DASHBOARD_DIST } from '../src/dashboard/static.js'
+import { DASHBOARD_DIST } from '../src/features/dashboard/routes/static.js'
 import { expectError } from './helpers.js'
 
 /** The build `npm test` makes before the tests (npm run build): the gateway serves it. */

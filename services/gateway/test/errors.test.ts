@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { testConfig } from '@letters/test/support/context'
 import { CommitUnknownError } from '@letters/intake'
-import { buildApp, type App } from '../src/app.js'
-import { OutcomeUnknown } from '../src/errors.js'
+import { buildGateway, type App } from '../src/server.js'
+import { OutcomeUnknown } from '../src/common/errors.js'
 import { adminAccount, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 import { moneyState } from '@letters/test/support/ledger'
 
@@ -11,7 +11,7 @@ afterAll(() => Promise.all(opened.map((app) => app.close())))
 
 describe('error bodies', () => {
   it('answers an unexpected failure with 500 and no stack, SQL or internals', async () => {
-    const app = await buildApp({ config: testConfig(), logger: false })
+    const app = await buildGateway({ config: testConfig(), logger: false })
     opened.push(app)
     app.get('/explode', async () => {
       throw new Error('syntax error at or near "SELECT secret FROM accounts" at /srv/app/src/x.ts:12')
@@ -24,7 +24,7 @@ describe('error bodies', () => {
   })
 
   it('answers a creation whose commit could not be confirmed 500 without Retry-After, saying how to retry safely', async () => {
-    const app = await buildApp({ config: testConfig(), logger: false })
+    const app = await buildGateway({ config: testConfig(), logger: false })
     opened.push(app)
     // What the intake throws when the connection died while committing and the outcome stayed unknown.
     const lost = Object.assign(new Error('write CONNECTION_CLOSED 127.0.0.1:5432'), { code: 'CONNECTION_CLOSED' })

@@ -5,7 +5,7 @@ import { closeDb, createDb } from '@letters/db'
 import { loggerOptions } from '@letters/observability'
 import { isolatedDatabase, testConfig } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
-import { buildApp } from '../src/app.js'
+import { buildGateway } from '../src/server.js'
 import { adminAccount, adminCampaign, expectError, publicClient, singleLetter, spanishRecipient } from './helpers.js'
 import { moneyState } from '@letters/test/support/ledger'
 
@@ -37,7 +37,7 @@ const it = base.extend('logged', { scope: 'file' }, async ({ databaseLabel }, { 
       done()
     },
   })
-  const app = await buildApp({ config: testConfig({ DATABASE_URL: database.url }), db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+  const app = await buildGateway({ config: testConfig({ DATABASE_URL: database.url }), db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
   onCleanup(async () => {
     await app.close()
     await closeDb(db)
@@ -177,7 +177,7 @@ describe('request logs', () => {
         done()
       },
     })
-    const debug = await buildApp({ config: app.config, db: app.db, logger: { ...loggerOptions('gateway', 'debug'), stream: sink } })
+    const debug = await buildGateway({ config: app.config, db: app.db, logger: { ...loggerOptions('gateway', 'debug'), stream: sink } })
     try {
       await debug.ready()
       expect((await debug.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import { closeDb, createDb } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
-import { buildApp, type App } from '../src/app.js'
+import { buildGateway, type App } from '../src/server.js'
 import { adminAccount, expectError, sendSingle } from './helpers.js'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 
@@ -33,7 +33,7 @@ describe('GET /metrics on the gateway', () => {
   it('still serves the gateway’s own metrics while Postgres does not answer', async ({ gateway }) => {
     // A pool aimed at a port nobody listens on: every query fails at once, as in an outage.
     const unreachable = createDb('postgres://postgres@127.0.0.1:1/letters')
-    const cut = await buildApp({ config: testConfig({ QUEUE_PREFIX: gateway.config.queuePrefix }), db: unreachable, logger: false })
+    const cut = await buildGateway({ config: testConfig({ QUEUE_PREFIX: gateway.config.queuePrefix }), db: unreachable, logger: false })
     try {
       const response = await cut.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
       expect(response.statusCode).toBe(200)

@@ -7,7 +7,7 @@ import { idempotencyKeys, ledgerEntries } from '@letters/db'
 import { adminCampaign } from '@letters/test/support/gateway'
 import { it as base } from '@letters/test/support/fixtures'
 import { reachStatus, silentLog, type Pipeline } from '@letters/test/support/pipeline'
-import { PersonalDataEraser } from '../src/services/personal-data.js'
+import { PersonalDataEraser } from '../src/features/personal-data/personal-data.js'
 import { databaseDump, found, redisDump } from '@letters/test/support/personal-data-traces'
 
 /**

@@ -8,7 +8,7 @@ import { closeDb, createDb, letters, printBatches, printBatchLetters } from '@le
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { it as base } from '@letters/test/support/fixtures'
-import { PersonalDataEraser } from '../src/services/personal-data.js'
+import { PersonalDataEraser } from '../src/features/personal-data/personal-data.js'
 import { adminClient, publicClient, sendSingle } from './helpers.js'
 import { databaseDump, found } from '@letters/test/support/personal-data-traces'
 import { sweepBatchesWithArtifacts } from '@letters/letters'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'drizzle-orm'
-import { proofKey } from '../src/services/proofs.js'
+import { proofKey } from '../src/features/letters/proofs.js'
 import type { App } from '../src/app.js'
 import { adminAccount, expectError, publicClient, sendSingle, startGateway } from './helpers.js'
 

@@ -12,8 +12,8 @@ import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { removeEndpoints, startWebhookReceiver } from '@letters/test/support/webhook-receiver'
-import { buildApp, type App } from '../src/app.js'
-import { destination } from '../src/qr/routes.js'
+import { buildGateway, type App } from '../src/server.js'
+import { destination } from '../src/features/qr/routes/redirect.js'
 import { publicClient, sendSingle } from './helpers.js'
 
 const TRACKING_URL = 'https://tienda.example.com/gracias?utm_source=carta&ref=qr'
@@ -273,7 +273,7 @@ describe('what a scan leaves behind', () => {
         done()
       },
     })
-    const logged = await buildApp({ config: app.config, db: app.db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
+    const logged = await buildGateway({ config: app.config, db: app.db, logger: { ...loggerOptions('gateway', 'info'), stream: sink } })
     try {
       await logged.ready()
       const address = '198.51.100.23'

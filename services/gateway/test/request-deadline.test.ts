@@ -11,8 +11,8 @@ import { holdAccountRow } from '@letters/test/support/account-lock'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as test } from '@letters/test/support/fixtures'
 import { OrderDeadline } from '@letters/intake'
-import { Unavailable } from '../src/errors.js'
-import { submitOrder } from '../src/letters/create-letter.js'
+import { Unavailable } from '../src/common/errors.js'
+import { submitOrder } from '../src/features/letters/create-letter.js'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
 
 const REQUEST_TIMEOUT_MS = 3000

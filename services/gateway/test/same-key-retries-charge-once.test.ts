@@ -29,7 +29,7 @@ import {
   type Answer,
   type Plan,
 } from './support/deadline-faults.js'
-import { outcomeUnknownMessage } from '../src/letters/deadline.js'
+import { outcomeUnknownMessage } from '../src/common/deadline-messages.js'
 
 const it = deadlineTest()
 it.override({ gatewayOptions: { isolate: 'samekey', checkContract: false, env: ENV } })

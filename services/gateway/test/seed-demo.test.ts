@@ -6,7 +6,7 @@ import { it as base } from '@letters/test/support/fixtures'
 import { eq } from 'drizzle-orm'
 import { accounts, dashboardUsers } from '@letters/db'
 import { DashboardBrowser } from '@letters/test/support/dashboard'
-import { DEMO_OWNER_EMAIL, seedDemoAccount, type DemoIds, type DemoOwner } from '../src/seed-demo.js'
+import { DEMO_OWNER_EMAIL, seedDemoAccount, type DemoIds, type DemoOwner } from '../src/demo/seed.js'
 import { sendSingle } from './helpers.js'
 
 const it = base.extend({ gatewayOptions: { isolate: 'seeddemo' } })

@@ -10,7 +10,7 @@ import { cardSvg, signatureSvg } from '@letters/test/support/artwork'
 import { it as base } from '@letters/test/support/fixtures'
 import { withoutCharacters } from '@letters/test/support/hostile-fonts'
 import type { App } from '../src/app.js'
-import { previewId } from '../src/letters/preview.js'
+import { previewId } from '../src/features/letters/preview.js'
 import { adminAccount, adminClient, expectError, publicClient, singleLetter, startGateway } from './helpers.js'
 
 // A database of its own, so that counting whole tables sees this file's writes only; proofs'

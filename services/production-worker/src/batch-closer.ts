@@ -9,7 +9,7 @@ import { drawingOf } from '@letters/render'
 import { buildBatchFiles } from './batch-files.js'
 import { closeIfDue, type BatchRules } from './batch-tray.js'
 import { handedOverBatchFiles, handOverBatchFile } from './print-handoffs.js'
-import type { Floor } from './produce-letter.js'
+import type { Floor } from './floor.js'
 import { batchPrintedDetail, moveLetters, readLetterDrawings } from '@letters/letters'
 
 /** Any constant: with the batch's id, the advisory lock of the one closer finishing that batch. */

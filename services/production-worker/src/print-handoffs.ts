@@ -5,7 +5,7 @@ import { PrintJournal } from '@letters/artifacts'
 import { letters, printBatches, printBatchHandoffs, printBatchStatus, printHandoffs, type Db, type Tx } from '@letters/db'
 import { metrics } from '@letters/observability'
 import type { PrintFile } from './printer.js'
-import type { Floor } from './produce-letter.js'
+import type { Floor } from './floor.js'
 import { withTries } from './tries.js'
 
 /**

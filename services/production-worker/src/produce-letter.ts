@@ -1,13 +1,12 @@
 import { UnrecoverableError } from 'bullmq'
-import type { Logger } from 'pino'
 import { sql } from 'drizzle-orm'
 import { printBatchStatus, type Db } from '@letters/db'
-import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender, type PlotterSettings } from '@letters/render'
-import { PrintJournal, type ArtifactStore } from '@letters/artifacts'
+import { drawingOf, plotterFiles, renderCard, renderEnvelope, renderPrintedParts, type LetterToRender } from '@letters/render'
+import { PrintJournal } from '@letters/artifacts'
 import { metrics } from '@letters/observability'
-import { batchOf, putInTray, type BatchRules } from './batch-tray.js'
+import { batchOf, putInTray } from './batch-tray.js'
 import { handedOverFiles, handOver } from './print-handoffs.js'
-import type { Printer } from './printer.js'
+import type { Floor } from './floor.js'
 import {
   batchPrintedDetail,
   JOURNAL_PRINTED_DETAIL,
@@ -20,23 +19,6 @@ import {
   reopenArtifactsIfErased,
   type StatusInto,
 } from '@letters/letters'
-
-export interface Floor {
-  db: Db
-  store: ArtifactStore
-  printer: Printer
-  log: Logger
-  /** The longest the printer may take with one file (PRINT_TIMEOUT_MS): how long a run waits for another's handoff. */
-  printTimeoutMs: number
-  /** What the floor prints with (PRINTER): PDFs for a printer (the default), or strokes for a pen plotter, with its settings. */
-  output?: { kind: 'pdf' } | { kind: 'plotter'; settings: PlotterSettings }
-  /** FLOOR_COUNTRY: envelopes to it carry no country line. */
-  floorCountry: string
-  /** PUBLIC_BASE_URL: a card's QR code links to its short link there. Absent: a letter with a QR code cannot be drawn (it fails). */
-  publicBaseUrl?: string | undefined
-  /** PRINTER=batch: letters go into a tray instead of to the printer (README, Batch printing); `poke` wakes this worker's closer. */
-  batching?: { rules: BatchRules; poke(): void } | undefined
-}
 
 /**
  * `rendered`: a test letter, drawn and kept but never handed to the printer, now `printed`.

@@ -8,7 +8,8 @@ import { jobWorker, putsBack, workerConnection } from '@letters/pipeline'
 import { LocalArtifactStore, type ArtifactStore } from '@letters/artifacts'
 import { BatchCloser } from './batch-closer.js'
 import { CommandPrinter, SpoolPrinter, type Printer } from './printer.js'
-import { markFailed, produceLetter, recordFailedAttempt, type Floor } from './produce-letter.js'
+import { markFailed, produceLetter, recordFailedAttempt } from './produce-letter.js'
+import type { Floor } from './floor.js'
 
 export interface ProductionWorkerOptions {
   config: Config

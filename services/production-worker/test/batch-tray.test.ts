@@ -12,7 +12,8 @@ import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter, type PrintFile, type Printer } from '../src/printer.js'
 import { finishBatch } from '../src/batch-closer.js'
 import { closeIfDue, putInTray } from '../src/batch-tray.js'
-import { markFailed, produceLetter, TEST_RENDERED_DETAIL, type Floor } from '../src/produce-letter.js'
+import { markFailed, produceLetter, TEST_RENDERED_DETAIL } from '../src/produce-letter.js'
+import type { Floor } from '../src/floor.js'
 
 const rules = { maxLetters: 3, maxWaitMs: 60_000 }
 

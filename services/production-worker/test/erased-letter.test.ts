@@ -10,7 +10,8 @@ import { letters, type Db, type LetterStatus } from '@letters/db'
 import { newLetter, sampleRecipient, type newCompanyData } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
 import { SpoolPrinter } from '../src/printer.js'
-import { produceLetter, type Floor } from '../src/produce-letter.js'
+import { produceLetter } from '../src/produce-letter.js'
+import type { Floor } from '../src/floor.js'
 import { erasePersonalData, letterFolder, moveLetter, recordLetterArtifactsRemoved } from '@letters/letters'
 
 const it = base

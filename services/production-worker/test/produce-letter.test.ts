@@ -11,7 +11,8 @@ import { it as base } from '@letters/test/support/fixtures'
 import { LocalArtifactStore } from '@letters/artifacts'
 import { SpoolPrinter, type PrintFile, type Printer } from '../src/printer.js'
 import { handOver } from '../src/print-handoffs.js'
-import { markFailed, produceLetter, recordFailedAttempt, TEST_RENDERED_DETAIL, type Floor } from '../src/produce-letter.js'
+import { markFailed, produceLetter, recordFailedAttempt, TEST_RENDERED_DETAIL } from '../src/produce-letter.js'
+import type { Floor } from '../src/floor.js'
 
 const it = base
   /** The floor's directory, named after the file: its artifact store and its printer's spool. */

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { outbox, webhookEvents } from '@letters/db'
 import { adminAccount } from '@letters/test/support/accounts'
 import { publicClient, type Account } from '@letters/test/support/gateway'

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { createServer as createHttpServer, type ServerResponse } from 'node:http'
 import { describe, expect } from 'vitest'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { adminAccount } from '@letters/test/support/accounts'
 import { adminCampaign, publicClient, type Account } from '@letters/test/support/gateway'
 import { spanishRecipient, singleLetter } from '@letters/test/support/factories'

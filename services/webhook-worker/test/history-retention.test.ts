@@ -7,7 +7,7 @@ import { publicClient } from '@letters/test/support/gateway'
 import { silentLog } from '@letters/test/support/pipeline'
 import { singleLetter } from '@letters/test/support/factories'
 import { it as base } from '@letters/test/support/fixtures'
-import type { App } from '@letters/gateway/app'
+import type { App } from '@letters/gateway/server'
 import { HistoryRetention, OUTBOX_RETENTION_DAYS } from '../src/history-retention.js'
 import { deliverEvent } from '../src/deliver.js'
 

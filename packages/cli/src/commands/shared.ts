@@ -2,14 +2,13 @@ import { readFile, stat } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { type Command, InvalidArgumentError } from 'commander'
 import { ARTWORK_MAX_BYTES, returnReasonLabels, type ArtworkContentType, type ArtworkMeta, type Mode, type ReturnReason } from '@letters/contracts'
-import { DEFAULT_LETTERS_URL } from '@letters/config'
+import { DEFAULT_LETTERS_URL, type CliEnvironment } from '@letters/config'
 import { AdminApi, CliError, type ApiAnswer } from '../admin-api.js'
 import { fileSize, num, type Cell, type Io } from '../output.js'
-import type { Settings } from '../program.js'
 
 /** What a group's commands (`addCommands` of each module of this folder) are added with: the CLI's settings and where it prints. */
 export interface GroupContext {
-  settings: Settings
+  settings: CliEnvironment
   io: Io
 }
 
@@ -17,7 +16,7 @@ export interface GroupContext {
  * The API client, once a command needs it: `--help` works without a token. LETTERS_URL, when set,
  * is an http(s) URL already (its declaration refused any other as the settings were read).
  */
-function connect(settings: Settings): AdminApi {
+function connect(settings: CliEnvironment): AdminApi {
   if (!settings.adminToken) {
     throw new CliError('Falta ADMIN_TOKEN: exporta el token de administración del gateway (ADMIN_TOKEN=… npm run admin -- <orden>)')
   }

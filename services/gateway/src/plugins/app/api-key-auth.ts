@@ -5,9 +5,9 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull } from 'drizzle-orm'
 import type { Redis } from 'ioredis'
 import { apiKeys, type Db } from '@letters/db'
 import { BackgroundLoop, type Logger } from '@letters/pipeline'
-import type { Caller } from '../../caller.js'
+import type { Caller } from '../../common/caller.js'
 import { closeRedis } from '../external/redis.js'
-import { apiKeyFormat, hashApiKey, revokeApiKey } from '../../services/api-keys.js'
+import { apiKeyFormat, hashApiKey, revokeApiKey } from '../../common/api-keys.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import { ApiError } from '../../errors.js'
+import { ApiError } from '../../common/errors.js'
 import { clientAddress } from './client-address.js'
 
 declare module 'fastify' {

@@ -3,8 +3,8 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isConnectionError, SQLSTATE } from '@letters/db'
-import { ApiError, OutcomeUnknown, Unavailable, reasonPhrase } from '../../errors.js'
-import { SECURITY_HEADERS } from '../external/helmet.js'
+import { ApiError, OutcomeUnknown, Unavailable, reasonPhrase } from '../../common/errors.js'
+import { SECURITY_HEADERS } from '../../common/security-headers.js'
 
 /** Spanish messages for the errors Fastify itself raises before a route runs. */
 const frameworkMessages: Record<string, string> = {

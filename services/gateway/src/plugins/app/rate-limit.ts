@@ -1,18 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
-import type { Config } from '@letters/config'
-import { ApiError } from '../../errors.js'
+import rateLimit from '@fastify/rate-limit'
+import { limitExceeded } from '../../common/rate-limits.js'
 import { batchedRedisStore } from './rate-limit-store.js'
 import { clientAddress } from './client-address.js'
-
-/** The 429 of a limit of `what` (peticiones, pruebas) per window. */
-function limitExceeded(windowMs: number, what: string): RateLimitOptions['errorResponseBuilder'] {
-  return (_request, context) =>
-    new ApiError(
-      429,
-      `Se ha superado el límite de ${context.max} ${what} cada ${windowMs / 1000} segundos; inténtalo de nuevo en ${Math.max(1, Math.ceil(context.ttl / 1000))} s`,
-    )
-}
 
 /**
  * Limits each account, shared through Redis so every replica counts together. Before a key
@@ -35,14 +25,4 @@ export async function registerRateLimit(app: FastifyInstance) {
     skipOnError: true,
     errorResponseBuilder: limitExceeded(windowMs, 'peticiones'),
   })
-}
-
-/**
- * The proof route's own, lower limit (a proof costs a render, a hundred times a list): set as
- * the route's `config.rateLimit`, it replaces the account's general limit there, counted apart
- * under the route's own Redis keys, so proofs never use up the limit of the other routes.
- */
-export function proofRateLimit(config: Config): RateLimitOptions {
-  const { max, windowMs } = config.proofs.rateLimit
-  return { max, timeWindow: windowMs, errorResponseBuilder: limitExceeded(windowMs, 'pruebas') }
 }

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { requestBudget } from '@letters/config'
 import { OrderDeadline } from '@letters/intake'
-import { OutcomeUnknown, Unavailable } from '../../errors.js'
-import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage, requestDeadlineMessage } from '../../letters/deadline.js'
+import { OutcomeUnknown, Unavailable } from '../../common/errors.js'
+import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMessage, requestDeadlineMessage } from '../../common/deadline-messages.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,5 +1,5 @@
 import { SerializerSelector, type Serializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler'
-import { compiledOnce } from './compiled-once.js'
+import { compiledOnce } from '../../common/compiled-once.js'
 
 /** The serializer of each plain response schema, once per process. */
 const serializers = compiledOnce<object, Serializer>()

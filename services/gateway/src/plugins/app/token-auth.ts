@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError } from '../../errors.js'
+import { ApiError } from '../../common/errors.js'
 import type { Credential } from './auth-failures.js'
 
 const digest = (value: string) => createHash('sha256').update(value).digest()

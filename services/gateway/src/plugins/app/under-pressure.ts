@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
-import { reasonPhrase } from '../../errors.js'
+import { reasonPhrase } from '../../common/errors.js'
 
 type PressureHandler = (request: FastifyRequest, reply: FastifyReply) => void
 

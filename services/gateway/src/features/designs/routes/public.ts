@@ -1,0 +1,165 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { CardDesign, EnvelopeDesign, Signature, UUID_PATTERN, errorResponses, publicApi } from '@letters/contracts'
+import { notFound } from '../../../common/errors.js'
+import { companyData } from '../catalog.js'
+import { listEntries, type CompanyKind } from '../company-data.js'
+import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign, findSignature } from '../designs.js'
+import { fontPreviewPng, listFonts } from '../fonts.js'
+
+const readErrors = errorResponses(401, 429, 500, 503)
+/** Reads of one thing by its id: an id holding a character no id has (a NUL) is refused with a 400 before the route. */
+const byIdErrors = errorResponses(400, 401, 404, 429, 500, 503)
+const headers = publicApi.ApiKeyHeaders
+const tags = ['Catalog']
+
+const catalog: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/company-data',
+    {
+      schema: {
+        summary: 'Your card designs, envelope designs, senders and signatures, in one answer',
+        tags,
+        headers,
+        response: { 200: publicApi.CompanyData, ...readErrors },
+      },
+    },
+    async (request) => companyData(app.db, request.caller!.accountId),
+  )
+
+  app.get(
+    '/fonts',
+    {
+      schema: {
+        summary: 'The handwriting fonts a letter can use: the built-in hands, then your own (own: true)',
+        tags,
+        headers,
+        response: { 200: publicApi.FontList, ...readErrors },
+      },
+    },
+    async (request) => listFonts(app.db, request.caller!.accountId),
+  )
+
+  app.get(
+    '/fonts/:name/preview',
+    {
+      schema: {
+        summary: 'A PNG of a Spanish sample sentence in one of the fonts you can use, at most 1,000 px wide',
+        tags,
+        headers,
+        params: publicApi.FontParams,
+        response: { 200: publicApi.Png, ...errorResponses(400, 401, 404, 429, 500, 503) },
+      },
+    },
+    async (request, reply) => {
+      const png = await fontPreviewPng(app.db, request.caller!.accountId, request.params.name)
+      // Another account's font is one this account cannot use: as unknown as a name never created.
+      if (!png) throw notFound(`La fuente '${request.params.name}' no existe o aún no tiene archivo; GET /fonts lista las que puedes usar`)
+      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+    },
+  )
+
+  for (const kind of ['card-designs', 'envelope-designs', 'signatures'] satisfies CompanyKind[]) {
+    app.get(
+      `/${kind}`,
+      { schema: { summary: `Your ${kind.replace('-', ' ')}`, tags, headers, response: { 200: publicApi.NamedList, ...readErrors } } },
+      async (request) => ({
+        data: await listEntries(app.db, kind, request.caller!.accountId),
+      }),
+    )
+  }
+
+  // An id that is not a UUID names no design: 404, like another account's.
+  const designNotFound = () => notFound('El diseño no existe')
+  const params = Type.Object({ id: Type.String() })
+  const owned = <T>(id: string, find: () => Promise<T | undefined>) => (UUID_PATTERN.test(id) ? find() : Promise.resolve(undefined))
+
+  app.get(
+    '/card-designs/:id',
+    {
+      schema: {
+        summary: 'One of your card designs: its format and size, how it is produced, its stock and its artwork',
+        tags,
+        headers,
+        params,
+        response: { 200: CardDesign, ...byIdErrors },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findCardDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+  )
+
+  app.get(
+    '/card-designs/:id/preview',
+    {
+      schema: {
+        summary: "A PNG of the design's front, at most 1,000 px wide, to show your users when they pick a design",
+        tags,
+        headers,
+        params,
+        response: { 200: publicApi.Png, ...byIdErrors },
+      },
+    },
+    async (request, reply) => {
+      const png = await owned(request.params.id, () => cardDesignPreview(app.db, request.caller!.accountId, request.params.id))
+      if (!png) throw designNotFound()
+      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+    },
+  )
+
+  for (const [owner, what, gone] of [
+    ['envelope-designs', "an envelope design's logo", 'El diseño de sobre no existe o no tiene logotipo'],
+    ['signatures', "a signature's drawing", 'La firma no existe o no tiene dibujo'],
+  ] as const) {
+    app.get(
+      `/${owner}/:id/preview`,
+      {
+        schema: {
+          summary: `A PNG of ${what}, at most 1,000 px wide`,
+          tags,
+          headers,
+          params,
+          response: { 200: publicApi.Png, ...byIdErrors },
+        },
+      },
+      async (request, reply) => {
+        const png = await owned(request.params.id, () => artworkPreview(app.db, request.caller!.accountId, owner, request.params.id))
+        if (!png) throw notFound(gone)
+        return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+      },
+    )
+  }
+
+  app.get(
+    '/envelope-designs/:id',
+    {
+      schema: {
+        summary: 'One of your envelope designs: its format and size, stock, paper colour and logo',
+        tags,
+        headers,
+        params,
+        response: { 200: EnvelopeDesign, ...byIdErrors },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findEnvelopeDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+  )
+
+  app.get(
+    '/signatures/:id',
+    {
+      schema: {
+        summary: 'One of your signatures: its name, and its drawing when it has one',
+        tags,
+        headers,
+        params,
+        response: { 200: Signature, ...byIdErrors },
+      },
+    },
+    async (request) =>
+      (await owned(request.params.id, () => findSignature(app.db, request.caller!.accountId, request.params.id))) ??
+      Promise.reject(notFound('La firma no existe')),
+  )
+}
+
+export default catalog

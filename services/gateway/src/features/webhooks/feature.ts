@@ -1,0 +1,6 @@
+import { routesOf, type Feature } from '../../common/feature.js'
+import events from './routes/events.js'
+import endpoints from './routes/webhooks.js'
+
+/** Webhook endpoints, their deliveries, and the events they are sent. */
+export default { name: 'webhooks', api: routesOf(endpoints, events) } satisfies Feature

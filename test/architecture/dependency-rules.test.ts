@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { repositoryRoot } from '../support/processes.js'
+
+const run = promisify(execFile)
+const config = join(repositoryRoot, '.dependency-cruiser.mjs')
+const depcruise = join(repositoryRoot, 'node_modules', '.bin', 'depcruise')
+
+/** A file of the fixture tree and the modules it imports (paths relative to the tree's root). */
+type Tree = Record<string, string[]>
+
+const gateway = 'services/gateway/src'
+
+/**
+ * A tree laid out as ours is, importing only as the rules allow: the composition root imports the
+ * shell and the list of features; a feature imports another's index.ts and what the gateway shares
+ * (common/); the shell imports common/; a package imports another package.
+ */
+const allowed: Tree = {
+  [`${gateway}/server.ts`]: [`${gateway}/app.ts`, `${gateway}/features/index.ts`],
+  [`${gateway}/app.ts`]: [`${gateway}/plugins/app/auth.ts`, `${gateway}/common/feature.ts`],
+  [`${gateway}/plugins/app/auth.ts`]: [`${gateway}/common/errors.ts`, 'packages/db/src/index.ts'],
+  [`${gateway}/common/feature.ts`]: [],
+  [`${gateway}/common/errors.ts`]: [],
+  [`${gateway}/features/index.ts`]: [`${gateway}/features/letters/feature.ts`, `${gateway}/features/designs/feature.ts`],
+  [`${gateway}/features/letters/feature.ts`]: [`${gateway}/features/letters/routes/create.ts`, `${gateway}/common/feature.ts`],
+  [`${gateway}/features/letters/routes/create.ts`]: [`${gateway}/features/letters/create-letter.ts`],
+  [`${gateway}/features/letters/create-letter.ts`]: [`${gateway}/features/designs/index.ts`, `${gateway}/common/errors.ts`, 'packages/db/src/index.ts'],
+  [`${gateway}/features/designs/feature.ts`]: [`${gateway}/common/feature.ts`],
+  [`${gateway}/features/designs/index.ts`]: [`${gateway}/features/designs/fonts.ts`],
+  [`${gateway}/features/designs/fonts.ts`]: [],
+  'packages/db/src/index.ts': ['packages/contracts/src/index.ts'],
+  'packages/contracts/src/index.ts': [],
+}
+
+/** The import of `to` as our sources write it: relative, naming the compiled file. */
+function importOf(from: string, to: string): string {
+  const up = dirname(from)
+    .split('/')
+    .map(() => '..')
+  const path = join(...up, to).replace(/\.ts$/, '.js')
+  return path.startsWith('.') ? path : `./${path}`
+}
+
+async function cruise(tree: Tree): Promise<string[]> {
+  const root = await mkdtemp(join(tmpdir(), 'letters-architecture-'))
+  try {
+    await writeFile(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true } }))
+    for (const [file, imports] of Object.entries(tree)) {
+      await mkdir(join(root, dirname(file)), { recursive: true })
+      const lines = imports.map((to, index) => `import * as m${index} from '${importOf(file, to)}'\nexport const use${index} = m${index}`)
+      await writeFile(join(root, file), `${lines.join('\n')}\nexport const here = '${file}'\n`)
+    }
+    // Exit status 0 or, with violations, their count: the report says which.
+    const { stdout } = await run(depcruise, ['packages', 'services', '--config', config, '--output-type', 'json'], { cwd: root }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
+    )
+    const report = JSON.parse(stdout) as { summary: { violations: Array<{ rule: { name: string }; from: string; to: string }>; totalCruised: number } }
+    expect(report.summary.totalCruised).toBe(Object.keys(tree).length)
+    return [...new Set(report.summary.violations.map((violation) => violation.rule.name))]
+  } finally {
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+/** `allowed` with one more import, and the two files when the tree had none there. */
+const withImport = (from: string, to: string): Tree => ({ [to]: [], ...allowed, [from]: [...(allowed[from] ?? []), to] })
+
+describe('the architecture rules of npm run lint', () => {
+  it('pass a tree that imports only as they allow', async () => {
+    expect(await cruise(allowed)).toEqual([])
+  }, 60_000)
+
+  it.each([
+    ['no-cycle', withImport('packages/contracts/src/index.ts', 'packages/db/src/index.ts')],
+    ['features-not-into-plugins', withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/plugins/app/auth.ts`)],
+    ['shell-knows-no-feature', withImport(`${gateway}/plugins/app/auth.ts`, `${gateway}/features/designs/index.ts`)],
+    ['shell-knows-no-feature', withImport(`${gateway}/common/feature.ts`, `${gateway}/features/letters/create-letter.ts`)],
+    ['features-not-into-the-list', withImport(`${gateway}/features/designs/previews.ts`, `${gateway}/features/index.ts`)],
+    ['packages-not-into-services', withImport('packages/db/src/index.ts', `${gateway}/common/errors.ts`)],
+    ['no-reaching-into-another-feature', withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/features/designs/fonts.ts`)],
+    ['no-reaching-into-another-feature', withImport(`${gateway}/features/designs/fonts.ts`, `${gateway}/features/letters/cards.ts`)],
+  ])(
+    '%s fails the build on a deliberate violation',
+    async (rule, tree) => {
+      expect(await cruise(tree)).toEqual([rule])
+    },
+    60_000,
+  )
+})
