@@ -569,112 +569,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/signatures": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your signatures */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Internal Server Error */
-                500: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/card-designs/{id}": {
         parameters: {
             query?: never;
@@ -1080,14 +974,14 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/signatures/{id}/preview": {
+    "/envelope-designs/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** A PNG of a signature's drawing, at most 1,000 px wide */
+        /** One of your envelope designs: its format and size, stock, paper colour and logo */
         get: {
             parameters: {
                 query?: never;
@@ -1108,7 +1002,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "image/png": string;
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** @enum {unknown} */
+                            format: "C6" | "DL" | "C5";
+                            size: {
+                                /** @description mm */
+                                width: number;
+                                /** @description mm */
+                                height: number;
+                            };
+                            stockCode: string | null;
+                            paperColor: string | null;
+                            artwork: {
+                                /** @enum {unknown} */
+                                contentType: "image/svg+xml" | "application/pdf" | "image/png";
+                                bytes: number;
+                                sha256: string;
+                                version: number;
+                            } | null;
+                        };
                     };
                 };
                 /** @description Bad Request */
@@ -1206,14 +1121,226 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/envelope-designs/{id}": {
+    "/signatures": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** One of your envelope designs: its format and size, stock, paper colour and logo */
+        /** Your signatures */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/senders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your senders */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        "Retry-After": components["headers"]["Retry-After"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal Server Error */
+                500: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signatures/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A PNG of a signature's drawing, at most 1,000 px wide */
         get: {
             parameters: {
                 query?: never;
@@ -1234,28 +1361,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            /** @enum {unknown} */
-                            format: "C6" | "DL" | "C5";
-                            size: {
-                                /** @description mm */
-                                width: number;
-                                /** @description mm */
-                                height: number;
-                            };
-                            stockCode: string | null;
-                            paperColor: string | null;
-                            artwork: {
-                                /** @enum {unknown} */
-                                contentType: "image/svg+xml" | "application/pdf" | "image/png";
-                                bytes: number;
-                                sha256: string;
-                                version: number;
-                            } | null;
-                        };
+                        "image/png": string;
                     };
                 };
                 /** @description Bad Request */
@@ -1433,112 +1539,6 @@ export interface paths {
                 };
                 /** @description Not Found */
                 404: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        "Retry-After": components["headers"]["Retry-After"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Internal Server Error */
-                500: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/senders": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Your senders */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
                     headers: {
                         "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                         "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

@@ -7,8 +7,9 @@ import { hashPassword } from '../features/dashboard/passwords.js'
 import { demoDesigns } from './artwork.js'
 import { createAccount } from '../features/accounts/accounts.js'
 import { createCampaign } from '../features/campaigns/campaigns.js'
-import { createCardDesign, createEnvelopeDesign, createSignature, putArtwork } from '../features/designs/designs.js'
+import { createCardDesign, createEnvelopeDesign, findCardDesign, findEnvelopeDesign, putArtwork } from '../features/designs/designs.js'
 import { createSender } from '../features/senders/senders.js'
+import { createSignature, findSignature } from '../features/senders/signatures.js'
 import { createAccountFont, putAccountFontFile } from '../features/designs/fonts.js'
 
 /** Any constant: two gateways starting together must not both seed. */
@@ -46,18 +47,18 @@ export async function seedDemoAccount(pool: Db): Promise<{ accountId: string; ap
     const cards = []
     for (const { artwork, ...card } of demoDesigns.cards) {
       const created = await createCardDesign(db, account.id, card)
-      await putArtwork(db, 'card-designs', account.id, created.id, svg(artwork))
+      await putArtwork(db, 'card-designs', { accountId: account.id, ownerId: created.id }, svg(artwork), findCardDesign)
       cards.push(created)
     }
     const envelopes = []
     for (const { logo, ...envelope } of demoDesigns.envelopes) {
       const created = await createEnvelopeDesign(db, account.id, envelope)
-      await putArtwork(db, 'envelope-designs', account.id, created.id, svg(logo))
+      await putArtwork(db, 'envelope-designs', { accountId: account.id, ownerId: created.id }, svg(logo), findEnvelopeDesign)
       envelopes.push(created)
     }
     const sender = await createSender(db, account.id, demoDesigns.sender)
     const signature = await createSignature(db, account.id, demoDesigns.signature.name)
-    await putArtwork(db, 'signatures', account.id, signature.id, svg(demoDesigns.signature.svg))
+    await putArtwork(db, 'signatures', { accountId: account.id, ownerId: signature.id }, svg(demoDesigns.signature.svg), findSignature)
     const { file, ...font } = demoFont
     await createAccountFont(db, account.id, font)
     await putAccountFontFile(db, account.id, font.name, { contentType: 'font/woff2', data: readFileSync(createRequire(import.meta.url).resolve(file)) })

@@ -10,7 +10,6 @@ import {
   type ArtworkUse,
   type CardDesign,
   type EnvelopeDesign,
-  type Signature,
   admin,
 } from '@letters/contracts'
 import { artworks, cardDesigns, envelopeDesigns, signatures, type Db, type Executor } from '@letters/db'
@@ -37,7 +36,7 @@ const artworkMetaColumns = {
  * shows it; null when none was. A design whose format changed shows none until artwork of the
  * new format is uploaded, and its letters are printed without (letter_print_spec matches too).
  */
-async function latestArtwork(ex: Executor, ownerId: string, format: string | null): Promise<ArtworkMeta | null> {
+export async function latestArtwork(ex: Executor, ownerId: string, format: string | null): Promise<ArtworkMeta | null> {
   const [row] = await ex
     .select(artworkMetaColumns)
     .from(artworks)
@@ -218,13 +217,15 @@ export async function artworkPreview(ex: Executor, accountId: string, owner: 'en
  * two uploads at once get two versions. The version is stored with the format it was checked
  * against: a format changed meanwhile leaves it to that format, never to print on another.
  */
-export async function putArtwork(
+export async function putArtwork<View extends object>(
   db: Executor,
   owner: ArtworkOwner,
-  accountId: string,
-  ownerId: string,
+  ids: { accountId: string; ownerId: string },
   upload: { contentType: string; data: Buffer },
-): Promise<CardDesign | EnvelopeDesign | Signature> {
+  /** The owner as its feature shows it (a card design, a signature), read once the version is stored. */
+  view: (ex: Executor, accountId: string, ownerId: string) => Promise<View | undefined>,
+): Promise<View & { artwork: ArtworkMeta }> {
+  const { accountId, ownerId } = ids
   const { table, use, missing } = artworkOwners[owner]
   const format = await formatOf(db, owner, accountId, ownerId)
   if (format === undefined) throw await notFoundInAccount(db, accountId, missing)
@@ -262,7 +263,7 @@ export async function putArtwork(
     return row!
   })
   // The version this upload stored, even if another was stored since.
-  return { ...(await ownerView(db, owner, accountId, ownerId)), artwork: stored }
+  return { ...(await view(db, accountId, ownerId))!, artwork: stored }
 }
 
 /** The format an artwork is checked against (null for a signature); undefined when the owner is not the account's. */
@@ -280,24 +281,4 @@ async function formatOf(ex: Executor, owner: ArtworkOwner, accountId: string, ow
     .from(table)
     .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
   return row?.format
-}
-
-async function ownerView(ex: Executor, owner: ArtworkOwner, accountId: string, ownerId: string): Promise<CardDesign | EnvelopeDesign | Signature> {
-  if (owner === 'card-designs') return (await findCardDesign(ex, accountId, ownerId))!
-  if (owner === 'envelope-designs') return (await findEnvelopeDesign(ex, accountId, ownerId))!
-  return (await findSignature(ex, accountId, ownerId))!
-}
-
-/** One of the account's signatures, with its latest drawing's file (null when it has none). */
-export async function findSignature(ex: Executor, accountId: string, signatureId: string): Promise<Signature | undefined> {
-  const [row] = await ex
-    .select({ id: signatures.id, name: signatures.name })
-    .from(signatures)
-    .where(and(eq(signatures.id, signatureId), eq(signatures.accountId, accountId)))
-  return row && { ...row, artwork: await latestArtwork(ex, signatureId, null) }
-}
-
-export async function createSignature(db: Executor, accountId: string, name: string): Promise<Signature> {
-  const [row] = await intoAccount(() => db.insert(signatures).values({ accountId, name }).returning({ id: signatures.id, name: signatures.name }))
-  return { ...row!, artwork: null }
 }

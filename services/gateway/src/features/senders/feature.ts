@@ -2,5 +2,5 @@ import type { Feature } from '../../common/feature.js'
 import admin from './routes/admin.js'
 import api from './routes/public.js'
 
-/** Senders: the name that signs a letter and the return address on its envelope. */
+/** Senders and signatures: the name that signs a letter, the return address on its envelope, the drawn signature. */
 export default { name: 'senders', api, admin } satisfies Feature

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CardDesign, EnvelopeDesign, Signature, UUID_PATTERN, errorResponses, publicApi } from '@letters/contracts'
+import { CardDesign, EnvelopeDesign, errorResponses, publicApi } from '@letters/contracts'
 import { notFound } from '../../../common/errors.js'
+import { findIfUuid } from '../../../common/ids.js'
 import { companyData } from '../catalog.js'
 import { listEntries, type CompanyKind } from '../company-data.js'
-import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign, findSignature } from '../designs.js'
+import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../designs.js'
 import { fontPreviewPng, listFonts } from '../fonts.js'
 
 const readErrors = errorResponses(401, 429, 500, 503)
@@ -59,7 +60,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
     },
   )
 
-  for (const kind of ['card-designs', 'envelope-designs', 'signatures'] satisfies CompanyKind[]) {
+  for (const kind of ['card-designs', 'envelope-designs'] satisfies CompanyKind[]) {
     app.get(
       `/${kind}`,
       { schema: { summary: `Your ${kind.replace('-', ' ')}`, tags, headers, response: { 200: publicApi.NamedList, ...readErrors } } },
@@ -72,7 +73,6 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
   // An id that is not a UUID names no design: 404, like another account's.
   const designNotFound = () => notFound('El diseño no existe')
   const params = Type.Object({ id: Type.String() })
-  const owned = <T>(id: string, find: () => Promise<T | undefined>) => (UUID_PATTERN.test(id) ? find() : Promise.resolve(undefined))
 
   app.get(
     '/card-designs/:id',
@@ -86,7 +86,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      (await owned(request.params.id, () => findCardDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
+      (await findIfUuid(request.params.id, () => findCardDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
   )
 
   app.get(
@@ -101,34 +101,29 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const png = await owned(request.params.id, () => cardDesignPreview(app.db, request.caller!.accountId, request.params.id))
+      const png = await findIfUuid(request.params.id, () => cardDesignPreview(app.db, request.caller!.accountId, request.params.id))
       if (!png) throw designNotFound()
       return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
     },
   )
 
-  for (const [owner, what, gone] of [
-    ['envelope-designs', "an envelope design's logo", 'El diseño de sobre no existe o no tiene logotipo'],
-    ['signatures', "a signature's drawing", 'La firma no existe o no tiene dibujo'],
-  ] as const) {
-    app.get(
-      `/${owner}/:id/preview`,
-      {
-        schema: {
-          summary: `A PNG of ${what}, at most 1,000 px wide`,
-          tags,
-          headers,
-          params,
-          response: { 200: publicApi.Png, ...byIdErrors },
-        },
+  app.get(
+    '/envelope-designs/:id/preview',
+    {
+      schema: {
+        summary: "A PNG of an envelope design's logo, at most 1,000 px wide",
+        tags,
+        headers,
+        params,
+        response: { 200: publicApi.Png, ...byIdErrors },
       },
-      async (request, reply) => {
-        const png = await owned(request.params.id, () => artworkPreview(app.db, request.caller!.accountId, owner, request.params.id))
-        if (!png) throw notFound(gone)
-        return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
-      },
-    )
-  }
+    },
+    async (request, reply) => {
+      const png = await findIfUuid(request.params.id, () => artworkPreview(app.db, request.caller!.accountId, 'envelope-designs', request.params.id))
+      if (!png) throw notFound('El diseño de sobre no existe o no tiene logotipo')
+      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+    },
+  )
 
   app.get(
     '/envelope-designs/:id',
@@ -142,23 +137,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) =>
-      (await owned(request.params.id, () => findEnvelopeDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
-  )
-
-  app.get(
-    '/signatures/:id',
-    {
-      schema: {
-        summary: 'One of your signatures: its name, and its drawing when it has one',
-        tags,
-        headers,
-        params,
-        response: { 200: Signature, ...byIdErrors },
-      },
-    },
-    async (request) =>
-      (await owned(request.params.id, () => findSignature(app.db, request.caller!.accountId, request.params.id))) ??
-      Promise.reject(notFound('La firma no existe')),
+      (await findIfUuid(request.params.id, () => findEnvelopeDesign(app.db, request.caller!.accountId, request.params.id))) ?? Promise.reject(designNotFound()),
   )
 }
 
