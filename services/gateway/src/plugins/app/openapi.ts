@@ -6,7 +6,7 @@ import { ErrorResponse, SESSION_COOKIE } from '@letters/contracts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set on every route of the public scope (routes/public): only those are in /openapi.json. */
+    /** Set on every route of the public API's scopes (plugins/app/scopes.ts): only those are in /openapi.json. */
     publicApi?: boolean
   }
 }
