@@ -26,14 +26,21 @@ export default {
       comment: 'The shell (app.ts, plugins/) and what it shares (common/) are handed the features by server.ts; they never import one.',
       severity: 'error',
       from: { path: `${gateway}/(app\\.ts|plugins/|common/)` },
-      to: { path: `${gateway}/(features/|server\\.ts|main\\.ts|demo/)` },
+      to: { path: `${gateway}/(features/|server\\.ts|main\\.ts|openapi-document\\.ts|demo/)` },
+    },
+    {
+      name: 'common-below-the-shell',
+      comment: 'What the shell and the features share imports neither: a feature cannot reach a plugin through common/.',
+      severity: 'error',
+      from: { path: `${gateway}/common/` },
+      to: { path: `${gateway}/(app\\.ts|plugins/)` },
     },
     {
       name: 'features-not-into-the-list',
       comment: 'A feature does not know which other features the gateway serves: only server.ts reads the list.',
       severity: 'error',
       from: { path: `${gateway}/features/[^/]+/` },
-      to: { path: `${gateway}/(features/index\\.ts|server\\.ts|main\\.ts|app\\.ts|demo/)` },
+      to: { path: `${gateway}/(features/index\\.ts|server\\.ts|main\\.ts|openapi-document\\.ts|app\\.ts|demo/)` },
     },
     {
       name: 'packages-not-into-services',
@@ -56,7 +63,9 @@ export default {
     // Type-only imports count: a cycle through types is still a cycle for a reader.
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { conditionNames: ['import', 'require', 'node', 'default'] },
+    // Our workspaces are reached by name through their package.json `exports` (`@letters/gateway/server`):
+    // read, so that an import by name is followed to its file like a relative one.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
     reporterOptions: { text: { highlightFocused: true } },
   },
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -37,8 +37,15 @@ const allowed: Tree = {
   'packages/contracts/src/index.ts': [],
 }
 
-/** The import of `to` as our sources write it: relative, naming the compiled file. */
+/**
+ * The gateway's package as a workspace is: named in node_modules, its files reached through its
+ * `exports`. `./server` is what it offers; `./fonts` opens a feature's internals by name.
+ */
+const gatewayPackage = { name: '@letters/gateway', type: 'module', exports: { './server': './src/server.ts', './fonts': './src/features/designs/fonts.ts' } }
+
+/** The import of `to` as our sources write it: a package by its name, a file of ours relatively, naming the compiled file. */
 function importOf(from: string, to: string): string {
+  if (to.startsWith('@')) return to
   const up = dirname(from)
     .split('/')
     .map(() => '..')
@@ -50,6 +57,10 @@ async function cruise(tree: Tree): Promise<string[]> {
   const root = await mkdtemp(join(tmpdir(), 'letters-architecture-'))
   try {
     await writeFile(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true } }))
+    await mkdir(join(root, 'services/gateway'), { recursive: true })
+    await writeFile(join(root, 'services/gateway/package.json'), JSON.stringify(gatewayPackage))
+    await mkdir(join(root, 'node_modules/@letters'), { recursive: true })
+    await symlink('../../services/gateway', join(root, 'node_modules/@letters/gateway'))
     for (const [file, imports] of Object.entries(tree)) {
       await mkdir(join(root, dirname(file)), { recursive: true })
       const lines = imports.map((to, index) => `import * as m${index} from '${importOf(file, to)}'\nexport const use${index} = m${index}`)
@@ -68,7 +79,7 @@ async function cruise(tree: Tree): Promise<string[]> {
 }
 
 /** `allowed` with one more import, and the two files when the tree had none there. */
-const withImport = (from: string, to: string): Tree => ({ [to]: [], ...allowed, [from]: [...(allowed[from] ?? []), to] })
+const withImport = (from: string, to: string): Tree => ({ ...(to.startsWith('@') ? {} : { [to]: [] }), ...allowed, [from]: [...(allowed[from] ?? []), to] })
 
 describe('the architecture rules of npm run lint', () => {
   it('pass a tree that imports only as they allow', async () => {
@@ -76,17 +87,36 @@ describe('the architecture rules of npm run lint', () => {
   }, 60_000)
 
   it.each([
-    ['no-cycle', withImport('packages/contracts/src/index.ts', 'packages/db/src/index.ts')],
-    ['features-not-into-plugins', withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/plugins/app/auth.ts`)],
-    ['shell-knows-no-feature', withImport(`${gateway}/plugins/app/auth.ts`, `${gateway}/features/designs/index.ts`)],
-    ['shell-knows-no-feature', withImport(`${gateway}/common/feature.ts`, `${gateway}/features/letters/create-letter.ts`)],
-    ['features-not-into-the-list', withImport(`${gateway}/features/designs/previews.ts`, `${gateway}/features/index.ts`)],
-    ['packages-not-into-services', withImport('packages/db/src/index.ts', `${gateway}/common/errors.ts`)],
-    ['no-reaching-into-another-feature', withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/features/designs/fonts.ts`)],
-    ['no-reaching-into-another-feature', withImport(`${gateway}/features/designs/fonts.ts`, `${gateway}/features/letters/cards.ts`)],
+    ['no-cycle', 'a package importing one that imports it', withImport('packages/contracts/src/index.ts', 'packages/db/src/index.ts')],
+    ['features-not-into-plugins', 'a feature importing a plugin', withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/plugins/app/auth.ts`)],
+    ['shell-knows-no-feature', 'a plugin importing a feature', withImport(`${gateway}/plugins/app/auth.ts`, `${gateway}/features/designs/index.ts`)],
+    ['shell-knows-no-feature', 'common/ importing a feature', withImport(`${gateway}/common/feature.ts`, `${gateway}/features/letters/create-letter.ts`)],
+    [
+      'features-not-into-the-list',
+      'a feature importing the list of features',
+      withImport(`${gateway}/features/designs/previews.ts`, `${gateway}/features/index.ts`),
+    ],
+    ['common-below-the-shell', 'common/ importing a plugin', withImport(`${gateway}/common/feature.ts`, `${gateway}/plugins/app/auth.ts`)],
+    ['packages-not-into-services', "a package importing a service's file", withImport('packages/db/src/index.ts', `${gateway}/common/errors.ts`)],
+    ['packages-not-into-services', 'a package importing a service by its name', withImport('packages/cli/src/main.ts', '@letters/gateway/server')],
+    [
+      'no-reaching-into-another-feature',
+      "a feature importing another's module",
+      withImport(`${gateway}/features/letters/create-letter.ts`, `${gateway}/features/designs/fonts.ts`),
+    ],
+    [
+      'no-reaching-into-another-feature',
+      "a feature importing another's module, the other way",
+      withImport(`${gateway}/features/designs/fonts.ts`, `${gateway}/features/letters/cards.ts`),
+    ],
+    [
+      'no-reaching-into-another-feature',
+      "a feature importing another's module through the package's exports",
+      withImport(`${gateway}/features/letters/create-letter.ts`, '@letters/gateway/fonts'),
+    ],
   ])(
-    '%s fails the build on a deliberate violation',
-    async (rule, tree) => {
+    '%s fails the build on a deliberate violation: %s',
+    async (rule, _violation, tree) => {
       expect(await cruise(tree)).toEqual([rule])
     },
     60_000,

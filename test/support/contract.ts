@@ -3,8 +3,8 @@ import type { App } from '@letters/gateway/server'
 
 /**
  * What is not part of the public contract, decided here by path and not by the mechanism that
- * builds the document (the public scope's onRoute mark), so that a public route registered
- * outside that scope is caught instead of silently left out of both.
+ * builds the document (the public scopes' onRoute mark), so that a public route registered
+ * outside those scopes is caught instead of silently left out of both.
  */
 const INTERNAL = [
   /^\/admin(\/|$)/,
@@ -31,7 +31,7 @@ type Route = { method: string; url: string }
 const routesOf = new WeakMap<App, Route[]>()
 
 /**
- * An onRoute hook for buildApp that keeps every route the app registers (HEAD left out: Fastify
+ * An onRoute hook for buildGateway that keeps every route the app registers (HEAD left out: Fastify
  * adds it to each GET), and `remember`, which files the list under the app once it is built.
  */
 export function routeRecorder() {

@@ -5,14 +5,12 @@ export type Routes = FastifyPluginAsyncTypebox
 
 /**
  * One part of what the gateway serves (letters, designs, webhooks…), as the shell sees it: its
- * routes, grouped by who may call them. The shell (`app.ts`) registers each group inside the scope
- * that authenticates that kind of caller, so a feature never sets up authentication, rate limits
- * or its place in /openapi.json itself, and the shell never imports a feature: the list of
- * features is handed to it by `server.ts`.
+ * routes, grouped by who may call them. The shell registers each group inside the scope that
+ * authenticates that kind of caller (plugins/app/scopes.ts), so a feature sets up no
+ * authentication, no general rate limit and no place in /openapi.json itself; and the shell never
+ * imports a feature: `server.ts` hands it the list.
  */
 export interface Feature {
-  /** What the feature is, for a reader and for the shell's log of what it registered. */
-  name: string
   /** The public API: an API key or a dashboard session, limited per account, listed in /openapi.json. */
   api?: Routes
   /** Public routes that take no key (a QR code's link, the dashboard's sign-in): limited per address, listed in /openapi.json. */

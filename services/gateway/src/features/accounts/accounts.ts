@@ -4,7 +4,7 @@ import { ledgerReasons, type admin } from '@letters/contracts'
 import { AccountNotFoundError, BalanceLimitError, InsufficientCreditsError, adjust, topUp } from '@letters/credits'
 import { accounts, keysetPage, SQLSTATE, sqlState, type Db, type Executor } from '@letters/db'
 import { conflict, notFound, type ApiError } from '../../common/errors.js'
-import { issueApiKey } from '../../common/api-keys.js'
+import { issueApiKey } from './api-keys.js'
 import { decodeCursor, pageOf, positionSql, type Positioned } from '../../common/cursor.js'
 import { isoInstant } from '@letters/letters'
 

@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import balance from './routes/balance.js'
 
 /** Accounts, their API keys and their credits: created and topped up by ops, the balance read by the client. */
-export default { name: 'accounts', api: balance, admin } satisfies Feature
+export default { api: balance, admin } satisfies Feature

@@ -1,2 +1,3 @@
-/** What other features use of an account: finding it, and writing a row that must belong to one. */
+/** What other features use of an account: finding it, writing a row that must belong to one, and its API keys. */
 export { accountNotFound, findAccount, intoAccount, notFoundInAccount } from './accounts.js'
+export { LISTED_PREFIX_LENGTH, accountApiKeys, issueApiKey } from './api-keys.js'

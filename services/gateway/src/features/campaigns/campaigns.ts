@@ -2,10 +2,9 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm'
 import { trackingUrlProblem, type admin, type CampaignVariable } from '@letters/contracts'
 import { campaignVariables, campaigns, type Db, type Executor } from '@letters/db'
 import { badRequest, notFound } from '../../common/errors.js'
-import { findAccount, accountNotFound } from '../accounts/index.js'
-import { assertWritable, letterHand, type LetterHand } from '../designs/index.js'
+import { accountNotFound, findAccount } from '../accounts/index.js'
+import { assertOwnedDesigns, assertWritable, letterHand, type LetterHand } from '../designs/index.js'
 import { assertSenderWritableIn } from '../senders/index.js'
-import { assertOwnedDesigns } from '../designs/index.js'
 import { characterCount, fillTemplate, literalText, placeholdersOf } from './templates.js'
 
 export const campaignNotFound = () => notFound('La campaña no existe')

@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import api from './routes/public.js'
 
 /** Campaigns: a message with variables and default designs, and how its letters fared. */
-export default { name: 'campaigns', api, admin } satisfies Feature
+export default { api, admin } satisfies Feature

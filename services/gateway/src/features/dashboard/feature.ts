@@ -5,4 +5,4 @@ import files from './routes/static.js'
 import team from './routes/team.js'
 
 /** The dashboard's people: invitations, signing in and out, the team and its keys, and the web app's files. */
-export default { name: 'dashboard', api: team, anonymous: sessions, admin, files } satisfies Feature
+export default { api: team, anonymous: sessions, admin, files } satisfies Feature

@@ -3,7 +3,7 @@ import { ARTWORK_MAX_BYTES, admin, artworkContentTypes, errorResponses } from '@
 import type { Executor } from '@letters/db'
 import { ApiError } from '../../common/errors.js'
 import type { Routes } from '../../common/feature.js'
-import { rawUploadRoute, takeRawBodies, uploadedFile } from '../../common/raw-uploads.js'
+import { rawUploadRoute, takeRawBodies, uploadedFile } from './raw-uploads.js'
 import { putArtwork, type ArtworkOwner } from './designs.js'
 
 const unsupportedArtwork = () =>

@@ -4,4 +4,4 @@ import page from './routes/page.js'
 import scan from './routes/scan.js'
 
 /** The production floor's pages: the batches to print, their files, and the scanner that hands letters to the post. */
-export default { name: 'floor', floor: routesOf(page, batchFiles, scan) } satisfies Feature
+export default { floor: routesOf(page, batchFiles, scan) } satisfies Feature

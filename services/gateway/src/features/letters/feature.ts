@@ -5,4 +5,4 @@ import cards from './routes/cards.js'
 import create from './routes/create.js'
 
 /** Letters: created one by one or in bulk, read, proofed and cancelled by the client; listed and marked mailed by ops. */
-export default { name: 'letters', api: routesOf(create, bulk, cards), admin } satisfies Feature
+export default { api: routesOf(create, bulk, cards), admin } satisfies Feature

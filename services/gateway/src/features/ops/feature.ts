@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import queues from './routes/queues.js'
 
 /** What ops watch: the queues' dashboard, and the letters that stopped on their way. */
-export default { name: 'ops', admin, opsPages: queues } satisfies Feature
+export default { admin, opsPages: queues } satisfies Feature

@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import api from './routes/public.js'
 
 /** Erasure: a letter's recipient at the client's request, or a whole account's by ops. */
-export default { name: 'personal data', api, admin } satisfies Feature
+export default { api, admin } satisfies Feature

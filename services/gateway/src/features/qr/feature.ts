@@ -2,4 +2,4 @@ import type { Feature } from '../../common/feature.js'
 import redirect from './routes/redirect.js'
 
 /** The short link a letter's QR code encodes: counts the scan and redirects. */
-export default { name: 'qr', anonymous: redirect } satisfies Feature
+export default { anonymous: redirect } satisfies Feature

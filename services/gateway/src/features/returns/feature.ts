@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import suppressions from './routes/suppressions.js'
 
 /** Returned letters and the addresses an account no longer writes to. */
-export default { name: 'returns', api: suppressions, admin } satisfies Feature
+export default { api: suppressions, admin } satisfies Feature

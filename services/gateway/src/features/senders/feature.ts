@@ -3,4 +3,4 @@ import admin from './routes/admin.js'
 import api from './routes/public.js'
 
 /** Senders and signatures: the name that signs a letter, the return address on its envelope, the drawn signature. */
-export default { name: 'senders', api, admin } satisfies Feature
+export default { api, admin } satisfies Feature

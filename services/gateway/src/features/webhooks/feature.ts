@@ -3,4 +3,4 @@ import events from './routes/events.js'
 import endpoints from './routes/webhooks.js'
 
 /** Webhook endpoints, their deliveries, and the events they are sent. */
-export default { name: 'webhooks', api: routesOf(endpoints, events) } satisfies Feature
+export default { api: routesOf(endpoints, events) } satisfies Feature

@@ -260,7 +260,7 @@ async function apiKeyAuth(app: FastifyInstance) {
 export default fp(apiKeyAuth, { name: 'api-key-auth', dependencies: ['postgres', 'redis', 'config', 'auth-failures'] })
 
 /**
- * Reads X-API-KEY into `request.caller`. Added to the public scope; it never answers 401 itself
+ * Reads X-API-KEY into `request.caller`. Added to the public API's scope; it never answers 401 itself
  * (that waits until the rate limit has counted the IP), but a key it cannot vouch for from its
  * cache is checked against the client's IP's failed API keys first: a key found wrong counts as
  * a failure, and past the limit a valid key still goes through while any other gets 429, with

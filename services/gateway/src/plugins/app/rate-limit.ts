@@ -7,8 +7,9 @@ import { clientAddress } from './client-address.js'
 /**
  * Limits each account, shared through Redis so every replica counts together. Before a key
  * is known (missing, unknown or revoked) the client's IP is the one counted, so guessing keys
- * is throttled too. Registered in the public scope after `identifyCaller`: the limiter's hook
- * runs at route level, after the scope's own onRequest hooks, so the caller is known by then.
+ * is throttled too. Registered in the public API's scope after `identifyCaller`: the limiter's
+ * hook runs at route level, after the scope's own onRequest hooks, so the caller is known by
+ * then. In the scope of the routes that take no key it counts each address.
  * While Redis cannot be reached nothing is counted (see skipOnError). The counts of one turn
  * of the event loop go to Redis in one call (batchedRedisStore).
  */

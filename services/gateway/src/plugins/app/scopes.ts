@@ -20,7 +20,7 @@ function answersForbidden(route: RouteOptions) {
 }
 
 /** Registers each feature's routes of one group, in the order of the list. */
-async function registerGroup(scope: FastifyInstance, features: readonly Feature[], group: keyof Omit<Feature, 'name'>) {
+async function registerGroup(scope: FastifyInstance, features: readonly Feature[], group: keyof Feature) {
   for (const feature of features) {
     const routes: Routes | undefined = feature[group]
     if (routes) await scope.register(routes)

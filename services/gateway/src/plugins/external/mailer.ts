@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import { createTransport, type Transporter } from 'nodemailer'
 import type { Config } from '@letters/config'
-import { dashboardRoleNames, type DashboardRole } from '@letters/contracts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -10,7 +9,7 @@ declare module 'fastify' {
 }
 
 /**
- * Sends the dashboard's emails through the SMTP server SMTP_URL names, with nodemailer (TLS,
+ * Sends the gateway's emails (the dashboard's invitations) through the SMTP server SMTP_URL names, with nodemailer (TLS,
  * authentication and the message's encoding are its job). Without SMTP_URL nothing is sent:
  * whoever invites gets the link to pass on.
  */
@@ -26,25 +25,15 @@ export class Mailer {
     return this.transport !== undefined
   }
 
-  /** Sends an invitation; false when no mail server is set. A server that refuses it throws. */
-  async sendInvitation(to: string, invitation: { accountName: string; role: DashboardRole; url: string }): Promise<boolean> {
+  /** Sends a plain-text email; false when no mail server is set. A server that refuses it throws. */
+  async send(message: { to: string; subject: string; text: string }): Promise<boolean> {
     if (!this.transport || !this.smtp) return false
-    const role = dashboardRoleNames[invitation.role]
     await this.transport.sendMail({
       from: this.smtp.from,
       // As an address object: nodemailer does not parse it as a list or a group.
-      to: { name: '', address: to },
-      subject: `Invitación al panel de cartas de ${invitation.accountName}`,
-      text: [
-        'Hola:',
-        '',
-        `Te han invitado al panel de cartas manuscritas de ${invitation.accountName}, con el rol de ${role}.`,
-        'Para crear tu acceso, abre este enlace y elige una contraseña:',
-        '',
-        invitation.url,
-        '',
-        'El enlace sirve una sola vez y caduca en 72 horas. Si no esperabas esta invitación, ignora este correo.',
-      ].join('\n'),
+      to: { name: '', address: message.to },
+      subject: message.subject,
+      text: message.text,
     })
     return true
   }

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { IdParams, NoBody, admin, errorResponses } from '@letters/contracts'
 import { notFound } from '../../../common/errors.js'
 import { accountNotFound, addCredits, createAccount, findAccount, getAccount, listAccounts } from '../accounts.js'
-import { findApiKeys, issueApiKey } from '../../../common/api-keys.js'
+import { findApiKeys, issueApiKey } from '../api-keys.js'
 
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
   app.post(

@@ -3,8 +3,8 @@ import { Type } from 'typebox'
 import { CampaignStats, Uuid, errorResponses, publicApi } from '@letters/contracts'
 import { activeCampaigns } from '../campaigns.js'
 import { campaignStats } from '../stats.js'
+import { readErrors } from '../../../common/route-parts.js'
 
-const readErrors = errorResponses(401, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
 const tags = ['Catalog']
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { IdParams, NoBody, dashboard, errorResponses } from '@letters/contracts'
 import { notFound } from '../../../common/errors.js'
-import { accountApiKeys, issueApiKey, LISTED_PREFIX_LENGTH } from '../../../common/api-keys.js'
+import { accountApiKeys, issueApiKey, LISTED_PREFIX_LENGTH } from '../../accounts/index.js'
 import { inviteAndSend } from '../invitations.js'
 import { changeRole, listUsers, removeUser } from '../users.js'
 

@@ -12,7 +12,7 @@ import {
 } from '@letters/contracts'
 import { ApiError } from '../../../common/errors.js'
 import { createAccountFont, listAccountFonts, putAccountFontFile } from '../fonts.js'
-import { rawUploadRoute, takeRawBodies, uploadedFile } from '../../../common/raw-uploads.js'
+import { rawUploadRoute, takeRawBodies, uploadedFile } from '../raw-uploads.js'
 
 /** An account's own handwriting fonts: created by name, then given a file (each upload a new version). */
 const fonts: FastifyPluginAsyncTypebox = async (app) => {

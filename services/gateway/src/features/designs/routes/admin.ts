@@ -1,33 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParams, admin, errorResponses } from '@letters/contracts'
+import { IdParams, admin } from '@letters/contracts'
 import { artworkUploads } from '../artwork-uploads.js'
 import { createCardDesign, createEnvelopeDesign, findCardDesign, findEnvelopeDesign, updateCardDesign, updateEnvelopeDesign } from '../designs.js'
-
-const writeErrors = errorResponses(400, 401, 404, 415, 500)
+import { adminWriteErrors } from '../../../common/route-parts.js'
 
 /**
  * An account's card designs and envelope designs: created, changed, and given artwork.
  */
-const companyData: FastifyPluginAsyncTypebox = async (app) => {
+const designsAdmin: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/accounts/:id/card-designs',
-    { schema: { params: IdParams, body: admin.CreateCardDesignBody, response: { 201: admin.CardDesign, ...writeErrors } } },
+    { schema: { params: IdParams, body: admin.CreateCardDesignBody, response: { 201: admin.CardDesign, ...adminWriteErrors } } },
     async (request, reply) => reply.status(201).send(await createCardDesign(app.db, request.params.id, request.body)),
   )
   app.patch(
     '/accounts/:id/card-designs/:designId',
-    { schema: { params: admin.DesignParams, body: admin.UpdateCardDesignBody, response: { 200: admin.CardDesign, ...writeErrors } } },
+    { schema: { params: admin.DesignParams, body: admin.UpdateCardDesignBody, response: { 200: admin.CardDesign, ...adminWriteErrors } } },
     async (request) => updateCardDesign(app.db, request.params.id, request.params.designId, request.body),
   )
 
   app.post(
     '/accounts/:id/envelope-designs',
-    { schema: { params: IdParams, body: admin.CreateEnvelopeDesignBody, response: { 201: admin.EnvelopeDesign, ...writeErrors } } },
+    { schema: { params: IdParams, body: admin.CreateEnvelopeDesignBody, response: { 201: admin.EnvelopeDesign, ...adminWriteErrors } } },
     async (request, reply) => reply.status(201).send(await createEnvelopeDesign(app.db, request.params.id, request.body)),
   )
   app.patch(
     '/accounts/:id/envelope-designs/:designId',
-    { schema: { params: admin.DesignParams, body: admin.UpdateEnvelopeDesignBody, response: { 200: admin.EnvelopeDesign, ...writeErrors } } },
+    { schema: { params: admin.DesignParams, body: admin.UpdateEnvelopeDesignBody, response: { 200: admin.EnvelopeDesign, ...adminWriteErrors } } },
     async (request) => updateEnvelopeDesign(app.db, request.params.id, request.params.designId, request.body),
   )
 
@@ -53,4 +52,4 @@ const companyData: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
-export default companyData
+export default designsAdmin

@@ -1,20 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import { CardDesign, EnvelopeDesign, errorResponses, publicApi } from '@letters/contracts'
 import { notFound } from '../../../common/errors.js'
-import { findIfUuid } from '../../../common/ids.js'
 import { companyData } from '../catalog.js'
 import { listEntries, type CompanyKind } from '../company-data.js'
 import { artworkPreview, cardDesignPreview, findCardDesign, findEnvelopeDesign } from '../designs.js'
 import { fontPreviewPng, listFonts } from '../fonts.js'
+import { AnyIdParams, byIdErrors, findIfUuid, readErrors, sendPreview } from '../../../common/route-parts.js'
 
-const readErrors = errorResponses(401, 429, 500, 503)
-/** Reads of one thing by its id: an id holding a character no id has (a NUL) is refused with a 400 before the route. */
-const byIdErrors = errorResponses(400, 401, 404, 429, 500, 503)
 const headers = publicApi.ApiKeyHeaders
 const tags = ['Catalog']
 
-const catalog: FastifyPluginAsyncTypebox = async (app) => {
+const designs: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/company-data',
     {
@@ -56,7 +52,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
       const png = await fontPreviewPng(app.db, request.caller!.accountId, request.params.name)
       // Another account's font is one this account cannot use: as unknown as a name never created.
       if (!png) throw notFound(`La fuente '${request.params.name}' no existe o aún no tiene archivo; GET /fonts lista las que puedes usar`)
-      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+      return sendPreview(reply, png)
     },
   )
 
@@ -72,7 +68,6 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
 
   // An id that is not a UUID names no design: 404, like another account's.
   const designNotFound = () => notFound('El diseño no existe')
-  const params = Type.Object({ id: Type.String() })
 
   app.get(
     '/card-designs/:id',
@@ -81,7 +76,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'One of your card designs: its format and size, how it is produced, its stock and its artwork',
         tags,
         headers,
-        params,
+        params: AnyIdParams,
         response: { 200: CardDesign, ...byIdErrors },
       },
     },
@@ -96,14 +91,14 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         summary: "A PNG of the design's front, at most 1,000 px wide, to show your users when they pick a design",
         tags,
         headers,
-        params,
+        params: AnyIdParams,
         response: { 200: publicApi.Png, ...byIdErrors },
       },
     },
     async (request, reply) => {
       const png = await findIfUuid(request.params.id, () => cardDesignPreview(app.db, request.caller!.accountId, request.params.id))
       if (!png) throw designNotFound()
-      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+      return sendPreview(reply, png)
     },
   )
 
@@ -114,14 +109,14 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         summary: "A PNG of an envelope design's logo, at most 1,000 px wide",
         tags,
         headers,
-        params,
+        params: AnyIdParams,
         response: { 200: publicApi.Png, ...byIdErrors },
       },
     },
     async (request, reply) => {
       const png = await findIfUuid(request.params.id, () => artworkPreview(app.db, request.caller!.accountId, 'envelope-designs', request.params.id))
       if (!png) throw notFound('El diseño de sobre no existe o no tiene logotipo')
-      return reply.type('image/png').header('cache-control', 'private, max-age=60').send(png)
+      return sendPreview(reply, png)
     },
   )
 
@@ -132,7 +127,7 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'One of your envelope designs: its format and size, stock, paper colour and logo',
         tags,
         headers,
-        params,
+        params: AnyIdParams,
         response: { 200: EnvelopeDesign, ...byIdErrors },
       },
     },
@@ -141,4 +136,4 @@ const catalog: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
-export default catalog
+export default designs

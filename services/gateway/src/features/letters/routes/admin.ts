@@ -3,7 +3,7 @@ import { IdParams, NoBody, admin, errorResponses, publicApi } from '@letters/con
 import { getAnyCard, listAnyCards } from '../cards.js'
 import { markMailed } from '../lifecycle.js'
 
-const cards: FastifyPluginAsyncTypebox = async (app) => {
+const cardsAdmin: FastifyPluginAsyncTypebox = async (app) => {
   // Every account's letters, for ops looking for one: the filters of the client's own list, and the account and mode.
   app.get('/cards', { schema: { querystring: admin.CardListQuery, response: { 200: admin.CardList, ...errorResponses(400, 401, 500) } } }, async (request) =>
     listAnyCards(app.db, request.query),
@@ -21,4 +21,4 @@ const cards: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
-export default cards
+export default cardsAdmin

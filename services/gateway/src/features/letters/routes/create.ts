@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { errorResponses, publicApi } from '@letters/contracts'
 import { createLetter, type CreationContext, type CreationResult } from '../create-letter.js'
 import { singleLetterPreview } from '../preview.js'
-import { proofRateLimit } from '../../../common/rate-limits.js'
+import { proofRateLimit } from '../proof-rate-limit.js'
 
 /** The headers of every creation: the key, and an optional Idempotency-Key. */
 export const creationHeaders = Type.Object({ ...publicApi.ApiKeyHeaders.properties, ...publicApi.IdempotencyHeaders.properties })

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from 'typebox'
-import type { ApiError } from './errors.js'
-import { spanishValidatorCompiler } from './validation.js'
+import type { ApiError } from '../../common/errors.js'
+import { spanishValidatorCompiler } from '../../common/validation.js'
 
 /**
  * A scope whose bodies are files sent as they are (artwork, fonts): only there is a body of one
