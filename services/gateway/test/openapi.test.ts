@@ -190,4 +190,19 @@ describe('the status check of every test gateway (contract.ts)', () => {
     expect(response.statusCode).toBe(405)
     await expect(gateway.close()).rejects.toThrow('Answers missing from /openapi.json: PUT /cards → 405')
   })
+
+  it("keeps each gateway's document its own: a change to one gateway's components leaves another's whole", async () => {
+    const [first, second] = [await startGateway(), await startGateway()]
+    try {
+      const components = (gateway: typeof first) => (gateway.swagger() as unknown as { components: { responses: Record<string, unknown> } }).components
+      expect(components(first).responses).not.toBe(components(second).responses)
+      delete components(first).responses.MethodNotAllowed
+      expect(components(second).responses).toHaveProperty('MethodNotAllowed')
+      const response = await second.inject({ method: 'PUT', url: '/cards' })
+      expect(response.statusCode).toBe(405)
+    } finally {
+      await first.close().catch(() => {})
+      await second.close()
+    }
+  })
 })

@@ -93,7 +93,12 @@ function decorate(operation: Operation, url: string) {
   }
 }
 
-export const openapiOptions: FastifyDynamicSwaggerOptions = {
+/**
+ * The document's options, made anew for each app: @fastify/swagger keeps the objects it is given
+ * in the document it caches, so two apps in one process (the tests') given one object would share
+ * their documents' components, and a change to one would be seen by the other.
+ */
+const openapiOptions = (): FastifyDynamicSwaggerOptions => ({
   openapi: {
     openapi: '3.1.0',
     info: {
@@ -126,12 +131,12 @@ export const openapiOptions: FastifyDynamicSwaggerOptions = {
     }
     return document
   },
-}
+})
 
 /** Builds the OpenAPI 3.1 document from the schemas of the routes registered after it. */
 export default fp(
   async (app) => {
-    await app.register(swagger, openapiOptions)
+    await app.register(swagger, openapiOptions())
   },
   { name: 'openapi' },
 )
