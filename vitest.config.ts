@@ -44,6 +44,8 @@ const longSideBySide = [
   // A browser each, one waiting out a throttle's window, the other building a realistic account first.
   'test/e2e/dashboard-access.test.ts',
   'test/e2e/dashboard-pages.test.ts',
+  // A small file of CPU only (162 pages drawn at 600 dpi and their ink counted): by size it would start among the last.
+  'packages/render/test/joins.test.ts',
 ]
 
 /**

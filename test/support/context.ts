@@ -7,6 +7,8 @@ import { loadConfig, type Config } from '@letters/config'
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string
+    /** This run's migrated database that isolatedDatabase copies; no one connects to it. */
+    templateDatabaseUrl: string
     redisUrl: string
     queuePrefix: string
   }
@@ -56,10 +58,28 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
  * rows other test files create in the shared one. Drop it in afterAll.
  */
 export async function isolatedDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const { dropDatabase, prepareDatabase } = await import('@letters/db')
+  const { dropDatabase } = await import('@letters/db')
   const url = inject('databaseUrl').replace(/\/([^/]*)$/, (_, name: string) => `/${name}_${label}_${Math.random().toString(36).slice(2, 8)}`)
-  await prepareDatabase(url)
+  await copyDatabase(inject('templateDatabaseUrl'), url)
   return { url, drop: () => dropDatabase(url) }
+}
+
+/**
+ * Creates the database of `url` as a copy of the one of `templateUrl`, a database migrated by
+ * prepareDatabase that no session is connected to (CREATE DATABASE … TEMPLATE): the schema, the
+ * migrations' rows and their record, as migrating it would leave them, for a fraction of the
+ * Postgres CPU that running the migrations takes (a run makes some two hundred databases).
+ */
+export async function copyDatabase(templateUrl: string, url: string): Promise<void> {
+  const name = (of: string) => decodeURIComponent(new URL(of).pathname.slice(1))
+  const maintenanceUrl = new URL(url)
+  maintenanceUrl.pathname = '/postgres'
+  const sql = postgres(maintenanceUrl.toString(), { max: 1, onnotice: () => {} })
+  try {
+    await sql`CREATE DATABASE ${sql(name(url))} TEMPLATE ${sql(name(templateUrl))}`
+  } finally {
+    await sql.end()
+  }
 }
 
 /** Terminates every client backend of the database at `databaseUrl` but its own: a failover, a pooler restart. Returns how many. */

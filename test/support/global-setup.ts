@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import postgres from 'postgres'
 import type { TestProject } from 'vitest/node'
 import { dropDatabase, prepareDatabase } from '@letters/db'
-import { runDirectory } from './context.js'
+import { copyDatabase, runDirectory } from './context.js'
 import { deleteKeys } from './redis-keys.js'
 import { runBuild } from './production-build.js'
 import { missingSystemTools } from './system-tools.js'
@@ -67,6 +67,21 @@ function buildOnce(): Promise<void> {
   return holder.lettersTestBuild
 }
 
+/**
+ * The migrated database that each setup's database and every isolated one (isolatedDatabase) are
+ * copies of: migrations run once per run rather than two hundred times. Made by the first setup
+ * and kept on globalThis, as the build is; no session connects to it, as a copy requires.
+ */
+function templateDatabaseOnce(postgresUrl: string, runId: string): Promise<string> {
+  const holder = globalThis as { lettersTestTemplate?: Promise<string> }
+  holder.lettersTestTemplate ??= (async () => {
+    const url = postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}_template`)
+    await prepareDatabase(url)
+    return url
+  })()
+  return holder.lettersTestTemplate
+}
+
 export default async function setup(project: TestProject) {
   const missing = missingSystemTools()
   if (missing) throw new Error(missing)
@@ -81,14 +96,18 @@ export default async function setup(project: TestProject) {
   const runId = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
   const databaseUrl = servers.postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}`)
   const queuePrefix = `letters-test-${runId}`
-  await prepareDatabase(databaseUrl)
+  const templateDatabaseUrl = await templateDatabaseOnce(servers.postgresUrl, runId)
+  await copyDatabase(templateDatabaseUrl, databaseUrl)
 
   project.provide('databaseUrl', databaseUrl)
+  project.provide('templateDatabaseUrl', templateDatabaseUrl)
   project.provide('redisUrl', servers.redisUrl)
   project.provide('queuePrefix', queuePrefix)
 
   return async () => {
     await dropDatabase(databaseUrl)
+    // Every setup's teardown runs once every test file is done: the first drops it.
+    await dropDatabase(templateDatabaseUrl)
     await deleteKeys(servers.redisUrl, `${queuePrefix}*`)
     await rm(runDirectory(queuePrefix), { recursive: true, force: true })
     await servers.stop()

@@ -197,11 +197,16 @@ export function startGatewayProcess(config: Config, port: number, env: Record<st
 }
 
 /**
- * test/support/production-worker-process.ts: the real production worker with short locks, for a
- * test to kill. Resolves once it consumes the queue.
+ * test/support/production-worker-process.mjs: the real production worker with short locks, for a
+ * test to kill. Resolves once it consumes the queue. From the build, as the services are
+ * (servicesFromBuild); through tsx, on the sources, otherwise.
  */
 export function startFloorProcess(config: Config, env: Record<string, string> = {}, options: Pick<StartOptions, 'timeoutMs'> = {}): Promise<ServiceProcess> {
-  const started = startProcess('test/support/production-worker-process.ts', serviceEnv(config, env))
+  const started = startProcess(
+    'test/support/production-worker-process.mjs',
+    serviceEnv(config, env),
+    servicesFromBuild() ? { nodeArgs: [`--conditions=${BUILT_CONDITION}`] } : {},
+  )
   return untilReady('the production worker process', started, () => started.output().includes('consuming\n'), options.timeoutMs ?? READY_TIMEOUT_MS)
 }
 

@@ -74,7 +74,7 @@ interface ClientRun {
   code?: string
 }
 
-// The client, in a process of its own (its busy loop must not stop the gateway's): Node's fetch,
+// The client, in a process of its own (its busy thread must not stop the gateway's): Node's fetch,
 // whose pool keeps the connection of the first request for the next.
 const CLIENT = `
 const { url, apiKey, letter, busyMs, idempotencyKey } = JSON.parse(process.env.KEEP_ALIVE_CLIENT)
@@ -83,8 +83,11 @@ await first.arrayBuffer()
 // The pool takes the connection back once the answer is over, a turn of the event loop later.
 await new Promise((resolve) => setTimeout(resolve, 200))
 const run = { keepAlive: first.headers.get('keep-alive'), answeredAt: Date.now() }
-// Busy: nothing else runs on this thread meanwhile, not the pool's own timers either.
-while (Date.now() < run.answeredAt + busyMs);
+// Busy: nothing else runs on this thread meanwhile, not the pool's own timers either. Held by
+// Atomics.wait rather than a loop that spins: the thread is as stopped, without a core of the
+// machine the tests share.
+const held = new Int32Array(new SharedArrayBuffer(4))
+for (let left = busyMs; left > 0; left = run.answeredAt + busyMs - Date.now()) Atomics.wait(held, 0, 0, left)
 run.sentAt = Date.now()
 try {
   const headers = { 'x-api-key': apiKey, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) }
