@@ -11,17 +11,18 @@ const include = ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts',
  * machine until their own waits ran out; two left it a quarter idle.
  */
 const heavy = [
-  // Longest first (their times in a whole run), so that the last to start are short ones.
-  'test/e2e/rolling-upgrade.test.ts',
-  // Two whole stacks under npm start, from a fresh clone.
-  'test/e2e/first-hour.test.ts',
+  // Longest first (their times in a whole run), so that the last to start are short ones. The two
+  // that start whole stacks of processes from sources (a previous release's, after an npm ci of
+  // its own; two of a fresh clone under npm start) start apart, not together.
   'test/e2e/webhooks-under-faults.test.ts',
+  'test/e2e/rolling-upgrade.test.ts',
   'test/e2e/worker-crash.test.ts',
-  'services/production-worker/test/one-stock-per-batch-print-once.test.ts',
+  'test/e2e/first-hour.test.ts',
   'test/e2e/batch-printing.test.ts',
   'services/production-worker/test/print-once-under-faults.test.ts',
-  'packages/startup/test/schema-at-start.test.ts',
   'services/production-worker/test/floor-prints-once-and-trusts-no-input.test.ts',
+  'services/production-worker/test/one-stock-per-batch-print-once.test.ts',
+  'packages/startup/test/schema-at-start.test.ts',
   'services/gateway/test/killed-gateway-keyed-retries-store-once.test.ts',
   'test/e2e/floor-connection-drop.test.ts',
   'services/gateway/test/drain-on-sigterm.test.ts',
