@@ -1,6 +1,6 @@
 import { processIo } from './output.js'
 import { run } from './run.js'
 
-// The one place the CLI reads its environment: run() takes its variables from it (LETTERS_URL,
-// ADMIN_TOKEN, DATABASE_URL) by their declarations in packages/config, as the services do theirs.
-process.exitCode = await run(process.argv, process.env, processIo)
+// No environment given: packages/config (cliEnvironment), the one reader of process.env, reads
+// LETTERS_URL, ADMIN_TOKEN and DATABASE_URL by their declarations, as the services' variables are.
+process.exitCode = await run(process.argv, undefined, processIo)

@@ -5,13 +5,13 @@ import type { Io } from './output.js'
 import { buildProgram } from './program.js'
 
 /**
- * Runs one command line with the environment `env`; resolves with the exit code: 0, 1 when the
+ * Runs one command line with the environment `env` (the process's when undefined); resolves with the exit code: 0, 1 when the
  * command failed (the API's Spanish message, or the CLI's own, on stderr), 2 for a usage error
  * (Commander has said why). The CLI's variables are read from `env` by their declarations in
  * packages/config: a malformed one is exit 1 with `Invalid configuration: NAME=value: why`, as a
  * service says it when it refuses to start.
  */
-export async function run(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
+export async function run(argv: string[], env: Record<string, string | undefined> | undefined, io: Io): Promise<number> {
   try {
     await (await buildProgram(cliEnvironment(env), io, argv.slice(2))).parseAsync(argv)
     return 0
