@@ -64,6 +64,9 @@ export async function isolatedDatabase(label: string): Promise<{ url: string; dr
   return { url, drop: () => dropDatabase(url) }
 }
 
+/** A copy slower than this is reported. */
+const SLOW_COPY_MS = 5_000
+
 /**
  * Creates the database of `url` as a copy of the one of `templateUrl`, a database migrated by
  * prepareDatabase that no session is connected to (CREATE DATABASE … TEMPLATE): the schema, the
@@ -75,11 +78,15 @@ export async function copyDatabase(templateUrl: string, url: string): Promise<vo
   const maintenanceUrl = new URL(url)
   maintenanceUrl.pathname = '/postgres'
   const sql = postgres(maintenanceUrl.toString(), { max: 1, onnotice: () => {} })
+  const started = performance.now()
   try {
     await sql`CREATE DATABASE ${sql(name(url))} TEMPLATE ${sql(name(templateUrl))}`
   } finally {
     await sql.end()
   }
+  // It counts in the time of a file's first test: a slow one is said, so a timeout can be read.
+  const ms = performance.now() - started
+  if (ms > SLOW_COPY_MS) console.warn(`copying the template database to ${name(url)} took ${Math.round(ms)} ms`)
 }
 
 /** Terminates every client backend of the database at `databaseUrl` but its own: a failover, a pooler restart. Returns how many. */
