@@ -230,4 +230,59 @@ describe('the personal data eraser', () => {
       await eraser.stop()
     }
   })
+
+  it('erases a letter returned longer ago than PERSONAL_DATA_RETENTION_MS like any final one, its address still refused by the suppression list', async ({
+    pipeline,
+  }) => {
+    const street = recipient('Ermenegilda', 'Sotomonte', 'Callejón del Cartero Perdido 4')
+    const id = await single(pipeline, { ...street, message: 'Ermenegilda, te esperamos en la tienda' })
+    await reachStatus(pipeline, id, 'printed', 30_000)
+    expect((await pipeline.admin('POST', `/admin/cards/${id}/mailed`)).statusCode).toBe(200)
+    const returned = await pipeline.admin('POST', `/admin/cards/${id}/returned`, { reason: 'bad_address' })
+    expect(returned.statusCode, returned.body).toBe(200)
+    const { suppressionId } = returned.json<{ suppressionId: string }>()
+    expect(suppressionId).toEqual(expect.any(String))
+    const before = await cardOf(pipeline, id)
+    expect(before.status).toBe('returned')
+    const erasedValues = ['Ermenegilda', 'Sotomonte', 'Cartero Perdido', 'te esperamos en la tienda']
+    expect((await traces(pipeline, erasedValues)).postgres).toEqual(erasedValues)
+    expect(await inArtifacts(pipeline, id)).toBe(true)
+
+    const eraser = new PersonalDataEraser(
+      { db: pipeline.app.db, artifacts: pipeline.app.artifacts, log: silentLog },
+      { retentionMs: pipeline.config.personalDataRetentionMs, intervalMs: 200 },
+    )
+    eraser.start()
+    try {
+      await expect
+        .poll(async () => [(await cardOf(pipeline, id)).personalDataErasedAt !== null, await inArtifacts(pipeline, id)], { timeout: 30_000, interval: 250 })
+        .toEqual([true, false])
+    } finally {
+      await eraser.stop()
+    }
+    const after = await cardOf(pipeline, id)
+    expectErased(after, before)
+    // Not before its return was older than the retention.
+    expect(Date.parse(after.personalDataErasedAt!) - Date.parse(before.updatedAt)).toBeGreaterThanOrEqual(RETENTION_MS)
+    expect(after).toMatchObject({ status: 'returned', returnReason: 'bad_address' })
+    expect(await traces(pipeline, erasedValues)).toEqual({ postgres: [], redis: [] })
+
+    // The address's entry stays, without the street, and still refuses the next letter to it.
+    const listed = await pipeline.client('GET', '/suppressions')
+    expect(listed.json<{ data: Array<{ id: string }> }>().data.map((entry) => entry.id)).toContain(suppressionId)
+    const again = await pipeline.app.inject({
+      method: 'POST',
+      url: '/single',
+      headers: { 'x-api-key': pipeline.account.apiKey },
+      payload: {
+        cardDesignId: pipeline.account.cardDesignId,
+        envelopeDesignId: pipeline.account.envelopeDesignId,
+        senderId: pipeline.account.senderId,
+        ...street,
+        message: 'Otra vez',
+      },
+    })
+    expect(again.statusCode, again.body).toBe(400)
+    expect(again.json<{ message: string }>().message).toMatch(/como dirección incorrecta/)
+  }, 90_000)
 })

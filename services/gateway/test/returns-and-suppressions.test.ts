@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { returnReasonLabels, returnReasons } from '@letters/contracts'
 import { letters, type LetterStatus } from '@letters/db'
+import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
@@ -41,6 +42,15 @@ const suppressionsOf = async (app: App, apiKey: string) => {
 }
 const returnedEvents = async (app: App, apiKey: string, id: string) =>
   (await publicClient(app, apiKey).get(`/events?cardId=${id}&type=letter.returned`)).json<{ data: Array<{ type: string }> }>().data
+
+/** letters_returned_total by reason, as /metrics shows it. */
+async function returnedCounts(app: App): Promise<Record<string, number>> {
+  const text = (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body
+  return Object.fromEntries([...text.matchAll(/^letters_returned_total\{reason="(\w+)"\} (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]))
+}
+/** What each reason's count went up by between two readings, the reasons that did not move left out. */
+const added = (before: Record<string, number>, after: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).flatMap(([reason, value]) => (value === (before[reason] ?? 0) ? [] : [[reason, value - (before[reason] ?? 0)]])))
 
 /** The day a suppression's letter came back, as the refusal names it (Madrid's calendar). */
 const dayOf = (instant: string) =>
@@ -117,6 +127,20 @@ describe('POST /admin/cards/{id}/returned', () => {
     expect(await balanceOf(app, account.id)).toBe(balance)
   })
 
+  it('counts each return once in letters_returned_total under its reason, and a refused second return not at all', async ({ gateway: app, account }) => {
+    const moved = await letterIn(app, account, 'mailed', { address: 'Calle de Embajadores 12', zip: '28012' })
+    const refused = await letterIn(app, account, 'mailed', { address: 'Calle de Embajadores 14', zip: '28012' })
+    const before = await returnedCounts(app)
+    expect((await returnedVia(app, moved, 'moved')).statusCode).toBe(200)
+    expect(added(before, await returnedCounts(app))).toEqual({ moved: 1 })
+    expect((await returnedVia(app, refused, 'refused')).statusCode).toBe(200)
+    expect(added(before, await returnedCounts(app))).toEqual({ moved: 1, refused: 1 })
+    // A letter returned already is not counted again, under its reason or another.
+    expect((await returnedVia(app, moved, 'moved')).statusCode).toBe(409)
+    expect((await returnedVia(app, moved, 'deceased')).statusCode).toBe(409)
+    expect(added(before, await returnedCounts(app))).toEqual({ moved: 1, refused: 1 })
+  })
+
   it('does not suppress the address of a letter refused by its recipient', async ({ gateway: app, account }) => {
     const id = await letterIn(app, account, 'mailed', { address: 'Calle Princesa 9', zip: '28008' })
     const response = await returnedVia(app, id, 'refused')
@@ -156,6 +180,33 @@ describe('the suppression list refuses the next letter to a returned address', (
     const anyway = await client.post('/single', singleLetter(account, { ...street, address: 'C/ de Alcalá 20', ignoreSuppression: true }))
     expect(anyway.statusCode, anyway.body).toBe(200)
     expect(await balanceOf(app, account.id)).toBe(balance - 2 * cost)
+  })
+
+  it('refuses POST /card to the address with the same 400, storing and charging nothing; ignoreSuppression sends it', async ({ gateway: app, account }) => {
+    const id = await letterIn(app, account, 'mailed', street)
+    expect((await returnedVia(app, id, 'bad_address')).statusCode).toBe(200)
+    const [entry] = (await suppressionsOf(app, account.apiKey)).data
+    const campaignId = await bulkCampaign(app, account)
+    const client = publicClient(app, account.apiKey)
+    const balance = await balanceOf(app, account.id)
+    const lettersOf = async () =>
+      (await app.db.select({ id: letters.id }).from(letters).where(eq(letters.accountId, account.id))).map((letter) => letter.id).sort()
+    const stored = await lettersOf()
+
+    const card = bulkRecipient({ ...street, address: 'c/ de alcala, 20', name: 'Otra', surname: 'Persona' })
+    const refused = expectError(await client.post('/card', { campaignId, ...card }), 400, 'Bad Request')
+    expect(refused.message).toMatch(
+      /^La dirección .+, 28014 \(ES\) fue devuelta el \d{1,2} de [a-z]+ de \d{4} como dirección incorrecta: no se le escribe de nuevo salvo que la petición lleve 'ignoreSuppression': true/,
+    )
+    expect(refused.message).toContain(`fue devuelta el ${dayOf(entry!.createdAt)}`)
+    expect(await balanceOf(app, account.id)).toBe(balance)
+    expect(await lettersOf()).toEqual(stored)
+
+    const anyway = await client.post('/card', { campaignId, ...card, ignoreSuppression: true })
+    expect(anyway.statusCode, anyway.body).toBe(200)
+    const { cost } = (await client.get(`/cards/${anyway.json<{ cardId: string }>().cardId}`)).json<{ cost: number }>()
+    expect(cost).toBeGreaterThan(0)
+    expect(await balanceOf(app, account.id)).toBe(balance - cost)
   })
 
   it('lists a suppressed recipient of POST /cards/bulk in errors and creates and charges the others; a CSV too, and ?ignoreSuppression=true sends all', async ({
