@@ -11,7 +11,7 @@ import { and, eq } from 'drizzle-orm'
 import type { BrowserContext, Page, Request } from 'playwright-core'
 import { apiKeys, dashboardSessions, dashboardUsers, letters, type Db } from '@letters/db'
 import { adminAccount } from '../support/accounts.js'
-import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
+import { DASHBOARD_ORIGIN, DashboardBrowser, GOOD_PASSWORD, invitationToken, inviteThroughAdmin } from '../support/dashboard.js'
 import { singleLetter } from '../support/factories.js'
 import { adminCampaign, publicClient } from '../support/gateway.js'
 import { until } from '../support/wait.js'
@@ -313,6 +313,121 @@ describe('a viewer', () => {
     })
     expect(await pipeline.app.db.select({ id: letters.id }).from(letters).where(eq(letters.accountId, account.id))).toEqual(before)
     expect(unexpected(problems, [failedLoad(403, '/single')])).toEqual([])
+  })
+})
+
+describe('the navigation', () => {
+  /** The pages each link opens, by its title (the link's own words). */
+  const ownerPages = ['Inicio', 'Cartas', 'Nueva carta', 'Envío masivo', 'Campañas', 'Diseños', 'Saldo', 'Desarrolladores', 'Equipo']
+
+  it('shows an owner all nine pages, each link opening its page; a member all but Desarrolladores and Equipo, which tell a member it has no permission', async ({
+    pipeline,
+    baseUrl,
+    browser,
+  }) => {
+    const account = await adminAccount(pipeline.app, 50, 'Papelería Luna', { name: 'Papelería Luna' })
+    const visit = async (role: 'owner' | 'member') => {
+      const { email } = await person(pipeline.app, account.id, role)
+      const { context, page, problems } = await openTab(browser, baseUrl)
+      await signIn(context, baseUrl, email)
+      await page.goto('/dashboard/')
+      await heading(page, 'Inicio').waitFor()
+      const links = await nav(page).getByRole('link').allInnerTexts()
+      // Each link, followed, opens its page and is marked as the current one.
+      for (const name of links) {
+        const link = nav(page).getByRole('link', { name, exact: true })
+        await link.click()
+        await heading(page, name).waitFor()
+        expect(await link.getAttribute('aria-current')).toBe('page')
+      }
+      return { page, links, problems }
+    }
+
+    const owner = await visit('owner')
+    expect(owner.links).toEqual(ownerPages)
+    expect(unexpected(owner.problems)).toEqual([])
+
+    const member = await visit('member')
+    expect(member.links).toEqual(ownerPages.filter((name) => name !== 'Desarrolladores' && name !== 'Equipo'))
+    for (const path of ['/dashboard/desarrolladores', '/dashboard/equipo']) {
+      await member.page.goto(path)
+      await heading(member.page, 'No tienes permiso').waitFor()
+      expect(await member.page.getByRole('button', { name: 'Invitar' }).count()).toBe(0)
+      expect(await member.page.getByRole('button', { name: 'Crear clave' }).count()).toBe(0)
+    }
+    expect(unexpected(member.problems)).toEqual([])
+  })
+})
+
+describe('Equipo', () => {
+  it('lets an owner invite with a role (the one-time link shown and working), change a member’s role (its sessions ended) and remove a person (row and user gone)', async ({
+    pipeline,
+    baseUrl,
+    browser,
+  }) => {
+    const app = pipeline.app
+    const account = await adminAccount(app, 10, 'Papelería Luna', { name: 'Papelería Luna' })
+    const usersOf = async () =>
+      (await app.db.select({ email: dashboardUsers.email, role: dashboardUsers.role }).from(dashboardUsers).where(eq(dashboardUsers.accountId, account.id)))
+        .map(({ email, role }) => `${email} ${role}`)
+        .sort()
+    const owner = await person(app, account.id, 'owner')
+    const member = await person(app, account.id, 'member')
+    // The member signed in elsewhere: a change of role ends that session.
+    const membersBrowser = new DashboardBrowser(app)
+    await membersBrowser.signIn(member.email)
+    expect((await membersBrowser.get('/session')).statusCode).toBe(200)
+
+    const { context, page, problems } = await openTab(browser, baseUrl)
+    await signIn(context, baseUrl, owner.email)
+    await page.goto('/dashboard/equipo')
+    await heading(page, 'Equipo').waitFor()
+    const team = page.getByRole('region', { name: 'Personas del equipo' })
+    const rowOf = (email: string) => team.getByRole('row').filter({ hasText: email })
+    await rowOf(member.email).waitFor()
+    expect(await team.locator('tbody tr').count()).toBe(2)
+
+    // Invited as a viewer: the link shown once, in the page; it names the person, and the row is pending.
+    const invited = `lectura-${crypto.randomUUID().slice(0, 8)}@gestoria-sur.es`
+    await page.getByLabel('Correo electrónico', { exact: true }).fill(invited)
+    await page.getByLabel('Rol', { exact: true }).selectOption({ label: 'Lector' })
+    await page.getByRole('button', { name: 'Invitar', exact: true }).click()
+    await page.getByRole('status').getByText(`Invitación creada para ${invited}.`).waitFor()
+    const link = await page.getByLabel('Enlace de la invitación', { exact: true }).inputValue()
+    expect(new URL(link)).toMatchObject({ origin: DASHBOARD_ORIGIN, pathname: '/dashboard/invitacion', hash: expect.stringMatching(/^#[A-Za-z0-9_-]{20,}$/) })
+    await rowOf(invited).getByText('Invitación pendiente').waitFor()
+    expect(await usersOf()).toEqual([`${invited} viewer`, `${member.email} member`, `${owner.email} owner`].sort())
+    const lookup = await new DashboardBrowser(app).lookUp(invitationToken({ invitationUrl: link }))
+    expect(lookup.statusCode, lookup.body).toBe(200)
+    expect(lookup.json()).toMatchObject({ email: invited, accountName: 'Papelería Luna', role: 'viewer' })
+
+    // The member made a viewer, after saying yes: the role stored, the member's session ended.
+    await page.getByLabel(`Rol de ${member.email}`, { exact: true }).selectOption({ label: 'Lector' })
+    await page.getByRole('button', { name: `Cambiar rol de ${member.email}` }).click()
+    const changing = page.getByRole('dialog', { name: '¿Cambiar el rol?' })
+    await changing.getByText(`${member.email} pasará de Miembro a Lector (solo consultar).`).waitFor()
+    await changing.getByRole('button', { name: 'Sí, cambiar el rol' }).click()
+    await changing.waitFor({ state: 'hidden' })
+    await page.getByRole('button', { name: `Cambiar rol de ${member.email}` }).waitFor({ state: 'detached' })
+    expect(await page.getByLabel(`Rol de ${member.email}`, { exact: true }).locator('option:checked').innerText()).toBe('Lector')
+    expect(await usersOf()).toEqual([`${invited} viewer`, `${member.email} viewer`, `${owner.email} owner`].sort())
+    expect((await membersBrowser.get('/session')).statusCode).toBe(401)
+
+    // Removed, after saying yes: the row gone from the page, the user from the database, and the password no longer lets them in.
+    await rowOf(member.email)
+      .getByRole('button', { name: `Quitar a ${member.email}` })
+      .click()
+    const removing = page.getByRole('dialog', { name: '¿Quitar a esta persona?' })
+    await removing.getByText(`${member.email} ya no podrá entrar en el panel de esta cuenta.`).waitFor()
+    await removing.getByRole('button', { name: 'Sí, quitar' }).click()
+    await removing.waitFor({ state: 'hidden' })
+    await rowOf(member.email).waitFor({ state: 'detached' })
+    expect(await team.locator('tbody tr').count()).toBe(2)
+    expect(await usersOf()).toEqual([`${invited} viewer`, `${owner.email} owner`].sort())
+    // From an address of its own: this file's throttle allows three failures per address.
+    const elsewhere = new DashboardBrowser(app, DASHBOARD_ORIGIN, '192.0.2.10')
+    expect((await elsewhere.post('/session', { email: member.email, password: GOOD_PASSWORD })).statusCode).toBe(401)
+    expect(unexpected(problems)).toEqual([])
   })
 })
 

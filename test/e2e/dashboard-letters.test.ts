@@ -241,6 +241,167 @@ describe('Envío masivo', () => {
   })
 })
 
+describe('Envío masivo, columns by name', () => {
+  it('reads a semicolon-separated UTF-8 CSV with Spanish headers, asks what an unknown column is for, sends the API its columns by their names, and "Revisar" lists the rows and the total without charging', async ({
+    pipeline,
+    baseUrl,
+    browser,
+  }) => {
+    const { account, context, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 50)
+    const campaignId = await adminCampaign(pipeline.app, account)
+    // The CSV bodies the page sends to /cards/bulk, read in the page: the SDK sends a Request whose
+    // body Chromium reports to the test as a stream, without its text (postData() is null).
+    await context.addInitScript(`(() => {
+      const original = window.fetch
+      window.bulkBodies = []
+      window.fetch = async (input, init) => {
+        if (input instanceof Request && new URL(input.url).pathname === '/cards/bulk') window.bulkBodies.push(await input.clone().text())
+        return original.call(window, input, init)
+      }
+    })()`)
+    // As a Spanish Excel saves "CSV UTF-8": a byte order mark, semicolons, CRLF; a quoted cell holds a semicolon.
+    const csv =
+      '\uFEFFNombre;Apellidos;Señas;CP;Localidad;Provincia;País;Cupón\r\n' +
+      'Lucía;García Romero;Calle Mayor 12, 3.º B;28013;Madrid;Madrid;España;OTONO10\r\n' +
+      'Iñaki;Etxeberria;Paseo de la Concha 5;20007;Donostia-San Sebastián;Gipuzkoa;España;OTONO10\r\n' +
+      'Begoña;Núñez;"Rúa Real 3; bajo";15003;A Coruña;A Coruña;España;OTONO10\r\n'
+
+    await page.goto('/dashboard/masivo')
+    await heading(page, 'Envío masivo').waitFor()
+    await page.getByLabel('Archivo CSV').setInputFiles({ name: 'clientes-noviembre.csv', mimeType: 'text/csv', buffer: Buffer.from(csv, 'utf8') })
+    await page.getByText('El archivo tiene 3 filas con datos.').waitFor()
+
+    // Every header known but "Señas": one select, for it; until it is chosen the address is missing and nothing can be reviewed.
+    const columns = page.locator('ul.column-map')
+    expect(await columns.getByRole('combobox').count()).toBe(1)
+    const unknown = columns.getByLabel('Señas', { exact: true })
+    expect(await unknown.locator('option:checked').innerText()).toBe('No usar esta columna')
+    await page.getByText('Falta una columna para: Dirección.', { exact: true }).waitFor()
+    const revisar = page.getByRole('button', { name: 'Revisar' })
+    expect(await revisar.isDisabled()).toBe(true)
+    await unknown.selectOption({ label: 'Dirección' })
+    await page.getByText('Falta una columna para: Dirección.').waitFor({ state: 'detached' })
+
+    // What the API is asked: its own column names, "País" as a code, the address as it was (quoted where it has a comma or a semicolon).
+    const asked = page.waitForRequest((request) => new URL(request.url()).pathname === '/cards/bulk')
+    await revisar.click()
+    const dryRun = await asked
+    expect(Object.fromEntries(new URL(dryRun.url()).searchParams)).toEqual({ campaignId, dryRun: 'true' })
+    expect(await page.evaluate<string[]>('window.bulkBodies')).toEqual([
+      'name,nombre,surname,address,zip,city,province,country,cupon\r\n' +
+        'Lucía,Lucía,García Romero,"Calle Mayor 12, 3.º B",28013,Madrid,Madrid,ES,OTONO10\r\n' +
+        'Iñaki,Iñaki,Etxeberria,Paseo de la Concha 5,20007,Donostia-San Sebastián,Gipuzkoa,ES,OTONO10\r\n' +
+        'Begoña,Begoña,Núñez,"Rúa Real 3; bajo",15003,A Coruña,A Coruña,ES,OTONO10\r\n',
+    ])
+
+    const review = page.getByRole('region', { name: 'Filas revisadas' })
+    await review.waitFor()
+    const rows = await review
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim())))
+    expect(rows).toEqual([
+      ['2', 'Lucía García Romero', 'Madrid', 'Correcta'],
+      ['3', 'Iñaki Etxeberria', 'Donostia-San Sebastián', 'Correcta'],
+      ['4', 'Begoña Núñez', 'A Coruña', 'Correcta'],
+    ])
+    const fact = (term: string) =>
+      page
+        .locator('dl.summary > div', { has: page.getByText(term, { exact: true }) })
+        .locator('dd')
+        .innerText()
+    expect(await fact('Cartas válidas')).toBe('3')
+    expect(await fact('Filas con errores')).toBe('0')
+    expect(await fact('Total')).toBe('9 créditos')
+    await page.getByText('Nada se ha cobrado todavía.').waitFor()
+    await page.getByRole('button', { name: 'Enviar 3 cartas' }).waitFor()
+    expect(await balanceOf(pipeline.app.db, account.id)).toBe(50)
+    expect(await lettersOf(pipeline.app.db, account.id)).toEqual([])
+    expect(await chargesOf(pipeline.app.db, account.id)).toEqual([])
+    expect(unexpected(problems)).toEqual([])
+  })
+})
+
+describe('Inicio', () => {
+  it('shows the balance the API answers, the last 30 days’ letters by status as created, and a low balance, rejected addresses and a failing webhook endpoint as things to attend to', async ({
+    pipeline,
+    baseUrl,
+    browser,
+  }) => {
+    const worker = startWebhookWorker({ config: pipeline.config, db: pipeline.app.db, log: silentLog })
+    // An endpoint that answers every delivery 500 (its retry is ten minutes away: WEBHOOK_RETRY_SCHEDULE).
+    const receiver = await startWebhookReceiver(() => 500)
+    onTestFinished(async () => {
+      await worker.close()
+      await receiver.close()
+    })
+    // 20 credits: below ten letters abroad (10 × 5), the API's low balance.
+    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 20)
+    const client = publicClient(pipeline.app, account.apiKey)
+    const endpoint = await client.post('/webhooks', { url: receiver.url })
+    expect(endpoint.statusCode, endpoint.body).toBe(201)
+    const endpointId = endpoint.json<{ id: string }>().id
+
+    // Two letters scheduled for tomorrow, a third cancelled, a fourth whose address the address worker rejects.
+    const send = async (overrides: Record<string, unknown>) => {
+      const response = await client.post('/single', singleLetter(account, overrides))
+      expect(response.statusCode, response.body).toBe(200)
+      return response.json<{ cardId: string }>().cardId
+    }
+    const tomorrow = new Date(Date.now() + 26 * 3_600_000).toISOString()
+    await send({ sendAt: tomorrow })
+    await send({ sendAt: tomorrow, name: 'Jorge', surname: 'Pérez' })
+    const cancelled = await send({ sendAt: tomorrow, name: 'Carmen', surname: 'Ruiz' })
+    expect((await client.delete(`/cards/${cancelled}`)).statusCode).toBe(200)
+    const rejected = await send({ name: 'Pablo', surname: 'Santos', address: '...' })
+    await until(
+      'the bad address rejected',
+      async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, rejected)))[0]?.status === 'address_rejected',
+      { timeoutMs: 90_000, everyMs: 200 },
+    )
+    // The API's count of the last 30 days (its default period).
+    const stats = await client.get('/cards/stats')
+    expect(stats.statusCode, stats.body).toBe(200)
+    expect(stats.json()).toMatchObject({ total: 4, byStatus: { scheduled: 2, address_rejected: 1, cancelled: 1 } })
+    // The endpoint failing: a delivery answered 500 and recorded.
+    await until(
+      'a failed delivery recorded',
+      async () => (await client.get(`/webhooks/${endpointId}/deliveries?limit=1`)).json<{ data: Array<{ outcome: string }> }>().data[0]?.outcome === 'retrying',
+      { timeoutMs: 60_000 },
+    )
+    const balance = (await client.get('/balance')).json<{ balance: number; lowBalance: boolean }>()
+    expect(balance).toEqual({ balance: await balanceOf(pipeline.app.db, account.id), lowBalance: true })
+    expect(balance.balance).toBeLessThan(20)
+
+    await page.goto('/dashboard/')
+    await heading(page, 'Inicio').waitFor()
+    const section = (title: string) => page.locator('section', { has: page.getByRole('heading', { level: 2, name: title, exact: true }) })
+    const shownCredits = `${balance.balance} créditos`
+    await until('the balance shown', async () => (await section('Saldo').locator('.big-number').count()) === 1)
+    expect(await section('Saldo').locator('.big-number').innerText()).toBe(shownCredits)
+
+    const counts = section('Cartas de los últimos 30 días')
+    await counts.locator('ul.stat-list').waitFor()
+    expect(await counts.locator('p').first().innerText()).toBe('4 cartas en total.')
+    expect(await counts.locator('ul.stat-list li').allInnerTexts()).toEqual(['2 programadas', '1 con la dirección rechazada', '1 cancelada'])
+    expect(await counts.getByRole('link', { name: '2 programadas' }).getAttribute('href')).toMatch(
+      /^\/dashboard\/cartas\?estado=scheduled&desde=\d{4}-\d{2}-\d{2}$/,
+    )
+
+    const attention = section('Necesita tu atención').locator('ul.attention')
+    await attention.waitFor()
+    await expect
+      .poll(() => attention.locator('li').allInnerTexts())
+      .toEqual([
+        `Te quedan pocos créditos (${shownCredits}). Ver el saldo`,
+        '1 carta tiene la dirección rechazada en los últimos 30 días. Ver esas cartas',
+        `Fallan los avisos (webhooks) enviados a ${receiver.url}. Revisar`,
+      ])
+    expect(await attention.getByRole('link', { name: 'Revisar' }).getAttribute('href')).toBe('/dashboard/desarrolladores')
+    expect(await attention.getByRole('link', { name: 'Ver el saldo' }).getAttribute('href')).toBe('/dashboard/saldo')
+    expect(unexpected(problems)).toEqual([])
+  })
+})
+
 describe('Desarrolladores', () => {
   it('shows a new API key once, lists it by its first 12 characters, and "Revocar" makes the API answer it 401', async ({ pipeline, baseUrl, browser }) => {
     const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 20)
