@@ -24,8 +24,7 @@ export { moveLetter, moveLetters, type LetterAtMove, type LetterMove, type Lette
 export { resumeLetter, RESUMED_DETAIL, statusListSql, withoutProgressSql } from './resume.js'
 export { retryLetter, RETRIED_DETAIL, type RetryOutcome } from './ops-retry.js'
 export { firstLetterEventsCtes, isoInstant, letterJsonSql, recordLetterEvents, webhookBodySql } from './events.js'
-export { qrLinkTarget, recordQrRequests, type QrRequest, type QrRequestRecord } from './qr-scans.js'
-export { QrScanJournal, type QrScanJournalOptions } from './qr-scan-journal.js'
+export { recordQrScan, type QrRequest, type QrScan } from './qr-scans.js'
 export { letterFileKey, letterFolder } from './artifacts.js'
 export { fontFace, readLetterDrawings, unstoredLetterDrawing, type ArtworkPrint, type UnstoredLetter } from './drawing.js'
 export {

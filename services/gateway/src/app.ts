@@ -22,7 +22,6 @@ import docs from './plugins/app/docs.js'
 import errorHandler, { answerClientError, answerFrameworkError } from './plugins/app/error-handler.js'
 import health from './plugins/app/health.js'
 import intake from './plugins/app/intake.js'
-import qrScans from './plugins/app/qr-scans.js'
 import httpMetrics from './plugins/app/metrics.js'
 import metricsRoute from './plugins/app/metrics-route.js'
 import openapi from './plugins/app/openapi.js'
@@ -174,7 +173,6 @@ export async function buildApp(options: AppOptions, features: readonly Feature[]
   await app.register(mailer)
 
   await app.register(intake)
-  await app.register(qrScans)
   await app.register(errorHandler)
   await app.register(requestDeadline)
   await app.register(httpMetrics)

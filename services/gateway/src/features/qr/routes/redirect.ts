@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { QR_CODE_PATTERN, QR_LINK_PREFIX, QR_SCAN_EVENT_WINDOW_MS, QR_SCANS_COUNTED_PER_MINUTE, errorResponses } from '@letters/contracts'
-import { qrLinkTarget } from '@letters/letters'
+import { recordQrScan } from '@letters/letters'
+import { metrics } from '@letters/observability'
 import { NOT_FOUND_PAGE } from '../not-found-page.js'
 import { qrRequestKind } from '../request-kind.js'
 
@@ -53,7 +54,6 @@ const qrRoutes: FastifyPluginAsyncTypebox = async (app) => {
           'and records the request with its time and what it was taken for, never who sent it: a scan (counted in the letter’s `tracking.scans`), a prefetch (a HEAD, or a `Purpose`, `Sec-Purpose`, `X-Moz` or `X-Purpose` header), ' +
           `a link preview or crawler (by its user agent), or a scan past ${QR_SCANS_COUNTED_PER_MINUTE} counted ones of the code in a minute; all are redirected, only scans are counted. ` +
           `A counted scan writes a \`letter.qr_scanned\` event (webhook and GET /events), one per ${QR_SCAN_EVENT_WINDOW_MS / 60_000} minutes from its first scan, whose count in GET /events goes up with the scans after it. ` +
-          'The request is written just after its redirect, together with the requests around it, so its count shows a moment later. ' +
           'A code no letter has answers 404 with a page in Spanish.',
         tags: ['Letters'],
         security,
@@ -73,11 +73,10 @@ const qrRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Each request is counted: no cache may answer for us, and the client's page is not told where its visitor came from.
       reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
       const { code } = request.params
-      const url = QR_CODE_PATTERN.test(code) ? await qrLinkTarget(app.db, code) : undefined
-      if (!url) return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE)
-      // Written behind the answer, with the requests around it: the visitor waits for the lookup alone.
-      await app.qrScans.record(code, qrRequestKind(request.method, request.headers))
-      return reply.redirect(destination(url, request.url), 302)
+      const scan = QR_CODE_PATTERN.test(code) ? await recordQrScan(app.db, code, qrRequestKind(request.method, request.headers)) : undefined
+      if (!scan) return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE)
+      metrics.qrScans.inc({ kind: scan.kind })
+      return reply.redirect(destination(scan.url, request.url), 302)
     },
   )
 }
