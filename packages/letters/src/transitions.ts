@@ -1,4 +1,4 @@
-import { letterStatuses, type JobName, type LetterStatus } from '@letters/contracts'
+import { cancellableStatuses as declaredCancellable, letterStatuses, type JobName, type LetterStatus } from '@letters/contracts'
 
 /**
  * Which status may follow which: the one list of a letter's allowed moves. moveLetter and
@@ -45,9 +45,12 @@ export function statusesInto<To extends LetterStatus>(to: To): Array<StatusInto<
   return letterStatuses.filter((from) => canMove(from, to)) as Array<StatusInto<To>>
 }
 
-/** What the client may still cancel (and be refunded for). */
-export const cancellableStatuses = statusesInto('cancelled')
+/** What the client may still cancel (and be refunded for): the contracts' list, which must name exactly the moves into `cancelled`. */
+export const cancellableStatuses: readonly CancellableStatus[] = declaredCancellable
 export type CancellableStatus = StatusInto<'cancelled'>
+// A move into `cancelled` that the list leaves out fails to compile here (one it adds, above).
+const noMoveLeftOut: [Exclude<CancellableStatus, (typeof declaredCancellable)[number]>] extends [never] ? true : never = true
+void noMoveLeftOut
 
 /** The statuses after the post has it: news of a letter already delivered (or not), not a step of its way. */
 export const afterPostStatuses = ['returned'] as const satisfies readonly LetterStatus[]

@@ -56,6 +56,8 @@ describe('the transition table', () => {
 
   it('gives the sets the rest of the code reads off it', () => {
     expect([...cancellableStatuses].sort()).toEqual(['ready_for_print', 'received', 'scheduled'])
+    // The contracts' list, which the dashboard reads, is the table's.
+    expect([...cancellableStatuses].sort()).toEqual([...statusesInto('cancelled')].sort())
     expect([...resumableStatuses].sort()).toEqual(['printing', 'ready_for_print', 'received'])
     expect(letterStatuses.filter(isSentBackByOps)).toEqual(['failed'])
     expect([...statusesInto('printed')].sort()).toEqual(['failed', 'printing', 'ready_for_print'])

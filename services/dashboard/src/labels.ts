@@ -2,7 +2,13 @@
 import { formatCount } from './format'
 
 // Pure modules of the contracts (no TypeBox), so that the bundle takes only these lists.
-import { erasableStatuses as erasable, letterStatusNames, letterStatuses, type LetterStatus } from '@letters/contracts/letter-statuses'
+import {
+  cancellableStatuses as cancellable,
+  erasableStatuses as erasable,
+  letterStatusNames,
+  letterStatuses,
+  type LetterStatus,
+} from '@letters/contracts/letter-statuses'
 import { dashboardRoleNames, dashboardRoles, type DashboardRole } from '@letters/contracts/dashboard-roles'
 // Types only: the module itself builds TypeBox schemas, which the bundle has no use for.
 import type { ReturnReason } from '@letters/contracts'
@@ -34,8 +40,8 @@ export const statusName = (status: string) => capitalise(letterStatusNames[statu
 /** Where the personal data of a letter may be erased. */
 export const erasableStatuses: readonly string[] = erasable
 
-/** Where the API lets a client cancel a letter (the moves into `cancelled`, packages/letters/src/transitions.ts). */
-export const cancellableStatuses: readonly string[] = ['scheduled', 'received', 'ready_for_print']
+/** Where the API lets a client cancel a letter. */
+export const cancellableStatuses: readonly string[] = cancellable
 
 /** The inks of packages/contracts/src/fonts.ts (inkColors, inkNames), in the order offered. */
 export const inkColors = ['blue', 'black', 'green', 'purple', 'red'] as const
