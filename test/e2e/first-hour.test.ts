@@ -181,7 +181,7 @@ async function killLeftovers(stack: Stack) {
 }
 
 describe.skipIf(!onLinux)('a new user’s first hour', () => {
-  it('runs two stacks of a fresh clone side by side with npm start, each worker healthy on the port printed, and the banner’s curl, pasted, gets a letter printed with the drawn signature', async () => {
+  it('runs two stacks of a fresh clone side by side with npm start, each worker healthy on the port printed, and the banner’s curl, pasted, gets a letter printed with the drawn signature, which the demo’s owner signed in with the printed password finds', async () => {
     const clone = await freshClone()
     const stacks: Stack[] = []
     onTestFinished(async () => {
@@ -266,6 +266,28 @@ describe.skipIf(!onLinux)('a new user’s first hour', () => {
     } finally {
       await closeDb(db)
     }
+
+    // The dashboard's lines of the banner: its address opens the page, and the owner signs in
+    // with the email and the password printed once (a POST from the page's own origin, as the
+    // sign-in form sends it), then reads the account's letters, the one just printed among them.
+    const [, dashboardUrl] = await printed(first, /^\[gateway\]\s+Dashboard: (\S+)$/m)
+    const [, email, password] = await printed(first, /^\[gateway\]\s+email (\S+), password \(shown once\): (\S+)$/m)
+    expect(new URL(dashboardUrl!).pathname).toBe('/dashboard/')
+    const page = await fetch(`http://127.0.0.1:${first.port}/dashboard/`)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain('<html lang="es">')
+    const origin = `http://127.0.0.1:${first.port}`
+    const signIn = await fetch(`${origin}/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin },
+      body: JSON.stringify({ email, password }),
+    })
+    expect(signIn.status, await signIn.clone().text()).toBe(200)
+    expect(((await signIn.json()) as { user: { role: string } }).user.role).toBe('owner')
+    const cookies = signIn.headers.getSetCookie().map((cookie) => cookie.split(';')[0]!)
+    const listed = await fetch(`${origin}/cards`, { headers: { cookie: cookies.join('; ') } })
+    expect(listed.status).toBe(200)
+    expect(((await listed.json()) as { data: Array<{ id: string }> }).data.map((card) => card.id)).toContain(cardId)
 
     // Logs: in the terminal, pino-pretty's lines; piped, pino's JSON, as in production. At
     // info, the clients' requests and not the probes': the test's own polls of /healthz.
