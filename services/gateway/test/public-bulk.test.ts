@@ -495,7 +495,7 @@ describe('POST /cards/bulk with a signature', () => {
 })
 
 describe('POST /cards/bulk?dryRun=true', () => {
-  it('answers what the request would create and cost, with every row’s error, charging, storing and keeping nothing', async ({ gateway: app }) => {
+  it('answers what the request would create and cost, with every row’s error, as the real request answers it, charging, storing and keeping nothing', async ({ gateway: app }) => {
     const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const before = await moneyState(app.db, account.id)
     const body = {
@@ -517,11 +517,23 @@ describe('POST /cards/bulk?dryRun=true', () => {
     const csv = 'name,surname,address,zip,city,country,cupon\r\nAna,García,Calle Mayor 1,28013,Madrid,ES,NAV25\r\nBea,Ruiz,Calle Mayor 2,,Madrid,ES,NAV25\r\n'
     const dryCsv = await client.post(`/cards/bulk?campaignId=${campaignId}&dryRun=true`, csv, { 'content-type': 'text/csv' })
     expect(dryCsv.json()).toMatchObject({ created: 1, cost: 3, cardIds: [null, null], errors: [{ index: 1 }] })
+    // No ledger entry, letter or job: the account as it was.
     expect(await moneyState(app.db, account.id)).toEqual(before)
-    // The key was not kept: the real request under it creates the letters.
+
+    // The real requests answer the same, but for the ids of the letters they made. The key was
+    // not kept by the dry run: the real request under it creates the letters.
+    type BulkAnswer = { created: number; cost: number; cardIds: Array<string | null>; errors: unknown[] }
+    const asDryRun = (answer: BulkAnswer) => ({ ...answer, cardIds: answer.cardIds.map(() => null) })
     const real = await client.post('/cards/bulk', body, { 'idempotency-key': 'lote-de-prueba' })
-    expect(real.json()).toMatchObject({ created: 2, cost: 8, errors: [{ index: 1 }] })
-    expect((await moneyState(app.db, account.id)).balance).toBe(92)
+    expect(real.statusCode, real.body).toBe(200)
+    expect(asDryRun(real.json<BulkAnswer>())).toEqual(dry.json())
+    expect(real.json<BulkAnswer>().cardIds.map((id) => id !== null)).toEqual([true, false, true])
+    const realCsv = await client.post(`/cards/bulk?campaignId=${campaignId}`, csv, { 'content-type': 'text/csv' })
+    expect(realCsv.statusCode, realCsv.body).toBe(200)
+    expect(asDryRun(realCsv.json<BulkAnswer>())).toEqual(dryCsv.json())
+    const after = await moneyState(app.db, account.id)
+    expect(after.balance).toBe(100 - 8 - 3)
+    expect(after.letters).toHaveLength(3)
   })
 
   it('refuses what the real request would refuse as a whole: another account’s signature, an inactive campaign, a bad dryRun', async ({
