@@ -10,6 +10,7 @@ import { testConfig } from '@letters/test/support/context'
 import { buildGateway } from '../src/server.js'
 import { SESSION_MAX_AGE_MS } from '../src/common/sessions.js'
 import { hashToken } from '../src/common/tokens.js'
+import { passwordProblem } from '../src/features/dashboard/passwords.js'
 import { expectError } from './helpers.js'
 
 const MAX = 3
@@ -73,7 +74,10 @@ describe('invitations', () => {
     expectError(await again.lookUp(invitationToken(invitation)), 404, 'Not Found')
   })
 
-  it('refuse a short, common or guessable password with the reason, and keep the link usable', async ({ gateway, account }) => {
+  it('refuse a short, common or guessable password, or one made of the email or the account’s name, with the reason, and keep the link usable', async ({
+    gateway,
+    account,
+  }) => {
     const invitation = await inviteThroughAdmin(gateway, account.id, newEmail('marta'))
     const browser = new DashboardBrowser(gateway)
     const follow = (password: string) => browser.follow(invitationToken(invitation), password)
@@ -81,8 +85,13 @@ describe('invitations', () => {
     expectError(await follow('password1234'), 400, 'Bad Request', 'Esa contraseña está en la lista de las más usadas; elige otra')
     expectError(await follow('qwertyuiopasdf'), 400, 'Bad Request', /^Esa contraseña es fácil de adivinar/)
     expectError(await follow('contraseña1234'), 400, 'Bad Request', /^Esa contraseña es fácil de adivinar/)
-    // The email itself is a guessable part of a password.
-    expectError(await follow(`${invitation.email.split('@')[0]}2026`), 400, 'Bad Request', /^Esa contraseña es fácil de adivinar/)
+    // The email and the account's name, however written, with digits and signs around them.
+    const ownDetails = /^La contraseña no puede ser el nombre de la cuenta o tu correo/
+    expectError(await follow(`${invitation.email.split('@')[0]}2026`), 400, 'Bad Request', ownDetails)
+    for (const password of ['Cliente de prueba 2026', 'clientedeprueba2026', 'ClienteDePrueba!!', `${invitation.email}!`])
+      expectError(await follow(password), 400, 'Bad Request', ownDetails)
+    // Words of the person's own around the name are a password.
+    expect(passwordProblem('Cliente de prueba, mi tienda de la esquina', [invitation.email, 'Cliente de prueba'])).toBeNull()
     expect(browser.cookies.size).toBe(0)
     await browser.accept(invitation)
   })

@@ -31,9 +31,52 @@ export function passwordProblem(password: string, userInputs: string[]): string 
   // Characters as people count them (code points), as the body's schema counts its maximum.
   if ([...password].length < MIN_PASSWORD_LENGTH) return `La contraseña debe tener al menos ${MIN_PASSWORD_LENGTH} caracteres`
   if (commonPasswords.has(password.toLowerCase())) return 'Esa contraseña está en la lista de las más usadas; elige otra'
-  const result = strength.check(password, userInputs)
+  const parts = guessableParts(userInputs)
+  if (madeOfDetails(password, parts)) return 'La contraseña no puede ser el nombre de la cuenta o tu correo con números o signos; añade palabras tuyas'
+  const result = strength.check(password, parts)
   if (result.score < 3) return 'Esa contraseña es fácil de adivinar (palabras, fechas o teclas seguidas); prueba una frase de varias palabras sin relación'
   return null
+}
+
+/** Lower case, without accents or anything but letters and digits: "Papelería Luna" is "papelerialuna". */
+const letters = (text: string) =>
+  text
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\p{L}\p{N}]+/gu, '')
+
+/**
+ * What a person's own details give whoever guesses their password: each detail whole, and its
+ * words alone and run together. zxcvbn matches its user inputs as words of the password, so an
+ * account called "Papelería Luna" must also be "papeleria", "luna" and "papelerialuna" for
+ * "PapeleriaLuna2024!" to be read as the name and a year.
+ */
+export function guessableParts(details: readonly string[]): string[] {
+  const parts = new Set<string>()
+  for (const detail of details) {
+    const words = detail
+      .split(/[^\p{L}\p{N}]+/u)
+      .map(letters)
+      .filter((word) => word.length >= 2)
+    for (const part of [detail.toLowerCase(), ...words, words.join('')]) if (part !== '') parts.add(part)
+  }
+  return [...parts]
+}
+
+/** Letters a password must hold besides the person's own details ("Acme Dashboard 2024" holds none). */
+const OWN_LETTERS_MIN = 4
+
+/** True when the password's letters are the person's details and little more: the name or the email with digits and signs around them. */
+function madeOfDetails(password: string, parts: readonly string[]): boolean {
+  const withoutDigits = (text: string) => letters(text).replace(/\p{N}+/gu, '')
+  const own = withoutDigits(password)
+  const longestFirst = parts
+    .map(withoutDigits)
+    .filter((part) => part.length >= 3)
+    .sort((a, b) => b.length - a.length)
+  const rest = longestFirst.reduce((left, part) => left.split(part).join(''), own)
+  return rest !== own && rest.length < OWN_LETTERS_MIN
 }
 
 /** argon2id with the library's defaults (19 MiB, 2 passes, 1 lane): the minimum OWASP asks of it. */

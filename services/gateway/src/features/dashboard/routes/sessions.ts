@@ -122,7 +122,7 @@ const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const tokenHash = TOKEN_PATTERN.test(request.body.token) ? hashToken(request.body.token) : undefined
       const invitation = tokenHash && (await findInvitation(app.db, tokenHash))
       if (!tokenHash || !invitation) throw invitationGone()
-      const problem = passwordProblem(request.body.password, [invitation.email, ...invitation.email.split(/[@.]/), invitation.accountName])
+      const problem = passwordProblem(request.body.password, [invitation.email, invitation.accountName])
       if (problem) throw badRequest(problem)
       const passwordHash = await hashPassword(request.body.password)
       // The password and the session in one transaction: a link is never used up without signing its person in.
