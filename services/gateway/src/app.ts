@@ -26,6 +26,7 @@ import httpMetrics from './plugins/app/metrics.js'
 import metricsRoute from './plugins/app/metrics-route.js'
 import openapi from './plugins/app/openapi.js'
 import requestDeadline from './plugins/app/request-deadline.js'
+import { withRequestLog } from './plugins/app/request-log.js'
 import { registerFeatures } from './plugins/app/scopes.js'
 import { sharedSerializers } from './plugins/app/serialization.js'
 import underPressure from './plugins/app/under-pressure.js'
@@ -124,8 +125,9 @@ class ProbesAtDebug extends LogController {
  */
 export async function buildApp(options: AppOptions, features: readonly Feature[]) {
   const app = Fastify({
-    // A failed query carries its parameters: the serializers keep names and addresses out of the logs.
-    logger: options.logger ?? loggerOptions('gateway', options.config.logLevel),
+    // A failed query carries its parameters: the serializers keep names and addresses out of the
+    // logs, and a QR link's request without the address it came from (withRequestLog).
+    logger: withRequestLog(options.logger ?? loggerOptions('gateway', options.config.logLevel)),
     logController: new ProbesAtDebug(),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',

@@ -264,7 +264,11 @@ describe('what a scan leaves behind', () => {
     expect(columns.map((column) => column.column_name)).toEqual(['id', 'letter_id', 'kind', 'at'])
   })
 
-  it('logs neither the address nor the user agent of a scan, though every request is logged', async ({ gateway: app, account, tracked }) => {
+  it('logs neither the address, the user agent nor the code of a request under the link, routed or not, though every request is logged', async ({
+    gateway: app,
+    account,
+    tracked,
+  }) => {
     const { code } = await tracked()
     const lines: string[] = []
     const sink = new Writable({
@@ -288,10 +292,21 @@ describe('what a scan leaves behind', () => {
         expect(response.statusCode).toBe(302)
       }
       expect((await logged.inject({ method: 'GET', url: '/q/zzzzzzzzzzzz', remoteAddress: address, headers: { 'user-agent': agent } })).statusCode).toBe(404)
+      // Requests under the link that no route takes: a method it does not answer, a stray slash, a broken escape.
+      for (const [method, url] of [
+        ['OPTIONS', `/q/${code}`],
+        ['GET', `/q/${code}/`],
+        ['GET', `/q//${code}`],
+        ['GET', `/q/${code}%`],
+        ['GET', '/q'],
+      ] as const) {
+        const stray = await logged.inject({ method, url, remoteAddress: address, headers: { 'user-agent': agent } })
+        expect(stray.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400)
+      }
       const text = lines.join('')
       expect(text).toContain('/q/:code')
       expect(text).toContain('request completed')
-      for (const kept of [address, '203.0.113.9', agent, 'EscaneoDePrueba', 'remoteAddress', 'remotePort', 'utm_source']) expect(text).not.toContain(kept)
+      for (const kept of [address, '203.0.113.9', agent, 'EscaneoDePrueba', 'remoteAddress', 'remotePort', 'utm_source', code]) expect(text).not.toContain(kept)
     } finally {
       await logged.close()
     }

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { QR_CODE_PATTERN, QR_LINK_PREFIX, QR_SCAN_EVENT_WINDOW_MS, QR_SCANS_COUNTED_PER_MINUTE, errorResponses } from '@letters/contracts'
 import { recordQrScan } from '@letters/letters'
@@ -33,12 +32,6 @@ export function destination(trackingUrl: string, requestUrl: string): string {
 }
 
 /**
- * A QR link's request is logged without the address it came from, its port or its query:
- * nothing in the logs ties a scan to a person.
- */
-const logSerializers = { req: (request: FastifyRequest) => ({ method: request.method, route: request.routeOptions.url }) }
-
-/**
  * The short link a letter's QR code encodes, `/q/{code}`: outside the scope that requires a
  * caller, inside the API's document and its rate limit (per address, as before a key).
  */
@@ -46,7 +39,7 @@ const qrRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     `${QR_LINK_PREFIX}:code`,
     {
-      logSerializers,
+      // Logged without its code, query or the address it came from: the shell's request log line (requestLogLine).
       schema: {
         summary: 'The short link of a letter’s QR code: counts the scan and redirects to the letter’s trackingUrl',
         description:
