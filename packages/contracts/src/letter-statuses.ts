@@ -32,17 +32,17 @@ export const letterStatusNames: Record<LetterStatus, string> = {
 }
 
 /**
- * The statuses in which a letter no longer needs its recipient, message or files: the floor is
- * done with it, or never will be. Only in these is its personal data erased (on request, or
- * PERSONAL_DATA_RETENTION_MS after it got there), and an erased letter never moves to any other.
- */
-/**
  * The statuses a client may cancel a letter in, and be refunded: the moves into `cancelled` of the
  * transition table (packages/letters/src/transitions.ts), which checks this list against them.
  * Here so that the dashboard offers "Cancelar carta" where the API takes it.
  */
 export const cancellableStatuses = ['scheduled', 'received', 'ready_for_print'] as const satisfies readonly LetterStatus[]
 
+/**
+ * The statuses in which a letter no longer needs its recipient, message or files: the floor is
+ * done with it, or never will be. Only in these is its personal data erased (on request, or
+ * PERSONAL_DATA_RETENTION_MS after it got there), and an erased letter never moves to any other.
+ */
 export const erasableStatuses = ['printed', 'mailed', 'returned', 'cancelled', 'address_rejected', 'failed'] as const satisfies readonly LetterStatus[]
 export type ErasableStatus = (typeof erasableStatuses)[number]
 

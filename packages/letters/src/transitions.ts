@@ -48,8 +48,9 @@ export function statusesInto<To extends LetterStatus>(to: To): Array<StatusInto<
 /** What the client may still cancel (and be refunded for): the contracts' list, which must name exactly the moves into `cancelled`. */
 export const cancellableStatuses: readonly CancellableStatus[] = declaredCancellable
 export type CancellableStatus = StatusInto<'cancelled'>
-// A move into `cancelled` that the list leaves out fails to compile here (one it adds, above).
-const noMoveLeftOut: [Exclude<CancellableStatus, (typeof declaredCancellable)[number]>] extends [never] ? true : never = true
+/** The statuses the table moves into `cancelled` from and the contracts' list leaves out: none, or the line below fails to compile. */
+type MissingFromCancellableStatuses = Exclude<CancellableStatus, (typeof declaredCancellable)[number]>
+const noMoveLeftOut: [MissingFromCancellableStatuses] extends [never] ? true : MissingFromCancellableStatuses = true
 void noMoveLeftOut
 
 /** The statuses after the post has it: news of a letter already delivered (or not), not a step of its way. */
