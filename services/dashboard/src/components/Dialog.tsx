@@ -5,7 +5,20 @@ import { ErrorBox } from './Status'
  * A modal <dialog>: showModal() keeps focus inside it, Escape closes it, and the browser gives
  * focus back to the button that opened it.
  */
-export function Dialog({ open, title, onClose, children }: { open: boolean; title: string; onClose: () => void; children: ReactNode }) {
+export function Dialog({
+  open,
+  title,
+  onClose,
+  children,
+  wide = false,
+}: {
+  open: boolean
+  title: string
+  onClose: () => void
+  children: ReactNode
+  /** As wide as the screen allows, for a picture to be looked at closely (a proof page). */
+  wide?: boolean
+}) {
   const ref = useRef<HTMLDialogElement>(null)
   const titleId = useId()
   useEffect(() => {
@@ -15,7 +28,7 @@ export function Dialog({ open, title, onClose, children }: { open: boolean; titl
     if (!open && dialog.open) dialog.close()
   }, [open])
   return (
-    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} className="dialog">
+    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} className={wide ? 'dialog dialog-wide' : 'dialog'}>
       {open && (
         <>
           <h2 id={titleId}>{title}</h2>

@@ -291,7 +291,7 @@ function ProofThumbnails({ card }: { card: Card }) {
           Abrir la prueba completa en PDF
         </a>
       </p>
-      <Dialog open={open !== undefined} title={open ? (pages[open - 1] ?? 'Prueba') : 'Prueba'} onClose={() => setOpen(undefined)}>
+      <Dialog wide open={open !== undefined} title={open ? (pages[open - 1] ?? 'Prueba') : 'Prueba'} onClose={() => setOpen(undefined)}>
         {open !== undefined && <img className="proof-large" src={src(open)} alt={pages[open - 1] ?? 'Prueba'} />}
         <div className="actions">
           <button type="button" onClick={() => setOpen(undefined)} autoFocus>
