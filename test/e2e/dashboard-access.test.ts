@@ -8,14 +8,14 @@ import { createServer } from 'node:http'
 import { once } from 'node:events'
 import { describe, expect, onTestFinished, vi } from 'vitest'
 import { and, eq } from 'drizzle-orm'
-import type { BrowserContext, Page, Request } from 'playwright-core'
+import type { Page, Request } from 'playwright-core'
 import { apiKeys, dashboardSessions, dashboardUsers, letters, type Db } from '@letters/db'
 import { adminAccount } from '../support/accounts.js'
-import { DASHBOARD_ORIGIN, DashboardBrowser, GOOD_PASSWORD, invitationToken, inviteThroughAdmin } from '../support/dashboard.js'
+import { DASHBOARD_ORIGIN, DashboardBrowser, GOOD_PASSWORD, invitationToken, inviteThroughAdmin, newUser } from '../support/dashboard.js'
 import { singleLetter } from '../support/factories.js'
 import { adminCampaign, publicClient } from '../support/gateway.js'
 import { until } from '../support/wait.js'
-import { dashboardTest, failedLoad, heading, openTab, unexpected } from '../support/dashboard-browser.js'
+import { dashboardTest, failedLoad, heading, openTab, signedInTab, unexpected } from '../support/dashboard-browser.js'
 
 /** Three wrong passwords a window, and a window longer than the SDK's longest wait before a retry (30 s): the page shows the 429 at once. */
 const FAILURES_MAX = 3
@@ -33,20 +33,8 @@ const nav = (page: Page) => page.getByRole('navigation', { name: 'Principal' })
 const alert = (page: Page) => page.getByRole('alert')
 
 /** A person of the account with a password: invited through the admin API, the link followed over inject, then signed out there. */
-async function person(app: Parameters<typeof inviteThroughAdmin>[0], accountId: string, role: 'owner' | 'member' | 'viewer') {
-  const email = `${role}-${crypto.randomUUID().slice(0, 8)}@example.com`
-  const invitation = await inviteThroughAdmin(app, accountId, email, role)
-  const elsewhere = new DashboardBrowser(app)
-  const user = await elsewhere.accept(invitation)
-  expect((await elsewhere.delete('/session')).statusCode).toBe(204)
-  return { id: user.id, email }
-}
-
-/** Signs the context in as the page does (POST /session from our origin): its cookies are the context's. */
-async function signIn(context: BrowserContext, baseUrl: string, email: string) {
-  const response = await context.request.post(`${baseUrl}/session`, { data: { email, password: GOOD_PASSWORD }, headers: { origin: baseUrl } })
-  expect(response.status(), await response.text()).toBe(200)
-}
+const person = (app: Parameters<typeof inviteThroughAdmin>[0], accountId: string, role: 'owner' | 'member' | 'viewer') =>
+  newUser(app, accountId, role, { signOut: true })
 
 const sessionsOf = (db: Db, userId: string) => db.select().from(dashboardSessions).where(eq(dashboardSessions.userId, userId))
 
@@ -209,7 +197,7 @@ describe('signing in to the dashboard', () => {
   }) => {
     const account = await adminAccount(pipeline.app, 10)
     const { id, email } = await person(pipeline.app, account.id, 'owner')
-    const { context, page, problems, settled } = await openTab(browser, baseUrl)
+    const { page, problems, settled } = await signedInTab(browser, baseUrl, { email })
     // Only once the open page's own requests are answered: one still on its way would meet the ended session too.
     const expire = async () => {
       await settled()
@@ -218,7 +206,6 @@ describe('signing in to the dashboard', () => {
       expect(expired).toHaveLength(1)
     }
 
-    await signIn(context, baseUrl, email)
     await page.goto('/dashboard/cartas')
     await heading(page, 'Cartas').waitFor()
     await expire()
@@ -263,9 +250,8 @@ describe('a viewer', () => {
       async () => (await pipeline.app.db.select({ status: letters.status }).from(letters).where(eq(letters.id, printed)))[0]?.status === 'printed',
       { timeoutMs: 90_000, everyMs: 100 },
     )
-    const { email } = await person(pipeline.app, account.id, 'viewer')
-    const { context, page, problems } = await openTab(browser, baseUrl)
-    await signIn(context, baseUrl, email)
+    const viewer = await person(pipeline.app, account.id, 'viewer')
+    const { context, page, problems } = await signedInTab(browser, baseUrl, viewer)
 
     await page.goto('/dashboard/')
     await heading(page, 'Inicio').waitFor()
@@ -327,9 +313,7 @@ describe('the navigation', () => {
   }) => {
     const account = await adminAccount(pipeline.app, 50, 'Papelería Luna', { name: 'Papelería Luna' })
     const visit = async (role: 'owner' | 'member') => {
-      const { email } = await person(pipeline.app, account.id, role)
-      const { context, page, problems } = await openTab(browser, baseUrl)
-      await signIn(context, baseUrl, email)
+      const { page, problems } = await signedInTab(browser, baseUrl, await person(pipeline.app, account.id, role))
       await page.goto('/dashboard/')
       await heading(page, 'Inicio').waitFor()
       const links = await nav(page).getByRole('link').allInnerTexts()
@@ -378,8 +362,7 @@ describe('Equipo', () => {
     await membersBrowser.signIn(member.email)
     expect((await membersBrowser.get('/session')).statusCode).toBe(200)
 
-    const { context, page, problems } = await openTab(browser, baseUrl)
-    await signIn(context, baseUrl, owner.email)
+    const { page, problems } = await signedInTab(browser, baseUrl, owner)
     await page.goto('/dashboard/equipo')
     await heading(page, 'Equipo').waitFor()
     const team = page.getByRole('region', { name: 'Personas del equipo' })
@@ -438,9 +421,7 @@ describe('another site', () => {
     browser,
   }) => {
     const account = await adminAccount(pipeline.app, 50)
-    const { email } = await person(pipeline.app, account.id, 'owner')
-    const { context, page } = await openTab(browser, baseUrl)
-    await signIn(context, baseUrl, email)
+    const { context, page } = await signedInTab(browser, baseUrl, await person(pipeline.app, account.id, 'owner'))
     await page.goto('/dashboard/')
     await heading(page, 'Inicio').waitFor()
 

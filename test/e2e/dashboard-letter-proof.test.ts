@@ -7,15 +7,14 @@
 import { mkdir } from 'node:fs/promises'
 import { describe, expect, vi } from 'vitest'
 import { and, eq } from 'drizzle-orm'
-import type { Browser } from 'playwright-core'
-import { accounts, ledgerEntries, letters } from '@letters/db'
+import { ledgerEntries, letters } from '@letters/db'
 import { cardSvg } from '../support/artwork.js'
 import { adminAccount } from '../support/accounts.js'
-import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
-import { dashboardTest, heading, openTab } from '../support/dashboard-browser.js'
+import { newUser } from '../support/dashboard.js'
+import { dashboardTest, heading, signedInTab } from '../support/dashboard-browser.js'
 import { singleLetter } from '../support/factories.js'
 import { adminClient, publicClient } from '../support/gateway.js'
-import type { Pipeline } from '../support/pipeline.js'
+import { balanceOf } from '../support/ledger.js'
 
 const it = dashboardTest({ label: 'dashboard-letter-proof' })
 
@@ -23,16 +22,6 @@ const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 
 // A browser on a 2-core machine beside other files: tens of seconds, not seconds.
 vi.setConfig({ testTimeout: 120_000 })
-
-/** A new tab signed in as a new owner of the account (invited through the admin API, the link followed over inject). */
-async function ownerTab(app: Pipeline['app'], browser: Browser, baseUrl: string, accountId: string) {
-  const email = `owner-${crypto.randomUUID().slice(0, 8)}@example.com`
-  await new DashboardBrowser(app).accept(await inviteThroughAdmin(app, accountId, email, 'owner'))
-  const tab = await openTab(browser, baseUrl)
-  const session = await tab.context.request.post(`${baseUrl}/session`, { data: { email, password: GOOD_PASSWORD }, headers: { origin: baseUrl } })
-  expect(session.status(), await session.text()).toBe(200)
-  return tab
-}
 
 describe("a letter's page", () => {
   it('shows a preprinted card’s front, its handwriting and its envelope as the proof’s three pages, each image drawn', async ({
@@ -52,7 +41,8 @@ describe("a letter's page", () => {
     expect(sent.statusCode, sent.body).toBe(200)
     const letterId = sent.json<{ cardId: string }>().cardId
 
-    const { page, problems } = await ownerTab(app, browser, baseUrl, account.id)
+    // A new owner of the account, signed in in a new tab.
+    const { page, problems } = await signedInTab(browser, baseUrl, await newUser(app, account.id))
 
     await page.goto(`/dashboard/cartas/${letterId}`)
     await heading(page, 'Carta para Lucía García').waitFor()
@@ -78,7 +68,6 @@ describe("a letter's page", () => {
   }) => {
     const app = pipeline.app
     const account = await adminAccount(app, 10, 'Papelería Luna')
-    const balanceOf = async () => (await app.db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, account.id)))[0]!.balance
     // A day ahead: scheduled, so that it can be cancelled and no worker moves it meanwhile.
     const client = publicClient(app, account.apiKey)
     const sent = await client.post('/single', singleLetter(account, { sendAt: new Date(Date.now() + 26 * 3_600_000).toISOString() }))
@@ -86,9 +75,10 @@ describe("a letter's page", () => {
     const letterId = sent.json<{ cardId: string }>().cardId
     const letterRow = async () => (await app.db.select().from(letters).where(eq(letters.id, letterId)))[0]!
     expect(await letterRow()).toMatchObject({ status: 'scheduled', cost: 3 })
-    expect(await balanceOf()).toBe(7)
+    expect(await balanceOf(app.db, account.id)).toBe(7)
 
-    const { page, problems } = await ownerTab(app, browser, baseUrl, account.id)
+    // A new owner of the account, signed in in a new tab.
+    const { page, problems } = await signedInTab(browser, baseUrl, await newUser(app, account.id))
     await page.goto(`/dashboard/cartas/${letterId}`)
     await heading(page, 'Carta para Lucía García').waitFor()
     const status = page.locator('.letter-status .badge')
@@ -126,7 +116,7 @@ describe("a letter's page", () => {
     await expect.poll(() => page.locator('.timeline-status').allInnerTexts()).toEqual(['Programada', 'Cancelada'])
     expect(await page.getByRole('button', { name: 'Cancelar carta' }).count()).toBe(0)
     expect((await letterRow()).status).toBe('cancelled')
-    expect(await balanceOf()).toBe(10)
+    expect(await balanceOf(app.db, account.id)).toBe(10)
     expect((await client.get('/balance')).json()).toMatchObject({ balance: 10 })
     expect(
       await app.db

@@ -8,16 +8,17 @@
 import { describe, expect, onTestFinished, vi } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import type { Browser, Request } from 'playwright-core'
-import { accounts, apiKeys, ledgerEntries, letters, type Db } from '@letters/db'
+import { apiKeys, ledgerEntries, letters, type Db } from '@letters/db'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
 import { adminAccount } from '../support/accounts.js'
-import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
+import { newUser } from '../support/dashboard.js'
 import { singleLetter } from '../support/factories.js'
+import { balanceOf } from '../support/ledger.js'
 import { adminCampaign, publicClient } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 import { until } from '../support/wait.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-import { dashboardTest, failedLoad, heading, openTab, unexpected } from '../support/dashboard-browser.js'
+import { dashboardTest, failedLoad, heading, signedInTab, unexpected } from '../support/dashboard-browser.js'
 
 const it = dashboardTest({
   label: 'dashboard-letters',
@@ -33,18 +34,11 @@ vi.setConfig({ testTimeout: 180_000 })
  * new tab: invited through the admin API, the link followed over inject, the password typed in
  * POST /session from the browser's context.
  */
-async function ownerTab(app: Parameters<typeof adminAccount>[0], browser: Browser, baseUrl: string, credits: number) {
+async function newAccountTab(app: Parameters<typeof adminAccount>[0], browser: Browser, baseUrl: string, credits: number) {
   const account = await adminAccount(app, credits, 'Papelería Luna', { name: 'Papelería Luna' })
-  const email = `owner-${crypto.randomUUID().slice(0, 8)}@example.com`
-  await new DashboardBrowser(app).accept(await inviteThroughAdmin(app, account.id, email, 'owner'))
-  const tab = await openTab(browser, baseUrl)
-  const response = await tab.context.request.post(`${baseUrl}/session`, { data: { email, password: GOOD_PASSWORD }, headers: { origin: baseUrl } })
-  expect(response.status(), await response.text()).toBe(200)
-  return { account, ...tab }
+  return { account, ...(await signedInTab(browser, baseUrl, await newUser(app, account.id))) }
 }
 
-const balanceOf = async (db: Db, accountId: string) =>
-  (await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId)))[0]!.balance
 const lettersOf = (db: Db, accountId: string) => db.select().from(letters).where(eq(letters.accountId, accountId))
 const chargesOf = (db: Db, accountId: string) =>
   db
@@ -58,7 +52,7 @@ describe('Nueva carta', () => {
     baseUrl,
     browser,
   }) => {
-    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 50)
+    const { account, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 50)
     const singles: Array<string | null> = []
     page.on('request', (request) => {
       if (request.method() === 'POST' && new URL(request.url()).pathname === '/single') singles.push(request.headers()['idempotency-key'] ?? null)
@@ -185,7 +179,7 @@ describe('Envío masivo', () => {
     baseUrl,
     browser,
   }) => {
-    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 50)
+    const { account, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 50)
     const campaignId = await adminCampaign(pipeline.app, account)
     const rows = [
       ['Lucía', 'García', 'Calle Mayor 1', '28013', 'Madrid', 'España', 'OTONO10'],
@@ -247,7 +241,7 @@ describe('Envío masivo, columns by name', () => {
     baseUrl,
     browser,
   }) => {
-    const { account, context, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 50)
+    const { account, context, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 50)
     const campaignId = await adminCampaign(pipeline.app, account)
     // The CSV bodies the page sends to /cards/bulk, read in the page: the SDK sends a Request whose
     // body Chromium reports to the test as a stream, without its text (postData() is null).
@@ -335,7 +329,7 @@ describe('Inicio', () => {
       await receiver.close()
     })
     // 20 credits: below ten letters abroad (10 × 5), the API's low balance.
-    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 20)
+    const { account, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 20)
     const client = publicClient(pipeline.app, account.apiKey)
     const endpoint = await client.post('/webhooks', { url: receiver.url })
     expect(endpoint.statusCode, endpoint.body).toBe(201)
@@ -404,7 +398,7 @@ describe('Inicio', () => {
 
 describe('Desarrolladores', () => {
   it('shows a new API key once, lists it by its first 12 characters, and "Revocar" makes the API answer it 401', async ({ pipeline, baseUrl, browser }) => {
-    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 20)
+    const { account, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 20)
     await page.goto('/dashboard/desarrolladores')
     await heading(page, 'Desarrolladores').waitFor()
     const keys = page.getByRole('region', { name: 'Claves de la API' })
@@ -459,7 +453,7 @@ describe('Desarrolladores', () => {
       await worker.close()
       await receiver.close()
     })
-    const { account, page, problems } = await ownerTab(pipeline.app, browser, baseUrl, 20)
+    const { account, page, problems } = await newAccountTab(pipeline.app, browser, baseUrl, 20)
     await page.goto('/dashboard/desarrolladores')
     await heading(page, 'Desarrolladores').waitFor()
     await page.getByRole('button', { name: 'Añadir endpoint' }).click()

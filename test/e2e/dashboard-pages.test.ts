@@ -10,17 +10,17 @@
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { describe, expect, onTestFinished, vi } from 'vitest'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import { describe, expect, vi } from 'vitest'
+import type { Browser, Locator, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
 import { cardSvg, logoSvg, signatureSvg } from '../support/artwork.js'
-import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
+import { inviteThroughAdmin, newUser } from '../support/dashboard.js'
 import { adminClient, publicClient } from '../support/gateway.js'
 import { silentLog } from '../support/pipeline.js'
 import { until } from '../support/wait.js'
 import { startWebhookReceiver } from '../support/webhook-receiver.js'
-import { DESKTOP, PHONE, dashboardTest } from '../support/dashboard-browser.js'
+import { DESKTOP, PHONE, dashboardTest, openTab, signedInTab } from '../support/dashboard-browser.js'
 import type { Pipeline } from '../support/pipeline.js'
 
 const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -132,9 +132,8 @@ async function usedAccount(pipeline: Pipeline, onCleanup: (fn: () => Promise<voi
   await until('the deliveries', () => receiver.received.length >= 6, { timeoutMs: 60_000 })
 
   // The team: the owner who signs in, a member, and a viewer who has not followed the link yet.
-  const owner = 'ana@papelerialuna.es'
-  await new DashboardBrowser(pipeline.app).accept(await inviteThroughAdmin(pipeline.app, account.id, owner, 'owner'))
-  await new DashboardBrowser(pipeline.app).accept(await inviteThroughAdmin(pipeline.app, account.id, 'jorge@papelerialuna.es', 'member'))
+  const owner = await newUser(pipeline.app, account.id, 'owner', { email: 'ana@papelerialuna.es' })
+  await newUser(pipeline.app, account.id, 'member', { email: 'jorge@papelerialuna.es' })
   const pending = await inviteThroughAdmin(pipeline.app, account.id, 'lectura@gestoria-sur.es', 'viewer')
   return { accountId: account.id, owner, letterId: printed.lucia, invitation: new URL(pending.invitationUrl) }
 }
@@ -287,22 +286,9 @@ async function tabTo(page: Page, target: Locator, most = 80) {
   throw new Error(`${most} tabs did not reach the page's main action`)
 }
 
-async function openPage(browser: Browser, baseUrl: string, account: Account, signedIn: boolean, viewport: typeof DESKTOP) {
-  const context: BrowserContext = await browser.newContext({ baseURL: baseUrl, viewport, locale: 'es-ES', timezoneId: 'Europe/Madrid' })
-  onTestFinished(() => context.close())
-  context.setDefaultTimeout(30_000)
-  if (signedIn) {
-    const response = await context.request.post(`${baseUrl}/session`, { data: { email: account.owner, password: GOOD_PASSWORD }, headers: { origin: baseUrl } })
-    expect(response.status(), await response.text()).toBe(200)
-  }
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()} [${message.location().url}]`)
-  })
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
-  return { page, problems }
-}
+/** A fresh tab, signed in as the account's owner or not; its console's warnings count as problems too. */
+const openPage = (browser: Browser, baseUrl: string, account: Account, signedIn: boolean, viewport: typeof DESKTOP) =>
+  signedIn ? signedInTab(browser, baseUrl, account.owner, viewport, { warnings: true }) : openTab(browser, baseUrl, viewport, { warnings: true })
 
 describe('every page of the dashboard', () => {
   it.for(pages)(

@@ -18,10 +18,10 @@ import type { Browser, Page } from 'playwright-core'
 import sharp from 'sharp'
 import { letters } from '@letters/db'
 import { adminAccount } from '../support/accounts.js'
-import { DashboardBrowser, GOOD_PASSWORD, inviteThroughAdmin } from '../support/dashboard.js'
+import { newUser, type Credentials } from '../support/dashboard.js'
 import { adminCampaign, adminClient, publicClient } from '../support/gateway.js'
 import { until } from '../support/wait.js'
-import { DESKTOP, dashboardTest, heading, openTab, unexpected } from '../support/dashboard-browser.js'
+import { DESKTOP, dashboardTest, heading, signedInTab, unexpected } from '../support/dashboard-browser.js'
 import type { Pipeline } from '../support/pipeline.js'
 
 const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
@@ -69,10 +69,8 @@ async function trackedAccount(pipeline: Pipeline) {
     WHERE id = ${ids.lucia}`)
   await app.db.execute(sql`UPDATE letters SET qr_scans = 1, first_scanned_at = now(), last_scanned_at = now() WHERE id = ${ids.jorge}`)
 
-  const owner = `ana-${crypto.randomUUID().slice(0, 8)}@papelerialuna.es`
-  await new DashboardBrowser(app).accept(await inviteThroughAdmin(app, account.id, owner, 'owner'))
-  const viewer = `lectura-${crypto.randomUUID().slice(0, 8)}@gestoria-sur.es`
-  await new DashboardBrowser(app).accept(await inviteThroughAdmin(app, account.id, viewer, 'viewer'))
+  const owner = await newUser(app, account.id, 'owner', { email: `ana-${crypto.randomUUID().slice(0, 8)}@papelerialuna.es` })
+  const viewer = await newUser(app, account.id, 'viewer', { email: `lectura-${crypto.randomUUID().slice(0, 8)}@gestoria-sur.es` })
   return { account, campaignId, ids, client, owner, viewer }
 }
 
@@ -80,14 +78,6 @@ const it = dashboardTest({ label: 'dashboard-tracking' }).extend('tracked', { sc
 
 // A browser drawing each page twice, with axe-core, on a 2-core machine beside other files.
 vi.setConfig({ testTimeout: 180_000 })
-
-/** A tab signed in as `email`, at `viewport`. */
-async function signedInTab(browser: Browser, baseUrl: string, email: string, viewport = DESKTOP) {
-  const tab = await openTab(browser, baseUrl, viewport)
-  const response = await tab.context.request.post(`${baseUrl}/session`, { data: { email, password: GOOD_PASSWORD }, headers: { origin: baseUrl } })
-  expect(response.status(), await response.text()).toBe(200)
-  return tab
-}
 
 /** The page drawn and settled: its title, nothing loading, every image loaded. */
 async function settled(page: Page, title: string) {
@@ -110,14 +100,14 @@ async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * The page at `path` as `email` sees it on a desktop and on a phone: `check` run on each, then
+ * The page at `path` as `who` sees it on a desktop and on a phone: `check` run on each, then
  * axe-core and the page's width; the desktop's full page written to docs/dashboard/`screenshot`
  * when asked. What was wrong, one line each.
  */
 async function onBothScreens(
   browser: Browser,
   baseUrl: string,
-  email: string,
+  who: Credentials,
   shown: { path: string; title: string; screenshot?: string },
   check: (page: Page) => Promise<void>,
 ): Promise<string[]> {
@@ -126,7 +116,7 @@ async function onBothScreens(
     ['desktop', DESKTOP],
     ['phone', PHONE],
   ] as const) {
-    const { page, problems } = await signedInTab(browser, baseUrl, email, viewport)
+    const { page, problems } = await signedInTab(browser, baseUrl, who, viewport)
     await page.goto(shown.path)
     await settled(page, shown.title)
     await check(page)

@@ -4,6 +4,7 @@ import { outbox } from '@letters/db'
 import type { Printer } from '@letters/production-worker/printer'
 import { SpoolPrinter } from '@letters/production-worker/printer'
 import { ADMIN_TOKEN } from '../support/context.js'
+import { metricSamples } from '../support/metrics.js'
 import { it as base } from '../support/fixtures.js'
 import { reachStatus, type Pipeline } from '../support/pipeline.js'
 import { RETRIED_DETAIL } from '@letters/letters'
@@ -87,9 +88,7 @@ async function floorIdle(pipeline: Pipeline) {
 
 /** letters_queue_jobs{queue="production",state="failed"}, as Prometheus scrapes it from the gateway. */
 async function failedGauge(pipeline: Pipeline): Promise<number> {
-  const scraped = await pipeline.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-  const line = scraped.body.split('\n').find((row) => row.startsWith('letters_queue_jobs{queue="production",state="failed"}'))
-  return Number(line?.split(' ').at(-1))
+  return Number((await metricSamples(pipeline.app, 'letters_queue_jobs'))['letters_queue_jobs{queue="production",state="failed"}'])
 }
 
 const printsOf = (floor: Floor, id: string) => [floor.prints.get(`${id}.card.pdf`) ?? 0, floor.prints.get(`${id}.envelope.pdf`) ?? 0]

@@ -6,8 +6,8 @@ import { ledgerEntries, printHandoffs } from '@letters/db'
 import { TEST_RENDERED_DETAIL } from '@letters/production-worker/produce-letter'
 import { TEST_MAILED_DETAIL } from '@letters/pipeline'
 import { startWebhookWorker } from '@letters/webhook-worker/worker'
-import { ADMIN_TOKEN } from '../support/context.js'
 import { it as base } from '../support/fixtures.js'
+import { metricSamples } from '../support/metrics.js'
 import { reachStatus, silentLog, type CardView, type Pipeline } from '../support/pipeline.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 
@@ -53,19 +53,6 @@ async function testReaches(testMode: TestMode, id: string, status: string) {
 
 const ledgerCount = async (pipeline: Pipeline) =>
   (await pipeline.app.db.select().from(ledgerEntries).where(eq(ledgerEntries.accountId, pipeline.account.id))).length
-
-const scrape = async (pipeline: Pipeline) => {
-  const response = await pipeline.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-  expect(response.statusCode).toBe(200)
-  return response.body
-}
-const sample = (text: string, name: string) =>
-  Number(
-    text
-      .split('\n')
-      .find((row) => row.startsWith(`${name} `))
-      ?.slice(name.length + 1) ?? 0,
-  )
 
 /** The first delivery of each webhook-id a receiver got for a letter. */
 const deliveredFor = (receiver: WebhookReceiver, letterId: string) => {
@@ -118,7 +105,7 @@ const it = base
    * printed; with the account's balance, ledger and metrics from just before they were sent.
    */
   .extend('sent', { scope: 'file' }, async ({ pipeline, testMode }) => {
-    const before = { balance: await pipeline.balance(), entries: await ledgerCount(pipeline), metrics: await scrape(pipeline) }
+    const before = { balance: await pipeline.balance(), entries: await ledgerCount(pipeline), metrics: await metricSamples(pipeline.app) }
     const single = await sendTest(pipeline, testMode, 'single')
     const campaign = await sendTest(pipeline, testMode, 'campaign')
     const live = await pipeline.send()
@@ -178,8 +165,8 @@ describe('test letters on the running pipeline', () => {
     expect(await pipeline.balance()).toBe(balanceBefore - liveCard.cost)
 
     // Metrics tell the modes apart.
-    const metricsAfter = await scrape(pipeline)
-    const delta = (name: string) => sample(metricsAfter, name) - sample(metricsBefore, name)
+    const metricsAfter = await metricSamples(pipeline.app)
+    const delta = (name: string) => (metricsAfter[name] ?? 0) - (metricsBefore[name] ?? 0)
     expect(delta('letters_created_total{type="single",country="ES",mode="test"}')).toBe(1)
     expect(delta('letters_created_total{type="campaign",country="ES",mode="test"}')).toBe(1)
     expect(delta('letters_created_total{type="single",country="ES",mode="live"}')).toBe(1)

@@ -1,5 +1,6 @@
-import { onTestFinished } from 'vitest'
+import { expect, onTestFinished } from 'vitest'
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core'
+import { GOOD_PASSWORD, type Credentials } from './dashboard.js'
 import { it as base } from './fixtures.js'
 import type { PipelineOptions } from './pipeline.js'
 import { launchChromium } from './system-tools.js'
@@ -36,15 +37,23 @@ export interface Tab {
   settled: () => Promise<void>
 }
 
+export interface TabOptions {
+  /** Console warnings recorded too, each line then headed by its type (`error: …`, `warning: …`). */
+  warnings?: boolean
+}
+
 /** A fresh browser context (its own cookies) and page, closed when the test ends; it records the page's console errors. */
-export async function openTab(browser: Browser, baseUrl: string, viewport = DESKTOP): Promise<Tab> {
+export async function openTab(browser: Browser, baseUrl: string, viewport = DESKTOP, { warnings = false }: TabOptions = {}): Promise<Tab> {
   const context = await browser.newContext({ baseURL: baseUrl, viewport, locale: 'es-ES', timezoneId: 'Europe/Madrid' })
   onTestFinished(() => context.close())
   context.setDefaultTimeout(30_000)
   const page = await context.newPage()
   const problems: string[] = []
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`${message.text()} [${message.location().url}]`)
+    const line = `${message.text()} [${message.location().url}]`
+    if (!warnings) {
+      if (message.type() === 'error') problems.push(line)
+    } else if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${line}`)
   })
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
   const pending = new Set<Request>()
@@ -69,6 +78,21 @@ export async function openTab(browser: Browser, baseUrl: string, viewport = DESK
     )
   }
   return { context, page, problems, settled }
+}
+
+/**
+ * A fresh tab (as `openTab`) signed in as `who`, the way the sign-in page does it: POST /session
+ * from the dashboard's origin, the cookies it sets the tab's. (The sign-in form itself is what
+ * dashboard-access.test.ts tests.)
+ */
+export async function signedInTab(browser: Browser, baseUrl: string, who: Credentials, viewport = DESKTOP, options: TabOptions = {}): Promise<Tab> {
+  const tab = await openTab(browser, baseUrl, viewport, options)
+  const response = await tab.context.request.post(`${baseUrl}/session`, {
+    data: { email: who.email, password: who.password ?? GOOD_PASSWORD },
+    headers: { origin: baseUrl },
+  })
+  expect(response.status(), await response.text()).toBe(200)
+  return tab
 }
 
 /** The console errors left once those a test provoked on purpose (each a pattern) are taken out. */

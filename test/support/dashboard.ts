@@ -106,3 +106,26 @@ export async function signedInUser(
   const user = await browser.accept(invitation)
   return { browser, user, email }
 }
+
+/** What a person signs in with: their email, and GOOD_PASSWORD unless said otherwise. */
+export interface Credentials {
+  email: string
+  password?: string
+}
+
+/**
+ * A new person of the account with GOOD_PASSWORD, to sign in with elsewhere (a browser tab):
+ * invited through the admin API as `role`, the link followed over inject. With `signOut`, the
+ * session that following the link opened is ended, so that the person's only session is the one a
+ * test opens.
+ */
+export async function newUser(
+  app: Pick<App, 'inject'>,
+  accountId: string,
+  role: DashboardRole = 'owner',
+  { email = `${role}-${crypto.randomUUID().slice(0, 8)}@example.com`, signOut = false }: { email?: string; signOut?: boolean } = {},
+) {
+  const { browser, user } = await signedInUser(app, accountId, role, email)
+  if (signOut) expect((await browser.delete('/session')).statusCode).toBe(204)
+  return { id: user.id, email, password: GOOD_PASSWORD }
+}

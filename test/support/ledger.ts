@@ -2,6 +2,10 @@ import { expect } from 'vitest'
 import { asc, eq, sql } from 'drizzle-orm'
 import { accounts, ledgerEntries, letterEvents, letters, outbox, type Db } from '@letters/db'
 
+/** The account's balance, as stored. */
+export const balanceOf = async (db: Db, accountId: string) =>
+  (await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId)))[0]!.balance
+
 /** What an account has in the database: balance, letters, ledger entries and queued jobs. */
 export async function moneyState(db: Db, accountId: string) {
   const [account] = await db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, accountId))

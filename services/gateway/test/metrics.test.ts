@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm'
 import { closeDb, createDb } from '@letters/db'
 import { testConfig } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
+import { samplesIn, scrapeMetrics } from '@letters/test/support/metrics'
 import { buildGateway, type App } from '../src/server.js'
 import { adminAccount, expectError, sendSingle } from './helpers.js'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
@@ -17,17 +18,13 @@ it.afterAll(async ({ gateway }) => {
 })
 
 const scrape = async (app: App) => {
-  const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
-  expect(response.statusCode).toBe(200)
-  expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/)
-  return response.body
+  const { contentType, text } = await scrapeMetrics(app, { token: METRICS_TOKEN })
+  expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/)
+  return text
 }
 
 /** The value of one sample, e.g. `letters_stuck{status="received"}`; undefined when absent. */
-function sample(text: string, name: string): number | undefined {
-  const line = text.split('\n').find((row) => row.startsWith(`${name} `))
-  return line === undefined ? undefined : Number(line.slice(name.length + 1))
-}
+const sample = (text: string, name: string): number | undefined => samplesIn(text)[name]
 
 describe('GET /metrics on the gateway', () => {
   it('still serves the gateway’s own metrics while Postgres does not answer', async ({ gateway }) => {
