@@ -376,6 +376,13 @@ export const letters = pgTable(
     /** When the letter's files (print files, kept proofs) left the artifact store, after its erasure committed; null until then. */
     artifactsRemovedAt: timestamp('artifacts_removed_at', { withTimezone: true }),
     /**
+     * Of a letter erased while in the post's hands (`mailed`): its address as the suppression list
+     * keeps one, the key (a hash of street, postal code and country for its account, no street)
+     * and the postal code, so that its return still puts the address on the list. Null otherwise.
+     */
+    returnAddressKey: text('return_address_key'),
+    returnZip: text('return_zip'),
+    /**
      * The letter's short code for people and scanners (envelope, manifest, the floor's scanner):
      * 10 characters of Crockford's base32, 50 bits of the md5 of the id, computed by Postgres
      * (`letter_code`, migration 0004) for every row, so no writer can forget it or get it wrong.

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
+import { suppressionKey } from '@letters/address'
 import type { Recipient, VerifiedAddress } from '@letters/contracts'
 import {
   letters,
@@ -143,7 +144,7 @@ export type EraseLock = 'wait' | 'skip'
  */
 export async function erasePersonalData(tx: Tx, where: SQL | undefined, options: { limit: number; lock: EraseLock }): Promise<string[]> {
   const picked = await tx
-    .select({ id: letters.id, accountId: letters.accountId, recipient: letters.recipient, address: letters.address })
+    .select({ id: letters.id, accountId: letters.accountId, status: letters.status, recipient: letters.recipient, address: letters.address })
     .from(letters)
     .where(and(erasableNow, where))
     .orderBy(asc(letters.updatedAt), asc(letters.id))
@@ -161,6 +162,7 @@ export async function erasePersonalData(tx: Tx, where: SQL | undefined, options:
       personalDataErasedAt: sql`now()`,
     })
     .where(inArray(letters.id, ids))
+  await keepReturnAddresses(tx, picked)
   await eraseFromEventDetails(tx, picked)
   await eraseFromEventBodies(tx, ids)
   // Raw SQL kept: the ids in the stored answers (POST /single and /card: cardId; a bulk request:
@@ -173,6 +175,24 @@ export async function erasePersonalData(tx: Tx, where: SQL | undefined, options:
         OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(response_body -> 'cardIds') = 'array' THEN response_body -> 'cardIds' END) c
                    WHERE c IN ${ids}))`)
   return ids
+}
+
+/**
+ * The letters the post still has (`mailed`) may come back: each keeps its address as the
+ * suppression list keeps one (its key, a hash without the street, of the recipient's address as
+ * the list compares new letters with it; and its postal code), so that a return after the
+ * erasure still puts the address on the list.
+ */
+async function keepReturnAddresses(tx: Tx, picked: ReadonlyArray<{ id: string; accountId: string; status: string; recipient: Recipient }>) {
+  const mailed = picked.filter((letter) => letter.status === 'mailed')
+  if (mailed.length === 0) return
+  // Raw SQL kept: one UPDATE … FROM unnest of the letters' ids, keys and postal codes.
+  await tx.execute(sql`
+    UPDATE letters SET return_address_key = kept.key, return_zip = kept.zip
+    FROM unnest(${sql.param(mailed.map((letter) => letter.id))}::uuid[],
+      ${sql.param(mailed.map((letter) => suppressionKey(letter.accountId, letter.recipient)))}::text[],
+      ${sql.param(mailed.map((letter) => letter.recipient.zip))}::text[]) AS kept(id, key, zip)
+    WHERE letters.id = kept.id`)
 }
 
 /** Due for erasure: the letter's last change of status (into an erasable one, by erasableNow) is older than `retentionMs`. */

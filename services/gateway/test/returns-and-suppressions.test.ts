@@ -4,9 +4,9 @@ import { describe, expect } from 'vitest'
 import { eq } from 'drizzle-orm'
 import { returnReasonLabels, returnReasons } from '@letters/contracts'
 import { letters, type LetterStatus } from '@letters/db'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
+import { metricSamples } from '@letters/test/support/metrics'
 import type { App } from '../src/app.js'
 import { bulkCampaign, bulkRecipient, type BulkAnswer } from './bulk-fixtures.js'
 import { FLOOR_TOKEN, UNKNOWN_ID, adminAccount, adminClient, expectError, publicClient, singleLetter } from './helpers.js'
@@ -45,8 +45,8 @@ const returnedEvents = async (app: App, apiKey: string, id: string) =>
 
 /** letters_returned_total by reason, as /metrics shows it. */
 async function returnedCounts(app: App): Promise<Record<string, number>> {
-  const text = (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body
-  return Object.fromEntries([...text.matchAll(/^letters_returned_total\{reason="(\w+)"\} (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]))
+  const samples = await metricSamples(app, 'letters_returned_total')
+  return Object.fromEntries(Object.entries(samples).map(([sample, value]) => [/reason="(\w+)"/.exec(sample)![1]!, value]))
 }
 /** What each reason's count went up by between two readings, the reasons that did not move left out. */
 const added = (before: Record<string, number>, after: Record<string, number>) =>
@@ -391,13 +391,49 @@ describe('erasure of a returned letter', () => {
     expectError(await publicClient(app, account.apiKey).post('/single', singleLetter(account, recipient)), 400, 'Bad Request', /como dirección incorrecta/)
   })
 
-  it('returns a letter erased before it came back, with no entry: no address is left to suppress', async ({ gateway: app, account }) => {
-    const id = await letterIn(app, account, 'mailed', { address: 'Calle Toledo 50' })
+  it('suppresses the address of a letter erased while the post had it, from the key the erasure kept, and refuses the next letter to it, charging nothing', async ({
+    gateway: app,
+    account,
+  }) => {
+    const recipient = { name: 'Remedios', surname: 'Villalba', address: 'Calle Toledo 50', zip: '28005', city: 'Madrid' }
+    const id = await letterIn(app, account, 'mailed', recipient)
     expect((await publicClient(app, account.apiKey).delete(`/cards/${id}/personal-data`)).statusCode).toBe(204)
+    const [kept] = await app.db
+      .select({ key: letters.returnAddressKey, zip: letters.returnZip, recipient: letters.recipient })
+      .from(letters)
+      .where(eq(letters.id, id))
+    // A hash and the postal code: no street, no name.
+    expect(kept).toEqual({ key: expect.stringMatching(/^[0-9a-f]{64}$/), zip: '28005', recipient: expect.objectContaining({ name: '', address: '' }) })
+
     const response = await returnedVia(app, id, 'bad_address')
     expect(response.statusCode, response.body).toBe(200)
-    expect(response.json()).toMatchObject({ card: { status: 'returned', returnReason: 'bad_address' }, suppressionId: null })
-    expect((await suppressionsOf(app, account.apiKey)).data).toEqual([])
+    const { suppressionId } = response.json<{ suppressionId: string | null }>()
+    expect(suppressionId).toEqual(expect.any(String))
+    expect((await suppressionsOf(app, account.apiKey)).data).toEqual([
+      { id: suppressionId, reason: 'bad_address', createdAt: expect.any(String), zip: '28005', country: 'ES' },
+    ])
+    const balance = await balanceOf(app, account.id)
+    expectError(
+      await publicClient(app, account.apiKey).post('/single', singleLetter(account, { ...recipient, address: 'C/ Toledo, 50' })),
+      400,
+      'Bad Request',
+      /como dirección incorrecta/,
+    )
+    expect(await balanceOf(app, account.id)).toBe(balance)
+  })
+
+  it('suppresses every address when returns and erasures of the same letters race, whichever commits first', async ({ gateway: app, account }) => {
+    const streets = ['Calle Olmo 3', 'Calle Pez 8', 'Calle Luna 21', 'Calle Sol 14', 'Calle Mesón de Paños 6']
+    const ids = await Promise.all(streets.map((address) => letterIn(app, account, 'mailed', { address, zip: '28013' })))
+    const client = publicClient(app, account.apiKey)
+    const answers = await Promise.all(ids.flatMap((id) => [returnedVia(app, id, 'moved'), client.delete(`/cards/${id}/personal-data`)]))
+    expect(answers.map((answer) => answer.statusCode)).toEqual(ids.flatMap(() => [200, 204]))
+    expect((await suppressionsOf(app, account.apiKey)).data).toHaveLength(streets.length)
+    const balance = await balanceOf(app, account.id)
+    for (const address of streets) {
+      expectError(await client.post('/single', singleLetter(account, { address, zip: '28013' })), 400, 'Bad Request', /se ha mudado/)
+    }
+    expect(await balanceOf(app, account.id)).toBe(balance)
   })
 })
 

@@ -6,7 +6,7 @@ import { letterEvents, letters, type Db, type LetterStatus, type Tx } from '@let
 import { ApiError, conflict } from '../../common/errors.js'
 import type { KeyScope } from '../../common/caller.js'
 import { assertCardId, cardNotFound, getAnyCard, getCard } from './cards.js'
-import { suppressAddress } from '../returns/index.js'
+import { sentToOf, suppressAddress } from '../returns/index.js'
 import { moveLetter, onPaperPerJournal, type CancellableStatus } from '@letters/letters'
 import type { PrintJournal } from '@letters/artifacts'
 
@@ -156,8 +156,8 @@ export class NotReturned extends ApiError {
  * `letter.returned` event, and (but for `refused`, which is about the person) its address on the
  * account's suppression list, all in one transaction. Nothing is refunded: the letter was made and
  * posted. By code (the floor's scanner) only a live letter is found; by id (ops) a test letter
- * too, so a client can try its integration. A letter whose personal data was erased has no
- * address left to suppress: it is returned all the same, with no entry.
+ * too, so a client can try its integration. A letter whose personal data was erased while the
+ * post had it is suppressed by what the erasure kept of its address (sentToOf).
  */
 export async function markReturned(db: Db, which: MailedLetter, reason: ReturnReason): Promise<admin.ReturnedLetter> {
   const outcome = await db.transaction(async (tx) => {
@@ -176,10 +176,14 @@ export async function markReturned(db: Db, which: MailedLetter, reason: ReturnRe
         'not_mailed',
       )
     }
-    const [row] = await tx.select({ recipient: letters.recipient }).from(letters).where(eq(letters.id, cardId))
+    const [row] = await tx
+      .select({ recipient: letters.recipient, returnAddressKey: letters.returnAddressKey, returnZip: letters.returnZip })
+      .from(letters)
+      .where(eq(letters.id, cardId))
+    const sentTo = row && sentToOf(letter.accountId, row, letter.erased)
     const suppressionId =
-      suppressesAddress(reason) && !letter.erased && row
-        ? await suppressAddress(tx, { id: cardId, accountId: letter.accountId, livemode: letter.livemode, recipient: row.recipient }, reason)
+      suppressesAddress(reason) && sentTo
+        ? await suppressAddress(tx, { id: cardId, accountId: letter.accountId, livemode: letter.livemode, sentTo }, reason)
         : null
     return { cardId, suppressionId }
   })

@@ -1,2 +1,2 @@
 /** The suppression list, as a new letter meets it: an address that came back is refused before anything is charged. */
-export { refuseSuppressed, suppressAddress, suppressedAddress, withSuppressionKey } from './suppressions.js'
+export { refuseSuppressed, sentToOf, suppressAddress, suppressedAddress, withSuppressionKey } from './suppressions.js'

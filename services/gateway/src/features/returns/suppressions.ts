@@ -52,6 +52,28 @@ export async function refuseSuppressed(ex: Executor, scope: KeyScope, letters: R
   })
 }
 
+/** An address as the list keeps it: its key (suppressionKey), postal code and country; never the street. */
+export interface SuppressedAddress {
+  key: string
+  zip: string
+  country: string
+}
+
+/**
+ * Where a returned letter went, as the list keeps it: from its recipient, or, once its personal
+ * data was erased, from what the erasure kept of a letter the post had (keepReturnAddresses);
+ * undefined for a letter erased before it was mailed, which the post cannot bring back.
+ */
+export function sentToOf(
+  accountId: string,
+  letter: { recipient: Pick<Recipient, 'address' | 'zip' | 'country'>; returnAddressKey: string | null; returnZip: string | null },
+  erased: boolean,
+): SuppressedAddress | undefined {
+  if (!erased) return { key: suppressionKey(accountId, letter.recipient), zip: letter.recipient.zip, country: letter.recipient.country }
+  if (letter.returnAddressKey === null || letter.returnZip === null) return undefined
+  return { key: letter.returnAddressKey, zip: letter.returnZip, country: letter.recipient.country }
+}
+
 /**
  * Puts a returned letter's address on its account's list (or renews its entry: the latest return
  * is the reason shown), in the caller's transaction; the entry's id.
@@ -63,7 +85,7 @@ export async function refuseSuppressed(ex: Executor, scope: KeyScope, letters: R
  */
 export async function suppressAddress(
   ex: Executor,
-  letter: { id: string; accountId: string; livemode: boolean; recipient: Pick<Recipient, 'address' | 'zip' | 'country'> },
+  letter: { id: string; accountId: string; livemode: boolean; sentTo: SuppressedAddress },
   reason: ReturnReason,
 ): Promise<string> {
   const [entry] = await ex
@@ -71,10 +93,10 @@ export async function suppressAddress(
     .values({
       accountId: letter.accountId,
       livemode: letter.livemode,
-      addressHash: suppressionKey(letter.accountId, letter.recipient),
+      addressHash: letter.sentTo.key,
       reason,
-      zip: letter.recipient.zip,
-      country: letter.recipient.country,
+      zip: letter.sentTo.zip,
+      country: letter.sentTo.country,
       letterId: letter.id,
     })
     .onConflictDoUpdate({
