@@ -101,6 +101,16 @@ function expectErased(after: Card, before: Card) {
   }
 }
 
+/** The pipeline's eraser, run every 200 ms with the pipeline's retention; stop it when done. */
+function startEraser(pipeline: Pipeline) {
+  const eraser = new PersonalDataEraser(
+    { db: pipeline.app.db, artifacts: pipeline.app.artifacts, log: silentLog },
+    { retentionMs: pipeline.config.personalDataRetentionMs, intervalMs: 200 },
+  )
+  eraser.start()
+  return eraser
+}
+
 describe('DELETE /cards/{cardId}/personal-data on a printed letter', () => {
   it('erases its recipient, message, proof and files from the database, the artifact store and Redis at once, keeping its status, history and charge', async ({
     pipeline,
@@ -195,11 +205,7 @@ describe('the personal data eraser', () => {
     ]
     expect((await traces(pipeline, erasedValues)).postgres).toEqual(erasedValues)
 
-    const eraser = new PersonalDataEraser(
-      { db: pipeline.app.db, artifacts: pipeline.app.artifacts, log: silentLog },
-      { retentionMs: pipeline.config.personalDataRetentionMs, intervalMs: 200 },
-    )
-    eraser.start()
+    const eraser = startEraser(pipeline)
     try {
       await expect
         .poll(async () => Promise.all([printed, mailed, cancelled].map(async (id) => (await cardOf(pipeline, id)).personalDataErasedAt !== null)), {
@@ -248,11 +254,7 @@ describe('the personal data eraser', () => {
     expect((await traces(pipeline, erasedValues)).postgres).toEqual(erasedValues)
     expect(await inArtifacts(pipeline, id)).toBe(true)
 
-    const eraser = new PersonalDataEraser(
-      { db: pipeline.app.db, artifacts: pipeline.app.artifacts, log: silentLog },
-      { retentionMs: pipeline.config.personalDataRetentionMs, intervalMs: 200 },
-    )
-    eraser.start()
+    const eraser = startEraser(pipeline)
     try {
       await expect
         .poll(async () => [(await cardOf(pipeline, id)).personalDataErasedAt !== null, await inArtifacts(pipeline, id)], { timeout: 30_000, interval: 250 })
