@@ -495,7 +495,9 @@ describe('POST /cards/bulk with a signature', () => {
 })
 
 describe('POST /cards/bulk?dryRun=true', () => {
-  it('answers what the request would create and cost, with every row’s error, as the real request answers it, charging, storing and keeping nothing', async ({ gateway: app }) => {
+  it('answers what the request would create and cost, with every row’s error, as the real request answers it, charging, storing and keeping nothing', async ({
+    gateway: app,
+  }) => {
     const { account, client, campaignId } = await accountWithCampaign(app, 100)
     const before = await moneyState(app.db, account.id)
     const body = {
