@@ -54,7 +54,8 @@ const letters = (text: string) =>
  */
 export function guessableParts(details: readonly string[]): string[] {
   const parts = new Set<string>()
-  for (const detail of details) {
+  // An email's two halves are details of their own: "ana.gil" and "papelerialuna.es".
+  for (const detail of details.flatMap((whole) => [whole, ...(whole.includes('@') ? whole.split('@') : [])])) {
     const words = detail
       .split(/[^\p{L}\p{N}]+/u)
       .map(letters)
