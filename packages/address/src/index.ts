@@ -19,4 +19,4 @@ export const offlineVerifier: AddressVerifier = {
   name: 'offline',
   verify: async (input) => normalizeAddress(input),
 }
-export { comparableAddress, suppressionKey, type AddressKeyInput } from './suppression-key.js'
+export { comparableAddress, suppressedAddressOf, suppressionKey, type AddressKeyInput, type SuppressedAddress } from './suppression-key.js'

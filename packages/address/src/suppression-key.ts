@@ -54,3 +54,15 @@ export function suppressionKey(accountId: string, input: AddressKeyInput): strin
     .update(`${accountId}\n${comparableAddress(input)}`)
     .digest('hex')
 }
+
+/** An address as a suppression list keeps it: its key (suppressionKey), its postal code and its country; never the street. */
+export interface SuppressedAddress {
+  key: string
+  zip: string
+  country: string
+}
+
+/** The address of one account's recipient as its suppression list keeps it. */
+export function suppressedAddressOf(accountId: string, input: AddressKeyInput): SuppressedAddress {
+  return { key: suppressionKey(accountId, input), zip: input.zip, country: input.country }
+}

@@ -1,6 +1,6 @@
 import { processIo } from './output.js'
 import { run } from './run.js'
 
-// No environment given: packages/config (cliEnvironment), the one reader of process.env, reads
-// LETTERS_URL, ADMIN_TOKEN and DATABASE_URL by their declarations, as the services' variables are.
+// No environment given: packages/config (cliEnvironment), the one reader of the process's
+// environment, reads LETTERS_URL, ADMIN_TOKEN and DATABASE_URL by their declarations.
 process.exitCode = await run(process.argv, undefined, processIo)

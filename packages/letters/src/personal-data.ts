@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, sql, type SQL } from 'drizzle-orm'
-import { suppressionKey } from '@letters/address'
-import type { Recipient, VerifiedAddress } from '@letters/contracts'
+import { suppressedAddressOf } from '@letters/address'
+import type { LetterStatus, Recipient, VerifiedAddress } from '@letters/contracts'
 import {
   letters,
   printBatches,
@@ -15,6 +15,7 @@ import {
   type Tx,
 } from '@letters/db'
 import { isoInstant } from './events.js'
+import { statusesInto } from './transitions.js'
 
 /**
  * What an erased letter's recipient holds instead of its fields: nothing, but its country (which
@@ -177,21 +178,23 @@ export async function erasePersonalData(tx: Tx, where: SQL | undefined, options:
   return ids
 }
 
+/** The statuses a letter may still be brought back by the post from: the moves into `returned`. */
+const returnableStatuses: readonly LetterStatus[] = statusesInto('returned')
+
 /**
- * The letters the post still has (`mailed`) may come back: each keeps its address as the
- * suppression list keeps one (its key, a hash without the street, of the recipient's address as
- * the list compares new letters with it; and its postal code), so that a return after the
- * erasure still puts the address on the list.
+ * The letters the post still has may come back: each keeps its address as the suppression list
+ * keeps one (suppressedAddressOf: its key, a hash without the street, and its postal code), so
+ * that a return after the erasure still puts the address on the list.
  */
-async function keepReturnAddresses(tx: Tx, picked: ReadonlyArray<{ id: string; accountId: string; status: string; recipient: Recipient }>) {
-  const mailed = picked.filter((letter) => letter.status === 'mailed')
-  if (mailed.length === 0) return
+async function keepReturnAddresses(tx: Tx, picked: ReadonlyArray<{ id: string; accountId: string; status: LetterStatus; recipient: Recipient }>) {
+  const returnable = picked.filter((letter) => returnableStatuses.includes(letter.status))
+  if (returnable.length === 0) return
+  const kept = returnable.map((letter) => ({ id: letter.id, ...suppressedAddressOf(letter.accountId, letter.recipient) }))
   // Raw SQL kept: one UPDATE … FROM unnest of the letters' ids, keys and postal codes.
   await tx.execute(sql`
     UPDATE letters SET return_address_key = kept.key, return_zip = kept.zip
-    FROM unnest(${sql.param(mailed.map((letter) => letter.id))}::uuid[],
-      ${sql.param(mailed.map((letter) => suppressionKey(letter.accountId, letter.recipient)))}::text[],
-      ${sql.param(mailed.map((letter) => letter.recipient.zip))}::text[]) AS kept(id, key, zip)
+    FROM unnest(${sql.param(kept.map((letter) => letter.id))}::uuid[], ${sql.param(kept.map((letter) => letter.key))}::text[],
+      ${sql.param(kept.map((letter) => letter.zip))}::text[]) AS kept(id, key, zip)
     WHERE letters.id = kept.id`)
 }
 

@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { suppressionKey } from '@letters/address'
+import { suppressedAddressOf, suppressionKey, type SuppressedAddress } from '@letters/address'
 import { returnReasonPhrases, type ReturnReason, type Suppression, type SuppressionListQuery } from '@letters/contracts'
 import { addressSuppressions, keysetPage, type Executor, type Recipient } from '@letters/db'
 import type { LetterDraft } from '@letters/intake'
@@ -52,13 +52,6 @@ export async function refuseSuppressed(ex: Executor, scope: KeyScope, letters: R
   })
 }
 
-/** An address as the list keeps it: its key (suppressionKey), postal code and country; never the street. */
-export interface SuppressedAddress {
-  key: string
-  zip: string
-  country: string
-}
-
 /**
  * Where a returned letter went, as the list keeps it: from its recipient, or, once its personal
  * data was erased, from what the erasure kept of a letter the post had (keepReturnAddresses);
@@ -69,7 +62,7 @@ export function sentToOf(
   letter: { recipient: Pick<Recipient, 'address' | 'zip' | 'country'>; returnAddressKey: string | null; returnZip: string | null },
   erased: boolean,
 ): SuppressedAddress | undefined {
-  if (!erased) return { key: suppressionKey(accountId, letter.recipient), zip: letter.recipient.zip, country: letter.recipient.country }
+  if (!erased) return suppressedAddressOf(accountId, letter.recipient)
   if (letter.returnAddressKey === null || letter.returnZip === null) return undefined
   return { key: letter.returnAddressKey, zip: letter.returnZip, country: letter.recipient.country }
 }
