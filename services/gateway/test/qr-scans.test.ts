@@ -299,6 +299,9 @@ describe('what a scan leaves behind', () => {
         ['GET', `/q//${code}`],
         ['GET', `/q/${code}%`],
         ['GET', '/q'],
+        ['GET', `/q?utm_source=${code}`],
+        ['GET', `/Q/${code}`],
+        ['GET', `/q%2F${code}`],
       ] as const) {
         const stray = await logged.inject({ method, url, remoteAddress: address, headers: { 'user-agent': agent } })
         expect(stray.statusCode, `${method} ${url}`).toBeGreaterThanOrEqual(400)

@@ -8,7 +8,7 @@ import { QR_LINK_PREFIX } from '@letters/contracts'
  * query nor where it came from, so that nothing in the logs ties a scan to a person.
  */
 export function requestLogLine(request: FastifyRequest) {
-  if (request.url.startsWith(QR_LINK_PREFIX) || request.url === QR_LINK_PREFIX.slice(0, -1)) {
+  if (underQrLink(request.url)) {
     return { method: request.method, route: request.routeOptions.url ?? null }
   }
   return {
@@ -18,6 +18,13 @@ export function requestLogLine(request: FastifyRequest) {
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,
   }
+}
+
+/** The link's path, however a request writes it: `/q`, `/q/…`, `/Q/…`, `/q%2F…`, with or without a query. */
+function underQrLink(url: string): boolean {
+  const path = (url.split('?', 1)[0] ?? '').toLowerCase()
+  const link = QR_LINK_PREFIX.toLowerCase()
+  return path === link.slice(0, -1) || path.startsWith(link) || path.startsWith(`${link.slice(0, -1)}%2f`)
 }
 
 /** The logger's options with requestLogLine as its request serializer, whatever else they hold. */
