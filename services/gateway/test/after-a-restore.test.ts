@@ -6,6 +6,7 @@ import { JOURNAL_PRINTED_DETAIL, RESUMED_DETAIL } from '@letters/letters'
 import type { App } from '../src/app.js'
 import { it as base } from '@letters/test/support/fixtures'
 import type { Account } from '@letters/test/support/gateway'
+import { metricSamples } from '@letters/test/support/metrics'
 import { expectError, sendSingle, startGateway } from './helpers.js'
 
 type StuckList = { data: Array<{ id: string; status: string }>; nextCursor: string | null }
@@ -68,8 +69,8 @@ describe('letters left waiting by a restore', () => {
     await app.db.execute(sql`UPDATE outbox SET sent_at = now() WHERE payload ->> 'letterId' = ${after}`)
 
     expect((await stuckIds(admin)).sort()).toEqual([...waiting].sort())
-    const metrics = (await admin.get('/metrics')).body
-    for (const status of ['received', 'ready_for_print', 'printing']) expect(metrics).toContain(`letters_stuck{status="${status}",mode="live"} 1`)
+    const stuck = await metricSamples(app, 'letters_stuck')
+    for (const status of ['received', 'ready_for_print', 'printing']) expect(stuck[`letters_stuck{status="${status}",mode="live"}`], status).toBe(1)
 
     const retried = await admin.post(`/admin/cards/${waiting[0]}/retry`)
     expect(retried.statusCode, retried.body).toBe(200)

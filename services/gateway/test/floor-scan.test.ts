@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest'
 import { and, eq } from 'drizzle-orm'
 import { letterEvents, letters, webhookEvents, type LetterStatus } from '@letters/db'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as base } from '@letters/test/support/fixtures'
+import { metricSamples } from '@letters/test/support/metrics'
 import type { Account } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
 import { FLOOR_TOKEN, expectError, sendSingle } from './helpers.js'
@@ -28,8 +28,8 @@ const mailedEvents = (app: App, id: string) =>
 
 /** floor_scans_total by outcome, as /metrics shows it. */
 async function scanCounts(app: App): Promise<Record<string, number>> {
-  const text = (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body
-  return Object.fromEntries([...text.matchAll(/^floor_scans_total\{outcome="(\w+)"\} (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]))
+  const samples = Object.entries(await metricSamples(app, 'floor_scans_total'))
+  return Object.fromEntries(samples.map(([sample, value]) => [/outcome="(\w+)"/.exec(sample)?.[1] ?? sample, value]))
 }
 
 describe('POST /floor/scan', () => {

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest'
 import { and, eq, sql } from 'drizzle-orm'
 import { letterEvents, letters, outbox } from '@letters/db'
 import { LetterClock, RELEASED_DETAIL } from '@letters/pipeline'
-import { ADMIN_TOKEN } from '@letters/test/support/context'
+import { metricSamples } from '@letters/test/support/metrics'
 import { silentLog } from '@letters/test/support/pipeline'
 import type { App } from '../src/app.js'
 import { checkedSendAt, parseDateTime, queryDateTime } from '../src/features/letters/send-at.js'
@@ -237,10 +237,7 @@ describe('the letter clock', () => {
 })
 
 describe('letters_clock_overdue', () => {
-  const overdue = async (app: App) => {
-    const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
-    return Number(/^letters_clock_overdue\{kind="released",mode="live"\} (\d+)$/m.exec(response.body)?.[1])
-  }
+  const overdue = async (app: App) => (await metricSamples(app, 'letters_clock_overdue'))['letters_clock_overdue{kind="released",mode="live"}']
 
   it('counts a letter left waiting past its sendAt while no clock runs, and drops once a clock releases it', async ({ gateway: app, account, client }) => {
     const id = (await client.post('/single', singleLetter(account, { sendAt: inMadrid(DAY) }))).json<{ cardId: string }>().cardId
