@@ -80,7 +80,9 @@ export async function copyDatabase(templateUrl: string, url: string): Promise<vo
   const sql = postgres(maintenanceUrl.toString(), { max: 1, onnotice: () => {} })
   const started = performance.now()
   try {
-    await sql`CREATE DATABASE ${sql(name(url))} TEMPLATE ${sql(name(templateUrl))}`
+    // FILE_COPY copies the template's files as they are; the default (WAL_LOG) writes every block
+    // of them to the WAL, which took six times the Postgres CPU for a database of 9 MB.
+    await sql`CREATE DATABASE ${sql(name(url))} TEMPLATE ${sql(name(templateUrl))} STRATEGY FILE_COPY`
   } finally {
     await sql.end()
   }

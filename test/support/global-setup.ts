@@ -90,8 +90,9 @@ export default async function setup(project: TestProject) {
   const servers =
     needPostgres || needRedis ? await startContainers(needPostgres, needRedis) : { postgresUrl: localPostgres, redisUrl: localRedis, stop: async () => {} }
 
-  // The services' processes run from the build (servicesFromBuild, ./processes.ts): brought up to date once, here.
-  if (project.config.env?.RUN_FROM_BUILD === '1') await buildOnce()
+  // The services' processes run from the build (servicesFromBuild, ./processes.ts): brought up to
+  // date once, here, unless npm test has just built it (TEST_BUILD_FRESH).
+  if (project.config.env?.RUN_FROM_BUILD === '1' && process.env.TEST_BUILD_FRESH !== '1') await buildOnce()
 
   const runId = `${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
   const databaseUrl = servers.postgresUrl.replace(/\/[^/]*$/, `/letters_test_${runId}`)
