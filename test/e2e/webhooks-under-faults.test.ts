@@ -4,7 +4,7 @@
 // database and queue prefix of its own, on 127.0.0.1 only. Each test is named after the rule it guards; every figure
 // measured is printed on a line starting with `###`.
 import { once } from 'node:events'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest'
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { loadConfig } from '@letters/config'
@@ -308,6 +308,8 @@ describe('webhooks: the worker’s Postgres connections terminated during admiss
     const workerDb = createDb(config.databaseUrl, { max: 4 })
     closers.push(() => closeDb(workerDb))
     const killer = connectionKiller(config.databaseUrl)
+    // Stopped below; also when the test fails first, so that it cuts nothing of the next file's.
+    onTestFinished(() => killer.stop().then(() => undefined))
     inProcessWorker(app, workerDb)
     await sleep(8000)
     const { cuts, killed } = await killer.stop()
@@ -638,6 +640,7 @@ describe('event sequences when moves race (the clock releasing, the address work
     ]
     const clocks = Array.from({ length: 3 }, () => new LetterClock(app.db, silentLog, { intervalMs: 10, testMailedAfterMs: 60_000 }))
     clocks.forEach((clock) => clock.start())
+    onTestFinished(() => Promise.all(clocks.map((clock) => clock.stop())).then(() => undefined))
     await app.db
       .update(letters)
       .set({ sendAt: sql`now()` })

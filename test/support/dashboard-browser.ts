@@ -8,7 +8,7 @@ import { until } from './wait.js'
 
 /**
  * The dashboard's browser tests' set-up: the file's pipeline (`options`) with its gateway on a
- * real port (`baseUrl`), and one chromium for the file (`browser`), closed before that gateway.
+ * real port (`baseUrl`), and one Chromium for the file (`browser`), closed before that gateway.
  */
 export function dashboardTest(options: PipelineOptions) {
   return base

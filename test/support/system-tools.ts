@@ -10,22 +10,11 @@ import { chromium, type Browser } from 'playwright-core'
  */
 const CHROMIUM = '/usr/bin/chromium-headless-shell'
 
-/**
- * Chromium headless, with the flags a sandboxed CI machine without network needs. Without the
- * address bar's pop-up drawn as a web page of the browser's own (a full browser, headless, started
- * a renderer for it in every window).
- */
+/** Chromium headless, with the flags a sandboxed CI machine without network needs. */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup',
-    ],
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   })
 }
 

@@ -1,5 +1,5 @@
 import * as fontkit from 'fontkit'
-import { fontRequiredCharacters, type FontContentType } from '@letters/contracts'
+import { fontRequiredCharacters, type FontContentType } from '@letters/contracts/font-rules'
 import { fontPreview } from './font-preview.js'
 import { checkWoff2Stream, sfntFromWoff, withoutLayoutRules } from './font-tables.js'
 import { FONT_MAX_EXTENT_EM, FONT_MAX_GLYPH_POINTS, FONT_MAX_GLYPHS, FONT_MAX_POINTS, FONT_UNITS_PER_EM } from './limits.js'

@@ -1,5 +1,5 @@
 import { brotliDecompressSync, inflateSync } from 'node:zlib'
-import type { FontContentType } from '@letters/contracts'
+import type { FontContentType } from '@letters/contracts/font-rules'
 import { FONT_MAX_EXPANSION, FONT_MAX_UNPACKED_BYTES } from './limits.js'
 import { num, refuse } from './refusal.js'
 

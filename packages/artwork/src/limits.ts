@@ -1,4 +1,4 @@
-import { BLEED_MM, cardFormats, type CardFormat, type SizeMm } from '@letters/contracts'
+import { BLEED_MM, cardFormats, type CardFormat, type SizeMm } from '@letters/contracts/formats'
 
 /** The resolution every print form is made at: what the floor's printers resolve on card. */
 export const PRINT_DPI = 300

@@ -1,5 +1,5 @@
 import sharp, { type Sharp } from 'sharp'
-import type { SizeMm } from '@letters/contracts'
+import type { SizeMm } from '@letters/contracts/formats'
 import { PREVIEW_MAX_WIDTH } from './limits.js'
 
 /** Scales `image` (a print form) down to at most PREVIEW_MAX_WIDTH px each way, as a PNG. */

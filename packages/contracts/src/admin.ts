@@ -1,17 +1,8 @@
 import { Type, type Static, type TOptional, type TSchema } from 'typebox'
 import { CampaignVariable } from './campaign-variables.js'
 import { Label, Literals, Mode, NamedEntry, Nullable, Page, Uuid, pageQueryFields, strict } from './common.js'
-import {
-  ARTWORK_MAX_BYTES,
-  CardDesign,
-  EnvelopeDesign,
-  Sender,
-  Signature,
-  artworkContentTypes,
-  cardFormatNames,
-  cardProductions,
-  envelopeFormatNames,
-} from './designs.js'
+import { ARTWORK_MAX_BYTES, CardDesign, EnvelopeDesign, Sender, Signature, artworkContentTypes, cardProductions } from './designs.js'
+import { cardFormatNames, envelopeFormatNames } from './formats.js'
 import { FontNameField, InkColorField } from './fonts.js'
 import { CardListQuery as PublicCardListQuery, CardSummary, Card as PublicCard, SignatureIdField, letterStatus, postalFields } from './public.js'
 import { QrPlacement, TrackingUrlField } from './tracking.js'

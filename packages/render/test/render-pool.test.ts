@@ -132,11 +132,20 @@ describe('a render pool run from the TypeScript sources', () => {
     }).length
 
   it('leaves no file of the compile cache open once closed, however many pools come and go', async () => {
+    // npm test runs the threads from the build (RUN_FROM_BUILD=1), where tsx compiles nothing:
+    // these pools are made to load theirs from the sources, as a run with RUN_FROM_BUILD=0 does.
+    const fromBuild = process.env.RUN_FROM_BUILD
+    process.env.RUN_FROM_BUILD = '0'
     const before = tsxCacheFiles()
-    for (let round = 0; round < 3; round++) {
-      const pool = new RenderPool({ threads: 1, queueMax: 4 })
-      await pool.render('card', letter)
-      await pool.close()
+    try {
+      for (let round = 0; round < 3; round++) {
+        const pool = new RenderPool({ threads: 1, queueMax: 4 })
+        await pool.render('card', letter)
+        await pool.close()
+      }
+    } finally {
+      if (fromBuild === undefined) delete process.env.RUN_FROM_BUILD
+      else process.env.RUN_FROM_BUILD = fromBuild
     }
     expect(tsxCacheFiles() - before).toBe(0)
     // Three pools, each drawing its warm-up proofs before it closes: seconds on a busy machine.

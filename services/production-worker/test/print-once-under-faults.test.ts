@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect } from 'vitest'
+import { afterAll, describe, expect, onTestFinished } from 'vitest'
 import { and, eq, inArray } from 'drizzle-orm'
 import { terminateClientBackends } from '@letters/test/support/context'
 import { letterEvents, letters, printBatchHandoffs, printBatches, printBatchLetters, webhookEvents } from '@letters/db'
@@ -73,6 +73,11 @@ describe('the floor through a killed worker, lost Redis keys and terminated conn
     const terminated: number[] = []
     let scanning = true
     let bursts = 0
+    // Stopped below; also when the test fails first, so that it scans nothing of the next file's.
+    onTestFinished(async () => {
+      scanning = false
+      await scanner.catch(() => undefined)
+    })
     const scanner = (async () => {
       while (scanning) {
         const printed = await db
