@@ -38,9 +38,10 @@ function tesseractLanguages(): string[] {
 }
 
 /**
- * What the suite needs from the machine beyond Node's packages: Chromium's headless shell for the browser tests,
- * poppler for uploaded PDF artwork and proof thumbnails, tesseract and its Spanish model (English
- * comes with it) for the envelopes read back by OCR, curl and script for the first-hour test.
+ * What the suite needs from the machine beyond Node's packages: Chromium's headless shell for the
+ * browser tests, poppler for uploaded PDF artwork and proof thumbnails, tesseract and its Spanish
+ * model (English comes with it) for the envelopes read back by OCR, curl and script for the
+ * first-hour test.
  * Missing, the run stops before any test with the command that installs them, instead of failing
  * deep inside a few.
  */

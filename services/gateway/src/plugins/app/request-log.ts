@@ -20,11 +20,13 @@ export function requestLogLine(request: FastifyRequest) {
   }
 }
 
+/** The link's path without its slash (`/q`), as the lower-cased path of a request is compared with it. */
+const QR_LINK = QR_LINK_PREFIX.slice(0, -1).toLowerCase()
+
 /** The link's path, however a request writes it: `/q`, `/q/…`, `/Q/…`, `/q%2F…`, with or without a query. */
 function underQrLink(url: string): boolean {
   const path = (url.split('?', 1)[0] ?? '').toLowerCase()
-  const link = QR_LINK_PREFIX.toLowerCase()
-  return path === link.slice(0, -1) || path.startsWith(link) || path.startsWith(`${link.slice(0, -1)}%2f`)
+  return path === QR_LINK || path.startsWith(`${QR_LINK}/`) || path.startsWith(`${QR_LINK}%2f`)
 }
 
 /** The logger's options with requestLogLine as its request serializer, whatever else they hold. */
