@@ -235,7 +235,7 @@ function woff2Directory(data: Buffer): { stream: Buffer; streamSize: number } {
     streamSize += transformed ? base128() : origLength
   }
   const totalCompressedSize = data.readUInt32BE(20)
-  ends(data, at + totalCompressedSize, 'los datos comprimidos del WOFF2')
+  ends(data, at + totalCompressedSize, 'el bloque de datos comprimidos del WOFF2')
   checkUnpacked(Math.max(sfntSize, streamSize, data.readUInt32BE(16)), totalCompressedSize)
   return { stream: data.subarray(at, at + totalCompressedSize), streamSize }
 }

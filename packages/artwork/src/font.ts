@@ -152,6 +152,14 @@ async function inTurn<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The font reader could not start, or ended before it asked for the file: nothing of the font was
+ * read, so the fault is ours and the same upload may be sent again.
+ */
+export class FontReaderUnavailableError extends Error {
+  override name = 'FontReaderUnavailableError'
+}
+
 /** How long a child may take to load its modules before we count it as our fault: loading is ours, not the font's. */
 const CHILD_START_TIMEOUT_MS = 60_000
 /** How often the child's resident memory is read. */
@@ -165,7 +173,7 @@ type FontRead = Pick<InspectedFont, 'face' | 'preview' | 'familyName'>
  * killed (SIGKILL), as it is when its heap passes FONT_READ_HEAP_MB (V8 ends it) or its whole
  * memory passes FONT_READ_MAX_RSS_MB (read from /proc, where there is one). A child that ends
  * without an answer after it had the file was ended by the file: that is a refusal. One that
- * cannot start, or ends before asking for the file, is our fault and throws.
+ * cannot start, or ends before asking for the file, is our fault: FontReaderUnavailableError.
  */
 function readInChild(job: FontJob): Promise<FontRead | Refusal> {
   return inTurn(
@@ -194,7 +202,7 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           outcome()
         }
         let timer = setTimeout(
-          () => settle(() => reject(new Error(`The font reader did not start within ${CHILD_START_TIMEOUT_MS} ms: ${stderr.trim()}`))),
+          () => settle(() => reject(new FontReaderUnavailableError(`The font reader did not start within ${CHILD_START_TIMEOUT_MS} ms: ${stderr.trim()}`))),
           CHILD_START_TIMEOUT_MS,
         )
         const watch = setInterval(() => {
@@ -203,7 +211,7 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           child.kill('SIGKILL')
         }, RSS_POLL_MS)
 
-        child.on('error', (error) => settle(() => reject(error)))
+        child.on('error', (error) => settle(() => reject(new FontReaderUnavailableError(`The font reader failed: ${error.message}`, { cause: error }))))
         child.on('message', (message: ChildMessage) => {
           if ('ready' in message) {
             started = true
@@ -222,7 +230,10 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           }
         })
         child.on('exit', (code, signal) => {
-          if (!started) return settle(() => reject(new Error(`The font reader ended before it started (${signal ?? `exit code ${code}`}): ${stderr.trim()}`)))
+          if (!started)
+            return settle(() =>
+              reject(new FontReaderUnavailableError(`The font reader ended before it started (${signal ?? `exit code ${code}`}): ${stderr.trim()}`)),
+            )
           settle(() => resolve(refusal(400, beyondLimits(ended, stderr))))
         })
       }),

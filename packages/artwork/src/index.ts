@@ -20,4 +20,4 @@ export {
   type SizePx,
 } from './limits.js'
 export { fontPreview } from './font-preview.js'
-export { inspectFont, type InspectedFont } from './font.js'
+export { FontReaderUnavailableError, inspectFont, type InspectedFont } from './font.js'

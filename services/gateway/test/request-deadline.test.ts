@@ -11,6 +11,7 @@ import { holdAccountRow } from '@letters/test/support/account-lock'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as test } from '@letters/test/support/fixtures'
 import { OrderDeadline } from '@letters/intake'
+import { outcomeUnknownMessage } from '../src/common/deadline-messages.js'
 import { Unavailable } from '../src/common/errors.js'
 import { submitOrder } from '../src/features/letters/create-letter.js'
 import { adminAccount, singleLetter, startGateway } from './helpers.js'
@@ -200,7 +201,7 @@ describe('a creation whose account row is held past the request timeout', () => 
     // Its statement gives up within half the request's decide time: rolled back, nothing granted.
     if (answer.status === 503) expect((await moneyOf(app, account.id)).balance).toBe(100)
     if (answer.status === 200) expect((await moneyOf(app, account.id)).balance).toBe(150)
-    if (answer.status === 500) expect(JSON.parse(answer.body).message).toMatch(/No se ha podido confirmar si la petición se completó/)
+    if (answer.status === 500) expect(JSON.parse(answer.body).message).toBe(outcomeUnknownMessage(false))
   }, 30_000)
 })
 

@@ -43,7 +43,7 @@ const SETTLE_WITHIN_MS = 45_000
  * client to retry with the same key; any other 500 is an error.
  */
 const outcomeUnknown = (plan: Plan, answer: Answer) =>
-  answer.status === 500 && [outcomeUnknownMessage(), outcomeUnknownMessage(letterCount(plan))].includes(answer.body.message ?? '')
+  answer.status === 500 && [outcomeUnknownMessage(true), outcomeUnknownMessage(true, letterCount(plan))].includes(answer.body.message ?? '')
 
 describe('retries with the same Idempotency-Key while the original may still be in its transaction', () => {
   for (const holdMs of [DECIDE - 100, DECIDE + 700])

@@ -10,10 +10,13 @@ export const deadlinePassedMessage =
 
 /**
  * Whether what the request stores was stored could not be found out (the database went away
- * while committing, or did not answer in time): a blind retry could pay twice, so the message
- * says how to retry safely.
+ * while committing, or did not answer in time): a blind retry could do it twice, so the message
+ * says how to retry safely. Only a request that brought an Idempotency-Key to a route that keeps
+ * answers by it (`keyed`) can be retried as it was; any other must be checked first.
  */
-export function outcomeUnknownMessage(letters?: number): string {
+export function outcomeUnknownMessage(keyed: boolean, letters?: number): string {
   const what = letters === undefined ? 'la petición se completó' : letters === 1 ? 'la carta quedó guardada' : 'las cartas quedaron guardadas'
-  return `No se ha podido confirmar si ${what}. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo`
+  return keyed
+    ? `No se ha podido confirmar si ${what}. Repite la petición solo con la misma Idempotency-Key: si se guardó, recibirás la misma respuesta sin nuevo cargo`
+    : `No se ha podido confirmar si ${what}. Comprueba si se guardó antes de repetir la petición: repetida tal cual, podría hacerse dos veces`
 }

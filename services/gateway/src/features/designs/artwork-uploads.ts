@@ -34,10 +34,11 @@ export const artworkUploads =
       app.put(
         path,
         // The file's bytes are checked by @letters/artwork, with real parsers: the schema only documents them.
-        { ...upload, schema: { params, body, response: { 200: response, ...errorResponses(400, 401, 404, 413, 415, 500) } } },
+        { ...upload, schema: { params, body, response: { 200: response, ...errorResponses(400, 401, 404, 413, 415, 500, 503) } } },
         async (request) => {
           const ids = request.params as Record<string, string>
-          return putArtwork(app.db, owner, { accountId: ids.id!, ownerId: ids[ownerParam]! }, uploadedFile(request, unsupportedArtwork), view)
+          const file = uploadedFile(request, unsupportedArtwork)
+          return putArtwork(app.db, owner, { accountId: ids.id!, ownerId: ids[ownerParam]! }, file, view, request.deadline)
         },
       )
     }

@@ -1,5 +1,5 @@
 import { and, asc, eq, max, sql } from 'drizzle-orm'
-import { fontPreview, inspectFont } from '@letters/artwork'
+import { FontReaderUnavailableError, fontPreview, inspectFont } from '@letters/artwork'
 import {
   DEFAULT_FONT,
   fontFamilies,
@@ -13,9 +13,11 @@ import {
 } from '@letters/contracts'
 import { accountFontFiles, accountFonts, SQLSTATE, sqlState, type Executor } from '@letters/db'
 import { handFont, unwritableCharacters, type HandChoice } from '@letters/render'
-import { ApiError, badRequest, conflict, notFound } from '../../common/errors.js'
+import type { OrderDeadline } from '@letters/intake'
+import { ApiError, Unavailable, badRequest, conflict, notFound } from '../../common/errors.js'
 import { fontFace } from '@letters/letters'
 import { findAccount, accountNotFound, intoAccount } from '../accounts/index.js'
+import { storeUnlessAbandoned } from './raw-uploads.js'
 
 /**
  * The hand a letter is written in, as a creation request names it: a built-in one, or one of the
@@ -147,41 +149,56 @@ export async function listAccountFonts(ex: Executor, accountId: string): Promise
   return rows
 }
 
+/** An upload the font reader could not read for a fault of ours (it did not start): nothing was stored. */
+const fontReaderUnavailableMessage =
+  'No hemos podido leer la fuente ahora mismo: nuestro lector de fuentes no arrancó. No se ha guardado nada; repite la subida en unos segundos'
+
 /**
  * PUT …/fonts/{name}/file: a new version of the font's file, checked first (@letters/artwork's
  * inspectFont, in a child process with time and memory limits): nothing is stored when it is
  * refused. The font's row is locked while the version is numbered, so two uploads at once get two
  * versions.
  */
-export async function putAccountFontFile(ex: Executor, accountId: string, name: string, upload: { contentType: string; data: Buffer }): Promise<AccountFont> {
+export async function putAccountFontFile(
+  ex: Executor,
+  accountId: string,
+  name: string,
+  upload: { contentType: string; data: Buffer },
+  deadline?: OrderDeadline,
+): Promise<AccountFont> {
   const [font] = await ex
     .select(accountFontColumns)
     .from(accountFonts)
     .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, name)))
   if (!font) throw (await findAccount(ex, accountId)) ? fontNotFound(name) : accountNotFound()
-  const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data })
-  if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
-  const stored = await ex.transaction(async (tx) => {
-    await tx.select({ id: accountFonts.id }).from(accountFonts).where(eq(accountFonts.id, font.id)).for('update')
-    const [latest] = await tx
-      .select({ version: max(accountFontFiles.version) })
-      .from(accountFontFiles)
-      .where(eq(accountFontFiles.fontId, font.id))
-    const [row] = await tx
-      .insert(accountFontFiles)
-      .values({
-        fontId: font.id,
-        version: (latest?.version ?? 0) + 1,
-        contentType: inspected.contentType,
-        bytes: inspected.bytes,
-        sha256: inspected.sha256,
-        original: upload.data,
-        face: inspected.face,
-        preview: inspected.preview,
-      })
-      .returning(fileColumns)
-    return row!
+  const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data }).catch((error: unknown) => {
+    if (error instanceof FontReaderUnavailableError) throw new Unavailable(fontReaderUnavailableMessage)
+    throw error
   })
+  if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
+  const stored = await storeUnlessAbandoned(deadline, () =>
+    ex.transaction(async (tx) => {
+      await tx.select({ id: accountFonts.id }).from(accountFonts).where(eq(accountFonts.id, font.id)).for('update')
+      const [latest] = await tx
+        .select({ version: max(accountFontFiles.version) })
+        .from(accountFontFiles)
+        .where(eq(accountFontFiles.fontId, font.id))
+      const [row] = await tx
+        .insert(accountFontFiles)
+        .values({
+          fontId: font.id,
+          version: (latest?.version ?? 0) + 1,
+          contentType: inspected.contentType,
+          bytes: inspected.bytes,
+          sha256: inspected.sha256,
+          original: upload.data,
+          face: inspected.face,
+          preview: inspected.preview,
+        })
+        .returning(fileColumns)
+      return row!
+    }),
+  )
   // The version this upload stored, even if another was stored since.
   return { name: font.name, family: font.family, plotterFont: font.plotterFont, file: stored }
 }

@@ -55,7 +55,8 @@ export interface KeyedRequest {
 }
 
 /** The commit's outcome could not be found out: a 500, not a 503, since a blind retry could pay twice. */
-const outcomeUnknown = (error: CommitUnknownError, letters: number) => new OutcomeUnknown(outcomeUnknownMessage(letters), error)
+const outcomeUnknown = (error: CommitUnknownError, order: LetterOrder) =>
+  new OutcomeUnknown(outcomeUnknownMessage(order.idempotency !== undefined, order.letters.length), error)
 
 const paymentRequired = (letters: number, cost: number, balance: number) =>
   new ApiError(
@@ -314,7 +315,7 @@ export function submitOrder(intake: LetterIntake, order: LetterOrder): Promise<O
   return intake.submit(order).catch((error: unknown) => {
     // An older replica claimed the key while this request was being stored: nothing was.
     if (error instanceof KeyTakenMeanwhileError) throw inFlight()
-    if (error instanceof CommitUnknownError) throw outcomeUnknown(error, order.letters.length)
+    if (error instanceof CommitUnknownError) throw outcomeUnknown(error, order)
     // Its deadline came first (the deadline's timer, or a wait inside the intake that ran out
     // first on a busy machine): nothing was written, and nothing will be. Told as the timer tells it.
     if (error instanceof DeadlineExceededError) throw new Unavailable(deadlinePassedMessage, DEADLINE_RETRY_AFTER_SECONDS)

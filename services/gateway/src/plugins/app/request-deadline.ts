@@ -57,10 +57,16 @@ function decide(request: FastifyRequest, reply: FastifyReply): void {
   answer(request, reply, new Unavailable(request.deadline.submitted ? deadlinePassedMessage : requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS))
 }
 
+/** Whether the request brought an Idempotency-Key to a route whose headers take one (a creation, which keeps its answer by it). */
+function keyed(request: FastifyRequest): boolean {
+  const headers = request.routeOptions.schema?.headers as { properties?: Record<string, unknown> } | undefined
+  return headers?.properties?.['idempotency-key'] !== undefined && typeof request.headers['idempotency-key'] === 'string'
+}
+
 /** At the answer time: whatever is still unanswered is told its outcome is unknown. */
 function giveUp(request: FastifyRequest, reply: FastifyReply): void {
   decide(request, reply)
-  answer(request, reply, new OutcomeUnknown(outcomeUnknownMessage(), new Error('request unanswered at its answer time')))
+  answer(request, reply, new OutcomeUnknown(outcomeUnknownMessage(keyed(request)), new Error('request unanswered at its answer time')))
 }
 
 /**

@@ -38,8 +38,8 @@ const fontUploads: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/accounts/:id/fonts/:name/file',
     // The file's bytes are checked by @letters/artwork's inspectFont, with a real parser in a child process: the schema only documents them.
-    { ...upload, schema: { params: AccountFontParams, body, response: { 200: AccountFont, ...errorResponses(400, 401, 404, 413, 415, 500) } } },
-    async (request) => putAccountFontFile(app.db, request.params.id, request.params.name, uploadedFile(request, unsupportedFont)),
+    { ...upload, schema: { params: AccountFontParams, body, response: { 200: AccountFont, ...errorResponses(400, 401, 404, 413, 415, 500, 503) } } },
+    async (request) => putAccountFontFile(app.db, request.params.id, request.params.name, uploadedFile(request, unsupportedFont), request.deadline),
   )
 }
 
