@@ -50,7 +50,11 @@ const accepted = `${fontContentTypes.slice(0, -1).join(', ')} o ${fontContentTyp
  * client's mistake is a Refusal (in Spanish, saying what is wrong and what is expected); only
  * our own faults throw.
  */
-export async function inspectFont(input: { contentType: string; data: Uint8Array }): Promise<InspectedFont | Refusal> {
+export async function inspectFont(
+  input: { contentType: string; data: Uint8Array },
+  /** Aborted when nobody waits for the answer any more: a read not yet begun never begins, one under way is stopped. */
+  signal?: AbortSignal,
+): Promise<InspectedFont | Refusal> {
   const data = Buffer.isBuffer(input.data) ? input.data : Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength)
   if (data.length > FONT_MAX_BYTES)
     return refusal(
@@ -73,7 +77,7 @@ export async function inspectFont(input: { contentType: string; data: Uint8Array
 
   try {
     checkFontContainer(contentType, data)
-    const read = await readInChild({ contentType, data })
+    const read = await readInChild({ contentType, data }, signal)
     if (isRefusal(read)) return read
     return { contentType, bytes: data.length, sha256: createHash('sha256').update(data).digest('hex'), ...read }
   } catch (error) {
@@ -139,10 +143,12 @@ let reading = 0
 const waiting: Array<() => void> = []
 
 /** Runs `task` when fewer than FONT_READERS fonts are being parsed: each parse is a process of up to FONT_READ_MAX_RSS_MB. */
-async function inTurn<T>(task: () => Promise<T>): Promise<T> {
+async function inTurn<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   if (reading >= FONT_READERS) await new Promise<void>((resolve) => waiting.push(resolve))
   else reading++
   try {
+    // Given up on while it waited: its turn passes on at once.
+    signal?.throwIfAborted()
     return await task()
   } finally {
     // The turn passes to the next in line as it is; only when none waits is it given back.
@@ -175,7 +181,7 @@ type FontRead = Pick<InspectedFont, 'face' | 'preview' | 'familyName'>
  * without an answer after it had the file was ended by the file: that is a refusal. One that
  * cannot start, or ends before asking for the file, is our fault: FontReaderUnavailableError.
  */
-function readInChild(job: FontJob): Promise<FontRead | Refusal> {
+function readInChild(job: FontJob, stop?: AbortSignal): Promise<FontRead | Refusal> {
   return inTurn(
     () =>
       new Promise((resolve, reject) => {
@@ -198,9 +204,13 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           settled = true
           clearTimeout(timer)
           clearInterval(watch)
+          stop?.removeEventListener('abort', stopped)
           child.kill('SIGKILL')
           outcome()
         }
+        // Nobody waits for this read any more: the child is ended, and its turn passes on.
+        const stopped = () => settle(() => reject(new Error('The font read was stopped: nobody waits for it', { cause: stop!.reason })))
+        stop?.addEventListener('abort', stopped, { once: true })
         let timer = setTimeout(
           () => settle(() => reject(new FontReaderUnavailableError(`The font reader did not start within ${CHILD_START_TIMEOUT_MS} ms: ${stderr.trim()}`))),
           CHILD_START_TIMEOUT_MS,
@@ -211,7 +221,9 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           child.kill('SIGKILL')
         }, RSS_POLL_MS)
 
-        child.on('error', (error) => settle(() => reject(new FontReaderUnavailableError(`The font reader failed: ${error.message}`, { cause: error }))))
+        child.on('error', (error) =>
+          settle(() => reject(started ? error : new FontReaderUnavailableError(`The font reader did not start: ${error.message}`, { cause: error }))),
+        )
         child.on('message', (message: ChildMessage) => {
           if ('ready' in message) {
             started = true
@@ -237,6 +249,7 @@ function readInChild(job: FontJob): Promise<FontRead | Refusal> {
           settle(() => resolve(refusal(400, beyondLimits(ended, stderr))))
         })
       }),
+    stop,
   )
 }
 

@@ -5,6 +5,7 @@ export { isRefusal, type Refusal } from './refusal.js'
 export {
   cardPrintPx,
   cardTrimPx,
+  FONT_READERS,
   LOGO_BOX_MM,
   LOGO_MIN_DPI,
   logoBoxPx,

@@ -108,6 +108,19 @@ export class OrderDeadline {
     this.abandonedListeners.push(listener)
   }
 
+  private abandonment: AbortController | undefined
+
+  /** Aborted when the order is abandoned: work that is only for its request (a font read for an upload) stops with it. */
+  get signal(): AbortSignal {
+    if (!this.abandonment) {
+      const abandonment = new AbortController()
+      if (this.abandoned) abandonment.abort()
+      else this.onAbandon(() => abandonment.abort())
+      this.abandonment = abandonment
+    }
+    return this.abandonment.signal
+  }
+
   /** The intake is about to write the order: false if it was abandoned or its time is up. */
   startWriting(now = Date.now()): boolean {
     if (this.state === 'abandoned' || now >= this.decideBy) {

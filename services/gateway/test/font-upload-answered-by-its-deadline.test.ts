@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, expect } from 'vitest'
 import { count, eq } from 'drizzle-orm'
 import { accountFontFiles, accountFonts } from '@letters/db'
+import { FONT_READERS } from '@letters/artwork'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as test } from '@letters/test/support/fixtures'
 import { processAlive, processTree } from '@letters/test/support/processes'
@@ -15,8 +16,9 @@ import { until } from '@letters/test/support/wait'
 import type { App } from '../src/app.js'
 import { requestDeadlineMessage } from '../src/common/deadline-messages.js'
 
-const REQUEST_TIMEOUT_MS = 3000
-/** The CPU a font reader spends loading its modules before it asks for the file is several times this (0.4 s and more). */
+/** Long enough for an upload to be read and stored well within it on a loaded machine (its deadline is 7.5 s). */
+const REQUEST_TIMEOUT_MS = 10_000
+/** A font reader spends some 0.2 s of CPU or more loading its modules before it asks for the file. */
 const SURELY_NOT_LOADED_CPU_MS = 100
 
 const woff2 = readFileSync(createRequire(import.meta.url).resolve('@fontsource/patrick-hand/files/patrick-hand-latin-400-normal.woff2'))
@@ -68,22 +70,17 @@ function cpuMs(pid: number): number {
 }
 
 describe('a font upload whose reading outlasts its deadline', () => {
-  it('is answered 503 with Retry-After, and its version is never stored, not even once the reading ends', async ({ gateway: app, account, base }) => {
+  it('is answered 503 with Retry-After, its reader is ended, and its version is never stored', async ({ gateway: app, account, base }) => {
     await newFont(base, account.id)
     const pending = upload(base, account.id)
     const reader = await fontReader()
     process.kill(reader, 'SIGSTOP')
-    let answer: Awaited<typeof pending>
-    try {
-      answer = await pending
-    } finally {
-      process.kill(reader, 'SIGCONT')
-    }
+    const answer = await pending
     expect(answer.status, answer.text).toBe(503)
     expect(answer.retryAfter).not.toBeNull()
     expect(answer.message).toBe(requestDeadlineMessage)
-    // The reading goes on to its end once resumed; what it read must not be stored.
-    await until('the stopped reader to end', async () => !(await processAlive(reader)))
+    // Nobody waits for that read any more: the reader is ended long before its own 60 s limit to start.
+    await until('the stopped reader to be ended', async () => !(await processAlive(reader)), { timeoutMs: 20_000 })
     // A second upload, read after the first was: had the first stored its version, this one would be 2.
     const second = await upload(base, account.id)
     expect(second.status, second.text).toBe(200)
@@ -92,27 +89,67 @@ describe('a font upload whose reading outlasts its deadline', () => {
   }, 60_000)
 })
 
+describe('font uploads waiting for a reader when their deadline comes', () => {
+  it('are answered 503 and never read: their turn passes on without a reader being started', async ({ gateway: app, account, base }) => {
+    await newFont(base, account.id)
+    // Every reader is stopped as soon as it appears, so the readers there are stay busy.
+    const seen = new Set<number>()
+    let watching = true
+    const stopEach = (async () => {
+      while (watching) {
+        for (const proc of await processTree(process.pid))
+          if (proc.args.includes('font-child') && !seen.has(proc.pid)) {
+            seen.add(proc.pid)
+            try {
+              process.kill(proc.pid, 'SIGSTOP')
+            } catch {
+              // It ended between the listing and the signal.
+            }
+          }
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
+    })()
+    let answers: Array<Awaited<ReturnType<typeof upload>>>
+    try {
+      answers = await Promise.all(Array.from({ length: FONT_READERS + 2 }, () => upload(base, account.id)))
+      await until('the stopped readers to be ended', async () => (await processTree(process.pid)).every((proc) => !proc.args.includes('font-child')), {
+        timeoutMs: 20_000,
+      })
+    } finally {
+      watching = false
+      await stopEach
+    }
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: FONT_READERS + 2 }, () => 503))
+    expect(seen.size).toBe(FONT_READERS)
+    expect(await versions(app, account.id)).toBe(0)
+  }, 60_000)
+})
+
 describe('a font reader that dies before it asks for the file', () => {
   it('is answered 503, not 500, with nothing stored; the same upload then succeeds', async ({ gateway: app, account, base }) => {
     await newFont(base, account.id)
     let answer: Awaited<ReturnType<typeof upload>> | undefined
-    // A reader caught after it loaded (a slow poll on a busy machine) is let go, and tried again.
+    let accepted = 0
+    // A reader caught after it had loaded (a slow poll on a busy machine) is let go, and another
+    // upload is tried: only one killed while loading says what this test is about.
     for (let attempt = 0; attempt < 5 && answer === undefined; attempt++) {
       const pending = upload(base, account.id)
       const reader = await fontReader()
       process.kill(reader, 'SIGSTOP')
-      if (cpuMs(reader) < SURELY_NOT_LOADED_CPU_MS) process.kill(reader, 'SIGKILL')
-      else process.kill(reader, 'SIGCONT')
+      const loading = cpuMs(reader) < SURELY_NOT_LOADED_CPU_MS
+      process.kill(reader, loading ? 'SIGKILL' : 'SIGCONT')
       const settled = await pending
-      if (settled.status !== 200) answer = settled
+      if (loading) answer = settled
+      else if (settled.status === 200) accepted++
     }
     expect(answer, 'a reader killed while it was still loading').toBeDefined()
     expect(answer!.status, answer!.text).toBe(503)
+    expect(answer!.retryAfter).not.toBeNull()
     expect(answer!.message).toMatch(/nuestro lector de fuentes no arrancó\. No se ha guardado nada/)
-    const stored = await versions(app, account.id)
+    expect(await versions(app, account.id)).toBe(accepted)
     const again = await upload(base, account.id)
     expect(again.status, again.text).toBe(200)
-    expect(await versions(app, account.id)).toBe(stored + 1)
+    expect(await versions(app, account.id)).toBe(accepted + 1)
   }, 60_000)
 })
 

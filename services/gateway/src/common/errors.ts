@@ -23,6 +23,8 @@ export class Unavailable extends ApiError {
     message: string,
     /** The Retry-After it is answered with; the error handler's default where unset. */
     readonly retryAfterSeconds?: number,
+    /** A fault of ours behind the answer (a helper process that would not start): logged as an error, never sent. */
+    readonly fault?: unknown,
   ) {
     super(503, message)
   }

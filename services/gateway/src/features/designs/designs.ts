@@ -14,9 +14,9 @@ import {
 } from '@letters/contracts'
 import { artworks, cardDesigns, envelopeDesigns, signatures, type Db, type Executor } from '@letters/db'
 import type { OrderDeadline } from '@letters/intake'
+import { writeByDeadline } from '../../common/deadline-writes.js'
 import { ApiError, badRequest, notFound } from '../../common/errors.js'
 import { intoAccount, notFoundInAccount } from '../accounts/index.js'
-import { storeUnlessAbandoned } from './raw-uploads.js'
 
 /** What an artwork belongs to, by the path segment that names it. */
 export const artworkOwners = {
@@ -235,40 +235,39 @@ export async function putArtwork<View extends object>(
   // Each owner's use goes with its kind of format (formatOf): the pair is one of InspectInput's.
   const inspected = await inspectArtwork({ use, format, contentType: upload.contentType, data: upload.data } as InspectInput)
   if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
-  const stored = await storeUnlessAbandoned(deadline, () =>
-    db.transaction(async (tx) => {
-      const [locked] = await tx
-        .select({ id: table.id })
-        .from(table)
-        .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
-        .for('update')
-      if (!locked) throw notFound(missing)
-      const [latest] = await tx
-        .select({ version: max(artworks.version) })
-        .from(artworks)
-        .where(eq(artworks.ownerId, ownerId))
-      const [row] = await tx
-        .insert(artworks)
-        .values({
-          ownerId,
-          version: (latest?.version ?? 0) + 1,
-          accountId,
-          use,
-          format,
-          contentType: inspected.contentType,
-          bytes: inspected.bytes,
-          sha256: inspected.sha256,
-          original: upload.data,
-          print: inspected.print,
-          preview: inspected.preview,
-          drawing: inspected.signature,
-        })
-        .returning(artworkMetaColumns)
-      return row!
-    }),
-  )
-  // The version this upload stored, even if another was stored since.
-  return { ...(await view(db, accountId, ownerId))!, artwork: stored }
+  return writeByDeadline(db, deadline, async (tx, begin) => {
+    const [locked] = await tx
+      .select({ id: table.id })
+      .from(table)
+      .where(and(eq(table.id, ownerId), eq(table.accountId, accountId)))
+      .for('update')
+    if (!locked) throw notFound(missing)
+    begin()
+    const [latest] = await tx
+      .select({ version: max(artworks.version) })
+      .from(artworks)
+      .where(eq(artworks.ownerId, ownerId))
+    const [row] = await tx
+      .insert(artworks)
+      .values({
+        ownerId,
+        version: (latest?.version ?? 0) + 1,
+        accountId,
+        use,
+        format,
+        contentType: inspected.contentType,
+        bytes: inspected.bytes,
+        sha256: inspected.sha256,
+        original: upload.data,
+        print: inspected.print,
+        preview: inspected.preview,
+        drawing: inspected.signature,
+      })
+      .returning(artworkMetaColumns)
+    // The version this upload stored, even if another is stored since; read before the commit,
+    // so that nothing after it can fail and have a stored version answered as an error.
+    return { ...(await view(tx, accountId, ownerId))!, artwork: row! }
+  })
 }
 
 /** The format an artwork is checked against (null for a signature); undefined when the owner is not the account's. */

@@ -14,10 +14,10 @@ import {
 import { accountFontFiles, accountFonts, SQLSTATE, sqlState, type Executor } from '@letters/db'
 import { handFont, unwritableCharacters, type HandChoice } from '@letters/render'
 import type { OrderDeadline } from '@letters/intake'
+import { writeByDeadline } from '../../common/deadline-writes.js'
 import { ApiError, Unavailable, badRequest, conflict, notFound } from '../../common/errors.js'
 import { fontFace } from '@letters/letters'
 import { findAccount, accountNotFound, intoAccount } from '../accounts/index.js'
-import { storeUnlessAbandoned } from './raw-uploads.js'
 
 /**
  * The hand a letter is written in, as a creation request names it: a built-in one, or one of the
@@ -171,34 +171,33 @@ export async function putAccountFontFile(
     .from(accountFonts)
     .where(and(eq(accountFonts.accountId, accountId), eq(accountFonts.name, name)))
   if (!font) throw (await findAccount(ex, accountId)) ? fontNotFound(name) : accountNotFound()
-  const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data }).catch((error: unknown) => {
-    if (error instanceof FontReaderUnavailableError) throw new Unavailable(fontReaderUnavailableMessage)
+  const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data }, deadline?.signal).catch((error: unknown) => {
+    if (error instanceof FontReaderUnavailableError) throw new Unavailable(fontReaderUnavailableMessage, undefined, error)
     throw error
   })
   if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
-  const stored = await storeUnlessAbandoned(deadline, () =>
-    ex.transaction(async (tx) => {
-      await tx.select({ id: accountFonts.id }).from(accountFonts).where(eq(accountFonts.id, font.id)).for('update')
-      const [latest] = await tx
-        .select({ version: max(accountFontFiles.version) })
-        .from(accountFontFiles)
-        .where(eq(accountFontFiles.fontId, font.id))
-      const [row] = await tx
-        .insert(accountFontFiles)
-        .values({
-          fontId: font.id,
-          version: (latest?.version ?? 0) + 1,
-          contentType: inspected.contentType,
-          bytes: inspected.bytes,
-          sha256: inspected.sha256,
-          original: upload.data,
-          face: inspected.face,
-          preview: inspected.preview,
-        })
-        .returning(fileColumns)
-      return row!
-    }),
-  )
+  const stored = await writeByDeadline(ex, deadline, async (tx, begin) => {
+    await tx.select({ id: accountFonts.id }).from(accountFonts).where(eq(accountFonts.id, font.id)).for('update')
+    begin()
+    const [latest] = await tx
+      .select({ version: max(accountFontFiles.version) })
+      .from(accountFontFiles)
+      .where(eq(accountFontFiles.fontId, font.id))
+    const [row] = await tx
+      .insert(accountFontFiles)
+      .values({
+        fontId: font.id,
+        version: (latest?.version ?? 0) + 1,
+        contentType: inspected.contentType,
+        bytes: inspected.bytes,
+        sha256: inspected.sha256,
+        original: upload.data,
+        face: inspected.face,
+        preview: inspected.preview,
+      })
+      .returning(fileColumns)
+    return row!
+  })
   // The version this upload stored, even if another was stored since.
   return { name: font.name, family: font.family, plotterFont: font.plotterFont, file: stored }
 }

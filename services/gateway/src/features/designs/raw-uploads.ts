@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from 'typebox'
-import type { OrderDeadline } from '@letters/intake'
-import { DEADLINE_RETRY_AFTER_SECONDS, requestDeadlineMessage } from '../../common/deadline-messages.js'
-import { Unavailable, type ApiError } from '../../common/errors.js'
+import type { ApiError } from '../../common/errors.js'
 import { spanishValidatorCompiler } from '../../common/validation.js'
 
 /**
  * A scope whose bodies are files sent as they are (artwork, fonts): only there is a body of one
  * of `types` taken as raw bytes, and any other type is `unsupported` (a 415 of the route's own).
  * A header the framework cannot parse (empty, or a list of types) is refused here too, before
- * it would reach the parsers and get the JSON routes' advice.
+ * it would reach the parsers and get the JSON routes' advice; so the catch-all parser is reached
+ * only by a request that sent no Content-Type at all.
  */
 export function takeRawBodies(app: FastifyInstance, types: readonly string[], unsupported: () => ApiError): void {
   for (const type of types) app.addContentTypeParser(type, { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
@@ -27,7 +26,7 @@ const mediaType = (header: string) => header.split(';')[0]!.trim().toLowerCase()
  * What a file upload route declares: one byte more than `maxBytes` (so that the limit itself is
  * the service's 413 with its message rather than the framework's), its body documented for each
  * type by `schema`, and left unchecked by the schema (the file's checker reads it with real parsers).
- * It honours its deadline: see `storeUnlessAbandoned`.
+ * It honours its deadline: its version is written only while its request waits (writeByDeadline).
  */
 export function rawUploadRoute(types: readonly string[], maxBytes: number, schema: TSchema) {
   const validatorCompiler: FastifySchemaCompiler<TSchema> = (route) =>
@@ -45,20 +44,4 @@ export function uploadedFile(request: FastifyRequest, unsupported: () => ApiErro
   const data = request.body
   if (!Buffer.isBuffer(data)) throw unsupported()
   return { contentType: mediaType(request.headers['content-type'] ?? ''), data }
-}
-
-/**
- * Stores an upload's new version, unless its request was given up on at its deadline: it was then
- * answered 503 ("retry": nothing was done), which must stay true however long the file took to read. A
- * write once begun is waited for; only one that outlasts the answer time is told its outcome is
- * unknown. A caller with no request (the demo's seed) has no deadline.
- */
-export async function storeUnlessAbandoned<T>(deadline: OrderDeadline | undefined, store: () => Promise<T>): Promise<T> {
-  if (deadline && !deadline.startWriting()) throw new Unavailable(requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS)
-  try {
-    return await store()
-  } catch (error) {
-    deadline?.stopWriting()
-    throw error
-  }
 }

@@ -7,13 +7,14 @@ import { DEADLINE_RETRY_AFTER_SECONDS, deadlinePassedMessage, outcomeUnknownMess
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The time this request has to be decided and answered; a creation hands it to the intake with its order. */
+    /** The time this request has to be decided and answered; a creation hands it to the intake with its order, an upload to writeByDeadline. */
     deadline: OrderDeadline
   }
   interface FastifyContextConfig {
     /**
      * The route's handler gives up on its work once `request.deadline` is abandoned (a creation:
-     * the intake never writes an abandoned order), so a 503 at the deadline tells the truth.
+     * the intake never writes an abandoned order; an upload: writeByDeadline never stores its
+     * version), so a 503 at the deadline tells the truth.
      */
     honorsDeadline?: boolean
   }
@@ -74,10 +75,10 @@ function giveUp(request: FastifyRequest, reply: FastifyReply): void {
  * longest a request may take to arrive and the longest its socket may stay silent). The clock
  * starts when the request does, before authentication, whose lookups count too.
  *
- * By the time it has to be decided, a request that is safe to retry (a read, a creation) and
- * still unanswered is abandoned and answered 503 with Retry-After; a creation not yet being
- * written then is never written afterwards (the intake checks its deadline before it writes).
- * By the answer time, anything still unanswered (a creation whose commit has not answered, a
+ * By the time it has to be decided, a request that is safe to retry (a read, a creation, an
+ * upload) and still unanswered is abandoned and answered 503 with Retry-After; one not yet being
+ * written then is never written afterwards (its deadline is checked just before the write).
+ * By the answer time, anything still unanswered (a write whose commit has not answered, a
  * write of another kind) is told its outcome is unknown, with how to find out. A client that
  * goes away abandons its request too.
  */
