@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { moduleLaunch, untrustedChildEnvironment } from '@letters/config'
-import { FONT_MAX_BYTES, fontContentTypes, type FontContentType } from '@letters/contracts'
+import { FONT_MAX_BYTES, fontContentTypes, mediaType, type FontContentType } from '@letters/contracts'
 import { checkFontContainer, size } from './font-tables.js'
 import type { ChildMessage, FontJob } from './font-child.js'
 import { FONT_READ_HEAP_MB, FONT_READ_MAX_RSS_MB, FONT_READ_TIMEOUT_MS, FONT_READERS } from './limits.js'
@@ -86,9 +86,9 @@ export async function inspectFont(
   }
 }
 
-/** `font/WOFF2; charset=binary` is `font/woff2`: clients and proxies add parameters and capitals. */
+/** The declared type, if it is a font's. */
 function normalizeContentType(value: string): FontContentType | null {
-  const type = value.split(';')[0]!.trim().toLowerCase()
+  const type = mediaType(value)
   return (fontContentTypes as readonly string[]).includes(type) ? (type as FontContentType) : null
 }
 
@@ -144,11 +144,10 @@ const waiting: Array<() => void> = []
 
 /** Runs `task` when fewer than FONT_READERS fonts are being parsed: each parse is a process of up to FONT_READ_MAX_RSS_MB. */
 async function inTurn<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (reading >= FONT_READERS) await new Promise<void>((resolve) => waiting.push(resolve))
+  signal?.throwIfAborted()
+  if (reading >= FONT_READERS) await turn(signal)
   else reading++
   try {
-    // Given up on while it waited: its turn passes on at once.
-    signal?.throwIfAborted()
     return await task()
   } finally {
     // The turn passes to the next in line as it is; only when none waits is it given back.
@@ -172,6 +171,22 @@ const CHILD_START_TIMEOUT_MS = 60_000
 const RSS_POLL_MS = 20
 
 type FontRead = Pick<InspectedFont, 'face' | 'preview' | 'familyName'>
+
+/** Waits in line for a reader; one given up on (`signal`) leaves the line at once, and is never handed a turn. */
+function turn(signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const handed = () => {
+      signal?.removeEventListener('abort', leave)
+      resolve()
+    }
+    const leave = () => {
+      waiting.splice(waiting.indexOf(handed), 1)
+      reject(new Error('The font read was given up on while it waited', { cause: signal!.reason }))
+    }
+    waiting.push(handed)
+    signal?.addEventListener('abort', leave, { once: true })
+  })
+}
 
 /**
  * Parses the font in a child process (font-child.ts) and returns what it made, or its refusal. The

@@ -4,6 +4,7 @@ import {
   artworkContentTypes,
   BLEED_MM,
   envelopeFormats,
+  mediaType,
   type ArtworkContentType,
   type CardFormat,
   type EnvelopeFormat,
@@ -247,9 +248,9 @@ function near(found: SizeMm, expected: SizeMm): boolean {
   return Math.abs(found.width - expected.width) <= PDF_SIZE_TOLERANCE_MM && Math.abs(found.height - expected.height) <= PDF_SIZE_TOLERANCE_MM
 }
 
-/** `image/PNG; charset=binary` is `image/png`: clients and proxies add parameters and capitals. */
+/** The declared type, if it is an artwork's. */
 function normalizeContentType(value: string): ArtworkContentType | null {
-  const type = value.split(';')[0]!.trim().toLowerCase()
+  const type = mediaType(value)
   return (artworkContentTypes as readonly string[]).includes(type) ? (type as ArtworkContentType) : null
 }
 

@@ -20,6 +20,7 @@ import {
   brotliOfZeros,
   withHundredThousandPointA,
 } from '@letters/test/support/hostile-fonts'
+import { until } from '@letters/test/support/wait'
 
 const require = createRequire(import.meta.url)
 const fontsource = (file: string) => readFileSync(require.resolve(`@fontsource/${file}`))
@@ -305,22 +306,31 @@ describe('compression bombs', () => {
   })
 })
 
+/** The font readers this process has started and that are still running. */
+function readers(): number[] {
+  const found: number[] = []
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('font-child')) found.push(Number(pid))
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return found
+}
+
+/** Every reader is free again: as many fonts as there are readers, and one more, are all read. */
+async function expectEveryReaderFree() {
+  const results = await Promise.all(Array.from({ length: FONT_READERS + 1 }, () => inspectFont({ contentType: 'font/woff2', data: caveatWoff2 })))
+  results.forEach(expectAccepted)
+}
+
 describe('the reading processes', () => {
   test(`at most ${FONT_READERS} fonts are parsed at once; the others wait their turn and are answered`, async () => {
     let most = 0
-    const children = () => {
-      let count = 0
-      for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-        try {
-          const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-          const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-          if (parent === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('font-child')) count++
-        } catch {
-          // The process ended between the listing and the read.
-        }
-      }
-      return count
-    }
+    const children = () => readers().length
     const watch = setInterval(() => (most = Math.max(most, children())), 5)
     const start = performance.now()
     const results = await Promise.all(
@@ -331,5 +341,37 @@ describe('the reading processes', () => {
     results.forEach(expectAccepted)
     expect(most).toBeGreaterThan(0)
     expect(most).toBeLessThanOrEqual(FONT_READERS)
+  })
+
+  test('a read given up on before it starts is refused at once, and takes no reader', async () => {
+    await expect(inspectFont({ contentType: 'font/woff2', data: caveatWoff2 }, AbortSignal.abort())).rejects.toThrow()
+    await expectEveryReaderFree()
+  })
+
+  test('a read given up on while it waits for a reader leaves the line at once, before the reads ahead of it end', async () => {
+    const ahead = Array.from({ length: FONT_READERS }, () => inspectFont({ contentType: 'font/woff2', data: caveatWoff2 }))
+    const giveUp = new AbortController()
+    const waiting = inspectFont({ contentType: 'font/woff2', data: caveatWoff2 }, giveUp.signal)
+    giveUp.abort()
+    const first = await Promise.race([
+      waiting.then(
+        () => 'read',
+        () => 'left the line',
+      ),
+      Promise.all(ahead).then(() => 'the reads ahead'),
+    ])
+    expect(first).toBe('left the line')
+    ;(await Promise.all(ahead)).forEach(expectAccepted)
+    await expectEveryReaderFree()
+  })
+
+  test('a read given up on while it runs is stopped: its reader is ended and its turn passes on', async () => {
+    const giveUp = new AbortController()
+    const reading = inspectFont({ contentType: 'font/woff2', data: caveatWoff2 }, giveUp.signal)
+    const reader = await until('a reader to start', () => readers()[0], { everyMs: 2 })
+    giveUp.abort()
+    await expect(reading).rejects.toThrow(/stopped/)
+    await until('the reader to be ended', () => !readers().includes(reader))
+    await expectEveryReaderFree()
   })
 })

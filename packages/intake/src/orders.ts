@@ -58,10 +58,10 @@ export interface LetterOrder {
 }
 
 /**
- * The time a request has to be answered, shared by whoever answers it and the intake. Until the
- * order starts being written it is `open`: whoever answers may `abandon` it (the client is told
- * 503), and from then on nothing of it is ever written. Once the intake has started writing it
- * (`writing`), it cannot be abandoned: the commit's outcome is the answer. JavaScript runs one
+ * The time a request has to be answered, shared by whoever answers it and whoever writes what it
+ * asks for (the intake; the gateway's uploads). Until the order starts being written it is
+ * `open`: whoever answers may `abandon` it (the client is told 503), and from then on nothing of
+ * it is ever written. Once the writer has started writing it (`writing`), it cannot be abandoned: the commit's outcome is the answer. JavaScript runs one
  * of the two first, so an order is either answered 503 and never written, or written and
  * answered with what the commit did.
  */
@@ -121,7 +121,7 @@ export class OrderDeadline {
     return this.abandonment.signal
   }
 
-  /** The intake is about to write the order: false if it was abandoned or its time is up. */
+  /** The writer is about to write the order: false if it was abandoned or its time is up. */
   startWriting(now = Date.now()): boolean {
     if (this.state === 'abandoned' || now >= this.decideBy) {
       this.abandon()

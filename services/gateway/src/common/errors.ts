@@ -14,8 +14,9 @@ export class ApiError extends Error {
 }
 
 /**
- * A 503 the service answers on purpose, to shed load (a full render queue): its Spanish
- * message tells the client what to do, unlike a 5xx from a fault, whose message is hidden.
+ * A 503 whose Spanish message tells the client what to do: nothing was done, retry. Answered on
+ * purpose, to shed load (a full render queue) or at a request's deadline; or for a passing fault
+ * of ours (a helper process that would not start), whose cause is logged and never sent.
  */
 export class Unavailable extends ApiError {
   override name = 'Unavailable'
@@ -23,8 +24,8 @@ export class Unavailable extends ApiError {
     message: string,
     /** The Retry-After it is answered with; the error handler's default where unset. */
     readonly retryAfterSeconds?: number,
-    /** A fault of ours behind the answer (a helper process that would not start): logged as an error, never sent. */
-    readonly fault?: unknown,
+    /** The fault of ours behind the answer, if any: logged as an error, never sent. */
+    override readonly cause?: unknown,
   ) {
     super(503, message)
   }

@@ -264,8 +264,8 @@ export async function putArtwork<View extends object>(
         drawing: inspected.signature,
       })
       .returning(artworkMetaColumns)
-    // The version this upload stored, even if another is stored since; read before the commit,
-    // so that nothing after it can fail and have a stored version answered as an error.
+    // Read before the commit, so that nothing after it can fail and have a stored version
+    // answered as an error.
     return { ...(await view(tx, accountId, ownerId))!, artwork: row! }
   })
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { TSchema } from 'typebox'
+import { mediaType } from '@letters/contracts'
 import type { ApiError } from '../../common/errors.js'
 import { spanishValidatorCompiler } from '../../common/validation.js'
 
@@ -18,9 +19,6 @@ export function takeRawBodies(app: FastifyInstance, types: readonly string[], un
     if (header !== undefined && !types.includes(mediaType(header))) throw unsupported()
   })
 }
-
-/** A Content-Type's media type, lower case, without its parameters. */
-const mediaType = (header: string) => header.split(';')[0]!.trim().toLowerCase()
 
 /**
  * What a file upload route declares: one byte more than `maxBytes` (so that the limit itself is

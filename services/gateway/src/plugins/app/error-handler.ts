@@ -101,7 +101,7 @@ function answerError(error: FastifyError, request: FastifyRequest, reply: Fastif
   const status = declared === 500 && !(error instanceof OutcomeUnknown) && isDependencyUnavailable(error) ? 503 : declared
   if (status === 503 && !reply.hasHeader('retry-after'))
     reply.header('retry-after', String((error instanceof Unavailable ? error.retryAfterSeconds : undefined) ?? UNAVAILABLE_RETRY_AFTER_SECONDS))
-  if (error instanceof Unavailable && error.fault !== undefined) request.log.error({ status, err: error.fault }, 'request shed by a fault')
+  if (error instanceof Unavailable && error.cause !== undefined) request.log.error({ status, err: error.cause }, 'request shed by a fault')
   else if (error instanceof Unavailable) request.log.warn({ status }, 'request shed')
   else if (status >= 500) request.log.error({ err: error }, 'request failed')
   // Not the message: some echo what the client sent (a postal code), which stays out of the logs.
