@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect } from 'vitest'
-import { count, eq, inArray } from 'drizzle-orm'
+import { eq, inArray } from 'drizzle-orm'
 import * as fontkit from 'fontkit'
 import sharp from 'sharp'
 import { FONT_MAX_BYTES } from '@letters/contracts'
@@ -11,7 +11,7 @@ import { it } from '@letters/test/support/fixtures'
 import { brotliOfZeros, withHundredThousandPointA, withoutCharacters, withRecursiveLayout, woff2Of } from '@letters/test/support/hostile-fonts'
 import { moneyState } from '@letters/test/support/ledger'
 import type { App } from '../src/app.js'
-import { adminAccount, expectError, publicClient, singleLetter } from './helpers.js'
+import { adminAccount, expectError, fontFileCount, publicClient, singleLetter } from './helpers.js'
 
 const require = createRequire(import.meta.url)
 const fontsource = (file: string) => readFileSync(require.resolve(`@fontsource/${file}`))
@@ -21,15 +21,6 @@ const woff2 = fontsource('patrick-hand/files/patrick-hand-latin-400-normal.woff2
 const ttf = sfntFromWoff(woff)
 
 const fontsOf = (app: App, accountId: string) => `/admin/accounts/${accountId}/fonts`
-
-const fileCount = async (app: App, accountId: string) =>
-  (
-    await app.db
-      .select({ n: count() })
-      .from(accountFontFiles)
-      .innerJoin(accountFonts, eq(accountFonts.id, accountFontFiles.fontId))
-      .where(eq(accountFonts.accountId, accountId))
-  )[0]!.n
 
 describe('POST /admin/accounts/{id}/fonts', () => {
   it('creates a font with no file, which no letter can use yet and GET /fonts does not list', async ({ admin, account, client, gateway }) => {
@@ -111,7 +102,7 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
     const answers = await Promise.all([admin.put(url, woff2, 'font/woff2'), admin.put(url, woff, 'font/woff'), admin.put(url, ttf, 'font/ttf')])
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200])
     expect(answers.map((answer) => answer.json<{ file: { version: number } }>().file.version).sort()).toEqual([1, 2, 3])
-    expect(await fileCount(gateway, account.id)).toBe(3)
+    expect(await fontFileCount(gateway, account.id)).toBe(3)
   })
 
   it('refuses hostile fonts with 400 in Spanish, storing nothing and leaving the gateway answering: a glyph of 100,000 points, a WOFF2 bomb, a font without ñ', async ({
@@ -137,7 +128,7 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
       expectError(upload, 400, 'Bad Request', message)
       expect(fonts.statusCode).toBe(200)
     }
-    expect(await fileCount(gateway, account.id)).toBe(0)
+    expect(await fontFileCount(gateway, account.id)).toBe(0)
   })
 
   it('refuses a file over 5 MB (413), of another type (415), or that is not a font (400), storing nothing', async ({ admin, account, gateway }) => {
@@ -149,7 +140,7 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
     expectError(await admin.put(url, woff.subarray(0, Math.floor(woff.length / 2)), 'font/woff'), 400, 'Bad Request')
     expectError(await admin.put(url, Buffer.from('esto no es una fuente'), 'font/ttf'), 400, 'Bad Request')
     expectError(await admin.put(url, woff2, 'font/ttf'), 400, 'Bad Request')
-    expect(await fileCount(gateway, account.id)).toBe(0)
+    expect(await fontFileCount(gateway, account.id)).toBe(0)
     expectError(await admin.put(`${fontsOf(gateway, account.id)}/otra/file`, woff, 'font/woff'), 404, 'Not Found', /ninguna fuente llamada 'otra'/)
     expectError(
       await admin.put(`${fontsOf(gateway, '00000000-0000-4000-8000-000000000000')}/mi-letra/file`, woff, 'font/woff'),
@@ -157,7 +148,7 @@ describe('PUT /admin/accounts/{id}/fonts/{name}/file', () => {
       'Not Found',
       'La cuenta no existe',
     )
-    expect(await fileCount(gateway, account.id)).toBe(0)
+    expect(await fontFileCount(gateway, account.id)).toBe(0)
   })
 })
 

@@ -6,14 +6,12 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { describe, expect } from 'vitest'
-import { count, eq } from 'drizzle-orm'
-import { accountFontFiles, accountFonts } from '@letters/db'
 import { FONT_READERS } from '@letters/artwork'
 import { ADMIN_TOKEN } from '@letters/test/support/context'
 import { it as test } from '@letters/test/support/fixtures'
 import { processAlive, processTree } from '@letters/test/support/processes'
 import { until } from '@letters/test/support/wait'
-import type { App } from '../src/app.js'
+import { fontFileCount } from './helpers.js'
 import { requestDeadlineMessage } from '../src/common/deadline-messages.js'
 
 /** Long enough for an upload to be read and stored well within it on a loaded machine (its deadline is 7.5 s). */
@@ -48,15 +46,6 @@ async function newFont(base: string, accountId: string) {
   })
   expect(response.status, await response.text()).toBe(201)
 }
-
-const versions = async (app: App, accountId: string) =>
-  (
-    await app.db
-      .select({ n: count() })
-      .from(accountFontFiles)
-      .innerJoin(accountFonts, eq(accountFonts.id, accountFontFiles.fontId))
-      .where(eq(accountFonts.accountId, accountId))
-  )[0]!.n
 
 /** The font reader this process has started, once there is one. */
 const fontReader = () =>
@@ -101,7 +90,7 @@ describe('a font upload whose reading outlasts its deadline', () => {
     expect(answer.message).toBe(requestDeadlineMessage)
     // Nobody waits for that read any more: the reader is ended long before its own 60 s limit to start.
     await until('the stopped reader to be ended', async () => !(await processAlive(reader)), { timeoutMs: 20_000 })
-    expect(await versions(app, account.id)).toBe(accepted)
+    expect(await fontFileCount(app, account.id)).toBe(accepted)
     const next = await upload(base, account.id)
     expect(next.status, next.text).toBe(200)
     expect(JSON.parse(next.text)).toMatchObject({ file: { version: accepted + 1 } })
@@ -130,7 +119,7 @@ describe('font uploads waiting for a reader when their deadline comes', () => {
       await stopEach
     }
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: FONT_READERS + 2 }, () => 503))
-    expect(await versions(app, account.id)).toBe(0)
+    expect(await fontFileCount(app, account.id)).toBe(0)
   }, 60_000)
 })
 
@@ -156,10 +145,10 @@ describe('a font reader that dies before it asks for the file', () => {
     expect(answer!.status, answer!.text).toBe(503)
     expect(answer!.retryAfter).not.toBeNull()
     expect(answer!.message).toMatch(/nuestro lector de fuentes no arrancó\. No se ha guardado nada/)
-    expect(await versions(app, account.id)).toBe(accepted)
+    expect(await fontFileCount(app, account.id)).toBe(accepted)
     const again = await upload(base, account.id)
     expect(again.status, again.text).toBe(200)
-    expect(await versions(app, account.id)).toBe(accepted + 1)
+    expect(await fontFileCount(app, account.id)).toBe(accepted + 1)
   }, 60_000)
 })
 
@@ -171,6 +160,6 @@ describe('a font upload whose Content-Type the framework cannot parse', () => {
       expect(answer.status, `${JSON.stringify(contentType)}: ${answer.text}`).toBe(415)
       expect(answer.message).toMatch(/El archivo de la fuente debe enviarse tal cual, con Content-Type font\/ttf/)
     }
-    expect(await versions(app, account.id)).toBe(0)
+    expect(await fontFileCount(app, account.id)).toBe(0)
   })
 })

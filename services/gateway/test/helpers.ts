@@ -1,4 +1,6 @@
 import { expect } from 'vitest'
+import { count, eq } from 'drizzle-orm'
+import { accountFontFiles, accountFonts } from '@letters/db'
 import { publicClient } from '@letters/test/support/gateway'
 import type { App } from '../src/app.js'
 import { singleLetter } from '@letters/test/support/factories'
@@ -34,4 +36,14 @@ export async function sendSingle(
   const response = await publicClient(app, owner.apiKey).post('/single', singleLetter(owner, overrides))
   expect(response.statusCode, response.body).toBe(200)
   return response.json<{ cardId: string }>().cardId
+}
+
+/** How many versions of font files the account has stored, over all its fonts. */
+export async function fontFileCount(app: App, accountId: string): Promise<number> {
+  const [row] = await app.db
+    .select({ n: count() })
+    .from(accountFontFiles)
+    .innerJoin(accountFonts, eq(accountFonts.id, accountFontFiles.fontId))
+    .where(eq(accountFonts.accountId, accountId))
+  return row!.n
 }
