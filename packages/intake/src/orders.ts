@@ -61,9 +61,10 @@ export interface LetterOrder {
  * The time a request has to be answered, shared by whoever answers it and whoever writes what it
  * asks for (the intake; the gateway's uploads). Until the order starts being written it is
  * `open`: whoever answers may `abandon` it (the client is told 503), and from then on nothing of
- * it is ever written. Once the writer has started writing it (`writing`), it cannot be abandoned: the commit's outcome is the answer. JavaScript runs one
- * of the two first, so an order is either answered 503 and never written, or written and
- * answered with what the commit did.
+ * it is ever written. Once the writer has started writing it (`writing`), it cannot be
+ * abandoned: the commit's outcome is the answer. JavaScript runs one of the two first, so an
+ * order is either answered 503 and never written, or written and answered with what the commit
+ * did.
  */
 export class OrderDeadline {
   private state: 'open' | 'writing' | 'abandoned' = 'open'

@@ -3,6 +3,9 @@ import { isConnectionError, type Executor, type Tx } from '@letters/db'
 import { DEADLINE_RETRY_AFTER_SECONDS, outcomeUnknownMessage, requestDeadlineMessage } from './deadline-messages.js'
 import { OutcomeUnknown, Unavailable } from './errors.js'
 
+/** What a request given up on at its deadline is told when its work finds out after: what its timer told it (nothing was done, retry). */
+export const givenUpAtDeadline = () => new Unavailable(requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS)
+
 /**
  * A write of the gateway's own (an upload's new version) held to its request's deadline, as the
  * intake holds a creation: the transaction takes its locks, then calls `begin` just before it
@@ -17,7 +20,7 @@ import { OutcomeUnknown, Unavailable } from './errors.js'
 export async function writeByDeadline<T>(db: Executor, deadline: OrderDeadline | undefined, work: (tx: Tx, begin: () => void) => Promise<T>): Promise<T> {
   let committing = false
   const begin = () => {
-    if (deadline && !deadline.startWriting()) throw new Unavailable(requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS)
+    if (deadline && !deadline.startWriting()) throw givenUpAtDeadline()
   }
   try {
     return await db.transaction(async (tx) => {

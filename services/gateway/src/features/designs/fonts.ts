@@ -14,8 +14,7 @@ import {
 import { accountFontFiles, accountFonts, SQLSTATE, sqlState, type Executor } from '@letters/db'
 import { handFont, unwritableCharacters, type HandChoice } from '@letters/render'
 import type { OrderDeadline } from '@letters/intake'
-import { DEADLINE_RETRY_AFTER_SECONDS, requestDeadlineMessage } from '../../common/deadline-messages.js'
-import { writeByDeadline } from '../../common/deadline-writes.js'
+import { givenUpAtDeadline, writeByDeadline } from '../../common/deadline-writes.js'
 import { ApiError, Unavailable, badRequest, conflict, notFound } from '../../common/errors.js'
 import { fontFace } from '@letters/letters'
 import { findAccount, accountNotFound, intoAccount } from '../accounts/index.js'
@@ -175,7 +174,7 @@ export async function putAccountFontFile(
   const inspected = await inspectFont({ contentType: upload.contentType, data: upload.data }, deadline?.signal).catch((error: unknown) => {
     if (error instanceof FontReaderUnavailableError) throw new Unavailable(fontReaderUnavailableMessage, undefined, error)
     // Its request was given up on (answered 503, or gone), which stopped the read: told as the deadline tells it.
-    if (deadline?.abandoned) throw new Unavailable(requestDeadlineMessage, DEADLINE_RETRY_AFTER_SECONDS)
+    if (deadline?.abandoned) throw givenUpAtDeadline()
     throw error
   })
   if ('refused' in inspected) throw new ApiError(inspected.status, inspected.message)
