@@ -177,6 +177,21 @@ describe('PUT …/artwork', () => {
     expect(await artworkCount(gateway, account.cardDesignId)).toBe(0)
   })
 
+  it("answers an empty Content-Type or a list of types with the artwork routes' own 415, storing nothing", async ({ admin, account, gateway }) => {
+    const owners = {
+      [account.cardDesignId]: `card-designs/${account.cardDesignId}`,
+      [account.envelopeDesignId]: `envelope-designs/${account.envelopeDesignId}`,
+      [account.signatureId]: `signatures/${account.signatureId}`,
+    }
+    for (const [ownerId, path] of Object.entries(owners)) {
+      for (const contentType of ['', 'image/svg+xml, image/png', 'image/png, application/json']) {
+        const response = await admin.put(`/admin/accounts/${account.id}/${path}/artwork`, cardSvg('A6'), contentType)
+        expectError(response, 415, 'Unsupported Media Type', /El archivo debe enviarse tal cual, con Content-Type image\/svg\+xml/)
+      }
+      expect(await artworkCount(gateway, ownerId)).toBe(0)
+    }
+  })
+
   it("takes a card's front on a preprinted design as on a printed one (the proofs' picture of its stock), refusing a bad one on either in Spanish", async ({
     admin,
     account,
