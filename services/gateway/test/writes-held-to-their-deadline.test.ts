@@ -7,6 +7,7 @@ import { eq, sql } from 'drizzle-orm'
 import { accounts } from '@letters/db'
 import { OrderDeadline } from '@letters/intake'
 import { it } from '@letters/test/support/fixtures'
+import { until } from '@letters/test/support/wait'
 import type { App } from '../src/app.js'
 import { outcomeUnknownMessage, requestDeadlineMessage } from '../src/common/deadline-messages.js'
 import { writeByDeadline } from '../src/common/deadline-writes.js'
@@ -78,16 +79,33 @@ describe('writeByDeadline', () => {
     expect(await marksOf(app, account.id)).toBe(before)
   })
 
-  it('tells a commit whose connection was terminated as an unknown outcome, and keeps the deadline writing', async ({ gateway: app, account }) => {
+  it('tells a commit whose connection was cut while it committed as an unknown outcome, and keeps the deadline writing', async ({ gateway: app }) => {
+    // A commit that lasts two seconds (a deferred trigger sleeps in it), so that its connection can
+    // be cut while the COMMIT itself runs, after the work is done.
+    await app.db.execute(sql`CREATE TABLE IF NOT EXISTS slow_commits (id int)`)
+    await app.db.execute(sql`CREATE OR REPLACE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(2); RETURN NULL; END $$`)
+    await app.db.execute(sql`DROP TRIGGER IF EXISTS slow_commit ON slow_commits`)
+    await app.db.execute(
+      sql`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON slow_commits DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`,
+    )
     const deadline = openDeadline()
+    let backend = 0
     const written = writeByDeadline(app.db, deadline, async (tx, begin) => {
       begin()
-      await tx.execute(addOne(account.id))
-      const [backend] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`)
-      // From another connection of the pool: the transaction's own is gone before it commits.
-      await app.db.execute(sql`select pg_terminate_backend(${backend!.pid})`)
+      await tx.execute(sql`INSERT INTO slow_commits VALUES (1)`)
+      backend = (await tx.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`))[0]!.pid
     })
+    const committing = async () =>
+      (
+        await app.db.execute<{ n: number }>(
+          sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${backend} AND state = 'active' AND lower(query) = 'commit'`,
+        )
+      )[0]!.n === 1
+    await until('the write to be committing', committing, { everyMs: 20 })
+    await app.db.execute(sql`SELECT pg_terminate_backend(${backend})`)
     await expect(written).rejects.toSatisfy((error) => error instanceof OutcomeUnknown && error.message === outcomeUnknownMessage(false))
     expect(deadline.writing).toBe(true)
+    // The cut came first: this commit did not happen, but the gateway could not know it.
+    expect((await app.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM slow_commits`))[0]!.n).toBe(0)
   })
 })
